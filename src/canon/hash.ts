@@ -1,0 +1,41 @@
+// The journal's hash chain, byte-compatible with the reference implementation:
+// content_hash = lowercase hex sha256(JCS({"event": proto3JSON(event), "prev_hash": prev, "seq": "<n>"})).
+// Invariant: the hash depends only on the event's proto3-JSON form, its predecessor and its position.
+import { createHash } from "node:crypto";
+import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { jcs } from "./jcs.js";
+
+/** proto3-JSON with the reference's options: proto field names, enum names, unset fields omitted. */
+export function protoJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): unknown {
+  return toJson(schema, message, { useProtoFieldName: true });
+}
+
+/** JCS of a message's proto3-JSON form. */
+export function canonicalProto<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): string {
+  return jcs(protoJson(schema, message));
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** The canonical bytes that a record's content_hash covers. */
+export function canonicalRecord(prevHash: string, seq: number | bigint, event: Event): string {
+  return jcs({ event: protoJson(EventSchema, event), prev_hash: prevHash, seq: seq.toString() });
+}
+
+/** content_hash of the record at `seq` whose predecessor's hash is `prevHash` ("" at genesis). */
+export function hashRecord(prevHash: string, seq: number | bigint, event: Event): string {
+  return sha256Hex(canonicalRecord(prevHash, seq, event));
+}
+
+/** Same as hashRecord, over an event already in proto3-JSON form (e.g. read from an export). */
+export function hashRecordJson(prevHash: string, seq: number | bigint, eventJson: unknown): string {
+  return sha256Hex(jcs({ event: eventJson, prev_hash: prevHash, seq: seq.toString() }));
+}
+
+/** "sha256:<hex>" digest of a message's canonical form (used for HarnessSpec.spec_digest). */
+export function protoDigest<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): string {
+  return `sha256:${sha256Hex(canonicalProto(schema, message))}`;
+}

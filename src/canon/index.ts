@@ -1,0 +1,12 @@
+// Canonical forms and content hashes: RFC 8785 over proto3-JSON, as the reference computes them.
+export { jcs, NotCanonicalizableError } from "./jcs.js";
+export {
+  protoJson,
+  canonicalProto,
+  canonicalRecord,
+  hashRecord,
+  hashRecordJson,
+  protoDigest,
+  sha256Hex,
+} from "./hash.js";
+export { modelInputHash } from "./model-input.js";

@@ -1,0 +1,176 @@
+// The Journal contract (SPEC §4): per-session, append-only, dense, hash-chained, fenced records plus
+// the session metadata and harness registrations that live in the same database. Every backend
+// (memory, SQLite, PostgreSQL) implements exactly this and passes the same conformance suite
+// (test/journal/conformance.ts), so callers never care which one they hold.
+import type { Event, IdentityRef, Origin } from "../gen/agentsessions/v1/common_pb.js";
+
+/** A committed event. `seq` is dense from 1; `prevHash` is "" at seq 1. */
+export interface JournalRecord {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly contentHash: string;
+  readonly fence: number;
+  readonly event: Event;
+}
+
+export interface Head {
+  /** 0 for an empty session. */
+  readonly seq: number;
+  /** "" for an empty session. */
+  readonly hash: string;
+}
+
+/** The compute-state projection maintained in the append transaction (reference semantics). */
+export type ComputeStateName = "NONE" | "LIVE" | "WARM" | "COLD" | "TERMINATED";
+
+export interface SessionMetaInput {
+  readonly uid: string;
+  readonly project: string;
+  readonly name?: string;
+  readonly harness: string;
+  readonly model?: string;
+  readonly parentUid?: string;
+  readonly forkSeq?: number;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly origin?: Origin;
+  readonly identity?: IdentityRef;
+}
+
+export interface SessionInfo {
+  readonly uid: string;
+  readonly project: string;
+  readonly name: string;
+  readonly harness: string;
+  readonly model: string;
+  readonly parentUid: string;
+  readonly forkSeq: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly origin?: Origin;
+  readonly identity?: IdentityRef;
+  /** Milliseconds since the epoch. */
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+  readonly lastSeq: number;
+  readonly lastHash: string;
+  readonly fence: number;
+  readonly computeState: ComputeStateName;
+}
+
+export interface ListSessionsQuery {
+  /** Exact match; "" means "default". */
+  readonly project: string;
+  /** 0 means 50; clamped to 500. */
+  readonly pageSize: number;
+  /** Opaque keyset cursor from a previous page; "" for the first page. */
+  readonly pageToken: string;
+}
+
+export interface SessionPage {
+  readonly sessions: readonly SessionInfo[];
+  /** "" on the last page. */
+  readonly nextPageToken: string;
+}
+
+/** Outcome of verifying one session's chain. */
+export type VerifyResult =
+  | { readonly ok: true; readonly session: string; readonly records: number; readonly head: Head }
+  | {
+      readonly ok: false;
+      readonly session: string;
+      /**
+       * tampered: a stored hash or prev link does not match the recomputation;
+       * undecodable: a stored event cannot be decoded or canonicalised;
+       * gap: seqs are not dense; truncated: records end before the session's recorded head.
+       */
+      readonly kind: "tampered" | "undecodable" | "gap" | "truncated";
+      /** The first bad seq. */
+      readonly seq: number;
+      readonly message: string;
+    };
+
+export type RegistrationState = "active" | "retired";
+
+/** A stored harness registration. `spec` is the canonical proto3-JSON text of the HarnessSpec. */
+export interface StoredRegistration {
+  readonly name: string;
+  readonly uid: string;
+  readonly spec: string;
+  readonly specDigest: string;
+  readonly state: RegistrationState;
+  readonly retireReason: string;
+  readonly retiredAtMs: number;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+/** A memory-actor checkpoint bound to the journal position it captures (SPEC §8). */
+export interface CheckpointRow {
+  readonly session: string;
+  /** seq of the END (or SUSPEND) record the state corresponds to. */
+  readonly seq: number;
+  /** content_hash of that record; a restore refuses a binding that no longer matches the journal. */
+  readonly contentHash: string;
+  /** "sha256:<hex>" of the snapshot blob. */
+  readonly digest: string;
+  readonly createdAtMs: number;
+}
+
+export interface Journal {
+  /** Backend name for diagnostics: "memory", "sqlite", "postgres". */
+  readonly kind: string;
+
+  /**
+   * Appends one event in one transaction. Checks, in order: CAS (`expectedLastSeq` must equal the
+   * head, else HostError Conflict), then fence (`fence < current` is HostError Fenced). Creates the
+   * session row if missing (project "default"). Updates the compute-state projection.
+   */
+  append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord>;
+
+  /** Like append for several events chained in order, atomically: all or none. */
+  appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]>;
+
+  /** Increments and returns the session's fence (the first is 1). Creates the session row if missing. */
+  newFence(session: string): Promise<number>;
+
+  /** The session's current fence (0 when none was minted). */
+  currentFence(session: string): Promise<number>;
+
+  head(session: string): Promise<Head>;
+
+  /** Records with from <= seq <= to (to = 0 or omitted: to the head), in seq order, streamed in pages. */
+  read(session: string, from?: number, to?: number): AsyncIterable<JournalRecord>;
+
+  /** The same as read, collected. */
+  readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]>;
+
+  /** Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head. */
+  verify(session: string): Promise<VerifyResult>;
+
+  /**
+   * Creates `child` (metadata from `meta`) whose records 1..atSeq are the parent's, verbatim (same
+   * hashes), followed by LIFECYCLE_FORK with detail "parent@<atSeq>" under a freshly minted child
+   * fence. atSeq must be 1..head(parent) (HostError InvalidArgument otherwise). One transaction.
+   */
+  fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]>;
+
+  /** HostError AlreadyExists when the uid exists. */
+  createSession(meta: SessionMetaInput): Promise<SessionInfo>;
+  getSession(uid: string): Promise<SessionInfo | undefined>;
+  listSessions(query: ListSessionsQuery): Promise<SessionPage>;
+  /** Every session uid, for verify-all and export. */
+  allSessionUids(): Promise<string[]>;
+
+  putRegistration(reg: StoredRegistration): Promise<void>;
+  getRegistration(name: string): Promise<StoredRegistration | undefined>;
+  listRegistrations(): Promise<StoredRegistration[]>;
+
+  putCheckpoint(row: CheckpointRow): Promise<void>;
+  /** The newest checkpoint of the session (highest seq), if any. */
+  latestCheckpoint(session: string): Promise<CheckpointRow | undefined>;
+  /** Every digest referenced by any checkpoint row (for snapshot garbage collection). */
+  checkpointDigests(): Promise<string[]>;
+
+  close(): Promise<void>;
+}

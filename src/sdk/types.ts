@@ -1,0 +1,75 @@
+// The harness authoring API (SPEC §6): a harness describes itself and runs one execution (turn) at a
+// time against an EventSink. Invariant: every effect a harness has goes through the sink, so the host
+// can journal it live and serve it from the journal on replay; a harness never calls a model itself.
+import type {
+  Event,
+  IdentityRef,
+  Message,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+  ToolResult,
+  Usage,
+} from "../gen/agentsessions/v1/common_pb.js";
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+
+export type { HarnessDescriptor };
+
+/** What the host hands a harness at the start of one execution. */
+export interface StartInfo {
+  readonly sessionUid: string;
+  /** 16 lowercase hex; shared by every event of the turn. */
+  readonly executionId: string;
+  /** Opaque per-execution config, journaled verbatim. */
+  readonly config: Uint8Array;
+  /**
+   * Prior journal events (not this turn's). Empty after a memory restore (invariant I4): a memory
+   * harness must never rebuild RAM state from it.
+   */
+  readonly history: readonly Event[];
+  readonly inputs: readonly Message[];
+  readonly resumeFromSeq: number;
+  readonly identity?: { readonly principal?: IdentityRef; readonly canMintTokens: boolean };
+}
+
+export interface ModelRequest {
+  readonly model: string;
+  readonly messages: readonly Message[];
+  readonly params?: Readonly<Record<string, string>>;
+  readonly tools?: readonly ToolDefinition[];
+  readonly toolChoice?: ToolChoice;
+}
+
+export interface ModelResponse {
+  readonly message: Message;
+  readonly usage?: Usage;
+}
+
+/**
+ * The harness's only way to have effects. Blocking calls (model, toolCall) return the host's answer;
+ * the others are recorded and return once journaled. A failure is sticky: after one sink call fails
+ * (divergence, protocol error, cancellation) every later call fails the same way.
+ */
+export interface EventSink {
+  /** Host-mediated model call: journaled as MODEL_CALL + OUTPUT; served from the journal on replay. */
+  model(request: ModelRequest, signal?: AbortSignal): Promise<ModelResponse>;
+  /**
+   * A tool call the host executes (CONTROLLER_MEDIATED, idempotency key required) or gates on an
+   * operator decision (REQUIRES_APPROVAL).
+   */
+  toolCall(call: ToolCall, signal?: AbortSignal): Promise<ToolResult>;
+  /** Extra assistant text, journaled as OUTPUT. Do not repeat a model completion here. */
+  output(text: string, signal?: AbortSignal): Promise<void>;
+  /** The result of a tool the harness ran itself (IN_HARNESS_REPORTED). */
+  report(result: ToolResult, signal?: AbortSignal): Promise<void>;
+  usage(usage: Usage, signal?: AbortSignal): Promise<void>;
+}
+
+export interface Harness {
+  describe(): HarnessDescriptor | Promise<HarnessDescriptor>;
+  /** Runs exactly one execution. Resolving means COMPLETED; throwing means FAILED. */
+  run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void>;
+}
+
+/** Creates one harness instance: one per session (an actor) when hosted in a node. */
+export type HarnessFactory = () => Harness;
