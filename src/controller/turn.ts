@@ -1,0 +1,255 @@
+// One turn of a session (SPEC §5): the live execution, deterministic replay, and the resume re-drive
+// of an interrupted turn. Invariants: the append order is EXECUTION_START, INPUT×n, the harness's
+// effects in emission order, then END{COMPLETED} or ERROR; replay is read-only and never invokes the
+// model (I1, I5); resume serves what was recorded before anything runs live.
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, grpcStatusOf, HostError, isHostError } from "../errors/index.js";
+import type { JournalRecord } from "../journal/types.js";
+import type { ModelProvider } from "../model/types.js";
+import type { Harness, StartInfo } from "../sdk/types.js";
+import { ev } from "./events.js";
+import { newExecutionId } from "./ids.js";
+import { liveSink } from "./live-sink.js";
+import { pendingExecution, projectExecutions, type RecordedExecution } from "./projection.js";
+import { ServingEffects, servingSink } from "./serving-sink.js";
+import { SinkGuard } from "./sink-guard.js";
+import { TurnContext, type ControllerDeps } from "./turn-context.js";
+
+/** The harness a turn runs, as admitted by placement. */
+export interface HarnessBinding {
+  readonly harness: Harness;
+  /** Registry name, recorded in EXECUTION_START. */
+  readonly name: string;
+  readonly descriptor: HarnessDescriptor;
+}
+
+export interface TurnResult {
+  readonly executionId: string;
+  /** Text of every OUTPUT of the turn, in order (served or live). */
+  readonly outputs: readonly string[];
+  /** Records this call appended. */
+  readonly records: readonly JournalRecord[];
+  readonly lastSeq: number;
+}
+
+export interface ExecParams {
+  readonly session: string;
+  readonly binding: HarnessBinding;
+  readonly fence: number;
+  readonly inputs: readonly Message[];
+  /** CAS on the head; default: the head read at the start. */
+  readonly expectedLastSeq?: number;
+  readonly config?: Uint8Array;
+  readonly resumeFromSeq?: number;
+  /**
+   * Prior events handed to the harness. Default: every prior journal event. Placement passes []
+   * for a memory actor (I4: a restored or live actor already holds that history).
+   */
+  readonly history?: readonly Event[];
+  readonly signal: AbortSignal;
+}
+
+const ABORTING = new Set<string>([ErrorCode.Conflict, ErrorCode.Fenced, ErrorCode.SessionBusy]);
+
+function describeFailure(err: unknown): { code: number; description: string } {
+  if (isHostError(err)) return { code: grpcStatusOf(err.code), description: err.message };
+  if (err instanceof Error) return { code: GrpcStatus.UNKNOWN, description: err.message };
+  return { code: GrpcStatus.UNKNOWN, description: String(err) };
+}
+
+function asTurnError(err: unknown, signal: AbortSignal): HostError {
+  if (isHostError(err) && (ABORTING.has(err.code) || err.code === ErrorCode.Diverged || err.code === ErrorCode.InvalidArgument || err.code === ErrorCode.FailedPrecondition)) {
+    return err;
+  }
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    const timedOut = reason instanceof DOMException && reason.name === "TimeoutError";
+    return new HostError(timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled, `turn ${timedOut ? "deadline exceeded" : "cancelled"}; the turn is resumable`, { cause: err });
+  }
+  const { description } = describeFailure(err);
+  return new HostError(ErrorCode.Internal, `turn failed: ${description}; the turn is resumable`, { cause: err });
+}
+
+async function priorEvents(deps: ControllerDeps, session: string, uptoSeq: number): Promise<Event[]> {
+  if (uptoSeq === 0) return [];
+  const events: Event[] = [];
+  for await (const rec of deps.journal.read(session, 1, uptoSeq)) events.push(rec.event);
+  return events;
+}
+
+/** Runs the harness; on success appends END, on failure a best-effort ERROR, then rethrows. */
+async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink: ReturnType<typeof liveSink>, guard: SinkGuard, after?: () => void): Promise<void> {
+  let failure: unknown;
+  try {
+    await harness.run(start, sink, ctx.signal);
+  } catch (err) {
+    failure = err;
+  }
+  await guard.close();
+  failure = guard.failed ?? failure;
+  if (failure === undefined) {
+    try {
+      after?.();
+    } catch (err) {
+      failure = err;
+    }
+  }
+  if (failure !== undefined) {
+    if (!(isHostError(failure) && ABORTING.has(failure.code))) {
+      const { code, description } = describeFailure(failure);
+      await ctx.append(ev.error(ctx.executionId, code, description)).catch(() => undefined);
+    }
+    throw asTurnError(failure, ctx.signal);
+  }
+  await ctx.append(ev.end(ctx.executionId));
+}
+
+function startInfo(session: string, executionId: string, exec: { config: Uint8Array; resumeFromSeq: number; inputs: readonly Message[] }, history: readonly Event[]): StartInfo {
+  return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq };
+}
+
+/** Runs one live turn. */
+export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<TurnResult> {
+  const head = await deps.journal.head(p.session);
+  const expected = p.expectedLastSeq ?? head.seq;
+  if (expected !== head.seq) {
+    throw new HostError(ErrorCode.Conflict, `expected_last_seq ${expected} does not match the journal head ${head.seq}`);
+  }
+  const history = p.history ?? (await priorEvents(deps, p.session, head.seq));
+  const executionId = newExecutionId();
+  const ctx = new TurnContext(deps, p.session, executionId, p.fence, head.seq, p.signal);
+  const config = p.config ?? new Uint8Array();
+  const resumeFromSeq = p.resumeFromSeq ?? 0;
+  await ctx.appendBatch([
+    ev.executionStart(executionId, {
+      inputCount: p.inputs.length,
+      harness: p.binding.name,
+      harnessVersion: p.binding.descriptor.version,
+      config,
+      resumeFromSeq,
+    }),
+    ...p.inputs.map((m) => ev.input(executionId, m)),
+  ]);
+  const guard = new SinkGuard();
+  const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history);
+  await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);
+  return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head };
+}
+
+function checkHarnessIdentity(exec: RecordedExecution, binding: HarnessBinding): void {
+  if (exec.harnessVersion !== "" && exec.harnessVersion !== binding.descriptor.version) {
+    throw new HostError(
+      ErrorCode.Diverged,
+      `execution ${exec.executionId} was recorded with harness version "${exec.harnessVersion}" but the harness now reports "${binding.descriptor.version}"`,
+    );
+  }
+}
+
+export interface ReplayParams {
+  readonly session: string;
+  readonly binding: HarnessBinding;
+  readonly signal: AbortSignal;
+}
+
+export interface ReplayResult {
+  readonly executions: readonly { readonly executionId: string; readonly outputs: readonly string[] }[];
+  /** Every served output, in journal order. */
+  readonly outputs: readonly string[];
+  readonly recordsRead: number;
+}
+
+const refusingModel: ModelProvider = {
+  name: "replay-refuses-model",
+  invoke(): never {
+    throw new HostError(ErrorCode.Diverged, "replay tried to invoke the model (I1)");
+  },
+};
+
+/** Re-executes every completed turn against its recorded effects: zero model calls, zero appends. */
+export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: ReplayParams): Promise<ReplayResult> {
+  const records = await deps.journal.readRange(p.session);
+  const executions = projectExecutions(records);
+  const results: { executionId: string; outputs: string[] }[] = [];
+  const replayDeps: ControllerDeps = { journal: deps.journal, model: refusingModel };
+  for (const exec of executions) {
+    if (!exec.completed) continue;
+    checkHarnessIdentity(exec, p.binding);
+    const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal);
+    const serving = new ServingEffects(ctx, exec.effects, "replay");
+    const guard = new SinkGuard();
+    const history = records.slice(0, exec.startIndex).map((r) => r.event);
+    let failure: unknown;
+    try {
+      await p.binding.harness.run(startInfo(p.session, exec.executionId, exec, history), servingSink(serving, ctx, guard), p.signal);
+    } catch (err) {
+      failure = err;
+    }
+    await guard.close();
+    failure = guard.failed ?? failure;
+    if (failure !== undefined) {
+      if (isHostError(failure, ErrorCode.Diverged)) throw failure;
+      throw new HostError(ErrorCode.Diverged, `replay of execution ${exec.executionId} failed: ${describeFailure(failure).description}`, { cause: failure });
+    }
+    if (!serving.exhausted) {
+      throw new HostError(ErrorCode.Diverged, `replay diverged in execution ${exec.executionId}: consumed ${serving.consumed} of ${serving.total} recorded effects`);
+    }
+    results.push({ executionId: exec.executionId, outputs: [...ctx.outputs] });
+  }
+  return { executions: results, outputs: results.flatMap((r) => r.outputs), recordsRead: records.length };
+}
+
+export interface ResumeParams {
+  readonly session: string;
+  readonly binding: HarnessBinding;
+  readonly fence: number;
+  /** As in ExecParams; default: every event before the interrupted turn. */
+  readonly history?: readonly Event[];
+  readonly signal: AbortSignal;
+}
+
+/** Index of the session's FORK marker record, if it is a fork child. */
+function forkMarkerSeq(records: readonly JournalRecord[]): number | undefined {
+  for (const rec of records) {
+    const ev = rec.event;
+    if (ev.body.case === "lifecycle" && ev.body.value.kind === 3 /* LIFECYCLE_FORK */) return rec.seq;
+  }
+  return undefined;
+}
+
+/**
+ * Re-drives the session's interrupted last turn, if any: recorded effects are served, a trailing
+ * MODEL_CALL without OUTPUT is invoked once, a trailing TOOL_CALL without result re-executed once,
+ * then the turn continues live and ends with END. Returns undefined when nothing was pending.
+ */
+export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise<TurnResult | undefined> {
+  const records = await deps.journal.readRange(p.session);
+  const pending = pendingExecution(projectExecutions(records));
+  if (!pending) return undefined;
+  checkHarnessIdentity(pending, p.binding);
+  if (pending.inputs.length < pending.inputCount) {
+    throw new HostError(ErrorCode.FailedPrecondition, `execution ${pending.executionId} recorded ${pending.inputs.length} of ${pending.inputCount} inputs; call Exec again with all inputs`);
+  }
+  const marker = forkMarkerSeq(records);
+  if (marker !== undefined && pending.startSeq < marker) {
+    const last = pending.effects.at(-1);
+    if (last && last.event.body.case === "tool") {
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `the interrupted turn's tool call at seq ${last.seq} was inherited from the fork parent; its effect belongs to the parent's idempotency scope — fork at or after its TOOL_RESULT instead`,
+      );
+    }
+  }
+  const head = records.at(-1)?.seq ?? 0;
+  const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal);
+  const serving = new ServingEffects(ctx, pending.effects, "resume");
+  const guard = new SinkGuard();
+  const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
+  await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history), servingSink(serving, ctx, guard), guard, () => {
+    if (!serving.exhausted) {
+      throw new HostError(ErrorCode.Diverged, `resume diverged: the harness consumed ${serving.consumed} of ${serving.total} recorded effects`);
+    }
+  });
+  return { executionId: pending.executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head };
+}
