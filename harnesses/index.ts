@@ -1,0 +1,16 @@
+// The harnesses built into harnesshost, by descriptor id. Invariant: each key equals the id its
+// factory's harness describes itself with.
+import type { HarnessFactory } from "../src/sdk/types.js";
+import chatAgent from "./chatagent/index.js";
+import counterAgent from "./counteragent/index.js";
+import echoAgent from "./echoagent/index.js";
+
+export { ChatAgent } from "./chatagent/index.js";
+export { CounterAgent } from "./counteragent/index.js";
+export { EchoAgent } from "./echoagent/index.js";
+
+export const builtinHarnesses: Readonly<Record<string, HarnessFactory>> = {
+  echo: echoAgent,
+  counter: counterAgent,
+  chat: chatAgent,
+};

@@ -1,0 +1,263 @@
+// In-process Journal for tests. Invariant: the same observable semantics as SqliteJournal — events are
+// stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
+// every mutation runs synchronously before its promise settles, which makes it atomic.
+import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import { projectComputeState } from "./compute-state.js";
+import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import type {
+  CheckpointRow,
+  Head,
+  Journal,
+  JournalRecord,
+  ListSessionsQuery,
+  SessionInfo,
+  SessionMetaInput,
+  SessionPage,
+  StoredRegistration,
+  VerifyResult,
+} from "./types.js";
+
+interface StoredEvent {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly contentHash: string;
+  readonly fence: number;
+  readonly blob: Uint8Array;
+}
+
+interface MemorySession {
+  readonly row: SessionRow;
+  readonly records: StoredEvent[];
+}
+
+export class MemoryJournal implements Journal {
+  readonly kind = "memory";
+  private readonly sessions = new Map<string, MemorySession>();
+  private readonly registrations = new Map<string, StoredRegistration>();
+  private readonly checkpoints = new Map<string, Map<number, CheckpointRow>>();
+  private closed = false;
+
+  async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
+    const [record] = this.commit(session, expectedLastSeq, fence, [event]);
+    if (record === undefined) throw new Error("append committed no record");
+    return record;
+  }
+
+  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+    return this.commit(session, expectedLastSeq, fence, events);
+  }
+
+  private commit(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): JournalRecord[] {
+    this.assertOpen();
+    requireAppendArgs(session, expectedLastSeq, fence);
+    const existing = this.sessions.get(session);
+    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
+    checkAppend(session, head, expectedLastSeq, fence, existing?.row.fence ?? 0);
+    const records = chainEvents(head, fence, events);
+    const blobs = records.map((r) => toBinary(EventSchema, r.event));
+    if (records.length === 0) return [];
+    const target = existing ?? this.createImplicit(session);
+    records.forEach((r, i) => target.records.push(storedOf(r, blobs[i] as Uint8Array)));
+    this.advance(target.row, records);
+    return records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array)));
+  }
+
+  private advance(row: SessionRow, records: readonly JournalRecord[]): void {
+    for (const r of records) row.computeState = projectComputeState(row.computeState, r.event);
+    const last = records[records.length - 1];
+    if (last !== undefined) {
+      row.lastSeq = last.seq;
+      row.lastHash = last.contentHash;
+    }
+    row.updatedAtMs = Date.now();
+  }
+
+  async newFence(session: string): Promise<number> {
+    this.assertOpen();
+    requireSession(session);
+    const target = this.sessions.get(session) ?? this.createImplicit(session);
+    target.row.fence += 1;
+    target.row.updatedAtMs = Date.now();
+    return target.row.fence;
+  }
+
+  async currentFence(session: string): Promise<number> {
+    this.assertOpen();
+    return this.sessions.get(session)?.row.fence ?? 0;
+  }
+
+  async head(session: string): Promise<Head> {
+    this.assertOpen();
+    const s = this.sessions.get(session);
+    return s ? headOf(s.row) : { seq: 0, hash: "" };
+  }
+
+  async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
+    this.assertOpen();
+    const s = this.sessions.get(session);
+    if (!s) return;
+    let next = Math.max(1, from);
+    for (;;) {
+      const last = to > 0 ? Math.min(to, s.records.length) : s.records.length;
+      if (next > last) return;
+      const pageEnd = Math.min(last, next + READ_PAGE_SIZE - 1);
+      const page = s.records.slice(next - 1, pageEnd).map(recordOf);
+      for (const rec of page) yield rec;
+      next = pageEnd + 1;
+    }
+  }
+
+  async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
+    const out: JournalRecord[] = [];
+    for await (const rec of this.read(session, from, to)) out.push(rec);
+    return out;
+  }
+
+  async verify(session: string): Promise<VerifyResult> {
+    this.assertOpen();
+    const s = this.sessions.get(session);
+    if (!s) return verifyChain(session, [], { seq: 0, hash: "" });
+    const stored: StoredRecord[] = s.records.map((r) => ({
+      seq: r.seq,
+      prevHash: r.prevHash,
+      contentHash: r.contentHash,
+      decode: () => fromBinary(EventSchema, r.blob),
+    }));
+    return verifyChain(session, stored, headOf(s.row));
+  }
+
+  async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
+    this.assertOpen();
+    requireSession(parent);
+    requireSession(child);
+    const source = this.sessions.get(parent);
+    if (!source) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
+    requireForkRange(parent, atSeq, headOf(source.row));
+    if (this.sessions.has(child)) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
+    const prefix = source.records.slice(0, atSeq);
+    const last = prefix[prefix.length - 1];
+    if (last === undefined) throw new Error("fork prefix is empty");
+    const childFence = 1;
+    const [marker] = chainEvents({ seq: atSeq, hash: last.contentHash }, childFence, [forkMarkerEvent(atSeq)]);
+    if (marker === undefined) throw new Error("fork marker was not chained");
+    const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, Date.now());
+    row.fence = childFence;
+    const markerStored = storedOf(marker, toBinary(EventSchema, marker.event));
+    const records = [...prefix, markerStored];
+    this.sessions.set(child, { row, records });
+    this.advance(row, [marker]);
+    return records.map(recordOf);
+  }
+
+  async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
+    this.assertOpen();
+    validateMeta(meta);
+    if (this.sessions.has(meta.uid)) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+    const row = rowFromMeta(meta, Date.now());
+    this.sessions.set(meta.uid, { row, records: [] });
+    return infoOf(row);
+  }
+
+  async getSession(uid: string): Promise<SessionInfo | undefined> {
+    this.assertOpen();
+    const s = this.sessions.get(uid);
+    return s ? infoOf(s.row) : undefined;
+  }
+
+  async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
+    this.assertOpen();
+    const project = normalizeProject(query.project);
+    const size = normalizePageSize(query.pageSize);
+    const cursor = decodePageToken(query.pageToken);
+    const rows = [...this.sessions.values()]
+      .map((s) => s.row)
+      .filter((r) => r.project === project)
+      .filter((r) => !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid))
+      .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+    const page = rows.slice(0, size);
+    const last = page[page.length - 1];
+    const nextPageToken = rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    return { sessions: page.map(infoOf), nextPageToken };
+  }
+
+  async allSessionUids(): Promise<string[]> {
+    this.assertOpen();
+    return [...this.sessions.keys()].sort();
+  }
+
+  async putRegistration(reg: StoredRegistration): Promise<void> {
+    this.assertOpen();
+    this.registrations.set(reg.name, { ...reg });
+  }
+
+  async getRegistration(name: string): Promise<StoredRegistration | undefined> {
+    this.assertOpen();
+    const reg = this.registrations.get(name);
+    return reg ? { ...reg } : undefined;
+  }
+
+  async listRegistrations(): Promise<StoredRegistration[]> {
+    this.assertOpen();
+    return [...this.registrations.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((r) => ({ ...r }));
+  }
+
+  async putCheckpoint(row: CheckpointRow): Promise<void> {
+    this.assertOpen();
+    const bySeq = this.checkpoints.get(row.session) ?? new Map<number, CheckpointRow>();
+    bySeq.set(row.seq, { ...row });
+    this.checkpoints.set(row.session, bySeq);
+  }
+
+  async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
+    this.assertOpen();
+    const bySeq = this.checkpoints.get(session);
+    if (!bySeq || bySeq.size === 0) return undefined;
+    const seq = Math.max(...bySeq.keys());
+    const row = bySeq.get(seq);
+    return row ? { ...row } : undefined;
+  }
+
+  async checkpointDigests(): Promise<string[]> {
+    this.assertOpen();
+    const digests = new Set<string>();
+    for (const bySeq of this.checkpoints.values()) for (const row of bySeq.values()) digests.add(row.digest);
+    return [...digests].sort();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private createImplicit(uid: string): MemorySession {
+    const created: MemorySession = { row: implicitRow(uid, Date.now()), records: [] };
+    this.sessions.set(uid, created);
+    return created;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+  }
+}
+
+function headOf(row: SessionRow): Head {
+  return { seq: row.lastSeq, hash: row.lastHash };
+}
+
+function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {
+  return { seq: r.seq, prevHash: r.prevHash, contentHash: r.contentHash, fence: r.fence, blob };
+}
+
+function recordOf(s: StoredEvent): JournalRecord {
+  return { seq: s.seq, prevHash: s.prevHash, contentHash: s.contentHash, fence: s.fence, event: fromBinary(EventSchema, s.blob) };
+}
+
+function infoOf(row: SessionRow): SessionInfo {
+  const info: SessionRow = { ...row, labels: { ...row.labels }, annotations: { ...row.annotations } };
+  if (row.origin !== undefined) info.origin = clone(OriginSchema, row.origin);
+  if (row.identity !== undefined) info.identity = clone(IdentityRefSchema, row.identity);
+  return info;
+}

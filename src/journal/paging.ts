@@ -1,0 +1,46 @@
+// Keyset paging shared by every backend: sessions are listed by (created_at DESC, uid ASC) and the
+// cursor is base64url (no padding) of "<created_at_ms>\0<uid>", so a page boundary never skips or
+// repeats a row even while sessions are being created.
+import { ErrorCode, HostError } from "../errors/index.js";
+
+/** Rows fetched per query when streaming a session's records. */
+export const READ_PAGE_SIZE = 1000;
+
+export const DEFAULT_LIST_PAGE_SIZE = 50;
+export const MAX_LIST_PAGE_SIZE = 500;
+
+export interface PageCursor {
+  readonly createdAtMs: number;
+  readonly uid: string;
+}
+
+/** 0 (or less) means the default; anything above the maximum is clamped. */
+export function normalizePageSize(pageSize: number): number {
+  if (!Number.isFinite(pageSize) || pageSize <= 0) return DEFAULT_LIST_PAGE_SIZE;
+  return Math.min(Math.floor(pageSize), MAX_LIST_PAGE_SIZE);
+}
+
+/** "" means the default project. */
+export function normalizeProject(project: string): string {
+  return project === "" ? "default" : project;
+}
+
+export function encodePageToken(cursor: PageCursor): string {
+  return Buffer.from(`${cursor.createdAtMs}\u0000${cursor.uid}`, "utf8").toString("base64url");
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+const CURSOR = /^(\d{1,16})\u0000(.+)$/s;
+
+/** undefined for the first page (""); HostError InvalidArgument for anything unparseable. */
+export function decodePageToken(token: string): PageCursor | undefined {
+  if (token === "") return undefined;
+  const invalid = () => new HostError(ErrorCode.InvalidArgument, "invalid page token");
+  if (!BASE64URL.test(token) || token.length % 4 === 1) throw invalid();
+  const match = CURSOR.exec(Buffer.from(token, "base64url").toString("utf8"));
+  if (!match) throw invalid();
+  const createdAtMs = Number(match[1]);
+  const uid = match[2];
+  if (!Number.isSafeInteger(createdAtMs) || uid === undefined) throw invalid();
+  return { createdAtMs, uid };
+}

@@ -1,0 +1,47 @@
+// The session metadata row every backend keeps next to the records: its head pointer (last_seq,
+// last_hash) moves only inside the append transaction, which is what lets verify detect a truncated tail.
+import { clone } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { IdentityRefSchema, OriginSchema } from "../gen/agentsessions/v1/common_pb.js";
+import type { ComputeStateName, SessionInfo, SessionMetaInput } from "./types.js";
+
+/** A SessionInfo whose mutable columns a backend updates in place. */
+export type SessionRow = { -readonly [K in keyof SessionInfo]: SessionInfo[K] };
+
+export function validateMeta(meta: SessionMetaInput): void {
+  if (typeof meta.uid !== "string" || meta.uid === "") {
+    throw new HostError(ErrorCode.InvalidArgument, "session uid must be a non-empty string");
+  }
+  if (meta.forkSeq !== undefined && (!Number.isSafeInteger(meta.forkSeq) || meta.forkSeq < 0)) {
+    throw new HostError(ErrorCode.InvalidArgument, `fork seq must be a non-negative integer, got ${meta.forkSeq}`);
+  }
+}
+
+/** A fresh row for `meta`, created at `nowMs`, with no records and no fence. */
+export function rowFromMeta(meta: SessionMetaInput, nowMs: number): SessionRow {
+  const row: SessionRow = {
+    uid: meta.uid,
+    project: meta.project === "" ? "default" : meta.project,
+    name: meta.name ?? "",
+    harness: meta.harness,
+    model: meta.model ?? "",
+    parentUid: meta.parentUid ?? "",
+    forkSeq: meta.forkSeq ?? 0,
+    labels: { ...(meta.labels ?? {}) },
+    annotations: { ...(meta.annotations ?? {}) },
+    createdAtMs: nowMs,
+    updatedAtMs: nowMs,
+    lastSeq: 0,
+    lastHash: "",
+    fence: 0,
+    computeState: "NONE" satisfies ComputeStateName,
+  };
+  if (meta.origin !== undefined) row.origin = clone(OriginSchema, meta.origin);
+  if (meta.identity !== undefined) row.identity = clone(IdentityRefSchema, meta.identity);
+  return row;
+}
+
+/** The row an append or newFence creates for a session nobody created explicitly. */
+export function implicitRow(uid: string, nowMs: number): SessionRow {
+  return rowFromMeta({ uid, project: "default", harness: "" }, nowMs);
+}

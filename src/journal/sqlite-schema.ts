@@ -1,0 +1,119 @@
+// The SQLite journal's schema and its version stamp. Invariant: a database is either at exactly
+// SQLITE_SCHEMA_VERSION after open, or open fails; a newer stamp is refused (downgrades fail closed).
+import type BetterSqlite3 from "better-sqlite3";
+import { ErrorCode, HostError } from "../errors/index.js";
+
+/** The `PRAGMA user_version` this build writes and understands. */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS sessions (
+  uid           TEXT PRIMARY KEY,
+  project       TEXT NOT NULL DEFAULT 'default',
+  name          TEXT NOT NULL DEFAULT '',
+  harness       TEXT NOT NULL DEFAULT '',
+  model         TEXT NOT NULL DEFAULT '',
+  parent_uid    TEXT NOT NULL DEFAULT '',
+  fork_seq      INTEGER NOT NULL DEFAULT 0,
+  labels        TEXT NOT NULL DEFAULT '{}',
+  annotations   TEXT NOT NULL DEFAULT '{}',
+  origin        BLOB,
+  identity      BLOB,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  fence         INTEGER NOT NULL DEFAULT 0,
+  last_seq      INTEGER NOT NULL DEFAULT 0,
+  last_hash     TEXT NOT NULL DEFAULT '',
+  compute_state TEXT NOT NULL DEFAULT 'NONE'
+);
+CREATE INDEX IF NOT EXISTS sessions_project_created ON sessions(project, created_at_ms DESC, uid);
+CREATE TABLE IF NOT EXISTS events (
+  session      TEXT NOT NULL,
+  seq          INTEGER NOT NULL,
+  prev_hash    TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  fence        INTEGER NOT NULL,
+  event        BLOB NOT NULL,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS harnesses (
+  name          TEXT PRIMARY KEY,
+  uid           TEXT NOT NULL,
+  spec          TEXT NOT NULL,
+  spec_digest   TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('active', 'retired')),
+  retire_reason TEXT NOT NULL DEFAULT '',
+  retired_at_ms INTEGER NOT NULL DEFAULT 0,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  session       TEXT NOT NULL,
+  seq           INTEGER NOT NULL,
+  content_hash  TEXT NOT NULL,
+  digest        TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS checkpoints_digest ON checkpoints(digest);
+`;
+
+function readVersion(db: BetterSqlite3.Database): number {
+  return Number(db.pragma("user_version", { simple: true }));
+}
+
+function refuseVersion(version: number): never {
+  if (version < 0) {
+    throw new HostError(ErrorCode.FailedPrecondition, `journal schema version ${version} is invalid`);
+  }
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    `journal schema version ${version} is newer than this build supports (${SQLITE_SCHEMA_VERSION})`,
+  );
+}
+
+/** Creates or checks the schema. The stamp is re-read under the write lock so racing openers agree. */
+export function migrate(db: BetterSqlite3.Database): void {
+  const seen = readVersion(db);
+  if (seen === SQLITE_SCHEMA_VERSION) return;
+  if (seen > SQLITE_SCHEMA_VERSION || seen < 0) refuseVersion(seen);
+  db.transaction(() => {
+    const version = readVersion(db);
+    if (version === SQLITE_SCHEMA_VERSION) return;
+    if (version !== 0) refuseVersion(version);
+    db.exec(SCHEMA_V1);
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/**
+ * Switches to WAL. The busy handler does not cover a journal-mode switch, so a concurrent opener can
+ * see SQLITE_BUSY here; retry with a short backoff up to the busy timeout.
+ */
+export function enableWal(db: BetterSqlite3.Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  let backoffMs = 2;
+  for (;;) {
+    try {
+      const mode = String(db.pragma("journal_mode = WAL", { simple: true }));
+      if (mode !== "wal" && mode !== "memory") {
+        throw new HostError(ErrorCode.FailedPrecondition, `journal could not switch to WAL (mode is ${mode})`);
+      }
+      return;
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, backoffMs);
+      backoffMs = Math.min(backoffMs * 2, 100);
+    }
+  }
+}
+
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+export function isPrimaryKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

@@ -1,0 +1,490 @@
+// The embedded default Journal on better-sqlite3. Invariant: every write is one BEGIN IMMEDIATE
+// transaction that checks CAS then fence against the session row's head pointer, inserts the chained
+// records and moves the head pointer and compute-state projection together, so the row never drifts
+// from the records and a crash loses at most the uncommitted transaction.
+import Database from "better-sqlite3";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import { parseComputeState, projectComputeState } from "./compute-state.js";
+import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import { enableWal, isBusy, isPrimaryKeyViolation, migrate } from "./sqlite-schema.js";
+import type {
+  CheckpointRow,
+  ComputeStateName,
+  Head,
+  Journal,
+  JournalRecord,
+  ListSessionsQuery,
+  RegistrationState,
+  SessionInfo,
+  SessionMetaInput,
+  SessionPage,
+  StoredRegistration,
+  VerifyResult,
+} from "./types.js";
+
+export interface SqliteJournalOptions {
+  /** How long a writer waits for another connection's lock (default 5000 ms). */
+  readonly busyTimeoutMs?: number;
+}
+
+interface SessionDbRow {
+  uid: string;
+  project: string;
+  name: string;
+  harness: string;
+  model: string;
+  parent_uid: string;
+  fork_seq: number;
+  labels: string;
+  annotations: string;
+  origin: Uint8Array | null;
+  identity: Uint8Array | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+  fence: number;
+  last_seq: number;
+  last_hash: string;
+  compute_state: string;
+}
+
+interface HeadDbRow {
+  fence: number;
+  last_seq: number;
+  last_hash: string;
+  compute_state: string;
+}
+
+interface EventDbRow {
+  seq: number;
+  prev_hash: string;
+  content_hash: string;
+  fence: number;
+  event: Uint8Array;
+}
+
+interface RegistrationDbRow {
+  name: string;
+  uid: string;
+  spec: string;
+  spec_digest: string;
+  state: string;
+  retire_reason: string;
+  retired_at_ms: number;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+interface CheckpointDbRow {
+  session: string;
+  seq: number;
+  content_hash: string;
+  digest: string;
+  created_at_ms: number;
+}
+
+const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+function prepareStatements(db: Database.Database) {
+  return {
+    selectHead: db.prepare<[string], HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = ?"),
+    selectSession: db.prepare<[string], SessionDbRow>("SELECT * FROM sessions WHERE uid = ?"),
+    insertSession: db.prepare(
+      `INSERT INTO sessions (uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin,
+         identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state)
+       VALUES (@uid, @project, @name, @harness, @model, @parent_uid, @fork_seq, @labels, @annotations, @origin,
+         @identity, @created_at_ms, @updated_at_ms, @fence, @last_seq, @last_hash, @compute_state)
+       ON CONFLICT(uid) DO NOTHING`,
+    ),
+    moveHead: db.prepare<[number, string, string, number, string]>(
+      "UPDATE sessions SET last_seq = ?, last_hash = ?, compute_state = ?, updated_at_ms = ? WHERE uid = ?",
+    ),
+    insertEvent: db.prepare<[string, number, string, string, number, Uint8Array]>(
+      "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    mintFence: db.prepare<[string, number, number], { fence: number }>(
+      `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms, fence) VALUES (?, 'default', ?, ?, 1)
+       ON CONFLICT(uid) DO UPDATE SET fence = sessions.fence + 1, updated_at_ms = excluded.updated_at_ms
+       RETURNING fence`,
+    ),
+    readPage: db.prepare<[string, number, number, number], EventDbRow>(
+      "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
+    ),
+    maxSeq: db.prepare<[string], { max_seq: number | null }>("SELECT MAX(seq) AS max_seq FROM events WHERE session = ?"),
+    headAndMax: db.prepare<[string], { last_seq: number; last_hash: string; max_seq: number | null }>(
+      "SELECT last_seq, last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid) AS max_seq FROM sessions s WHERE uid = ?",
+    ),
+    recordHash: db.prepare<[string, number], { content_hash: string }>("SELECT content_hash FROM events WHERE session = ? AND seq = ?"),
+    copyPrefix: db.prepare<[string, string, number]>(
+      "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT ?, seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq <= ?",
+    ),
+    listFirst: db.prepare<[string, number], SessionDbRow>(
+      "SELECT * FROM sessions WHERE project = ? ORDER BY created_at_ms DESC, uid ASC LIMIT ?",
+    ),
+    listAfter: db.prepare<[string, number, number, string, number], SessionDbRow>(
+      `SELECT * FROM sessions WHERE project = ? AND (created_at_ms < ? OR (created_at_ms = ? AND uid > ?))
+       ORDER BY created_at_ms DESC, uid ASC LIMIT ?`,
+    ),
+    allUids: db.prepare<[], { uid: string }>("SELECT uid FROM sessions ORDER BY uid"),
+    putRegistration: db.prepare(
+      `INSERT INTO harnesses (name, uid, spec, spec_digest, state, retire_reason, retired_at_ms, created_at_ms, updated_at_ms)
+       VALUES (@name, @uid, @spec, @spec_digest, @state, @retire_reason, @retired_at_ms, @created_at_ms, @updated_at_ms)
+       ON CONFLICT(name) DO UPDATE SET uid = excluded.uid, spec = excluded.spec, spec_digest = excluded.spec_digest,
+         state = excluded.state, retire_reason = excluded.retire_reason, retired_at_ms = excluded.retired_at_ms,
+         created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms`,
+    ),
+    getRegistration: db.prepare<[string], RegistrationDbRow>("SELECT * FROM harnesses WHERE name = ?"),
+    listRegistrations: db.prepare<[], RegistrationDbRow>("SELECT * FROM harnesses ORDER BY name"),
+    putCheckpoint: db.prepare<[string, number, string, string, number]>(
+      `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT(session, seq) DO UPDATE SET content_hash = excluded.content_hash, digest = excluded.digest,
+         created_at_ms = excluded.created_at_ms`,
+    ),
+    latestCheckpoint: db.prepare<[string], CheckpointDbRow>(
+      "SELECT session, seq, content_hash, digest, created_at_ms FROM checkpoints WHERE session = ? ORDER BY seq DESC LIMIT 1",
+    ),
+    checkpointDigests: db.prepare<[], { digest: string }>("SELECT DISTINCT digest FROM checkpoints ORDER BY digest"),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export class SqliteJournal implements Journal {
+  readonly kind = "sqlite";
+  private readonly stmts: Statements;
+  private readonly commitTx: (session: string, expectedLastSeq: number, fence: number, events: readonly Event[]) => JournalRecord[];
+  private readonly forkTx: (parent: string, child: string, atSeq: number, meta: SessionMetaInput) => void;
+
+  private constructor(private readonly db: Database.Database) {
+    this.stmts = prepareStatements(db);
+    this.commitTx = db.transaction(this.commitInTx.bind(this)).immediate;
+    this.forkTx = db.transaction(this.forkInTx.bind(this)).immediate;
+  }
+
+  /** Opens (creating if needed) the journal at `path`: WAL, synchronous=FULL, busy timeout, schema check. */
+  static open(path: string, opts: SqliteJournalOptions = {}): SqliteJournal {
+    const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    const db = new Database(path, { timeout: busyTimeoutMs });
+    try {
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      enableWal(db, busyTimeoutMs);
+      db.pragma("synchronous = FULL");
+      migrate(db);
+      return new SqliteJournal(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
+    const [record] = this.commit(session, expectedLastSeq, fence, [event]);
+    if (record === undefined) throw new Error("append committed no record");
+    return record;
+  }
+
+  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+    return this.commit(session, expectedLastSeq, fence, events);
+  }
+
+  private commit(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): JournalRecord[] {
+    requireAppendArgs(session, expectedLastSeq, fence);
+    return this.write(`append to session ${session}`, () => this.commitTx(session, expectedLastSeq, fence, events));
+  }
+
+  private commitInTx(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): JournalRecord[] {
+    const row = this.stmts.selectHead.get(session);
+    const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
+    checkAppend(session, head, expectedLastSeq, fence, row?.fence ?? 0);
+    const records = chainEvents(head, fence, events);
+    if (records.length === 0) return records;
+    const now = Date.now();
+    if (!row) this.stmts.insertSession.run(sessionParams(implicitRow(session, now)));
+    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now);
+    return records;
+  }
+
+  private insertChained(session: string, records: readonly JournalRecord[], state: ComputeStateName, now: number): void {
+    let computeState = state;
+    for (const r of records) {
+      this.stmts.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
+      computeState = projectComputeState(computeState, r.event);
+    }
+    const last = records[records.length - 1];
+    if (last !== undefined) this.stmts.moveHead.run(last.seq, last.contentHash, computeState, now, session);
+  }
+
+  async newFence(session: string): Promise<number> {
+    requireSession(session);
+    const now = Date.now();
+    const row = this.write(`mint fence for session ${session}`, () => this.stmts.mintFence.get(session, now, now));
+    if (!row) throw new Error("fence mint returned no row");
+    return row.fence;
+  }
+
+  async currentFence(session: string): Promise<number> {
+    return this.live().stmts.selectHead.get(session)?.fence ?? 0;
+  }
+
+  async head(session: string): Promise<Head> {
+    const row = this.live().stmts.selectHead.get(session);
+    return row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
+  }
+
+  async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
+    for await (const row of this.rows(session, from, to)) {
+      yield { seq: row.seq, prevHash: row.prev_hash, contentHash: row.content_hash, fence: row.fence, event: decodeStored(session, row) };
+    }
+  }
+
+  async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
+    const out: JournalRecord[] = [];
+    for await (const rec of this.read(session, from, to)) out.push(rec);
+    return out;
+  }
+
+  /** Raw rows in seq order, one bounded query per page, so a long session is never loaded at once. */
+  private async *rows(session: string, from: number, to: number): AsyncIterable<EventDbRow> {
+    let next = Math.max(1, from);
+    const last = to > 0 ? to : LAST_SEQ_UNBOUNDED;
+    while (next <= last) {
+      const page = this.live().stmts.readPage.all(session, next, last, READ_PAGE_SIZE);
+      for (const row of page) yield row;
+      const tail = page[page.length - 1];
+      if (page.length < READ_PAGE_SIZE || tail === undefined) return;
+      next = tail.seq + 1;
+    }
+  }
+
+  async verify(session: string): Promise<VerifyResult> {
+    // One statement reads the head pointer and the highest stored seq from the same snapshot, so an
+    // append racing this walk is never mistaken for a record past the head.
+    const pointer = this.live().stmts.headAndMax.get(session);
+    const recorded: Head = pointer ? { seq: pointer.last_seq, hash: pointer.last_hash } : { seq: 0, hash: "" };
+    const stray = pointer ? pointer.max_seq : this.stmts.maxSeq.get(session)?.max_seq;
+    if (stray !== null && stray !== undefined && stray > recorded.seq) {
+      return {
+        ok: false,
+        session,
+        kind: "tampered",
+        seq: recorded.seq + 1,
+        message: `session ${session}: seq ${stray} lies beyond the recorded head seq ${recorded.seq}`,
+      };
+    }
+    const rows = this.rows(session, 1, Math.max(recorded.seq, 1));
+    async function* stored(): AsyncIterable<StoredRecord> {
+      for await (const row of rows) {
+        if (row.seq > recorded.seq) return;
+        yield { seq: row.seq, prevHash: row.prev_hash, contentHash: row.content_hash, decode: () => fromBinary(EventSchema, row.event) };
+      }
+    }
+    return verifyChain(session, stored(), recorded);
+  }
+
+  async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
+    requireSession(parent);
+    requireSession(child);
+    this.write(`fork session ${parent} into ${child}`, () => this.forkTx(parent, child, atSeq, meta));
+    return this.readRange(child);
+  }
+
+  private forkInTx(parent: string, child: string, atSeq: number, meta: SessionMetaInput): void {
+    const source = this.stmts.selectHead.get(parent);
+    if (!source) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
+    requireForkRange(parent, atSeq, { seq: source.last_seq, hash: source.last_hash });
+    if (this.stmts.selectHead.get(child)) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
+    const forkPoint = this.stmts.recordHash.get(parent, atSeq);
+    if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
+    const childFence = 1;
+    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [forkMarkerEvent(atSeq)]);
+    const now = Date.now();
+    const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
+    row.fence = childFence;
+    this.stmts.insertSession.run(sessionParams(row));
+    const copied = this.stmts.copyPrefix.run(child, parent, atSeq).changes;
+    if (copied !== atSeq) {
+      throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied}`);
+    }
+    this.insertChained(child, marker, "NONE", now);
+  }
+
+  async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
+    validateMeta(meta);
+    const row = rowFromMeta(meta, Date.now());
+    const inserted = this.write(`create session ${meta.uid}`, () => this.stmts.insertSession.run(sessionParams(row)).changes);
+    if (inserted === 0) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+    return row;
+  }
+
+  async getSession(uid: string): Promise<SessionInfo | undefined> {
+    const row = this.live().stmts.selectSession.get(uid);
+    return row ? sessionInfoOf(row) : undefined;
+  }
+
+  async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
+    const project = normalizeProject(query.project);
+    const size = normalizePageSize(query.pageSize);
+    const cursor = decodePageToken(query.pageToken);
+    const stmts = this.live().stmts;
+    const rows = cursor
+      ? stmts.listAfter.all(project, cursor.createdAtMs, cursor.createdAtMs, cursor.uid, size + 1)
+      : stmts.listFirst.all(project, size + 1);
+    const page = rows.slice(0, size).map(sessionInfoOf);
+    const last = page[page.length - 1];
+    const nextPageToken = rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    return { sessions: page, nextPageToken };
+  }
+
+  async allSessionUids(): Promise<string[]> {
+    return this.live().stmts.allUids.all().map((r) => r.uid);
+  }
+
+  async putRegistration(reg: StoredRegistration): Promise<void> {
+    this.write(`store registration ${reg.name}`, () =>
+      this.stmts.putRegistration.run({
+        name: reg.name,
+        uid: reg.uid,
+        spec: reg.spec,
+        spec_digest: reg.specDigest,
+        state: reg.state,
+        retire_reason: reg.retireReason,
+        retired_at_ms: reg.retiredAtMs,
+        created_at_ms: reg.createdAtMs,
+        updated_at_ms: reg.updatedAtMs,
+      }),
+    );
+  }
+
+  async getRegistration(name: string): Promise<StoredRegistration | undefined> {
+    const row = this.live().stmts.getRegistration.get(name);
+    return row ? registrationOf(row) : undefined;
+  }
+
+  async listRegistrations(): Promise<StoredRegistration[]> {
+    return this.live().stmts.listRegistrations.all().map(registrationOf);
+  }
+
+  async putCheckpoint(row: CheckpointRow): Promise<void> {
+    this.write(`store checkpoint ${row.session}@${row.seq}`, () =>
+      this.stmts.putCheckpoint.run(row.session, row.seq, row.contentHash, row.digest, row.createdAtMs),
+    );
+  }
+
+  async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
+    const row = this.live().stmts.latestCheckpoint.get(session);
+    return row
+      ? { session: row.session, seq: row.seq, contentHash: row.content_hash, digest: row.digest, createdAtMs: row.created_at_ms }
+      : undefined;
+  }
+
+  async checkpointDigests(): Promise<string[]> {
+    return this.live().stmts.checkpointDigests.all().map((r) => r.digest);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Runs a write, mapping a primary-key race to Conflict and an exhausted busy wait to SessionBusy. */
+  private write<T>(what: string, fn: () => T): T {
+    this.live();
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof HostError) throw err;
+      if (isPrimaryKeyViolation(err)) {
+        throw new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, { cause: err });
+      }
+      if (isBusy(err)) throw new HostError(ErrorCode.SessionBusy, `${what}: database is locked`, { cause: err });
+      throw err;
+    }
+  }
+
+  private live(): this {
+    if (!this.db.open) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+    return this;
+  }
+}
+
+function decodeStored(session: string, row: EventDbRow): Event {
+  try {
+    return fromBinary(EventSchema, row.event);
+  } catch (err) {
+    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${row.seq} cannot be decoded`, { cause: err });
+  }
+}
+
+function sessionParams(row: SessionRow): Record<string, string | number | Uint8Array | null> {
+  return {
+    uid: row.uid,
+    project: row.project,
+    name: row.name,
+    harness: row.harness,
+    model: row.model,
+    parent_uid: row.parentUid,
+    fork_seq: row.forkSeq,
+    labels: JSON.stringify(row.labels),
+    annotations: JSON.stringify(row.annotations),
+    origin: row.origin ? toBinary(OriginSchema, row.origin) : null,
+    identity: row.identity ? toBinary(IdentityRefSchema, row.identity) : null,
+    created_at_ms: row.createdAtMs,
+    updated_at_ms: row.updatedAtMs,
+    fence: row.fence,
+    last_seq: row.lastSeq,
+    last_hash: row.lastHash,
+    compute_state: row.computeState,
+  };
+}
+
+function sessionInfoOf(row: SessionDbRow): SessionInfo {
+  const info: SessionRow = {
+    uid: row.uid,
+    project: row.project,
+    name: row.name,
+    harness: row.harness,
+    model: row.model,
+    parentUid: row.parent_uid,
+    forkSeq: row.fork_seq,
+    labels: parseStringMap(row.labels),
+    annotations: parseStringMap(row.annotations),
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+    lastSeq: row.last_seq,
+    lastHash: row.last_hash,
+    fence: row.fence,
+    computeState: parseComputeState(row.compute_state),
+  };
+  if (row.origin) info.origin = fromBinary(OriginSchema, row.origin);
+  if (row.identity) info.identity = fromBinary(IdentityRefSchema, row.identity);
+  return info;
+}
+
+function parseStringMap(text: string): Record<string, string> {
+  const parsed: unknown = text === "" ? {} : JSON.parse(text);
+  const out: Record<string, string> = {};
+  if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+    for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") out[k] = v;
+  }
+  return out;
+}
+
+function registrationOf(row: RegistrationDbRow): StoredRegistration {
+  return {
+    name: row.name,
+    uid: row.uid,
+    spec: row.spec,
+    specDigest: row.spec_digest,
+    state: parseRegistrationState(row.state),
+    retireReason: row.retire_reason,
+    retiredAtMs: row.retired_at_ms,
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+  };
+}
+
+function parseRegistrationState(state: string): RegistrationState {
+  return state === "retired" ? "retired" : "active";
+}

@@ -1,0 +1,381 @@
+// The backend contract every Journal must pass (SPEC §4): one function, called once per backend, so
+// memory, SQLite and PostgreSQL are proven to behave identically. Backend-specific checks (raw-SQL
+// tampering, schema stamps, multi-process writers) live in each backend's own test file.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { hashRecord } from "../../src/canon/index.js";
+import { ErrorCode, HostError } from "../../src/errors/index.js";
+import { EventKind, IdentityRefSchema, Lifecycle_Kind, OriginSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
+import type { Journal, SessionInfo, StoredRegistration } from "../../src/journal/types.js";
+import {
+  approvalRequestEvent,
+  approvalResultEvent,
+  endEvent,
+  inputEvent,
+  lifecycleEvent,
+  outputEvent,
+  toolCallEvent,
+  unhashableEvent,
+} from "./events.js";
+
+export interface JournalUnderTest {
+  journal: Journal;
+  cleanup(): Promise<void>;
+}
+
+async function expectHostError(promise: Promise<unknown>, code: ErrorCode): Promise<HostError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, `expected HostError ${code}`).toBeInstanceOf(HostError);
+  expect((err as HostError).code).toBe(code);
+  return err as HostError;
+}
+
+async function appendAll(j: Journal, session: string, events: readonly Event[], fence = 0): Promise<void> {
+  for (const ev of events) {
+    const head = await j.head(session);
+    await j.append(session, head.seq, fence, ev);
+  }
+}
+
+function registration(name: string, overrides: Partial<StoredRegistration> = {}): StoredRegistration {
+  return {
+    name,
+    uid: `harness-${name}`,
+    spec: `{"descriptor_id":"${name}"}`,
+    specDigest: `sha256:${name}`,
+    state: "active",
+    retireReason: "",
+    retiredAtMs: 0,
+    createdAtMs: 1_700_000_000_000,
+    updatedAtMs: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+export function journalConformance(name: string, make: () => Promise<JournalUnderTest>): void {
+  describe(`journal conformance: ${name}`, () => {
+    let under: JournalUnderTest;
+    let j: Journal;
+
+    beforeEach(async () => {
+      under = await make();
+      j = under.journal;
+    });
+
+    afterEach(async () => {
+      await under.cleanup();
+    });
+
+    describe("append", () => {
+      it("assigns dense seqs from 1 and chains each record on its predecessor", async () => {
+        const r1 = await j.append("s-dense", 0, 0, inputEvent("hi"));
+        const r2 = await j.append("s-dense", 1, 0, outputEvent("hello"));
+        const r3 = await j.append("s-dense", 2, 0, endEvent());
+        expect([r1.seq, r2.seq, r3.seq]).toEqual([1, 2, 3]);
+        expect(r1.prevHash).toBe("");
+        expect(r2.prevHash).toBe(r1.contentHash);
+        expect(r3.prevHash).toBe(r2.contentHash);
+        expect(r2.contentHash).toBe(hashRecord(r1.contentHash, 2, outputEvent("hello")));
+        expect(r1.contentHash).toMatch(/^[0-9a-f]{64}$/);
+        expect(await j.head("s-dense")).toEqual({ seq: 3, hash: r3.contentHash });
+        const stored = await j.readRange("s-dense");
+        expect(stored.map((r) => [r.seq, r.prevHash, r.contentHash])).toEqual(
+          [r1, r2, r3].map((r) => [r.seq, r.prevHash, r.contentHash]),
+        );
+        expect(stored[1]?.event.body.case).toBe("message");
+      });
+
+      it("refuses a stale expected seq with Conflict and writes nothing", async () => {
+        await j.append("s-cas", 0, 0, inputEvent("a"));
+        await expectHostError(j.append("s-cas", 0, 0, inputEvent("b")), ErrorCode.Conflict);
+        await expectHostError(j.append("s-cas", 2, 0, inputEvent("c")), ErrorCode.Conflict);
+        expect((await j.head("s-cas")).seq).toBe(1);
+        expect(await j.readRange("s-cas")).toHaveLength(1);
+      });
+
+      it("refuses a writer whose fence was superseded, and accepts the current or a newer one", async () => {
+        expect(await j.currentFence("s-fence")).toBe(0);
+        expect(await j.newFence("s-fence")).toBe(1);
+        await j.append("s-fence", 0, 1, inputEvent("a"));
+        expect(await j.newFence("s-fence")).toBe(2);
+        expect(await j.currentFence("s-fence")).toBe(2);
+        await expectHostError(j.append("s-fence", 1, 1, inputEvent("zombie")), ErrorCode.Fenced);
+        expect(await j.readRange("s-fence")).toHaveLength(1);
+        const r = await j.append("s-fence", 1, 2, inputEvent("b"));
+        expect(r.fence).toBe(2);
+        await j.append("s-fence", 2, 7, inputEvent("c"));
+        expect((await j.head("s-fence")).seq).toBe(3);
+      });
+
+      it("checks CAS before the fence", async () => {
+        await j.newFence("s-order");
+        await j.newFence("s-order");
+        await j.append("s-order", 0, 2, inputEvent("a"));
+        await expectHostError(j.append("s-order", 0, 1, inputEvent("both stale")), ErrorCode.Conflict);
+        await expectHostError(j.append("s-order", 1, 1, inputEvent("fence stale")), ErrorCode.Fenced);
+      });
+
+      it("refuses an event with no canonical form and writes nothing", async () => {
+        await expectHostError(j.append("s-nan", 0, 0, unhashableEvent()), ErrorCode.InvalidArgument);
+        expect(await j.head("s-nan")).toEqual({ seq: 0, hash: "" });
+        expect(await j.getSession("s-nan")).toBeUndefined();
+        await j.append("s-nan", 0, 0, inputEvent("fine"));
+        await expectHostError(j.append("s-nan", 1, 0, unhashableEvent()), ErrorCode.InvalidArgument);
+        expect(await j.readRange("s-nan")).toHaveLength(1);
+      });
+
+      it("creates the session row on first append, in project default", async () => {
+        const r = await j.append("s-auto", 0, 0, inputEvent("hi"));
+        const info = await j.getSession("s-auto");
+        expect(info?.project).toBe("default");
+        expect(info?.lastSeq).toBe(1);
+        expect(info?.lastHash).toBe(r.contentHash);
+        expect(await j.allSessionUids()).toContain("s-auto");
+      });
+    });
+
+    describe("appendBatch", () => {
+      it("chains several events in one commit", async () => {
+        await j.append("s-batch", 0, 0, inputEvent("first"));
+        const recs = await j.appendBatch("s-batch", 1, 0, [inputEvent("a"), inputEvent("b"), outputEvent("c")]);
+        expect(recs.map((r) => r.seq)).toEqual([2, 3, 4]);
+        expect(recs[1]?.prevHash).toBe(recs[0]?.contentHash);
+        expect((await j.verify("s-batch")).ok).toBe(true);
+      });
+
+      it("writes none of the batch when any event fails, or when CAS or fence fails", async () => {
+        await j.append("s-batch-atomic", 0, 0, inputEvent("first"));
+        await expectHostError(
+          j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), unhashableEvent(), inputEvent("c")]),
+          ErrorCode.InvalidArgument,
+        );
+        await expectHostError(j.appendBatch("s-batch-atomic", 0, 0, [inputEvent("a"), inputEvent("b")]), ErrorCode.Conflict);
+        await j.newFence("s-batch-atomic");
+        await expectHostError(j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), inputEvent("b")]), ErrorCode.Fenced);
+        expect(await j.readRange("s-batch-atomic")).toHaveLength(1);
+        expect((await j.head("s-batch-atomic")).seq).toBe(1);
+        expect((await j.verify("s-batch-atomic")).ok).toBe(true);
+      });
+    });
+
+    describe("read", () => {
+      it("returns inclusive ranges, to=0 meaning the head", async () => {
+        await appendAll(j, "s-range", [1, 2, 3, 4, 5].map((i) => outputEvent(`m${i}`)));
+        const seqs = async (from?: number, to?: number) => (await j.readRange("s-range", from, to)).map((r) => r.seq);
+        expect(await seqs()).toEqual([1, 2, 3, 4, 5]);
+        expect(await seqs(2, 4)).toEqual([2, 3, 4]);
+        expect(await seqs(4)).toEqual([4, 5]);
+        expect(await seqs(3, 0)).toEqual([3, 4, 5]);
+        expect(await seqs(6)).toEqual([]);
+        expect(await j.readRange("s-unknown")).toEqual([]);
+        const texts = (await j.readRange("s-range", 5, 5)).map((r) =>
+          r.event.body.case === "message" && r.event.body.value.parts[0]?.part.case === "text" ? r.event.body.value.parts[0].part.value.text : "",
+        );
+        expect(texts).toEqual(["m5"]);
+      });
+
+      it("streams a session longer than one page in order", async () => {
+        const total = 2_345;
+        await j.appendBatch("s-pages", 0, 0, Array.from({ length: total }, (_, i) => outputEvent(`p${i + 1}`)));
+        let expected = 1;
+        let prev = "";
+        for await (const rec of j.read("s-pages")) {
+          expect(rec.seq).toBe(expected);
+          expect(rec.prevHash).toBe(prev);
+          prev = rec.contentHash;
+          expected += 1;
+        }
+        expect(expected - 1).toBe(total);
+        expect((await j.readRange("s-pages", 995, 1_005)).map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 995 + i));
+        expect(await j.verify("s-pages")).toMatchObject({ ok: true, records: total });
+      });
+    });
+
+    describe("verify", () => {
+      it("accepts an intact chain and an empty or unknown session", async () => {
+        await appendAll(j, "s-verify", [inputEvent("a"), toolCallEvent("c1", { city: "Paris", days: 2.5 }), endEvent()]);
+        const head = await j.head("s-verify");
+        expect(await j.verify("s-verify")).toEqual({ ok: true, session: "s-verify", records: 3, head });
+        expect(await j.verify("s-nobody")).toMatchObject({ ok: true, records: 0 });
+      });
+    });
+
+    describe("fork", () => {
+      async function parentOf5(): Promise<string[]> {
+        await appendAll(j, "s-parent", [inputEvent("a"), outputEvent("b"), inputEvent("c"), outputEvent("d"), endEvent()]);
+        return (await j.readRange("s-parent")).map((r) => r.contentHash);
+      }
+
+      it("copies the prefix verbatim and appends a LIFECYCLE_FORK marker chained on the fork point", async () => {
+        const parentHashes = await parentOf5();
+        const recs = await j.fork("s-parent", "s-child", 3, { uid: "s-child", project: "p-fork", harness: "echo" });
+        const child = await j.readRange("s-child");
+        expect(child.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+        expect(recs.map((r) => r.contentHash)).toEqual(child.map((r) => r.contentHash));
+        expect(child.slice(0, 3).map((r) => r.contentHash)).toEqual(parentHashes.slice(0, 3));
+        const marker = child[3];
+        expect(marker?.prevHash).toBe(parentHashes[2]);
+        expect(marker?.event.kind).toBe(EventKind.EVENT_LIFECYCLE);
+        expect(marker?.event.executionId).toBe("");
+        expect(marker?.event.body.case === "lifecycle" && marker.event.body.value).toMatchObject({
+          kind: Lifecycle_Kind.LIFECYCLE_FORK,
+          detail: "parent@3",
+        });
+        expect(marker?.fence).toBe(1);
+        expect(await j.verify("s-parent")).toMatchObject({ ok: true, records: 5 });
+        expect(await j.verify("s-child")).toMatchObject({ ok: true, records: 4 });
+        const info = await j.getSession("s-child");
+        expect(info).toMatchObject({ parentUid: "s-parent", forkSeq: 3, fence: 1, lastSeq: 4, project: "p-fork", harness: "echo", computeState: "COLD" });
+        expect((await j.head("s-parent")).seq).toBe(5);
+        const next = await j.append("s-child", 4, 1, inputEvent("branch"));
+        expect(next.seq).toBe(5);
+        expect(next.contentHash).not.toBe(parentHashes[4]);
+        expect((await j.verify("s-child")).ok).toBe(true);
+      });
+
+      it("forks at the head and refuses fork points outside 1..head, unknown parents and taken child uids", async () => {
+        await parentOf5();
+        await j.fork("s-parent", "s-at-head", 5, { uid: "s-at-head", project: "default", harness: "echo" });
+        expect((await j.head("s-at-head")).seq).toBe(6);
+        const meta = (uid: string) => ({ uid, project: "default", harness: "echo" });
+        await expectHostError(j.fork("s-parent", "s-c0", 0, meta("s-c0")), ErrorCode.InvalidArgument);
+        await expectHostError(j.fork("s-parent", "s-c6", 6, meta("s-c6")), ErrorCode.InvalidArgument);
+        await expectHostError(j.fork("s-missing", "s-c1", 1, meta("s-c1")), ErrorCode.NotFound);
+        await expectHostError(j.fork("s-parent", "s-at-head", 2, meta("s-at-head")), ErrorCode.AlreadyExists);
+        for (const uid of ["s-c0", "s-c6", "s-c1"]) expect(await j.getSession(uid)).toBeUndefined();
+        expect((await j.head("s-at-head")).seq).toBe(6);
+      });
+    });
+
+    describe("compute state", () => {
+      it("follows the projection: approvals hold, SUSPEND/FORK cool, RESUME and turn events warm", async () => {
+        await j.createSession({ uid: "s-cs", project: "default", harness: "echo" });
+        const state = async () => (await j.getSession("s-cs"))?.computeState;
+        expect(await state()).toBe("NONE");
+        const steps: Array<[Event, string]> = [
+          [approvalRequestEvent("c0"), "NONE"],
+          [inputEvent("a"), "LIVE"],
+          [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND), "COLD"],
+          [approvalResultEvent("c0", true), "COLD"],
+          [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_BASELINE), "COLD"],
+          [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_RESUME), "LIVE"],
+          [approvalRequestEvent("c1"), "LIVE"],
+          [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_CANCEL), "LIVE"],
+          [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_FORK, "parent@1"), "COLD"],
+          [endEvent(), "LIVE"],
+        ];
+        for (const [ev, want] of steps) {
+          await appendAll(j, "s-cs", [ev]);
+          expect(await state()).toBe(want);
+        }
+        const batch = await j.appendBatch("s-cs", steps.length, 0, [outputEvent("x"), lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)]);
+        expect(batch).toHaveLength(2);
+        expect(await state()).toBe("COLD");
+      });
+    });
+
+    describe("sessions", () => {
+      it("creates, reads back every metadata field, and refuses a duplicate uid", async () => {
+        const created = await j.createSession({
+          uid: "s-meta",
+          project: "p-meta",
+          name: "my session",
+          harness: "chat",
+          model: "gpt-x",
+          labels: { team: "core" },
+          annotations: { note: "ünïcode" },
+          origin: create(OriginSchema, { source: "cli", subject: "alice", uri: "file:///x", attributes: { k: "v" } }),
+          identity: create(IdentityRefSchema, { principal: "user:alice", issuer: "local", subject: "alice" }),
+        });
+        const info = await j.getSession("s-meta");
+        expect(info).toEqual(created);
+        expect(info).toMatchObject({
+          uid: "s-meta",
+          project: "p-meta",
+          name: "my session",
+          harness: "chat",
+          model: "gpt-x",
+          parentUid: "",
+          forkSeq: 0,
+          labels: { team: "core" },
+          annotations: { note: "ünïcode" },
+          lastSeq: 0,
+          lastHash: "",
+          fence: 0,
+          computeState: "NONE",
+        });
+        expect(info?.origin?.attributes).toEqual({ k: "v" });
+        expect(info?.identity?.principal).toBe("user:alice");
+        expect(info?.createdAtMs).toBeGreaterThan(0);
+        await expectHostError(j.createSession({ uid: "s-meta", project: "p-meta", harness: "chat" }), ErrorCode.AlreadyExists);
+        expect(await j.getSession("s-none")).toBeUndefined();
+        expect(await j.allSessionUids()).toContain("s-meta");
+      });
+
+      it("lists a project in keyset pages (created_at desc, uid asc) with opaque tokens", async () => {
+        const uids = ["s-l3", "s-l1", "s-l5", "s-l2", "s-l4"];
+        for (const uid of uids) await j.createSession({ uid, project: "p-list", harness: "echo" });
+        await j.createSession({ uid: "s-elsewhere", project: "p-other", harness: "echo" });
+        const seen: SessionInfo[] = [];
+        const sizes: number[] = [];
+        let token = "";
+        do {
+          const page = await j.listSessions({ project: "p-list", pageSize: 2, pageToken: token });
+          sizes.push(page.sessions.length);
+          seen.push(...page.sessions);
+          token = page.nextPageToken;
+          expect(token).not.toMatch(/[=+/]/);
+        } while (token !== "");
+        expect(sizes).toEqual([2, 2, 1]);
+        expect(seen.map((s) => s.uid).sort()).toEqual([...uids].sort());
+        const ordered = [...seen].sort((a, b) => b.createdAtMs - a.createdAtMs || (a.uid < b.uid ? -1 : 1));
+        expect(seen.map((s) => s.uid)).toEqual(ordered.map((s) => s.uid));
+        const all = await j.listSessions({ project: "p-list", pageSize: 0, pageToken: "" });
+        expect(all.sessions).toHaveLength(5);
+        expect(all.nextPageToken).toBe("");
+        const big = await j.listSessions({ project: "p-list", pageSize: 10_000, pageToken: "" });
+        expect(big.sessions).toHaveLength(5);
+      });
+
+      it("treats an empty project as default and refuses an unparseable token", async () => {
+        await j.append("s-default-list", 0, 0, inputEvent("x"));
+        const page = await j.listSessions({ project: "", pageSize: 0, pageToken: "" });
+        expect(page.sessions.map((s) => s.uid)).toContain("s-default-list");
+        for (const bad of ["!!!", "bm90LWEtY3Vyc29y", "a"]) {
+          await expectHostError(j.listSessions({ project: "default", pageSize: 10, pageToken: bad }), ErrorCode.InvalidArgument);
+        }
+      });
+    });
+
+    describe("registrations", () => {
+      it("upserts, reads and lists by name", async () => {
+        expect(await j.getRegistration("echo")).toBeUndefined();
+        await j.putRegistration(registration("echo"));
+        await j.putRegistration(registration("chat"));
+        expect(await j.getRegistration("echo")).toEqual(registration("echo"));
+        const retired = registration("echo", { state: "retired", retireReason: "replaced", retiredAtMs: 1_700_000_001_000, updatedAtMs: 1_700_000_001_000 });
+        await j.putRegistration(retired);
+        expect(await j.getRegistration("echo")).toEqual(retired);
+        expect((await j.listRegistrations()).map((r) => r.name)).toEqual(["chat", "echo"]);
+      });
+    });
+
+    describe("checkpoints", () => {
+      it("upserts per (session, seq), returns the newest, and lists every digest", async () => {
+        expect(await j.latestCheckpoint("s-ck")).toBeUndefined();
+        const row = (seq: number, digest: string) => ({ session: "s-ck", seq, contentHash: `h${seq}`, digest, createdAtMs: 1_700_000_000_000 + seq });
+        await j.putCheckpoint(row(5, "sha256:aa"));
+        await j.putCheckpoint(row(9, "sha256:bb"));
+        await j.putCheckpoint(row(3, "sha256:cc"));
+        expect(await j.latestCheckpoint("s-ck")).toEqual(row(9, "sha256:bb"));
+        await j.putCheckpoint(row(9, "sha256:dd"));
+        expect(await j.latestCheckpoint("s-ck")).toEqual(row(9, "sha256:dd"));
+        await j.putCheckpoint({ ...row(1, "sha256:aa"), session: "s-ck2" });
+        expect([...(await j.checkpointDigests())].sort()).toEqual(["sha256:aa", "sha256:cc", "sha256:dd"]);
+      });
+    });
+  });
+}

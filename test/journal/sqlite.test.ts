@@ -1,0 +1,209 @@
+// The SQLite journal: the shared contract, plus what only a file-backed store can show — raw-SQL
+// tampering is detected and classed, the schema stamp is enforced, data survives reopen, and two
+// processes appending to one file keep a dense, verifiable chain.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ErrorCode, HostError } from "../../src/errors/index.js";
+import { openJournal } from "../../src/journal/index.js";
+import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { journalConformance } from "./conformance.js";
+import { endEvent, inputEvent, outputEvent } from "./events.js";
+
+const tempDirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "hh-journal-"));
+  tempDirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+journalConformance("sqlite", async () => {
+  const journal = SqliteJournal.open(join(tempDir(), "journal.db"));
+  return { journal, cleanup: () => journal.close() };
+});
+
+describe("sqlite journal: tamper detection by raw SQL", () => {
+  let file: string;
+  let journal: SqliteJournal;
+  let raw: Database.Database;
+
+  beforeEach(async () => {
+    file = join(tempDir(), "journal.db");
+    journal = SqliteJournal.open(file);
+    await journal.appendBatch("s", 0, 0, [inputEvent("alpha"), outputEvent("bravo"), inputEvent("charlie"), outputEvent("delta"), endEvent()]);
+    raw = new Database(file);
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await journal.close();
+  });
+
+  it("a changed byte inside an event blob is tampered at that seq", async () => {
+    const row = raw.prepare("SELECT event FROM events WHERE session = 's' AND seq = 2").get() as { event: Buffer };
+    const at = row.event.indexOf("bravo");
+    expect(at).toBeGreaterThan(0);
+    const blob = Buffer.from(row.event);
+    blob[at] = "B".charCodeAt(0);
+    raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 2").run(blob);
+    const result = await journal.verify("s");
+    expect(result).toMatchObject({ ok: false, kind: "tampered", seq: 2 });
+    expect(result.ok ? "" : result.message).toContain("seq 2");
+  });
+
+  it("a changed prev_hash is tampered at that seq", async () => {
+    raw.prepare("UPDATE events SET prev_hash = ? WHERE session = 's' AND seq = 3").run("0".repeat(64));
+    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 3 });
+  });
+
+  it("a changed content_hash is tampered at that seq", async () => {
+    raw.prepare("UPDATE events SET content_hash = 'deadbeef' WHERE session = 's' AND seq = 4").run();
+    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 4 });
+  });
+
+  it("a deleted middle row is a gap naming the missing seq", async () => {
+    raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 2").run();
+    const result = await journal.verify("s");
+    expect(result).toMatchObject({ ok: false, kind: "gap", seq: 2 });
+    expect(result.ok ? "" : result.message).toContain("seq 2");
+  });
+
+  it("a deleted last row is truncation naming the missing seq", async () => {
+    raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 5").run();
+    const result = await journal.verify("s");
+    expect(result).toMatchObject({ ok: false, kind: "truncated", seq: 5 });
+    expect(result.ok ? "" : result.message).toContain("seq 5");
+  });
+
+  it("a garbage blob is undecodable, a class apart from tampering", async () => {
+    raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 3").run(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    const result = await journal.verify("s");
+    expect(result).toMatchObject({ ok: false, kind: "undecodable", seq: 3 });
+    const reading = journal.readRange("s");
+    await expect(reading).rejects.toBeInstanceOf(HostError);
+    await expect(reading).rejects.toMatchObject({ code: ErrorCode.DataLoss });
+  });
+
+  it("a row inserted past the head is tampered", async () => {
+    raw.prepare("INSERT INTO events SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5").run();
+    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 6 });
+  });
+});
+
+describe("sqlite journal: file lifecycle", () => {
+  it("stamps schema version 1 and refuses a newer one", async () => {
+    const file = join(tempDir(), "journal.db");
+    const journal = SqliteJournal.open(file);
+    await journal.close();
+    const raw = new Database(file);
+    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    raw.pragma("user_version = 7");
+    raw.close();
+    let err: unknown;
+    try {
+      SqliteJournal.open(file);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(HostError);
+    expect((err as HostError).code).toBe(ErrorCode.FailedPrecondition);
+    expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (1)");
+  });
+
+  it("keeps records, sessions and registrations across close and reopen", async () => {
+    const file = join(tempDir(), "nested", "dir", "journal.db");
+    const first = await openJournal(`sqlite:${file}`);
+    expect(first.kind).toBe("sqlite");
+    await first.newFence("s");
+    const records = await first.appendBatch("s", 0, 1, [inputEvent("a"), outputEvent("b")]);
+    await first.putRegistration({
+      name: "echo",
+      uid: "harness-1",
+      spec: "{}",
+      specDigest: "sha256:x",
+      state: "active",
+      retireReason: "",
+      retiredAtMs: 0,
+      createdAtMs: 1,
+      updatedAtMs: 1,
+    });
+    await first.close();
+    const second = await openJournal(file);
+    try {
+      expect((await second.readRange("s")).map((r) => r.contentHash)).toEqual(records.map((r) => r.contentHash));
+      expect(await second.currentFence("s")).toBe(1);
+      expect(await second.verify("s")).toMatchObject({ ok: true, records: 2 });
+      expect((await second.getSession("s"))?.computeState).toBe("LIVE");
+      expect((await second.getRegistration("echo"))?.uid).toBe("harness-1");
+      const next = await second.append("s", 2, 1, endEvent());
+      expect(next.prevHash).toBe(records[1]?.contentHash);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("openJournal maps memory: to the in-memory backend", async () => {
+    const journal = await openJournal("memory:");
+    expect(journal.kind).toBe("memory");
+    await journal.close();
+  });
+});
+
+describe("sqlite journal: two processes on one file", () => {
+  interface Writer {
+    ready: Promise<void>;
+    done: Promise<{ code: number | null; out: string; err: string }>;
+    go(): void;
+  }
+
+  function startWriter(file: string, session: string, count: number, id: string): Writer {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/journal/fixtures/writer.ts", file, session, String(count), id], {
+      cwd: process.cwd(),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    let markReady: () => void = () => {};
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("ready\n")) markReady();
+    });
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const done = new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code) => {
+        markReady();
+        resolve({ code, out, err });
+      });
+    });
+    return { ready, done, go: () => child.stdin.end("go\n") };
+  }
+
+  it("interleaves appends with CAS retry into one dense, verifiable chain", async () => {
+    const file = join(tempDir(), "shared.db");
+    const perWriter = 50;
+    const writers = [startWriter(file, "shared", perWriter, "wa"), startWriter(file, "shared", perWriter, "wb")];
+    await Promise.all(writers.map((w) => w.ready));
+    for (const w of writers) w.go();
+    const results = await Promise.all(writers.map((w) => w.done));
+    for (const r of results) expect(r, r.err).toMatchObject({ code: 0 });
+    const journal = SqliteJournal.open(file);
+    try {
+      const records = await journal.readRange("shared");
+      expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 2 * perWriter }, (_, i) => i + 1));
+      const byWriter = (id: string) => records.filter((r) => r.event.executionId === id).length;
+      expect([byWriter("wa"), byWriter("wb")]).toEqual([perWriter, perWriter]);
+      expect(await journal.verify("shared")).toMatchObject({ ok: true, records: 2 * perWriter });
+    } finally {
+      await journal.close();
+    }
+  });
+});
