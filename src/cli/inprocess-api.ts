@@ -1,0 +1,99 @@
+// The CLI's in-process host: opens the journal directly and runs turns in this process. Invariant:
+// it performs exactly the Placer operations the server would, so a journal written here is the same
+// a server would have written.
+import { create } from "@bufbuild/protobuf";
+import { LogRecordSchema, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
+import type { Session } from "../gen/agentsessions/v1/session_pb.js";
+import { textMessage } from "../controller/events.js";
+import { newSessionUid } from "../controller/ids.js";
+import { Host } from "../host/host.js";
+import type { HostConfigInput } from "../host/config.js";
+import { sessionProto } from "../host/session-proto.js";
+import type { JournalRecord } from "../journal/types.js";
+import type { ExecOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+
+export function logRecord(rec: JournalRecord): LogRecord {
+  return create(LogRecordSchema, { seq: BigInt(rec.seq), prevHash: rec.prevHash, contentHash: rec.contentHash, fence: BigInt(rec.fence), event: rec.event });
+}
+
+export class InProcessApi implements SessionsApi {
+  private constructor(private readonly host: Host) {}
+
+  static async open(config: HostConfigInput): Promise<InProcessApi> {
+    return new InProcessApi(await Host.open(config));
+  }
+
+  async exec(p: Parameters<SessionsApi["exec"]>[0]): Promise<ExecOutcome> {
+    const info = p.session ? await this.host.getSession(p.session) : await this.host.createSession(p.harness ? { harness: p.harness } : {});
+    const signal = new AbortController().signal;
+    const result = await this.host.placer.exec({
+      session: info.uid,
+      ...(p.harness ? { harness: p.harness } : {}),
+      inputs: p.inputs.map((t) => textMessage("user", t)),
+      ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: p.expectedLastSeq } : {}),
+      ...(p.onDelta ? { observer: { onDelta: (_id: string, chunk: string) => p.onDelta?.(chunk) } } : {}),
+      signal,
+    });
+    return {
+      session: sessionProto(await this.host.getSession(info.uid)),
+      output: result.outputs.join("\n"),
+      lastSeq: result.lastSeq,
+      records: result.records.map(logRecord),
+    };
+  }
+
+  async replay(session: string): Promise<{ outputs: string[]; modelCalls: number }> {
+    const result = await this.host.placer.replay(session, new AbortController().signal);
+    return { outputs: [...result.outputs], modelCalls: 0 };
+  }
+
+  async *records(session: string): AsyncIterable<LogRecord> {
+    await this.host.getSession(session);
+    for await (const rec of this.host.journal.read(session)) yield logRecord(rec);
+  }
+
+  async fork(p: { session: string; atSeq: number; count: number }): Promise<Session[]> {
+    const parent = await this.host.getSession(p.session);
+    const children = Array.from({ length: p.count }, () => ({
+      uid: newSessionUid(),
+      project: parent.project,
+      harness: parent.harness,
+      model: parent.model,
+      annotations: parent.annotations,
+      ...(parent.origin ? { origin: parent.origin } : {}),
+    }));
+    const res = await this.host.placer.fork({ parent: p.session, atSeq: p.atSeq, children, signal: new AbortController().signal });
+    return res.children.map(sessionProto);
+  }
+
+  async get(session: string): Promise<Session> {
+    return sessionProto(await this.host.getSession(session));
+  }
+
+  async list(p: { project: string; pageSize: number }): Promise<Session[]> {
+    const out: Session[] = [];
+    let token = "";
+    do {
+      const page = await this.host.journal.listSessions({ project: p.project, pageSize: p.pageSize, pageToken: token });
+      out.push(...page.sessions.map(sessionProto));
+      token = page.nextPageToken;
+    } while (token !== "");
+    return out;
+  }
+
+  async suspend(session: string): Promise<SuspendOutcome> {
+    const res = await this.host.placer.suspend(session, new AbortController().signal);
+    return { session: sessionProto(await this.host.getSession(session)), snapshot: { memory: res.ref.memory, digest: res.ref.externalUri, local: res.ref.local } };
+  }
+
+  async resume(session: string): Promise<Session> {
+    await this.host.placer.resume(session, new AbortController().signal);
+    return sessionProto(await this.host.getSession(session));
+  }
+
+  async close(): Promise<void> {
+    await this.host.close();
+  }
+}
+
+export { newSessionUid };

@@ -1,0 +1,46 @@
+// Host configuration, validated with zod at the trust boundary (flags, environment, config file).
+// Invariant: a Host is only ever built from a config that passed this schema.
+import { z } from "zod";
+
+/** A harness served by this host: `name=<runtime>:<target>` on the command line. */
+export const HarnessSpecFlag = z.object({
+  name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "harness names are RFC 1123 DNS labels"),
+  runtime: z.enum(["local", "spawned", "remote"]),
+  /** A built-in harness name, a harness module path, or (remote) a node address. */
+  target: z.string().min(1),
+  checkpointPolicy: z.enum(["every-turn", "on-suspend"]).default("every-turn"),
+  descriptorId: z.string().default(""),
+});
+export type HarnessSpecFlag = z.infer<typeof HarnessSpecFlag>;
+
+export const HostConfig = z.object({
+  /** Data directory for the SQLite journal and snapshot blobs. Default ./.harnesshost. */
+  dataDir: z.string().min(1).default("./.harnesshost"),
+  /** Journal URL: "sqlite:PATH", a bare path, "memory:" or "postgres://…". Default: DATA/journal.db. */
+  journal: z.string().optional(),
+  /** "echo" (deterministic built-in) or an OpenAI-compatible base URL. */
+  model: z.string().default("echo"),
+  /** Model id sent to an OpenAI-compatible provider. */
+  modelName: z.string().optional(),
+  /** Harnesses served besides the built-in `echo` (local) and `counter` (spawned). */
+  harnesses: z.array(HarnessSpecFlag).default([]),
+  /** The harness a new session gets when it names none. */
+  defaultHarness: z.string().default("echo"),
+  /**
+   * How long (ms) a spawned harness node with no actors stays up before it exits. 0 frees it at once
+   * on suspend; a little idle time keeps suspend/resume cycles from paying a process start each.
+   */
+  nodeIdleMs: z.number().int().min(0).default(2000),
+  /** Project used when a request names none. */
+  defaultProject: z.string().default("default"),
+});
+export type HostConfig = z.infer<typeof HostConfig>;
+export type HostConfigInput = z.input<typeof HostConfig>;
+
+/** Parses `name=<runtime>:<target>` (e.g. `mine=remote:unix:///tmp/x.sock`). */
+export function parseHarnessFlag(flag: string): HarnessSpecFlag {
+  const eq = flag.indexOf("=");
+  const colon = flag.indexOf(":", eq + 1);
+  if (eq < 1 || colon < 0) throw new Error(`--harness expects name=<local|spawned|remote>:<target>, got ${JSON.stringify(flag)}`);
+  return HarnessSpecFlag.parse({ name: flag.slice(0, eq), runtime: flag.slice(eq + 1, colon), target: flag.slice(colon + 1) });
+}

@@ -1,0 +1,103 @@
+// A Host assembles one journal, one snapshot store, the harness registry and the Placer from a
+// validated config; the gRPC server and the in-process CLI both run on it. Invariant: everything a
+// host writes goes through the journal it opened here, and closing it releases every runtime.
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { IdentityRefSchema, OriginSchema } from "../gen/agentsessions/v1/common_pb.js";
+import type { IdentityRef, Origin } from "../gen/agentsessions/v1/common_pb.js";
+import { newSessionUid } from "../controller/ids.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { openJournal } from "../journal/index.js";
+import type { Journal, SessionInfo } from "../journal/types.js";
+import { modelFromFlag } from "../model/index.js";
+import type { ModelProvider } from "../model/types.js";
+import { HarnessRegistry } from "../placement/registry.js";
+import { Placer } from "../placement/placer.js";
+import type { ToolExecutor } from "../controller/tools.js";
+import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
+import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
+import { buildRuntime, hasRuntimeBuilder } from "./runtimes.js";
+
+export interface NewSession {
+  readonly harness?: string;
+  readonly project?: string;
+  readonly name?: string;
+  readonly model?: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+  readonly origin?: Origin;
+  readonly identity?: IdentityRef;
+}
+
+export interface HostOverrides {
+  readonly model?: ModelProvider;
+  readonly tools?: ToolExecutor;
+  readonly journal?: Journal;
+  readonly snapshots?: SnapshotStore;
+}
+
+/** The static harnesses every host serves unless the config names them otherwise. */
+export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
+  { name: "echo", runtime: "local", target: "echo", checkpointPolicy: "every-turn", descriptorId: "" },
+  { name: "counter", runtime: "spawned", target: "counter", checkpointPolicy: "every-turn", descriptorId: "" },
+];
+
+export class Host {
+  private constructor(
+    readonly config: HostConfig,
+    readonly journal: Journal,
+    readonly snapshots: SnapshotStore,
+    readonly registry: HarnessRegistry,
+    readonly placer: Placer,
+    readonly model: ModelProvider,
+  ) {}
+
+  static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
+    const config = HostConfig.parse(input);
+    const journal = overrides.journal ?? (await openJournal(config.journal ?? join(config.dataDir, "journal.db")));
+    const snapshots = overrides.snapshots ?? new FsSnapshotStore(join(config.dataDir, "snapshots"));
+    const model = overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
+    const registry = new HarnessRegistry(config.defaultHarness);
+    const configured = new Set(config.harnesses.map((h) => h.name));
+    const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name) && hasRuntimeBuilder(b.runtime)), ...config.harnesses];
+    try {
+      for (const spec of statics) {
+        const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs });
+        registry.addStatic({ name: spec.name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: spec.checkpointPolicy });
+      }
+    } catch (err) {
+      await registry.close();
+      await journal.close();
+      throw err;
+    }
+    const placer = new Placer({ journal, model, harnesses: registry, ...(overrides.tools ? { tools: overrides.tools } : {}) });
+    return new Host(config, journal, snapshots, registry, placer, model);
+  }
+
+  /** Creates a session's metadata row (no events, no compute). */
+  async createSession(init: NewSession = {}): Promise<SessionInfo> {
+    const entry = this.registry.resolveForNewSession(init.harness ?? "");
+    return this.journal.createSession({
+      uid: newSessionUid(),
+      project: init.project || this.config.defaultProject,
+      name: init.name ?? "",
+      harness: entry.name,
+      model: init.model ?? "",
+      labels: init.labels ?? {},
+      annotations: init.annotations ?? {},
+      ...(init.origin ? { origin: create(OriginSchema, init.origin) } : {}),
+      ...(init.identity ? { identity: create(IdentityRefSchema, init.identity) } : {}),
+    });
+  }
+
+  async getSession(uid: string): Promise<SessionInfo> {
+    const info = await this.journal.getSession(uid);
+    if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
+    return info;
+  }
+
+  async close(): Promise<void> {
+    await this.registry.close();
+    await this.journal.close();
+  }
+}

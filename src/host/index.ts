@@ -1,0 +1,8 @@
+// Host assembly: config → journal, snapshot store, registry, placer.
+export { Host, BUILTIN_STATICS } from "./host.js";
+export type { HostOverrides, NewSession } from "./host.js";
+export { HostConfig, HarnessSpecFlag, parseHarnessFlag } from "./config.js";
+export type { HostConfigInput } from "./config.js";
+export { buildRuntime, loadHarnessFactory, registerRuntimeBuilder } from "./runtimes.js";
+export type { RuntimeBuilder, RuntimeContext } from "./runtimes.js";
+export { sessionProto } from "./session-proto.js";

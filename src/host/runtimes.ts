@@ -1,0 +1,48 @@
+// Turns a harness spec into a runtime bound to it. Invariant: the runtime kind named in the spec is
+// the one built — a memory harness configured on `local` gets the local runtime and is then refused by
+// CanPlace at every admission, never silently upgraded.
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { builtinHarnesses } from "../../harnesses/index.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { LocalRuntime } from "../runtime/local.js";
+import type { Runtime } from "../runtime/types.js";
+import type { HarnessFactory } from "../sdk/types.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import type { HarnessSpecFlag } from "./config.js";
+
+export interface RuntimeContext {
+  readonly snapshots: SnapshotStore;
+  readonly nodeIdleMs: number;
+}
+
+/** A built-in harness name, or a module whose default export is a harness factory. */
+export async function loadHarnessFactory(target: string): Promise<HarnessFactory> {
+  const builtin = builtinHarnesses[target];
+  if (builtin) return builtin;
+  if (!/\.(m?[jt]s)$/.test(target)) {
+    throw new HostError(ErrorCode.InvalidArgument, `unknown built-in harness "${target}" (built-ins: ${Object.keys(builtinHarnesses).join(", ")}); a module path must end in .js, .mjs or .ts`);
+  }
+  const mod = (await import(pathToFileURL(resolve(target)).href)) as { default?: unknown };
+  if (typeof mod.default !== "function") throw new HostError(ErrorCode.InvalidArgument, `harness module ${target} has no default export factory`);
+  return mod.default as HarnessFactory;
+}
+
+export type RuntimeBuilder = (spec: HarnessSpecFlag, ctx: RuntimeContext) => Promise<Runtime>;
+
+const builders = new Map<HarnessSpecFlag["runtime"], RuntimeBuilder>([["local", async (spec) => new LocalRuntime(await loadHarnessFactory(spec.target))]]);
+
+/** Registers the builder of a runtime kind (spawned and remote live in their own modules). */
+export function registerRuntimeBuilder(kind: HarnessSpecFlag["runtime"], builder: RuntimeBuilder): void {
+  builders.set(kind, builder);
+}
+
+export function hasRuntimeBuilder(kind: HarnessSpecFlag["runtime"]): boolean {
+  return builders.has(kind);
+}
+
+export async function buildRuntime(spec: HarnessSpecFlag, ctx: RuntimeContext): Promise<Runtime> {
+  const builder = builders.get(spec.runtime);
+  if (!builder) throw new HostError(ErrorCode.FailedPrecondition, `runtime "${spec.runtime}" is not available in this build`);
+  return builder(spec, ctx);
+}

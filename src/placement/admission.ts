@@ -1,0 +1,47 @@
+// The placement gate run on every Exec, Resume and Fork before any compute is created or anything is
+// journaled (SPEC §7). Invariant: a memory-tier harness is admitted only onto a runtime that can
+// snapshot memory, and a registered descriptor id must match what the harness reports.
+import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError, isHostError } from "../errors/index.js";
+import { canPlace } from "../runtime/types.js";
+import type { HarnessEntry } from "./harness-entry.js";
+
+/** Bound on a Describe at admission (ms): long enough for a cold node, short enough to fail fast. */
+export const DESCRIBE_TIMEOUT_MS = 10_000;
+
+export interface Admission {
+  readonly descriptor: HarnessDescriptor;
+  readonly memory: boolean;
+}
+
+export function requiresMemory(d: HarnessDescriptor): boolean {
+  return d.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
+}
+
+export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<Admission> {
+  const bound = AbortSignal.timeout(DESCRIBE_TIMEOUT_MS);
+  const sig = signal ? AbortSignal.any([signal, bound]) : bound;
+  let descriptor: HarnessDescriptor;
+  try {
+    descriptor = await entry.runtime.describe(sig);
+  } catch (err) {
+    if (signal?.aborted) throw new HostError(ErrorCode.DeadlineExceeded, `admission of harness "${entry.name}" interrupted by the caller`, { cause: err });
+    if (isHostError(err) && err.code !== ErrorCode.Unavailable && err.code !== ErrorCode.Internal && err.code !== ErrorCode.DeadlineExceeded) throw err;
+    throw new HostError(ErrorCode.Unavailable, `placement: harness "${entry.name}" is unavailable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  if (entry.descriptorId !== "" && descriptor.id !== entry.descriptorId) {
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `placement: harness "${entry.name}" reports descriptor id "${descriptor.id}" but its registration expects "${entry.descriptorId}"`,
+    );
+  }
+  const memory = requiresMemory(descriptor);
+  const caps = await entry.runtime.capabilities(sig);
+  if (!canPlace(memory, caps)) {
+    throw new HostError(
+      ErrorCode.Unplaceable,
+      `placement: harness cannot be placed on this runtime: harness "${descriptor.id}" needs REQUIRES_MEMORY_SNAPSHOT but the ${entry.runtime.name} runtime provides MemorySnapshot=false`,
+    );
+  }
+  return { descriptor, memory };
+}

@@ -1,0 +1,54 @@
+// The harness registry: static harnesses (built in or configured at start-up) and harnesses
+// registered at runtime. Invariant: a name resolves to one entry; static names can never be
+// registered over; a retired harness still serves its existing sessions.
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
+
+export class HarnessRegistry implements HarnessResolver {
+  private readonly entries = new Map<string, HarnessEntry>();
+
+  constructor(readonly defaultName: string) {}
+
+  addStatic(entry: Omit<HarnessEntry, "source" | "state">): void {
+    if (this.entries.has(entry.name)) throw new HostError(ErrorCode.AlreadyExists, `harness "${entry.name}" is configured twice`);
+    this.entries.set(entry.name, { ...entry, source: "static", state: "active" });
+  }
+
+  /** Adds or replaces a registered (non-static) entry. */
+  putRegistered(entry: Omit<HarnessEntry, "source">): void {
+    const existing = this.entries.get(entry.name);
+    if (existing?.source === "static") throw new HostError(ErrorCode.AlreadyExists, `"${entry.name}" is a static harness`);
+    this.entries.set(entry.name, { ...entry, source: "registered" });
+  }
+
+  get(name: string): HarnessEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  resolve(name: string): HarnessEntry {
+    const entry = this.entries.get(name || this.defaultName);
+    if (!entry) {
+      throw new HostError(ErrorCode.InvalidArgument, `unknown harness "${name}"; this host serves: ${[...this.entries.keys()].sort().join(", ")}`);
+    }
+    return entry;
+  }
+
+  /** Resolves a harness for a new session: retired harnesses are refused. */
+  resolveForNewSession(name: string): HarnessEntry {
+    const entry = this.resolve(name);
+    if (entry.state === "retired") throw new HostError(ErrorCode.FailedPrecondition, `harness "${entry.name}" is retired; existing sessions keep running but new ones are refused`);
+    return entry;
+  }
+
+  names(): string[] {
+    return [...this.entries.keys()].sort();
+  }
+
+  all(): HarnessEntry[] {
+    return this.names().map((n) => this.entries.get(n)!);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.entries.values()].map((e) => e.runtime.close()));
+  }
+}

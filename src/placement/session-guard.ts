@@ -1,0 +1,26 @@
+// Per-session exclusion for Exec, Suspend, Resume and Fork. Invariant: two operations on one
+// session never overlap in this host; an overlapping caller is refused (ABORTED), never queued.
+import { ErrorCode, HostError } from "../errors/index.js";
+
+export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve";
+
+export class SessionGuard {
+  private readonly held = new Map<string, SessionOperation>();
+
+  /** Takes the session or throws SessionBusy; returns the release function. */
+  acquire(session: string, op: SessionOperation): () => void {
+    const current = this.held.get(session);
+    if (current) throw new HostError(ErrorCode.SessionBusy, `session ${session} is busy (${current} in progress)`);
+    this.held.set(session, op);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held.delete(session);
+    };
+  }
+
+  isBusy(session: string): boolean {
+    return this.held.has(session);
+  }
+}

@@ -1,0 +1,80 @@
+// The local runtime: harnesses run in the host process and the journal is the only durable state
+// ("a plain pod"). Invariant: it never claims memory snapshots, so CanPlace refuses memory-tier
+// harnesses on it before anything runs.
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { ComputeStateName } from "../journal/types.js";
+import type { Harness, HarnessFactory } from "../sdk/types.js";
+import {
+  NO_CAPABILITIES,
+  type ForkOptions,
+  type Incarnation,
+  type Runtime,
+  type RuntimeCapabilities,
+  type SessionSpec,
+  type SnapshotKind,
+  type SnapshotRef,
+} from "./types.js";
+
+export class LocalRuntime implements Runtime {
+  readonly name = "local";
+  private readonly actors = new Map<string, Harness>();
+  private probe: Harness | undefined;
+
+  constructor(private readonly factory: HarnessFactory) {}
+
+  async capabilities(): Promise<RuntimeCapabilities> {
+    return NO_CAPABILITIES;
+  }
+
+  async describe(): Promise<HarnessDescriptor> {
+    this.probe ??= this.factory();
+    return await this.probe.describe();
+  }
+
+  async create(spec: SessionSpec): Promise<Incarnation> {
+    if (!spec.sessionUid) throw new HostError(ErrorCode.InvalidArgument, "local: create requires a session uid");
+    const existing = this.actors.get(spec.sessionUid);
+    if (existing) return this.incarnation(spec.sessionUid, existing, "attached");
+    const harness = this.factory();
+    this.actors.set(spec.sessionUid, harness);
+    return this.incarnation(spec.sessionUid, harness, "created");
+  }
+
+  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "local: warm (LOCAL) snapshots are not supported; the journal is the durable state — use EXTERNAL");
+    // Filesystem-only: the ref names the session to replay; the actor is freed.
+    this.actors.delete(sessionUid);
+    return { local: sessionUid, externalUri: "", memory: false, sealed: false };
+  }
+
+  async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
+    if (!ref.local) throw new HostError(ErrorCode.InvalidArgument, "local: snapshot ref is missing its session handle");
+    return this.create(spec);
+  }
+
+  async fork(_ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
+    if (!opts.childSessionUid) throw new HostError(ErrorCode.InvalidArgument, "local: fork requires a child session uid");
+    return this.create({ sessionUid: opts.childSessionUid, harnessName: opts.harnessName });
+  }
+
+  async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
+    return { harness: this.factory(), release: async () => undefined };
+  }
+
+  async stop(sessionUid: string): Promise<void> {
+    this.actors.delete(sessionUid);
+  }
+
+  async status(sessionUid: string): Promise<ComputeStateName> {
+    return this.actors.has(sessionUid) ? "LIVE" : "NONE";
+  }
+
+  async close(): Promise<void> {
+    this.actors.clear();
+  }
+
+  private incarnation(sessionUid: string, harness: Harness, origin: Incarnation["origin"]): Incarnation {
+    return { sessionUid, runtime: this.name, worker: `pid:${process.pid}`, address: "", origin, harness };
+  }
+}

@@ -1,0 +1,88 @@
+// The Runtime SPI (SPEC §7): a compute backend bound to one harness. Invariants: capabilities are
+// honest (memorySnapshot only when RAM really round-trips); create is idempotent per session; a
+// snapshot keeps the actor restorable; fork never leaves a half-made child behind.
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import type { ComputeStateName } from "../journal/types.js";
+import type { Harness } from "../sdk/types.js";
+
+export type SnapshotKind = "LOCAL" | "EXTERNAL";
+
+/** The journaled snapshot reference (LIFECYCLE_SUSPEND carries it as snapshot_* fields). */
+export interface SnapshotRef {
+  /** The session handle; every backend records its own session uid here. */
+  readonly local: string;
+  /** Memory backends: "sha256:<hex>" of the actor-state blob in the snapshot store. */
+  readonly externalUri: string;
+  readonly memory: boolean;
+  readonly sealed: boolean;
+}
+
+export interface RuntimeCapabilities {
+  readonly memorySnapshot: boolean;
+  readonly cowFork: boolean;
+  readonly attest: boolean;
+  readonly gpuState: boolean;
+}
+
+export const NO_CAPABILITIES: RuntimeCapabilities = { memorySnapshot: false, cowFork: false, attest: false, gpuState: false };
+
+export interface SessionSpec {
+  readonly sessionUid: string;
+  /** Registry name of the harness, for diagnostics. */
+  readonly harnessName: string;
+}
+
+/**
+ * How an incarnation's actor came to be: `created` (a fresh instance, no RAM state), `attached` (the
+ * live actor that already served this session), `restored` (RAM state loaded from a snapshot).
+ */
+export type IncarnationOrigin = "created" | "attached" | "restored";
+
+export interface Incarnation {
+  readonly sessionUid: string;
+  /** "local", "spawned" or "remote". */
+  readonly runtime: string;
+  /** Diagnostics: a pid or node address. */
+  readonly worker: string;
+  /** Where the harness listens ("" when in-process). */
+  readonly address: string;
+  readonly origin: IncarnationOrigin;
+  /** The handle turns run against. */
+  readonly harness: Harness;
+}
+
+export interface ForkOptions {
+  readonly childSessionUid: string;
+  readonly harnessName: string;
+}
+
+export interface Runtime {
+  /** "local", "spawned" or "remote". */
+  readonly name: string;
+  /** Checked at every admission (a remote node may change what it serves). */
+  capabilities(signal?: AbortSignal): Promise<RuntimeCapabilities>;
+  /** The harness's descriptor, read before any compute is created. */
+  describe(signal?: AbortSignal): Promise<HarnessDescriptor>;
+  /** Attach to the session's live actor or create a fresh one. Idempotent per session. */
+  create(spec: SessionSpec): Promise<Incarnation>;
+  /** EXTERNAL: capture the session's actor; memory backends store a blob and keep the actor live. */
+  snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef>;
+  /** Bring the session back from a ref: memory backends load the blob (DATA_LOSS if corrupt). */
+  restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation>;
+  /** A child incarnation: memory backends restore the parent's blob into the child's actor. */
+  fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation>;
+  /**
+   * A harness instance bound to no session (a fresh actor), for replay: replay must never run
+   * against a live actor, whose RAM state it would disturb.
+   */
+  ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }>;
+  /** Frees the session's actor (and an idle process). */
+  stop(sessionUid: string): Promise<void>;
+  status(sessionUid: string): Promise<ComputeStateName>;
+  close(): Promise<void>;
+}
+
+/** The CanPlace rule: refuse exactly a memory-tier harness on a runtime without memory snapshots. */
+export function canPlace(requiresMemorySnapshot: boolean, caps: RuntimeCapabilities): boolean {
+  return !(requiresMemorySnapshot && !caps.memorySnapshot);
+}
