@@ -1,0 +1,125 @@
+// The actor-state codec (SPEC §8): a harness instance's own enumerable data properties, v8-serialized,
+// with registered-class instances restored onto their prototypes. Invariant: encode either produces
+// bytes that decode to an equivalent graph (shared references and cycles included) or throws a
+// HostError naming the offending path, and it never mutates the live actor.
+//
+// What is invisible to the codec (by design of v8 serialization, documented in SPEC §8):
+// - symbol-keyed properties are skipped, and ES `#private` fields are not properties at all: both are
+//   silently absent after restore (the conformance suite detects such state loss by behaviour);
+// - non-enumerable properties are skipped; own accessors are invoked and stored as data;
+// - objects with a null prototype come back with Object.prototype;
+// - Errors keep only name (built-in type), message, stack and cause.
+// Restored typed arrays/Buffers may be views into the decoded `bytes`: do not reuse that buffer.
+import { deserialize, serialize } from "node:v8";
+import { z } from "zod";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { inspectActorState, type SelfRef } from "./inspect.js";
+import { ClassRegistry, type ClassList } from "./registry.js";
+
+export type { ClassList } from "./registry.js";
+
+/** Codec identifier stored inside every actor snapshot. */
+export const ACTOR_CODEC = "v8/1";
+
+export interface ActorCodecOptions {
+  readonly classes?: ClassList;
+}
+
+/**
+ * The serialized envelope. It holds references into the live graph (not copies): v8 keeps identity,
+ * so `tagged[i]` and the slots named by `selfRefs` are the very objects inside `root`.
+ */
+interface Envelope {
+  codec: string;
+  root: object;
+  tagged: object[];
+  names: string[];
+  selfRefs: SelfRef[];
+}
+
+const isObject = (v: unknown): v is object => typeof v === "object" && v !== null;
+
+const EnvelopeSchema = z.object({
+  codec: z.string(),
+  root: z.custom<object>(isObject),
+  tagged: z.array(z.custom<object>(isObject)),
+  names: z.array(z.string()),
+  selfRefs: z.array(z.object({ in: z.custom<object>(isObject), key: z.unknown(), map: z.boolean() })),
+});
+
+/** Serializes the actor's own enumerable data properties; throws FailedPrecondition naming the first bad path. */
+export function encodeActor(instance: object, opts?: ActorCodecOptions): Uint8Array {
+  const registry = new ClassRegistry(opts?.classes, Object.getPrototypeOf(instance) as object | null);
+  const facts = inspectActorState(instance, registry);
+  const envelope: Envelope = {
+    codec: ACTOR_CODEC,
+    root: instance,
+    tagged: facts.tagged,
+    names: facts.names,
+    selfRefs: facts.selfRefs,
+  };
+  try {
+    return serialize(envelope);
+  } catch (err) {
+    // The walk rejects everything we know of; this is the net for what it cannot see (e.g. a
+    // function inside an array's extra property or an Error's own field).
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new HostError(ErrorCode.FailedPrecondition, `snapshot: cannot serialize state: ${reason}`, { cause: err });
+  }
+}
+
+function parseEnvelope(bytes: Uint8Array): Envelope {
+  let raw: unknown;
+  try {
+    raw = deserialize(bytes);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new HostError(ErrorCode.DataLoss, `snapshot: bytes are not a v8 actor snapshot: ${reason}`, { cause: err });
+  }
+  if (isObject(raw) && "codec" in raw && typeof raw.codec === "string" && raw.codec !== ACTOR_CODEC) {
+    throw new HostError(ErrorCode.DataLoss, `snapshot: unknown actor codec ${JSON.stringify(raw.codec)} (expected ${ACTOR_CODEC})`);
+  }
+  const parsed = EnvelopeSchema.safeParse(raw);
+  if (!parsed.success || parsed.data.tagged.length !== parsed.data.names.length) {
+    throw new HostError(ErrorCode.DataLoss, "snapshot: bytes are not a v8 actor snapshot (malformed envelope)");
+  }
+  // zod rebuilt the outer objects; identity matters, so keep the deserialized originals.
+  return raw as Envelope;
+}
+
+/**
+ * Restores a snapshot onto `fresh` (a just-constructed harness instance, so its class and methods are
+ * kept): own enumerable properties not in the snapshot are deleted, captured ones assigned. Returns `fresh`.
+ */
+export function decodeActor<T extends object>(bytes: Uint8Array, fresh: T, opts?: ActorCodecOptions): T {
+  const envelope = parseEnvelope(bytes);
+  const registry = new ClassRegistry(opts?.classes, Object.getPrototypeOf(fresh) as object | null);
+  envelope.tagged.forEach((obj, i) => {
+    const name = envelope.names[i] ?? "";
+    const proto = registry.protoOf(name);
+    if (proto === undefined) {
+      throw new HostError(ErrorCode.FailedPrecondition, `snapshot: state holds an instance of class ${name}, which is not registered`);
+    }
+    if (Object.getPrototypeOf(obj) !== Object.prototype) {
+      throw new HostError(ErrorCode.DataLoss, `snapshot: tagged instance of ${name} is not a plain object`);
+    }
+    Object.setPrototypeOf(obj, proto);
+  });
+  for (const ref of envelope.selfRefs) {
+    if (ref.map) {
+      if (!(ref.in instanceof Map)) throw new HostError(ErrorCode.DataLoss, "snapshot: malformed back reference");
+      ref.in.set(ref.key, fresh);
+    } else {
+      Object.defineProperty(ref.in, String(ref.key), { value: fresh, writable: true, enumerable: true, configurable: true });
+    }
+  }
+  const captured = envelope.root as Record<string, unknown>;
+  const keep = new Set(Object.keys(captured));
+  for (const key of Object.keys(fresh)) {
+    if (!keep.has(key)) Reflect.deleteProperty(fresh, key);
+  }
+  for (const key of keep) {
+    Object.defineProperty(fresh, key, { value: captured[key], writable: true, enumerable: true, configurable: true });
+  }
+  return fresh;
+}

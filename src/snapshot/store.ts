@@ -1,0 +1,233 @@
+// Content-addressed snapshot blobs (SPEC §8): a blob's name is the sha256 of its bytes.
+// Invariant: `get` returns bytes only after re-hashing them to the requested digest; a corrupt or
+// missing blob is refused with DataLoss, and `put` makes a blob visible only once it is fully on disk.
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { ErrorCode, HostError } from "../errors/index.js";
+
+export interface SnapshotStore {
+  /** Stores the bytes and returns their digest, `sha256:<hex>`. Storing the same bytes twice keeps one blob. */
+  put(bytes: Uint8Array): Promise<string>;
+  /** The verified bytes; DataLoss when the blob is missing or does not hash to `digest`. */
+  get(digest: string): Promise<Uint8Array>;
+  has(digest: string): Promise<boolean>;
+  /** Removes the blob; deleting an absent blob is not an error. */
+  delete(digest: string): Promise<void>;
+  /** Every stored digest, sorted. */
+  list(): Promise<string[]>;
+  stats(): Promise<{ blobs: number; bytes: number }>;
+}
+
+const DIGEST = /^sha256:([0-9a-f]{64})$/;
+const HEX_NAME = /^[0-9a-f]{64}$/;
+
+/** The hex part of a `sha256:<hex>` digest; InvalidArgument for anything else. */
+export function parseDigest(digest: string): string {
+  const hex = DIGEST.exec(digest)?.[1];
+  if (hex === undefined) throw new HostError(ErrorCode.InvalidArgument, `invalid snapshot digest ${JSON.stringify(digest)}`);
+  return hex;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function verified(digest: string, hex: string, bytes: Uint8Array): Uint8Array {
+  const actual = sha256(bytes);
+  if (actual !== hex) {
+    throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is corrupt: its ${bytes.length} bytes hash to sha256:${actual}`);
+  }
+  return bytes;
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof Error && "code" in err && err.code === "ENOENT";
+}
+
+/** Blobs as files `<dir>/sha256/<first 2 hex>/<hex>`, written to a temp file, fsynced, then renamed. */
+export class FsSnapshotStore implements SnapshotStore {
+  private readonly root: string;
+
+  constructor(dir: string) {
+    this.root = join(dir, "sha256");
+  }
+
+  private pathOf(hex: string): string {
+    return join(this.root, hex.slice(0, 2), hex);
+  }
+
+  async put(bytes: Uint8Array): Promise<string> {
+    const hex = sha256(bytes);
+    const digest = `sha256:${hex}`;
+    const target = this.pathOf(hex);
+    if (await this.holdsIntact(target, hex)) return digest;
+    const dir = join(this.root, hex.slice(0, 2));
+    await mkdir(dir, { recursive: true });
+    const temp = join(dir, `.${hex}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      const file = await open(temp, "wx");
+      try {
+        await file.writeFile(bytes);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, target);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+    await syncDir(dir);
+    return digest;
+  }
+
+  /** True when the blob exists and is intact; a damaged copy is overwritten by the caller. */
+  private async holdsIntact(path: string, hex: string): Promise<boolean> {
+    try {
+      return sha256(await readFile(path)) === hex;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async get(digest: string): Promise<Uint8Array> {
+    const hex = parseDigest(digest);
+    let bytes: Uint8Array;
+    try {
+      const file = await readFile(this.pathOf(hex));
+      bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength); // plain view, no copy
+    } catch (err) {
+      if (isNotFound(err)) throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is missing`);
+      throw err;
+    }
+    return verified(digest, hex, bytes);
+  }
+
+  async has(digest: string): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(parseDigest(digest)))).isFile();
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  async delete(digest: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(parseDigest(digest)));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async list(): Promise<string[]> {
+    return (await this.entries()).map((e) => `sha256:${e.hex}`);
+  }
+
+  async stats(): Promise<{ blobs: number; bytes: number }> {
+    const entries = await this.entries();
+    return { blobs: entries.length, bytes: entries.reduce((sum, e) => sum + e.size, 0) };
+  }
+
+  private async entries(): Promise<{ hex: string; size: number }[]> {
+    let prefixes: string[];
+    try {
+      prefixes = await readdir(this.root);
+    } catch (err) {
+      if (isNotFound(err)) return [];
+      throw err;
+    }
+    const out: { hex: string; size: number }[] = [];
+    for (const prefix of prefixes.sort()) {
+      let names: string[];
+      try {
+        names = await readdir(join(this.root, prefix));
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      for (const name of names.sort()) {
+        if (!HEX_NAME.test(name) || !name.startsWith(prefix)) continue; // temp files, strays
+        try {
+          const info = await stat(join(this.root, prefix, name));
+          if (info.isFile()) out.push({ hex: name, size: info.size });
+        } catch (err) {
+          if (!isNotFound(err)) throw err; // deleted while listing
+        }
+      }
+    }
+    return out;
+  }
+}
+
+/** Makes a rename durable: fsync the directory that holds the new name (best effort where unsupported). */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } catch (err) {
+    if (!(err instanceof Error && "code" in err && (err.code === "EINVAL" || err.code === "EPERM"))) throw err;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** In-memory store for tests; it copies bytes in and out, so callers cannot alter what it holds. */
+export class MemorySnapshotStore implements SnapshotStore {
+  private readonly blobs = new Map<string, Uint8Array>();
+
+  async put(bytes: Uint8Array): Promise<string> {
+    const digest = `sha256:${sha256(bytes)}`;
+    if (!this.blobs.has(digest)) this.blobs.set(digest, Uint8Array.from(bytes));
+    return digest;
+  }
+
+  async get(digest: string): Promise<Uint8Array> {
+    const hex = parseDigest(digest);
+    const bytes = this.blobs.get(digest);
+    if (bytes === undefined) throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is missing`);
+    return verified(digest, hex, Uint8Array.from(bytes));
+  }
+
+  async has(digest: string): Promise<boolean> {
+    parseDigest(digest);
+    return this.blobs.has(digest);
+  }
+
+  async delete(digest: string): Promise<void> {
+    parseDigest(digest);
+    this.blobs.delete(digest);
+  }
+
+  async list(): Promise<string[]> {
+    return [...this.blobs.keys()].sort();
+  }
+
+  async stats(): Promise<{ blobs: number; bytes: number }> {
+    let bytes = 0;
+    for (const blob of this.blobs.values()) bytes += blob.length;
+    return { blobs: this.blobs.size, bytes };
+  }
+}
+
+/**
+ * Deletes every blob not in `referenced` (SPEC §8: latest checkpoints, SUSPEND records, fork children).
+ * The caller must include digests of puts still in flight: a blob put after the listing survives,
+ * but one put before it and not yet referenced would be collected.
+ */
+export async function collectGarbage(store: SnapshotStore, referenced: Iterable<string>): Promise<{ deleted: string[] }> {
+  const keep = new Set<string>();
+  for (const digest of referenced) {
+    parseDigest(digest);
+    keep.add(digest);
+  }
+  const deleted: string[] = [];
+  for (const digest of await store.list()) {
+    if (keep.has(digest)) continue;
+    await store.delete(digest);
+    deleted.push(digest);
+  }
+  return { deleted };
+}
