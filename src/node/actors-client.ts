@@ -1,0 +1,140 @@
+// The host's view of a node's Actors service. Invariant: snapshot bytes are returned only when the
+// trailer's sha256 and size match what arrived (else DATA_LOSS), and restores always send a trailer
+// computed over exactly the bytes sent.
+import { createHash } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
+import type { RestoreActorRequestSchema, SnapshotTrailer } from "../gen/harnesshost/v1/actors_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { createClient } from "../wire/index.js";
+import type { MethodsOf, ServiceClient } from "../wire/index.js";
+import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+
+/** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
+export const DEFAULT_ACTOR_CODEC = "v8/1";
+
+export interface ActorsClientOptions {
+  readonly address: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+export interface ActorSummary {
+  readonly session: string;
+  readonly turns: number;
+}
+
+export interface NodeInfo {
+  readonly pid: number;
+  readonly incrementalHistory: boolean;
+  readonly codecs: readonly string[];
+}
+
+export interface ActorSnapshot {
+  readonly bytes: Uint8Array;
+  readonly sha256: string;
+  readonly codec: string;
+}
+
+interface Call {
+  readonly signal?: AbortSignal;
+}
+
+export class ActorsClient {
+  readonly address: string;
+  readonly #client: ServiceClient<MethodsOf<typeof Actors>>;
+
+  constructor(opts: ActorsClientOptions) {
+    this.address = opts.address;
+    this.#client = createClient(Actors, opts.address, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
+  }
+
+  /** The actor's state bytes (see snapshotWithTrailer for the digest and codec). */
+  async snapshot(session: string, opts: Call = {}): Promise<Uint8Array> {
+    return (await this.snapshotWithTrailer(session, opts)).bytes;
+  }
+
+  async snapshotWithTrailer(session: string, opts: Call = {}): Promise<ActorSnapshot> {
+    const chunks: Uint8Array[] = [];
+    const hash = createHash("sha256");
+    let size = 0;
+    let trailer: SnapshotTrailer | undefined;
+    for await (const msg of this.#client.snapshotActor({ session }, opts)) {
+      if (trailer !== undefined) throw dataLoss(`snapshot of ${session}: data after the trailer`);
+      switch (msg.chunk.case) {
+        case "data":
+          chunks.push(msg.chunk.value);
+          hash.update(msg.chunk.value);
+          size += msg.chunk.value.length;
+          break;
+        case "trailer":
+          trailer = msg.chunk.value;
+          break;
+        case undefined:
+          throw dataLoss(`snapshot of ${session}: empty chunk`);
+        default: {
+          const exhaustive: never = msg.chunk;
+          throw dataLoss(`snapshot of ${session}: unknown chunk ${String(exhaustive)}`);
+        }
+      }
+    }
+    if (trailer === undefined) throw dataLoss(`snapshot of ${session}: stream ended without a trailer`);
+    const digest = hash.digest("hex");
+    if (digest !== trailer.sha256 || BigInt(size) !== trailer.size) {
+      throw dataLoss(`snapshot of ${session}: got ${size} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`);
+    }
+    return { bytes: concat(chunks, size), sha256: digest, codec: trailer.codec };
+  }
+
+  /** Installs an actor from snapshot bytes; resolves to the size the node restored. */
+  async restore(
+    session: string,
+    bytes: Uint8Array,
+    opts: Call & { readonly replace?: boolean; readonly codec?: string } = {},
+  ): Promise<number> {
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const codec = opts.codec ?? DEFAULT_ACTOR_CODEC;
+    const replace = opts.replace ?? false;
+    async function* frames(): AsyncGenerator<MessageInitShape<typeof RestoreActorRequestSchema>> {
+      yield { item: { case: "header", value: { session, replace } } };
+      for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
+        yield { item: { case: "chunk", value: { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } } } };
+      }
+      yield { item: { case: "chunk", value: { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec } } } } };
+    }
+    const res = await this.#client.restoreActor(frames(), opts);
+    return Number(res.size);
+  }
+
+  /** Whether the node had an actor for the session (a running turn is cancelled). */
+  async drop(session: string, opts: Call = {}): Promise<boolean> {
+    return (await this.#client.dropActor({ session }, opts)).dropped;
+  }
+
+  async list(opts: Call = {}): Promise<readonly ActorSummary[]> {
+    const res = await this.#client.listActors({}, opts);
+    return res.actors.map((a) => ({ session: a.session, turns: Number(a.turns) }));
+  }
+
+  async nodeInfo(opts: Call = {}): Promise<NodeInfo> {
+    const res = await this.#client.nodeInfo({}, opts);
+    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs };
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}
+
+function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+function dataLoss(message: string): HostError {
+  return new HostError(ErrorCode.DataLoss, message);
+}

@@ -1,0 +1,127 @@
+// harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
+// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore installs nothing unless the
+// whole stream arrived with a matching digest and size and decoded cleanly.
+import { createHash } from "node:crypto";
+import type { RestoreActorHeader, SnapshotTrailer, Actors } from "../gen/harnesshost/v1/actors_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { HarnessFactory } from "../sdk/types.js";
+import { ACTOR_CODEC, decodeActor, encodeActor } from "../snapshot/codec.js";
+import type { MethodsOf, ServiceImpl } from "../wire/index.js";
+import { snapshotClassesOf } from "./actor-table.js";
+import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+import type { ActorTable } from "./actor-table.js";
+
+export const NODE_CODECS: readonly string[] = [ACTOR_CODEC];
+
+export function actorsService(table: ActorTable, factory: HarnessFactory): ServiceImpl<MethodsOf<typeof Actors>> {
+  return {
+    async *snapshotActor(req) {
+      const actor = table.idle(req.session);
+      const bytes = encodeActor(actor.harness, { classes: snapshotClassesOf(actor.harness) });
+      const sha256 = createHash("sha256").update(bytes).digest("hex");
+      for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
+        yield { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } };
+      }
+      yield { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec: ACTOR_CODEC } } };
+    },
+
+    async restoreActor(requests) {
+      let header: RestoreActorHeader | undefined;
+      let trailer: SnapshotTrailer | undefined;
+      const chunks: Uint8Array[] = [];
+      const hash = createHash("sha256");
+      let size = 0;
+      for await (const req of requests) {
+        switch (req.item.case) {
+          case "header":
+            if (header !== undefined) throw invalid("duplicate RestoreActor header");
+            header = req.item.value;
+            if (header.session === "") throw invalid("RestoreActor header needs a session");
+            if (table.has(header.session) && !header.replace) {
+              throw new HostError(ErrorCode.AlreadyExists, `actor for session ${header.session} already exists`);
+            }
+            break;
+          case "chunk": {
+            if (header === undefined) throw invalid("RestoreActor header must come first");
+            if (trailer !== undefined) throw invalid("snapshot data after the trailer");
+            const chunk = req.item.value.chunk;
+            switch (chunk.case) {
+              case "data":
+                chunks.push(chunk.value);
+                hash.update(chunk.value);
+                size += chunk.value.length;
+                break;
+              case "trailer":
+                trailer = chunk.value;
+                break;
+              case undefined:
+                throw invalid("empty snapshot chunk");
+              default: {
+                const exhaustive: never = chunk;
+                throw invalid(`unknown snapshot chunk ${String(exhaustive)}`);
+              }
+            }
+            break;
+          }
+          case undefined:
+            throw invalid("empty RestoreActor request");
+          default: {
+            const exhaustive: never = req.item;
+            throw invalid(`unknown RestoreActor item ${String(exhaustive)}`);
+          }
+        }
+      }
+      if (header === undefined) throw invalid("RestoreActor stream without a header");
+      if (trailer === undefined) throw new HostError(ErrorCode.DataLoss, "snapshot stream ended without a trailer");
+      const digest = hash.digest("hex");
+      if (BigInt(size) !== trailer.size || digest !== trailer.sha256) {
+        throw new HostError(
+          ErrorCode.DataLoss,
+          `snapshot digest mismatch: got ${size} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`,
+        );
+      }
+      if (!NODE_CODECS.includes(trailer.codec)) {
+        throw new HostError(ErrorCode.FailedPrecondition, `unsupported snapshot codec ${JSON.stringify(trailer.codec)}`);
+      }
+      const fresh = factory();
+      let restored: typeof fresh;
+      try {
+        restored = decodeActor(concat(chunks, size), fresh, { classes: snapshotClassesOf(fresh) });
+      } catch (err) {
+        if (err instanceof HostError) throw err;
+        throw new HostError(ErrorCode.DataLoss, `snapshot does not decode: ${err instanceof Error ? err.message : String(err)}`, {
+          cause: err,
+        });
+      }
+      table.install(header.session, restored, header.replace);
+      return { session: header.session, size: BigInt(size) };
+    },
+
+    dropActor(req) {
+      return { dropped: table.drop(req.session) };
+    },
+
+    listActors() {
+      return { actors: table.list().map((a) => ({ session: a.session, turns: BigInt(a.turns) })) };
+    },
+
+    nodeInfo() {
+      return { pid: BigInt(process.pid), incrementalHistory: false, codecs: [...NODE_CODECS] };
+    },
+  };
+}
+
+function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.length;
+  }
+  return out;
+}
+
+function invalid(message: string): HostError {
+  return new HostError(ErrorCode.InvalidArgument, message);
+}

@@ -1,0 +1,146 @@
+// Harness.Connect on a node: one turn of a session's actor per stream. Invariant: the first frame is a
+// Start with an execution_id (else INVALID_ARGUMENT and no END); once a turn starts, the stream ends with
+// exactly one END (COMPLETED, FAILED or CANCELED with a gRPC code) unless the host went away first.
+import { create } from "@bufbuild/protobuf";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event } from "../gen/agentsessions/v1/common_pb.js";
+import type { ControllerFrame, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError, grpcStatusOf, isHostError } from "../errors/index.js";
+import type { StartInfo } from "../sdk/types.js";
+import { AsyncQueue } from "../wire/index.js";
+import type { CallContext, MethodsOf, ServerHandler } from "../wire/index.js";
+import type { ActorTable } from "./actor-table.js";
+import type { NodeLogger } from "./logger.js";
+import { StreamSink } from "./stream-sink.js";
+
+type ConnectMethod = MethodsOf<typeof HarnessService>["connect"];
+
+export function connectHandler(table: ActorTable, logger?: NodeLogger): ServerHandler<ConnectMethod> {
+  return (frames, ctx) => {
+    const events = new AsyncQueue<Event>();
+    runTurn(table, frames[Symbol.asyncIterator](), ctx, events, logger).then(
+      () => events.end(),
+      (err: unknown) => events.fail(err),
+    );
+    return events;
+  };
+}
+
+async function runTurn(
+  table: ActorTable,
+  frames: AsyncIterator<ControllerFrame>,
+  ctx: CallContext,
+  events: AsyncQueue<Event>,
+  logger: NodeLogger | undefined,
+): Promise<void> {
+  const first = await frames.next();
+  const envelope = first.done === true ? undefined : first.value;
+  const start = startInfoOf(envelope);
+  const claim = table.beginTurn(start.sessionUid);
+  const turn = new AbortController();
+  const unlink = [ctx.signal, claim.signal].map((s) => follow(s, turn));
+  const replies = new AsyncQueue<ControllerFrame>();
+  void pumpReplies(frames, replies, turn);
+  const sink = new StreamSink(start.executionId, events, replies, turn.signal);
+  let failure: unknown;
+  try {
+    await claim.harness.run(start, sink, turn.signal);
+  } catch (err) {
+    failure = err;
+  } finally {
+    sink.close();
+    claim.finish();
+    for (const u of unlink) u();
+  }
+  failure ??= sink.failure;
+  if (failure !== undefined) {
+    logger?.warn({ session: start.sessionUid, executionId: start.executionId, err: describe(failure) }, "turn failed");
+  }
+  if (ctx.signal.aborted) return;
+  await events.send(endEvent(start.executionId, failure, turn.signal.aborted));
+}
+
+function startInfoOf(envelope: ControllerFrame | undefined): StartInfo {
+  if (envelope === undefined || envelope.frame.case !== "start") {
+    throw new HostError(ErrorCode.InvalidArgument, "first ControllerFrame must be Start");
+  }
+  if (envelope.executionId === "") {
+    throw new HostError(ErrorCode.InvalidArgument, "Start requires an execution_id");
+  }
+  const start = envelope.frame.value;
+  const resumeFromSeq = Number(start.resumeFromSeq);
+  if (!Number.isSafeInteger(resumeFromSeq) || resumeFromSeq < 0) {
+    throw new HostError(ErrorCode.InvalidArgument, `resume_from_seq out of range: ${start.resumeFromSeq}`);
+  }
+  const identity = start.identity;
+  return {
+    sessionUid: envelope.session,
+    executionId: envelope.executionId,
+    config: start.config,
+    history: start.history,
+    inputs: start.inputs,
+    resumeFromSeq,
+    ...(identity !== undefined
+      ? {
+          identity: {
+            ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
+            canMintTokens: identity.canMintTokens,
+          },
+        }
+      : {}),
+  };
+}
+
+/** Moves reply frames to the sink; a Cancel frame cancels the turn instead. */
+async function pumpReplies(
+  frames: AsyncIterator<ControllerFrame>,
+  replies: AsyncQueue<ControllerFrame>,
+  turn: AbortController,
+): Promise<void> {
+  try {
+    for (;;) {
+      const next = await frames.next();
+      if (next.done === true) {
+        replies.end();
+        return;
+      }
+      const frame = next.value;
+      if (frame.frame.case === "cancel") {
+        turn.abort(new HostError(ErrorCode.Cancelled, `controller cancelled the turn (${frame.frame.value.reason || "no reason"})`));
+        continue;
+      }
+      replies.offer(frame);
+    }
+  } catch (err) {
+    replies.fail(err);
+  }
+}
+
+/** Aborts `target` when `source` fires; returns the unlink function. */
+function follow(source: AbortSignal, target: AbortController): () => void {
+  const relay = (): void => target.abort(source.reason);
+  if (source.aborted) relay();
+  else source.addEventListener("abort", relay, { once: true });
+  return () => source.removeEventListener("abort", relay);
+}
+
+function endEvent(executionId: string, failure: unknown, turnAborted: boolean): Event {
+  if (failure === undefined) {
+    return create(EventSchema, { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } });
+  }
+  const cancelled = turnAborted && isHostError(failure, ErrorCode.Cancelled);
+  const code = failure instanceof HostError ? grpcStatusOf(failure.code) : GrpcStatus.INTERNAL;
+  return create(EventSchema, {
+    executionId,
+    kind: EventKind.EVENT_END,
+    body: {
+      case: "end",
+      value: { state: cancelled ? "CANCELED" : "FAILED", error: { code, description: describe(failure) } },
+    },
+  });
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

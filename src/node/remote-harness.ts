@@ -1,0 +1,240 @@
+// The host side of the Harness protocol: a harness node reached over gRPC, seen as a Harness. Invariant:
+// a turn succeeds only on an END{COMPLETED} of its own execution; every other ending (END FAILED or
+// CANCELED, a host-only or foreign event, a stream closed without END, a lost transport) is an error,
+// and the stream never outlives run().
+import { create } from "@bufbuild/protobuf";
+import type { Client } from "@grpc/grpc-js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { EventKind } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
+import { ControllerFrameSchema, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
+import type { ControllerFrame, HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ErrorCode, HostError, errorCodeOfStatus } from "../errors/index.js";
+import type { EventSink, Harness, ModelRequest, StartInfo } from "../sdk/types.js";
+import { RpcError, abortError, createClient, dial } from "../wire/index.js";
+import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
+import { HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
+
+export interface RemoteHarnessOptions {
+  /** The node's address (see parseAddress). */
+  readonly address: string;
+  /** The session whose actor serves the turns. */
+  readonly session: string;
+  /** Sent with every call (e.g. an incarnation's call metadata). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Deadline of Describe; default 10 s. */
+  readonly describeTimeoutMs?: number;
+}
+
+/** END{FAILED|CANCELED} from a node: the harness's own failure, with the node's description. */
+export class RemoteTurnError extends HostError {
+  readonly state: string;
+  readonly grpcCode: number;
+  constructor(state: string, grpcCode: number, description: string) {
+    super(grpcCode !== 0 ? errorCodeOfStatus(grpcCode) : state === "CANCELED" ? ErrorCode.Cancelled : ErrorCode.Internal, description);
+    this.state = state;
+    this.grpcCode = grpcCode;
+  }
+}
+
+type HarnessClient = ServiceClient<MethodsOf<typeof HarnessService>>;
+type ConnectCall = BidiCall<MessageInitShape<typeof ControllerFrameSchema>, Event>;
+
+/** Statuses a node sends on purpose (the turn never started); anything else means the node was lost. */
+const DELIBERATE_STATUSES: ReadonlySet<number> = new Set([
+  GrpcStatus.INVALID_ARGUMENT,
+  GrpcStatus.NOT_FOUND,
+  GrpcStatus.ALREADY_EXISTS,
+  GrpcStatus.FAILED_PRECONDITION,
+  GrpcStatus.ABORTED,
+  GrpcStatus.UNIMPLEMENTED,
+  GrpcStatus.PERMISSION_DENIED,
+  GrpcStatus.UNAUTHENTICATED,
+]);
+
+export class RemoteHarness implements Harness {
+  readonly address: string;
+  readonly session: string;
+  readonly #connection: Client;
+  readonly #client: HarnessClient;
+  readonly #describeTimeoutMs: number;
+
+  constructor(opts: RemoteHarnessOptions) {
+    this.address = opts.address;
+    this.session = opts.session;
+    this.#describeTimeoutMs = opts.describeTimeoutMs ?? 10_000;
+    this.#connection = dial(opts.address, { channelOptions: { "grpc.max_receive_message_length": HARNESS_MAX_RECEIVE_BYTES } });
+    this.#client = createClient(HarnessService, this.#connection, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
+  }
+
+  /** Unavailable when the node cannot be reached (admission). */
+  async describe(): Promise<HarnessDescriptor> {
+    try {
+      return await this.#client.describe({}, { timeoutMs: this.#describeTimeoutMs });
+    } catch (err) {
+      if (err instanceof RpcError && (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) {
+        throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} unavailable: ${err.details}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
+    if (start.executionId === "") throw new HostError(ErrorCode.InvalidArgument, "Start requires an execution_id");
+    if (signal.aborted) throw abortError(signal);
+    const call: ConnectCall = this.#client.connect({ signal });
+    const events = call[Symbol.asyncIterator]();
+    const transport = <T>(p: Promise<T>): Promise<T> => p.catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
+    try {
+      await transport(call.send(this.#startFrame(start)));
+      for (;;) {
+        const next = await transport(events.next());
+        if (next.done === true) throw new HostError(ErrorCode.Internal, "harness stream closed without END");
+        const event = next.value;
+        if (event.executionId !== start.executionId) {
+          throw new HostError(ErrorCode.Internal, `event execution_id mismatch: ${JSON.stringify(event.executionId)}`);
+        }
+        const reply = await this.#dispatch(event, sink, signal);
+        if (reply === "end") return;
+        if (reply !== undefined) {
+          await transport(call.send({ session: this.session, executionId: start.executionId, frame: reply }));
+        }
+      }
+    } finally {
+      call.cancel();
+      void events.return?.();
+    }
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    this.#client.close();
+    this.#connection.close();
+  }
+
+  #startFrame(start: StartInfo): MessageInitShape<typeof ControllerFrameSchema> {
+    const identity = start.identity;
+    return {
+      session: this.session,
+      executionId: start.executionId,
+      frame: {
+        case: "start",
+        value: {
+          config: start.config,
+          history: [...start.history],
+          inputs: [...start.inputs],
+          resumeFromSeq: BigInt(start.resumeFromSeq),
+          ...(identity !== undefined
+            ? {
+                identity: {
+                  ...(identity.principal !== undefined ? { principal: identity.principal } : {}),
+                  canMintTokens: identity.canMintTokens,
+                },
+              }
+            : {}),
+        },
+      },
+    };
+  }
+
+  /** Acts on one event; returns the reply frame for blocking calls, or "end" on END COMPLETED. */
+  async #dispatch(event: Event, sink: EventSink, signal: AbortSignal): Promise<ControllerFrame["frame"] | "end" | undefined> {
+    const kind = event.kind;
+    const body = event.body;
+    switch (kind) {
+      case EventKind.EVENT_MODEL_CALL: {
+        if (body.case !== "model") throw malformed(kind);
+        const mc = body.value;
+        const request: ModelRequest = {
+          model: mc.model,
+          params: mc.params,
+          messages: mc.messages,
+          tools: mc.tools,
+          ...(mc.toolChoice !== undefined ? { toolChoice: mc.toolChoice } : {}),
+        };
+        const response = await sink.model(request, signal);
+        const value = create(ControllerFrameSchema, {
+          frame: {
+            case: "model",
+            value: {
+              message: response.message,
+              modelCallId: mc.id,
+              ...(response.usage !== undefined ? { usage: response.usage } : {}),
+            },
+          },
+        }).frame;
+        return value;
+      }
+      case EventKind.EVENT_OUTPUT:
+        if (body.case !== "message") throw malformed(kind);
+        await sink.output(textOf(body.value), signal);
+        return undefined;
+      case EventKind.EVENT_TOOL_CALL: {
+        if (body.case !== "tool") throw malformed(kind);
+        const result = await sink.toolCall(body.value, signal);
+        return create(ControllerFrameSchema, { frame: { case: "tool", value: result } }).frame;
+      }
+      case EventKind.EVENT_TOOL_RESULT:
+        if (body.case !== "result") throw malformed(kind);
+        await sink.report(body.value, signal);
+        return undefined;
+      case EventKind.EVENT_USAGE:
+        if (body.case !== "usage") throw malformed(kind);
+        await sink.usage(body.value, signal);
+        return undefined;
+      case EventKind.EVENT_END: {
+        if (body.case !== "end") throw malformed(kind);
+        const end = body.value;
+        if (end.state === "COMPLETED") return "end";
+        throw new RemoteTurnError(end.state, end.error?.code ?? 0, end.error?.description || `harness ended the turn ${end.state || "without a state"}`);
+      }
+      case EventKind.EVENT_ERROR: {
+        const error = body.case === "error" ? body.value : undefined;
+        const code = error?.code ?? 0;
+        throw new HostError(
+          code !== 0 ? errorCodeOfStatus(code) : ErrorCode.Internal,
+          `remote harness reported an error: ${error?.description ?? "(no description)"}`,
+        );
+      }
+      case EventKind.EVENT_INPUT:
+      case EventKind.EVENT_APPROVAL_REQUEST:
+      case EventKind.EVENT_APPROVAL_RESULT:
+      case EventKind.EVENT_LIFECYCLE:
+      case EventKind.EVENT_EXECUTION_START:
+      case EventKind.EVENT_PARKED:
+        throw new HostError(ErrorCode.Internal, `harness emitted host-only event kind ${EventKind[kind]}`);
+      case EventKind.EVENT_KIND_UNSPECIFIED:
+        throw new HostError(ErrorCode.Internal, "harness emitted an event without a kind");
+      default: {
+        const unknown: never = kind;
+        throw new HostError(ErrorCode.Internal, `harness emitted unknown event kind ${String(unknown)}`);
+      }
+    }
+  }
+
+  /** A failure of the stream itself: the caller's cancel, a refusal by the node, or a lost node. */
+  #lost(err: unknown, signal: AbortSignal): HostError {
+    if (signal.aborted) return abortError(signal);
+    if (err instanceof RpcError) {
+      if (err.grpcCode === GrpcStatus.ABORTED) {
+        return new HostError(ErrorCode.SessionBusy, `harness node refused the turn: ${err.details}`, { cause: err });
+      }
+      if (DELIBERATE_STATUSES.has(err.grpcCode)) return err;
+      return new HostError(ErrorCode.Internal, `harness lost mid-turn: ${err.details}`, { cause: err });
+    }
+    if (err instanceof HostError) return err;
+    return new HostError(ErrorCode.Internal, `harness lost mid-turn: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+/** The text parts of a message, concatenated (non-text parts do not travel as OUTPUT text). */
+function textOf(message: Message): string {
+  let text = "";
+  for (const p of message.parts) if (p.part.case === "text") text += p.part.value.text;
+  return text;
+}
+
+function malformed(kind: EventKind): HostError {
+  return new HostError(ErrorCode.Internal, `harness sent a malformed ${EventKind[kind]} event`);
+}

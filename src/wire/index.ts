@@ -1,0 +1,12 @@
+// The one grpc-js ⇄ protobuf-es adapter: service definitions, typed servers and clients, addresses and
+// status mapping. Invariant: every gRPC call harnesshost makes or serves goes through this module.
+export { parseAddress, withPort } from "./address.js";
+export type { Address } from "./address.js";
+export { serviceDefinition, methodDefinition, methodPath } from "./service.js";
+export type { MethodShape, MethodsOf, RequestOf, RequestInit, ResponseOf, ResponseInit } from "./service.js";
+export { addService, listen, readStream, writeWithBackpressure } from "./server.js";
+export type { CallContext, ServerHandler, ServiceImpl } from "./server.js";
+export { createClient, dial } from "./client.js";
+export type { BidiCall, CallOptions, ClientMethod, DialOptions, ServiceClient } from "./client.js";
+export { RpcError, abortError, rpcErrorOfStatus, statusOfError } from "./status.js";
+export { AsyncQueue } from "./queue.js";

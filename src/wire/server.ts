@@ -1,0 +1,242 @@
+// Typed grpc-js server handlers over protobuf-es services. Invariant: every RPC ends with exactly one
+// status (a HostError's mapped status, INTERNAL for anything else, OK otherwise), writes respect
+// backpressure, and a handler's AbortSignal fires when the client cancels or its deadline passes.
+import { Metadata, ServerCredentials } from "@grpc/grpc-js";
+import type {
+  Server,
+  ServerDuplexStream,
+  ServerReadableStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  UntypedHandleCall,
+  UntypedServiceImplementation,
+  sendUnaryData,
+} from "@grpc/grpc-js";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type { Readable, Writable } from "node:stream";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { parseAddress, withPort } from "./address.js";
+import { AsyncQueue } from "./queue.js";
+import { methodPath, serviceDefinition } from "./service.js";
+import type { MethodShape, RequestOf, ResponseInit } from "./service.js";
+import { statusOfError } from "./status.js";
+
+/** What a handler knows about its call. */
+export interface CallContext {
+  /** The client's request metadata. */
+  readonly metadata: Metadata;
+  /** Fires when the client cancels or the call's deadline passes. */
+  readonly signal: AbortSignal;
+  readonly peer: string;
+  /** Sends response headers now (at most once, before the first response). */
+  sendHeader(metadata: Metadata): void;
+  /** Trailing metadata sent with the final status (OK or error). */
+  readonly trailers: Metadata;
+}
+
+export type ServerHandler<M extends MethodShape> = M["methodKind"] extends "unary"
+  ? (request: RequestOf<M>, ctx: CallContext) => Promise<ResponseInit<M>> | ResponseInit<M>
+  : M["methodKind"] extends "server_streaming"
+    ? (request: RequestOf<M>, ctx: CallContext) => AsyncIterable<ResponseInit<M>>
+    : M["methodKind"] extends "client_streaming"
+      ? (requests: AsyncIterable<RequestOf<M>>, ctx: CallContext) => Promise<ResponseInit<M>>
+      : M["methodKind"] extends "bidi_streaming"
+        ? (requests: AsyncIterable<RequestOf<M>>, ctx: CallContext) => AsyncIterable<ResponseInit<M>>
+        : never;
+
+/** One handler per method of the service, keyed by the method's localName. */
+export type ServiceImpl<S extends GenServiceMethods> = { readonly [K in keyof S]: ServerHandler<S[K]> };
+
+type UnaryFn = (request: Message, ctx: CallContext) => unknown;
+type ServerStreamFn = (request: Message, ctx: CallContext) => AsyncIterable<unknown>;
+type ClientStreamFn = (requests: AsyncIterable<Message>, ctx: CallContext) => Promise<unknown>;
+type BidiFn = (requests: AsyncIterable<Message>, ctx: CallContext) => AsyncIterable<unknown>;
+
+export function addService<S extends GenServiceMethods>(
+  server: Server,
+  service: GenService<S>,
+  impl: ServiceImpl<S>,
+): void {
+  const handlers: UntypedServiceImplementation = {};
+  const table = impl as unknown as Record<string, unknown>;
+  for (const method of service.methods) {
+    const fn = table[method.localName];
+    if (typeof fn !== "function") {
+      throw new HostError(ErrorCode.Internal, `no handler for ${methodPath(method)}`);
+    }
+    handlers[method.localName] = grpcHandler(method, fn.bind(impl) as (...a: never[]) => unknown);
+  }
+  server.addService(serviceDefinition(service), handlers);
+}
+
+/** Binds `addr` (see parseAddress) and resolves to the dialable address (port 0 resolved). */
+export function listen(server: Server, addr: string, credentials?: ServerCredentials): Promise<string> {
+  const parsed = parseAddress(addr);
+  return new Promise((resolve, reject) => {
+    server.bindAsync(parsed.target, credentials ?? ServerCredentials.createInsecure(), (err, port) => {
+      if (err !== null) {
+        reject(new HostError(ErrorCode.Unavailable, `cannot listen on ${addr}: ${err.message}`, { cause: err }));
+        return;
+      }
+      resolve(withPort(parsed, port).target);
+    });
+  });
+}
+
+function grpcHandler(method: DescMethod, fn: (...a: never[]) => unknown): UntypedHandleCall {
+  switch (method.methodKind) {
+    case "unary":
+      return unaryHandler(fn as unknown as UnaryFn);
+    case "server_streaming":
+      return serverStreamHandler(fn as unknown as ServerStreamFn);
+    case "client_streaming":
+      return clientStreamHandler(fn as unknown as ClientStreamFn);
+    case "bidi_streaming":
+      return bidiHandler(fn as unknown as BidiFn);
+    default: {
+      const exhaustive: never = method.methodKind;
+      throw new Error(`unknown method kind ${String(exhaustive)}`);
+    }
+  }
+}
+
+function unaryHandler(fn: UnaryFn): UntypedHandleCall {
+  return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
+    const ctx = callContext(call);
+    void invoke(() => fn(call.request, ctx)).then(
+      (res) => callback(null, res, ctx.trailers),
+      (err: unknown) => callback(statusOfError(err, ctx.trailers)),
+    );
+  };
+}
+
+function serverStreamHandler(fn: ServerStreamFn): UntypedHandleCall {
+  return (call: ServerWritableStream<Message, unknown>) => {
+    const ctx = callContext(call);
+    void writeAll(call, ctx, () => fn(call.request, ctx));
+  };
+}
+
+function clientStreamHandler(fn: ClientStreamFn): UntypedHandleCall {
+  return (call: ServerReadableStream<Message, unknown>, callback: sendUnaryData<unknown>) => {
+    const ctx = callContext(call);
+    const requests = readStream<Message>(call, () => cancelledError(call));
+    void invoke(() => fn(requests, ctx)).then(
+      (res) => callback(null, res, ctx.trailers),
+      (err: unknown) => callback(statusOfError(err, ctx.trailers)),
+    );
+  };
+}
+
+function bidiHandler(fn: BidiFn): UntypedHandleCall {
+  return (call: ServerDuplexStream<Message, unknown>) => {
+    const ctx = callContext(call);
+    const requests = readStream<Message>(call, () => cancelledError(call));
+    void writeAll(call, ctx, () => fn(requests, ctx));
+  };
+}
+
+async function invoke(fn: () => unknown): Promise<unknown> {
+  return await fn();
+}
+
+type StreamingCall = Writable & { end(metadata?: Metadata): unknown };
+
+/** Drains the handler's responses into the call with backpressure, then ends it with a status. */
+async function writeAll(call: StreamingCall, ctx: CallContext, responses: () => AsyncIterable<unknown>): Promise<void> {
+  try {
+    for await (const res of responses()) {
+      if (ctx.signal.aborted) return;
+      await writeWithBackpressure(call, res);
+    }
+    if (!ctx.signal.aborted) call.end(ctx.trailers);
+  } catch (err) {
+    if (ctx.signal.aborted) return;
+    // grpc-js turns an 'error' event on a server stream into the call's status.
+    call.emit("error", statusOfError(err, ctx.trailers));
+  }
+}
+
+/** Writes one message; waits for 'drain' when the stream's buffer is full. */
+export function writeWithBackpressure(stream: Writable, value: unknown): Promise<void> {
+  if (stream.destroyed) return Promise.reject(new HostError(ErrorCode.Cancelled, "stream closed"));
+  if (stream.write(value)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onDrain = (): void => {
+      stream.off("close", onClose);
+      resolve();
+    };
+    const onClose = (): void => {
+      stream.off("drain", onDrain);
+      reject(new HostError(ErrorCode.Cancelled, "stream closed"));
+    };
+    stream.once("drain", onDrain);
+    stream.once("close", onClose);
+  });
+}
+
+const HIGH_WATER = 16;
+const LOW_WATER = 4;
+
+/**
+ * The messages of a readable stream as an async iterable, pausing the source while the consumer is
+ * behind. A 'close' without 'end' (the call was cancelled) fails the iteration with `onClose()`.
+ */
+export function readStream<T>(stream: Readable, onClose: () => unknown): AsyncQueue<T> {
+  const queue = new AsyncQueue<T>();
+  let ended = false;
+  stream.on("data", (msg: T) => {
+    queue.offer(msg);
+    if (queue.size >= HIGH_WATER) stream.pause();
+  });
+  queue.onTake = (remaining) => {
+    if (remaining <= LOW_WATER && stream.isPaused()) stream.resume();
+  };
+  queue.onDiscard = () => {
+    if (stream.isPaused()) stream.resume();
+  };
+  stream.on("end", () => {
+    ended = true;
+    queue.end();
+  });
+  stream.on("error", (err: unknown) => queue.fail(err));
+  stream.on("close", () => {
+    if (!ended) queue.fail(onClose());
+  });
+  return queue;
+}
+
+interface AnyServerCall {
+  readonly metadata: Metadata;
+  getPeer(): string;
+  getDeadline(): Date | number;
+  sendMetadata(metadata: Metadata): void;
+  on(event: "cancelled", listener: () => void): unknown;
+}
+
+function callContext(call: AnyServerCall): CallContext {
+  const controller = new AbortController();
+  call.on("cancelled", () => controller.abort(cancelledError(call)));
+  let headerSent = false;
+  return {
+    metadata: call.metadata,
+    signal: controller.signal,
+    peer: call.getPeer(),
+    trailers: new Metadata(),
+    sendHeader(metadata: Metadata) {
+      if (headerSent) return;
+      headerSent = true;
+      call.sendMetadata(metadata);
+    },
+  };
+}
+
+function cancelledError(call: Pick<AnyServerCall, "getDeadline">): HostError {
+  const deadline = call.getDeadline();
+  const ms = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (Number.isFinite(ms) && ms <= Date.now()) {
+    return new HostError(ErrorCode.DeadlineExceeded, "call deadline exceeded");
+  }
+  return new HostError(ErrorCode.Cancelled, "call cancelled by the client");
+}

@@ -1,0 +1,48 @@
+// Errors across the gRPC boundary. Invariant: a HostError leaves a server with the status chosen by
+// grpcStatusOf and its message as details; a non-OK status reaches a client as an RpcError (a HostError)
+// that keeps the original status number, details and trailers.
+import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
+import type { StatusObject } from "@grpc/grpc-js";
+import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf } from "../errors/index.js";
+
+/** A failed RPC as seen by a client. */
+export class RpcError extends HostError {
+  readonly grpcCode: number;
+  readonly details: string;
+  readonly metadata: Metadata;
+  constructor(grpcCode: number, details: string, metadata?: Metadata, options?: { cause?: unknown }) {
+    super(errorCodeOfStatus(grpcCode), details, options);
+    this.grpcCode = grpcCode;
+    this.details = details;
+    this.metadata = metadata ?? new Metadata();
+  }
+}
+
+export function rpcErrorOfStatus(st: Pick<StatusObject, "code" | "details" | "metadata">): RpcError {
+  return new RpcError(st.code, st.details, st.metadata);
+}
+
+/** The status object grpc-js sends for a handler failure. */
+export interface ServerStatus {
+  readonly code: GrpcStatus;
+  readonly details: string;
+  readonly metadata: Metadata;
+}
+
+export function statusOfError(err: unknown, trailers: Metadata): ServerStatus {
+  if (err instanceof RpcError) {
+    return { code: err.grpcCode, details: err.details, metadata: trailers };
+  }
+  if (err instanceof HostError) {
+    return { code: grpcStatusOf(err.code), details: err.message, metadata: trailers };
+  }
+  const details = err instanceof Error ? err.message : String(err);
+  return { code: GrpcStatus.INTERNAL, details, metadata: trailers };
+}
+
+/** The error a client call reports when its own AbortSignal fired. */
+export function abortError(signal: AbortSignal): HostError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof HostError) return reason;
+  return new HostError(ErrorCode.Cancelled, "call cancelled by the caller", { cause: reason });
+}
