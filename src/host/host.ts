@@ -16,7 +16,8 @@ import { Placer } from "../placement/placer.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
 import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
-import { buildRuntime, hasRuntimeBuilder } from "./runtimes.js";
+import { buildRuntime } from "./runtimes.js";
+import "../runtime/builders.js";
 
 export interface NewSession {
   readonly harness?: string;
@@ -59,7 +60,7 @@ export class Host {
     const model = overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
-    const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name) && hasRuntimeBuilder(b.runtime)), ...config.harnesses];
+    const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
     try {
       for (const spec of statics) {
         const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs });

@@ -23,8 +23,7 @@ export { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, 
 export async function openJournal(url: string): Promise<Journal> {
   if (url === "memory:") return new MemoryJournal();
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    // PostgreSQL backend: wired in here once src/journal/postgres.ts exists.
-    throw new HostError(ErrorCode.Unimplemented, "the PostgreSQL journal backend is not built into this binary yet");
+    return (await import("./postgres.js")).PostgresJournal.open(url);
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {

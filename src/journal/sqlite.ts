@@ -113,6 +113,12 @@ function prepareStatements(db: Database.Database) {
     readPage: db.prepare<[string, number, number, number], EventDbRow>(
       "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
     ),
+    /** readPage in raw (array) mode: no per-row object with named keys, for bulk reads. */
+    readPageRaw: db
+      .prepare<[string, number, number, number], [number, string, string, number, Uint8Array]>(
+        "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
+      )
+      .raw(true),
     maxSeq: db.prepare<[string], { max_seq: number | null }>("SELECT MAX(seq) AS max_seq FROM events WHERE session = ?"),
     headAndMax: db.prepare<[string], { last_seq: number; last_hash: string; max_seq: number | null }>(
       "SELECT last_seq, last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid) AS max_seq FROM sessions s WHERE uid = ?",
@@ -240,9 +246,21 @@ export class SqliteJournal implements Journal {
     }
   }
 
-  async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
+  async readRange(session: string, from = 1, to = 0): Promise<JournalRecord[]> {
+    // The same pages and records as `read`, collected in a plain loop: better-sqlite3 is synchronous,
+    // so the async-generator hop per record would only add overhead to a full-session read.
     const out: JournalRecord[] = [];
-    for await (const rec of this.read(session, from, to)) out.push(rec);
+    let next = Math.max(1, from);
+    const last = to > 0 ? to : LAST_SEQ_UNBOUNDED;
+    while (next <= last) {
+      const page = this.live().stmts.readPageRaw.all(session, next, last, READ_PAGE_SIZE);
+      for (const [seq, prevHash, contentHash, fence, bytes] of page) {
+        out.push({ seq, prevHash, contentHash, fence, event: decodeBytes(session, seq, bytes) });
+      }
+      const tail = page[page.length - 1];
+      if (page.length < READ_PAGE_SIZE || tail === undefined) break;
+      next = tail[0] + 1;
+    }
     return out;
   }
 
@@ -410,10 +428,14 @@ export class SqliteJournal implements Journal {
 }
 
 function decodeStored(session: string, row: EventDbRow): Event {
+  return decodeBytes(session, row.seq, row.event);
+}
+
+function decodeBytes(session: string, seq: number, bytes: Uint8Array): Event {
   try {
-    return fromBinary(EventSchema, row.event);
+    return fromBinary(EventSchema, bytes);
   } catch (err) {
-    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${row.seq} cannot be decoded`, { cause: err });
+    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${seq} cannot be decoded`, { cause: err });
   }
 }
 

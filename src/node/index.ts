@@ -3,7 +3,7 @@
 // the agentsessions.v1.Harness and harnesshost.v1.Actors protocols, through src/wire.
 export { serveHarness } from "./serve.js";
 export type { HarnessNode, ServeHarnessOptions } from "./serve.js";
-export { RemoteHarness, RemoteTurnError } from "./remote-harness.js";
+export { RemoteHarness, RemoteTurnError, dialHarness } from "./remote-harness.js";
 export type { RemoteHarnessOptions } from "./remote-harness.js";
 export { ActorsClient, DEFAULT_ACTOR_CODEC } from "./actors-client.js";
 export type { ActorSnapshot, ActorSummary, ActorsClientOptions, NodeInfo } from "./actors-client.js";

@@ -25,6 +25,11 @@ export interface RemoteHarnessOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** Deadline of Describe; default 10 s. */
   readonly describeTimeoutMs?: number;
+  /**
+   * A connection to share (e.g. one per node for all its sessions); close() then leaves it open.
+   * Default: a connection of this harness's own.
+   */
+  readonly connection?: Client;
 }
 
 /** END{FAILED|CANCELED} from a node: the harness's own failure, with the node's description. */
@@ -36,6 +41,11 @@ export class RemoteTurnError extends HostError {
     this.state = state;
     this.grpcCode = grpcCode;
   }
+}
+
+/** A connection suitable for RemoteHarness (raised receive limit: Start.history can be large). */
+export function dialHarness(address: string): Client {
+  return dial(address, { channelOptions: { "grpc.max_receive_message_length": HARNESS_MAX_RECEIVE_BYTES } });
 }
 
 type HarnessClient = ServiceClient<MethodsOf<typeof HarnessService>>;
@@ -57,6 +67,7 @@ export class RemoteHarness implements Harness {
   readonly address: string;
   readonly session: string;
   readonly #connection: Client;
+  readonly #ownsConnection: boolean;
   readonly #client: HarnessClient;
   readonly #describeTimeoutMs: number;
 
@@ -64,7 +75,8 @@ export class RemoteHarness implements Harness {
     this.address = opts.address;
     this.session = opts.session;
     this.#describeTimeoutMs = opts.describeTimeoutMs ?? 10_000;
-    this.#connection = dial(opts.address, { channelOptions: { "grpc.max_receive_message_length": HARNESS_MAX_RECEIVE_BYTES } });
+    this.#ownsConnection = opts.connection === undefined;
+    this.#connection = opts.connection ?? dialHarness(opts.address);
     this.#client = createClient(HarnessService, this.#connection, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
   }
 
@@ -110,7 +122,7 @@ export class RemoteHarness implements Harness {
   /** Closes the connection. */
   close(): void {
     this.#client.close();
-    this.#connection.close();
+    if (this.#ownsConnection) this.#connection.close();
   }
 
   #startFrame(start: StartInfo): MessageInitShape<typeof ControllerFrameSchema> {

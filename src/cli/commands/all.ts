@@ -1,2 +1,2 @@
 // Side-effect imports of command modules that register themselves with addCommand.
-export {};
+import "./node.js";

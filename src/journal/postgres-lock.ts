@@ -1,0 +1,110 @@
+// Multi-host session locks on PostgreSQL session-level advisory locks. Invariant: at most one
+// connection in the whole cluster holds a session's lock, and it holds it exactly until the returned
+// release runs or that connection dies (PostgreSQL drops a dead backend's advisory locks), so a second
+// host asking for the same session is refused rather than queued.
+import { createHash } from "node:crypto";
+import pg from "pg";
+import { ErrorCode, HostError } from "../errors/index.js";
+
+/** Releases a held session lock; idempotent. */
+export type SessionLockRelease = () => Promise<void>;
+
+/**
+ * The signed 64-bit advisory-lock key of a session: the first 8 bytes of
+ * sha256("harnesshost-session\0<namespace>\0<uid>"), as a decimal string for a bigint parameter.
+ * The namespace (the journal's schema) keeps two deployments sharing a database apart.
+ */
+export function sessionLockKey(namespace: string, session: string): string {
+  const digest = createHash("sha256").update(`harnesshost-session\u0000${namespace}\u0000${session}`, "utf8").digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+/**
+ * Hands out session locks, each on its own connection from a dedicated pool (separate from the journal's
+ * pool, so sessions held for the length of an Exec can never starve the appends that Exec makes).
+ * Within one process a session already held is refused without a round trip.
+ */
+export class PgSessionLocks {
+  private pool: pg.Pool | undefined;
+  /** Sessions held (or being acquired) by this process, each with the way to hand its connection back. */
+  private readonly held = new Map<string, (err?: Error) => void>();
+
+  constructor(
+    private readonly config: pg.PoolConfig,
+    private readonly namespace: string,
+    private readonly maxHeld: number,
+  ) {}
+
+  async tryLock(session: string): Promise<SessionLockRelease | undefined> {
+    if (this.held.has(session)) return undefined;
+    if (this.held.size >= this.maxHeld) {
+      // Refuse rather than queue: a "try" lock must not wait for another session's release.
+      throw new HostError(ErrorCode.Unavailable, `all ${this.maxHeld} session-lock connections are in use`);
+    }
+    const pool = this.lockPool();
+    // Reserve before the first await so two callers in this process cannot both reach the database.
+    this.held.set(session, () => this.held.delete(session));
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      this.held.delete(session);
+      throw err;
+    }
+    // A held lock's connection sits checked out and idle; without a listener a dropped connection
+    // would surface as an unhandled 'error' event. Losing it loses the lock, which fencing still covers.
+    const onError = (): void => undefined;
+    client.on("error", onError);
+    const key = sessionLockKey(this.namespace, session);
+    let givenBack = false;
+    const giveBack = (err?: Error): void => {
+      if (givenBack) return;
+      givenBack = true;
+      client.removeListener("error", onError);
+      client.release(err);
+      this.held.delete(session);
+    };
+    this.held.set(session, giveBack);
+    let locked: boolean;
+    try {
+      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key]);
+      locked = result.rows[0]?.locked === true;
+    } catch (err) {
+      giveBack(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+    if (!locked) {
+      giveBack();
+      return undefined;
+    }
+    let released = false;
+    return async () => {
+      if (released || givenBack) return;
+      released = true;
+      try {
+        await client.query("SELECT pg_advisory_unlock($1::bigint)", [key]);
+        giveBack();
+      } catch (err) {
+        // Destroying the connection ends its backend, which drops the lock with it.
+        giveBack(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    // Destroying a held connection ends its backend and so drops its lock; pool.end() then finishes.
+    for (const giveBack of [...this.held.values()]) giveBack(new Error("session locks closed"));
+    this.held.clear();
+    if (pool) await pool.end();
+  }
+
+  private lockPool(): pg.Pool {
+    if (!this.pool) {
+      this.pool = new pg.Pool({ ...this.config, max: this.maxHeld });
+      this.pool.on("error", () => undefined);
+    }
+    return this.pool;
+  }
+}

@@ -1,0 +1,519 @@
+// The multi-host Journal on PostgreSQL (`pg`). Invariant: every write is one transaction; an append
+// locks its session row (SELECT … FOR UPDATE), checks CAS then fence against the row's head pointer,
+// inserts the chained records and moves the head pointer and compute-state projection before commit,
+// so concurrent hosts serialise per session and the row never drifts from the records.
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import pg from "pg";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import { parseComputeState, projectComputeState } from "./compute-state.js";
+import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
+import {
+  checkpointOf,
+  int,
+  recordOf,
+  registrationOf,
+  SESSION_COLUMNS,
+  SESSION_VALUES,
+  sessionInfoOf,
+  sessionParams,
+  type CheckpointDbRow,
+  type EventDbRow,
+  type HeadDbRow,
+  type RegistrationDbRow,
+  type SessionDbRow,
+} from "./postgres-rows.js";
+import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
+import { implicitRow, rowFromMeta, validateMeta } from "./session-row.js";
+import type {
+  CheckpointRow,
+  ComputeStateName,
+  Head,
+  Journal,
+  JournalRecord,
+  ListSessionsQuery,
+  SessionInfo,
+  SessionMetaInput,
+  SessionPage,
+  StoredRegistration,
+  VerifyResult,
+} from "./types.js";
+
+export interface PostgresJournalOptions {
+  /** PostgreSQL schema holding every table (created if missing); default: the server's search_path. */
+  readonly schema?: string;
+  /** Connections in the journal's pool (default 10). */
+  readonly poolSize?: number;
+  /** Connections available for session locks held at once (default 32); see tryLockSession. */
+  readonly maxSessionLocks?: number;
+}
+
+/** Rows per INSERT when a batch or fork marker is written. */
+const INSERT_CHUNK = 500;
+const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+type Queryable = Pick<pg.ClientBase, "query">;
+
+export class PostgresJournal implements Journal {
+  readonly kind = "postgres";
+  private closed = false;
+
+  private constructor(
+    /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
+    readonly pool: pg.Pool,
+    /** The schema the tables live in, when one was given. */
+    readonly schema: string | undefined,
+    private readonly locks: PgSessionLocks,
+  ) {}
+
+  /**
+   * Connects, creates or checks the schema (FailedPrecondition when its stamp is newer than this build).
+   * The schema comes from `opts.schema`, else from a `?schema=NAME` URL parameter (so `openJournal`
+   * URLs can name one), else the server's default search_path.
+   */
+  static async open(url: string, opts: PostgresJournalOptions = {}): Promise<PostgresJournal> {
+    const target = splitSchemaParam(url);
+    const schema = parseSchema(opts.schema ?? target.schema);
+    const config = poolConfig(target.url, schema);
+    const pool = new pg.Pool({ ...config, max: positive(opts.poolSize, 10, "poolSize") });
+    // An idle connection that drops is removed by the pool; the next checkout reconnects.
+    pool.on("error", () => undefined);
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, schema);
+      } finally {
+        client.release();
+      }
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      if (err instanceof HostError) throw err;
+      if (isConnectionError(err)) {
+        throw new HostError(ErrorCode.Unavailable, `cannot connect to the PostgreSQL journal: ${errorText(err)}`, { cause: err });
+      }
+      throw err;
+    }
+    const locks = new PgSessionLocks(config, schema ?? "", positive(opts.maxSessionLocks, 32, "maxSessionLocks"));
+    return new PostgresJournal(pool, schema, locks);
+  }
+
+  /**
+   * Multi-host session lock. Takes a session-level advisory lock (64-bit key from sha256 of the schema
+   * and uid) on a dedicated connection that stays checked out until the returned release runs, so it
+   * outlives any transaction. Returns undefined, without waiting, when another connection (another
+   * host, or another caller in this one) holds the session: the placement layer turns that into
+   * ABORTED for a concurrent Exec. If the lock's connection dies the lock is gone; fences still refuse
+   * the stale writer's appends.
+   */
+  async tryLockSession(session: string): Promise<SessionLockRelease | undefined> {
+    requireSession(session);
+    this.live();
+    return this.locks.tryLock(session);
+  }
+
+  async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
+    const [record] = await this.commit(session, expectedLastSeq, fence, [event]);
+    if (record === undefined) throw new Error("append committed no record");
+    return record;
+  }
+
+  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+    return this.commit(session, expectedLastSeq, fence, events);
+  }
+
+  private async commit(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+    requireAppendArgs(session, expectedLastSeq, fence);
+    if (events.length === 0) {
+      // Nothing to write: the checks still apply, but no row is locked or created.
+      const row = await this.headRow(session);
+      checkAppend(session, { seq: row ? int(row.last_seq) : 0, hash: row?.last_hash ?? "" }, expectedLastSeq, fence, row ? int(row.fence) : 0);
+      return [];
+    }
+    return this.transaction(`append to session ${session}`, async (client) => {
+      const now = Date.now();
+      let row = await lockHead(client, session);
+      if (!row) {
+        await client.query(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`, sessionParams(implicitRow(session, now)));
+        row = await lockHead(client, session);
+        if (!row) throw new Error(`session ${session}: row vanished after insert`);
+      }
+      const head: Head = { seq: int(row.last_seq), hash: row.last_hash };
+      checkAppend(session, head, expectedLastSeq, fence, int(row.fence));
+      const records = chainEvents(head, fence, events);
+      await insertChained(client, session, records, parseComputeState(row.compute_state), now);
+      return records;
+    });
+  }
+
+  async newFence(session: string): Promise<number> {
+    requireSession(session);
+    const now = Date.now();
+    const result = await this.write(`mint fence for session ${session}`, () =>
+      this.pool.query<{ fence: string }>(
+        `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms, fence) VALUES ($1, 'default', $2, $2, 1)
+         ON CONFLICT (uid) DO UPDATE SET fence = sessions.fence + 1, updated_at_ms = EXCLUDED.updated_at_ms
+         RETURNING fence`,
+        [session, now],
+      ),
+    );
+    const row = result.rows[0];
+    if (!row) throw new Error("fence mint returned no row");
+    return int(row.fence);
+  }
+
+  async currentFence(session: string): Promise<number> {
+    const row = await this.headRow(session);
+    return row ? int(row.fence) : 0;
+  }
+
+  async head(session: string): Promise<Head> {
+    const row = await this.headRow(session);
+    return row ? { seq: int(row.last_seq), hash: row.last_hash } : { seq: 0, hash: "" };
+  }
+
+  async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
+    for await (const row of this.rows(this.pool, session, from, to)) yield recordOf(session, row);
+  }
+
+  async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
+    const out: JournalRecord[] = [];
+    for await (const rec of this.read(session, from, to)) out.push(rec);
+    return out;
+  }
+
+  /** Raw rows in seq order, one bounded keyset query per page, so a long session is never loaded at once. */
+  private async *rows(q: Queryable, session: string, from: number, to: number): AsyncIterable<EventDbRow> {
+    let after = Math.max(1, from) - 1;
+    const last = to > 0 ? to : LAST_SEQ_UNBOUNDED;
+    while (after < last) {
+      this.live();
+      const page = await q.query<EventDbRow>(
+        "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4",
+        [session, after, last, READ_PAGE_SIZE],
+      );
+      for (const row of page.rows) yield row;
+      const tail = page.rows[page.rows.length - 1];
+      if (page.rows.length < READ_PAGE_SIZE || tail === undefined) return;
+      after = int(tail.seq);
+    }
+  }
+
+  /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */
+  async verify(session: string): Promise<VerifyResult> {
+    const client = await this.live().pool.connect();
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const result = await this.verifyIn(client, session);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async verifyIn(client: pg.PoolClient, session: string): Promise<VerifyResult> {
+    const pointer = await client.query<{ last_seq: string | null; last_hash: string | null; max_seq: string | null }>(
+      `SELECT s.last_seq, s.last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = $1) AS max_seq
+       FROM (SELECT 1) one LEFT JOIN sessions s ON s.uid = $1`,
+      [session],
+    );
+    const found = pointer.rows[0];
+    const recorded: Head =
+      found && found.last_seq !== null ? { seq: int(found.last_seq), hash: found.last_hash ?? "" } : { seq: 0, hash: "" };
+    const stray = found && found.max_seq !== null ? int(found.max_seq) : 0;
+    if (stray > recorded.seq) {
+      return {
+        ok: false,
+        session,
+        kind: "tampered",
+        seq: recorded.seq + 1,
+        message: `session ${session}: seq ${stray} lies beyond the recorded head seq ${recorded.seq}`,
+      };
+    }
+    const rows = this.rows(client, session, 1, Math.max(recorded.seq, 1));
+    async function* stored(): AsyncIterable<StoredRecord> {
+      for await (const row of rows) {
+        yield { seq: int(row.seq), prevHash: row.prev_hash, contentHash: row.content_hash, decode: () => fromBinary(EventSchema, row.event) };
+      }
+    }
+    return verifyChain(session, stored(), recorded);
+  }
+
+  async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
+    requireSession(parent);
+    requireSession(child);
+    await this.transaction(`fork session ${parent} into ${child}`, async (client) => {
+      const source = await client.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE", [parent]);
+      const parentRow = source.rows[0];
+      if (!parentRow) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
+      requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
+      const now = Date.now();
+      const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
+      row.fence = 1;
+      const inserted = await client.query(
+        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
+        sessionParams(row),
+      );
+      if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
+      const forkPoint = await client.query<{ content_hash: string }>("SELECT content_hash FROM events WHERE session = $1 AND seq = $2", [parent, atSeq]);
+      const pointHash = forkPoint.rows[0]?.content_hash;
+      if (pointHash === undefined) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
+      const copied = await client.query(
+        `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
+         SELECT $1, seq, prev_hash, content_hash, fence, event FROM events WHERE session = $2 AND seq <= $3`,
+        [child, parent, atSeq],
+      );
+      if (copied.rowCount !== atSeq) {
+        throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`);
+      }
+      const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
+      await insertChained(client, child, marker, "NONE", now);
+    });
+    return this.readRange(child);
+  }
+
+  async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
+    validateMeta(meta);
+    const row = rowFromMeta(meta, Date.now());
+    const result = await this.write(`create session ${meta.uid}`, () =>
+      this.pool.query(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`, sessionParams(row)),
+    );
+    if (result.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+    return row;
+  }
+
+  async getSession(uid: string): Promise<SessionInfo | undefined> {
+    const result = await this.live().pool.query<SessionDbRow>("SELECT * FROM sessions WHERE uid = $1", [uid]);
+    const row = result.rows[0];
+    return row ? sessionInfoOf(row) : undefined;
+  }
+
+  async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
+    const project = normalizeProject(query.project);
+    const size = normalizePageSize(query.pageSize);
+    const cursor = decodePageToken(query.pageToken);
+    const pool = this.live().pool;
+    const result = cursor
+      ? await pool.query<SessionDbRow>(
+          `SELECT * FROM sessions WHERE project = $1 AND (created_at_ms < $2 OR (created_at_ms = $2 AND uid > $3))
+           ORDER BY created_at_ms DESC, uid ASC LIMIT $4`,
+          [project, cursor.createdAtMs, cursor.uid, size + 1],
+        )
+      : await pool.query<SessionDbRow>("SELECT * FROM sessions WHERE project = $1 ORDER BY created_at_ms DESC, uid ASC LIMIT $2", [project, size + 1]);
+    const page = result.rows.slice(0, size).map(sessionInfoOf);
+    const last = page[page.length - 1];
+    const nextPageToken = result.rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    return { sessions: page, nextPageToken };
+  }
+
+  async allSessionUids(): Promise<string[]> {
+    const result = await this.live().pool.query<{ uid: string }>("SELECT uid FROM sessions ORDER BY uid");
+    return result.rows.map((r) => r.uid);
+  }
+
+  async putRegistration(reg: StoredRegistration): Promise<void> {
+    await this.write(`store registration ${reg.name}`, () =>
+      this.pool.query(
+        `INSERT INTO harnesses (name, uid, spec, spec_digest, state, retire_reason, retired_at_ms, created_at_ms, updated_at_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (name) DO UPDATE SET uid = EXCLUDED.uid, spec = EXCLUDED.spec, spec_digest = EXCLUDED.spec_digest,
+           state = EXCLUDED.state, retire_reason = EXCLUDED.retire_reason, retired_at_ms = EXCLUDED.retired_at_ms,
+           created_at_ms = EXCLUDED.created_at_ms, updated_at_ms = EXCLUDED.updated_at_ms`,
+        [reg.name, reg.uid, reg.spec, reg.specDigest, reg.state, reg.retireReason, reg.retiredAtMs, reg.createdAtMs, reg.updatedAtMs],
+      ),
+    );
+  }
+
+  async getRegistration(name: string): Promise<StoredRegistration | undefined> {
+    const result = await this.live().pool.query<RegistrationDbRow>("SELECT * FROM harnesses WHERE name = $1", [name]);
+    const row = result.rows[0];
+    return row ? registrationOf(row) : undefined;
+  }
+
+  async listRegistrations(): Promise<StoredRegistration[]> {
+    const result = await this.live().pool.query<RegistrationDbRow>("SELECT * FROM harnesses ORDER BY name");
+    return result.rows.map(registrationOf);
+  }
+
+  async putCheckpoint(row: CheckpointRow): Promise<void> {
+    await this.write(`store checkpoint ${row.session}@${row.seq}`, () =>
+      this.pool.query(
+        `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (session, seq) DO UPDATE SET content_hash = EXCLUDED.content_hash, digest = EXCLUDED.digest,
+           created_at_ms = EXCLUDED.created_at_ms`,
+        [row.session, row.seq, row.contentHash, row.digest, row.createdAtMs],
+      ),
+    );
+  }
+
+  async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
+    const result = await this.live().pool.query<CheckpointDbRow>(
+      "SELECT session, seq, content_hash, digest, created_at_ms FROM checkpoints WHERE session = $1 ORDER BY seq DESC LIMIT 1",
+      [session],
+    );
+    const row = result.rows[0];
+    return row ? checkpointOf(row) : undefined;
+  }
+
+  async checkpointDigests(): Promise<string[]> {
+    const result = await this.live().pool.query<{ digest: string }>("SELECT DISTINCT digest FROM checkpoints ORDER BY digest");
+    return result.rows.map((r) => r.digest);
+  }
+
+  /** Releases held session locks (their connections end, so other hosts can take them) and the pool. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.locks.close();
+    await this.pool.end();
+  }
+
+  private async headRow(session: string): Promise<HeadDbRow | undefined> {
+    const result = await this.live().pool.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1", [session]);
+    return result.rows[0];
+  }
+
+  /** One transaction on one pooled connection; write errors are mapped by `mapWriteError`. */
+  private async transaction<T>(what: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.live().pool.connect();
+    const onError = (): void => undefined;
+    client.on("error", onError);
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      const out = await fn(client);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch((rollbackErr: unknown) => {
+        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      });
+      throw mapWriteError(what, err);
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken);
+    }
+  }
+
+  /** A single-statement write (its own implicit transaction) with the same error mapping. */
+  private async write<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    this.live();
+    try {
+      return await fn();
+    } catch (err) {
+      throw mapWriteError(what, err);
+    }
+  }
+
+  private live(): this {
+    if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+    return this;
+  }
+}
+
+async function lockHead(client: pg.PoolClient, session: string): Promise<HeadDbRow | undefined> {
+  const result = await client.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR UPDATE", [session]);
+  return result.rows[0];
+}
+
+/** Inserts chained records (in bounded multi-row statements) and moves the head pointer with them. */
+async function insertChained(
+  client: pg.PoolClient,
+  session: string,
+  records: readonly JournalRecord[],
+  state: ComputeStateName,
+  now: number,
+): Promise<void> {
+  let computeState = state;
+  for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+    const chunk = records.slice(i, i + INSERT_CHUNK);
+    await client.query(
+      `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
+       SELECT $1::text, r.seq, r.prev_hash, r.content_hash, r.fence, r.event
+       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bytea[]) AS r(seq, prev_hash, content_hash, fence, event)`,
+      [
+        session,
+        chunk.map((r) => r.seq),
+        chunk.map((r) => r.prevHash),
+        chunk.map((r) => r.contentHash),
+        chunk.map((r) => r.fence),
+        chunk.map((r) => toBinary(EventSchema, r.event)),
+      ],
+    );
+  }
+  for (const r of records) computeState = projectComputeState(computeState, r.event);
+  const last = records[records.length - 1];
+  if (last !== undefined) {
+    await client.query("UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4 WHERE uid = $5", [
+      last.seq,
+      last.contentHash,
+      computeState,
+      now,
+      session,
+    ]);
+  }
+}
+
+function mapWriteError(what: string, err: unknown): unknown {
+  if (err instanceof HostError) return err;
+  if (isUniqueViolation(err)) {
+    return new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, { cause: err });
+  }
+  if (isSerializationFailure(err)) {
+    return new HostError(ErrorCode.Conflict, `${what}: lost a serialization race with a concurrent writer`, { cause: err });
+  }
+  return err;
+}
+
+function parseSchema(schema: string | undefined): string | undefined {
+  if (schema === undefined) return undefined;
+  const parsed = PgSchemaName.safeParse(schema);
+  if (!parsed.success) throw new HostError(ErrorCode.InvalidArgument, `invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
+  return parsed.data;
+}
+
+/** Removes a `schema` query parameter (ours, not libpq's) from a postgres:// URL. */
+function splitSchemaParam(url: string): { url: string; schema: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, schema: undefined };
+  }
+  const schema = parsed.searchParams.get("schema");
+  if (schema === null) return { url, schema: undefined };
+  parsed.searchParams.delete("schema");
+  return { url: parsed.toString(), schema };
+}
+
+function positive(value: number | undefined, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new HostError(ErrorCode.InvalidArgument, `${what} must be a positive integer, got ${value}`);
+  return value;
+}
+
+/** The pool settings shared by the journal pool and the session-lock pool: URL plus per-connection search_path. */
+function poolConfig(url: string, schema: string | undefined): pg.PoolConfig {
+  const config: pg.PoolConfig = { connectionString: url };
+  if (schema !== undefined) {
+    const setPath = `SET search_path TO ${quoteIdent(schema)}`;
+    config.onConnect = async (client: pg.ClientBase) => {
+      await client.query(setPath);
+    };
+  }
+  return config;
+}
+
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^E[A-Z]+$/.test(code);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

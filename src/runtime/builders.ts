@@ -1,0 +1,10 @@
+// Registers the spawned and remote runtime builders with the host assembly. Invariant: a harness
+// spec's runtime kind maps to exactly this constructor.
+import { loadHarnessFactory, registerRuntimeBuilder } from "../host/runtimes.js";
+import { RemoteRuntime } from "./remote.js";
+import { SpawnedRuntime } from "./spawned.js";
+
+registerRuntimeBuilder("spawned", async (spec, ctx) =>
+  new SpawnedRuntime({ target: spec.target, factory: await loadHarnessFactory(spec.target), snapshots: ctx.snapshots, idleMs: ctx.nodeIdleMs }),
+);
+registerRuntimeBuilder("remote", async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots));

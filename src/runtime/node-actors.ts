@@ -1,0 +1,21 @@
+// Memory snapshots of actors hosted in a harness node, moved between the node's Actors service and
+// the host's snapshot store. Invariant: a blob is stored (and its digest known) before any ref to it
+// exists, and a restore installs exactly the bytes whose digest the ref names (the store re-hashes).
+import { ErrorCode, HostError } from "../errors/index.js";
+import { ActorsClient } from "../node/actors-client.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import type { SnapshotRef } from "./types.js";
+
+export async function snapshotActorToStore(actors: ActorsClient, store: SnapshotStore, session: string): Promise<SnapshotRef> {
+  const bytes = await actors.snapshot(session);
+  const digest = await store.put(bytes);
+  return { local: session, externalUri: digest, memory: true, sealed: false };
+}
+
+export async function restoreActorFromStore(actors: ActorsClient, store: SnapshotStore, ref: SnapshotRef, session: string): Promise<void> {
+  if (!ref.memory || ref.externalUri === "") {
+    throw new HostError(ErrorCode.FailedPrecondition, `snapshot ref of ${ref.local || session} holds no memory snapshot to restore`);
+  }
+  const bytes = await store.get(ref.externalUri);
+  await actors.restore(session, bytes, { replace: true });
+}

@@ -1,0 +1,94 @@
+// One host-owned harness node child process. Invariant: the process is considered live only between
+// its "listening" announcement and its exit; it dies with the host (it watches its stdin pipe).
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { Client } from "@grpc/grpc-js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { ActorsClient } from "../node/actors-client.js";
+import { dialHarness } from "../node/remote-harness.js";
+
+const BIN = fileURLToPath(new URL("../../bin/harnesshost.js", import.meta.url));
+
+/** How long a node may take to start listening (ms): tsx compiles the CLI on first start. */
+export const NODE_START_TIMEOUT_MS = 30_000;
+
+export class NodeProcess {
+  readonly sessions = new Set<string>();
+  readonly actors: ActorsClient;
+  readonly connection: Client;
+  private exited = false;
+  private stopping = false;
+  private readonly exitWaiters: (() => void)[] = [];
+  idleTimer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly address: string,
+    readonly pid: number,
+  ) {
+    this.actors = new ActorsClient({ address });
+    this.connection = dialHarness(address);
+    child.once("exit", () => {
+      this.exited = true;
+      this.actors.close();
+      this.connection.close();
+      for (const w of this.exitWaiters.splice(0)) w();
+    });
+  }
+
+  /** False from the moment a stop is requested: a stopping node takes no new actors. */
+  get alive(): boolean {
+    return !this.exited && !this.stopping;
+  }
+
+  static async start(target: string, socketPath: string): Promise<NodeProcess> {
+    const child = spawn(process.execPath, [BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: process.env,
+    });
+    const lines = createInterface({ input: child.stdout! });
+    const announced = await new Promise<{ address: string; pid: number }>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new HostError(ErrorCode.Unavailable, `harness node for "${target}" did not start within ${NODE_START_TIMEOUT_MS} ms`)), NODE_START_TIMEOUT_MS);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        child.kill("SIGKILL");
+        reject(err);
+      };
+      child.once("exit", (code) => fail(new HostError(ErrorCode.Unavailable, `harness node for "${target}" exited (code ${code}) before listening`)));
+      child.once("error", (err) => fail(new HostError(ErrorCode.Unavailable, `cannot start harness node: ${err.message}`)));
+      lines.on("line", (line) => {
+        try {
+          const msg = JSON.parse(line) as { event?: string; address?: string; pid?: number };
+          if (msg.event === "listening" && msg.address) {
+            clearTimeout(timer);
+            child.removeAllListeners("exit");
+            child.removeAllListeners("error");
+            resolve({ address: msg.address, pid: msg.pid ?? child.pid ?? 0 });
+          }
+        } catch {
+          // not an announcement
+        }
+      });
+    });
+    lines.on("line", () => undefined);
+    return new NodeProcess(child, announced.address, announced.pid);
+  }
+
+  /** Asks the node to stop and waits for the exit (SIGKILL after a grace period). */
+  async stop(graceMs = 3000): Promise<void> {
+    if (this.exited) return;
+    this.stopping = true;
+    const exited = new Promise<void>((r) => this.exitWaiters.push(r));
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** For crash tests: kill without warning. */
+  kill(): void {
+    this.stopping = true;
+    this.child.kill("SIGKILL");
+  }
+}

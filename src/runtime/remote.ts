@@ -1,0 +1,114 @@
+// The remote runtime: a harness node registered by address and run by someone else. Invariants: it
+// provisions nothing; it claims memory snapshots only while the node serves harnesshost.v1.Actors,
+// re-checked at every admission, so a reference node (no Actors) is stateless-only.
+import type { Client } from "@grpc/grpc-js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { ComputeStateName } from "../journal/types.js";
+import { ActorsClient } from "../node/actors-client.js";
+import { RemoteHarness, dialHarness } from "../node/remote-harness.js";
+import type { Harness } from "../sdk/types.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import { RpcError, parseAddress } from "../wire/index.js";
+import { restoreActorFromStore, snapshotActorToStore } from "./node-actors.js";
+import { NO_CAPABILITIES, type ForkOptions, type Incarnation, type Runtime, type RuntimeCapabilities, type SessionSpec, type SnapshotKind, type SnapshotRef } from "./types.js";
+
+const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
+
+export class RemoteRuntime implements Runtime {
+  readonly name = "remote";
+  private readonly connection: Client;
+  private readonly actors: ActorsClient;
+  private readonly describer: RemoteHarness;
+  private readonly harnesses = new Map<string, RemoteHarness>();
+  private memory = false;
+
+  constructor(
+    readonly address: string,
+    private readonly store: SnapshotStore,
+  ) {
+    parseAddress(address);
+    this.connection = dialHarness(address);
+    this.actors = new ActorsClient({ address });
+    this.describer = new RemoteHarness({ address, session: "", connection: this.connection });
+  }
+
+  /** Memory-capable only if the node answers the Actors service now. */
+  async capabilities(signal?: AbortSignal): Promise<RuntimeCapabilities> {
+    try {
+      await this.actors.nodeInfo(signal ? { signal } : {});
+      this.memory = true;
+    } catch (err) {
+      if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) this.memory = false;
+      else if (err instanceof RpcError && (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) {
+        throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} is unavailable`, { cause: err });
+      } else throw err;
+    }
+    return this.memory ? MEMORY : NO_CAPABILITIES;
+  }
+
+  describe(): Promise<HarnessDescriptor> {
+    return this.describer.describe();
+  }
+
+  private harnessFor(session: string): RemoteHarness {
+    let h = this.harnesses.get(session);
+    if (!h) {
+      h = new RemoteHarness({ address: this.address, session, connection: this.connection });
+      this.harnesses.set(session, h);
+    }
+    return h;
+  }
+
+  async create(spec: SessionSpec): Promise<Incarnation> {
+    let origin: Incarnation["origin"] = "created";
+    if (this.memory) {
+      const live = await this.actors.list();
+      if (live.some((a) => a.session === spec.sessionUid)) origin = "attached";
+    }
+    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin, harness: this.harnessFor(spec.sessionUid) };
+  }
+
+  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL");
+    if (!this.memory) return { local: sessionUid, externalUri: "", memory: false, sealed: false };
+    return snapshotActorToStore(this.actors, this.store, sessionUid);
+  }
+
+  async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
+    if (!ref.memory) return this.create(spec);
+    await restoreActorFromStore(this.actors, this.store, ref, spec.sessionUid);
+    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin: "restored", harness: this.harnessFor(spec.sessionUid) };
+  }
+
+  async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
+    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
+    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+  }
+
+  async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
+    const harness = new RemoteHarness({ address: this.address, session: "", connection: this.connection });
+    return { harness, release: async () => harness.close() };
+  }
+
+  async stop(sessionUid: string): Promise<void> {
+    this.harnesses.get(sessionUid)?.close();
+    this.harnesses.delete(sessionUid);
+    if (this.memory) await this.actors.drop(sessionUid).catch(() => false);
+  }
+
+  async status(sessionUid: string): Promise<ComputeStateName> {
+    if (!this.memory) return "LIVE";
+    const live = await this.actors.list();
+    return live.some((a) => a.session === sessionUid) ? "LIVE" : "NONE";
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.harnesses.values()) h.close();
+    this.harnesses.clear();
+    this.describer.close();
+    this.actors.close();
+    this.connection.close();
+  }
+}

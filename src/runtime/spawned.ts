@@ -1,0 +1,179 @@
+// The spawned runtime: the host starts and owns harness node processes (over unix sockets) and
+// places actors in them; memory snapshots go through the node's Actors service into the host's
+// snapshot store. Invariants: capabilities are honest (memorySnapshot=true because RAM state really
+// round-trips through the codec); a node with no actors exits after `idleMs`; an actor whose node
+// died is reported lost (status NONE, create → "created"), never silently revived.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { ComputeStateName } from "../journal/types.js";
+import { RemoteHarness } from "../node/remote-harness.js";
+import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import { snapshotActorToStore } from "./node-actors.js";
+import { NodeProcess } from "./node-process.js";
+import { NO_CAPABILITIES, type ForkOptions, type Incarnation, type Runtime, type RuntimeCapabilities, type SessionSpec, type SnapshotKind, type SnapshotRef } from "./types.js";
+
+export interface SpawnedRuntimeOptions {
+  /** A built-in harness name or a module path; passed to `harnesshost node --harness`. */
+  readonly target: string;
+  /** Describes the harness in the host process, so admission never starts a process. */
+  readonly factory: HarnessFactory;
+  readonly snapshots: SnapshotStore;
+  /** How long (ms) a node with no actors stays up before it is stopped. */
+  readonly idleMs: number;
+}
+
+const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
+
+export class SpawnedRuntime implements Runtime {
+  readonly name = "spawned";
+  private node: NodeProcess | undefined;
+  private starting: Promise<NodeProcess> | undefined;
+  private readonly placed = new Map<string, NodeProcess>();
+  private readonly harnesses = new Map<string, RemoteHarness>();
+  private readonly socketDir = mkdtempSync(join(tmpdir(), "hh-nodes-"));
+  private started = 0;
+  private probe: Harness | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: SpawnedRuntimeOptions) {}
+
+  /** The node process currently serving (for diagnostics and crash tests). */
+  get currentNode(): NodeProcess | undefined {
+    return this.node?.alive ? this.node : undefined;
+  }
+
+  async capabilities(): Promise<RuntimeCapabilities> {
+    return MEMORY;
+  }
+
+  async describe(): Promise<HarnessDescriptor> {
+    this.probe ??= this.opts.factory();
+    return await this.probe.describe();
+  }
+
+  private async ensureNode(): Promise<NodeProcess> {
+    if (this.closed) throw new HostError(ErrorCode.Unavailable, "spawned runtime is closed");
+    if (this.node?.alive) return this.node;
+    this.starting ??= (async () => {
+      try {
+        const node = await NodeProcess.start(this.opts.target, join(this.socketDir, `node-${++this.started}.sock`));
+        node.child.once("exit", () => {
+          for (const s of node.sessions) {
+            this.placed.delete(s);
+            this.forgetHarness(s);
+          }
+          if (this.node === node) this.node = undefined;
+        });
+        this.node = node;
+        return node;
+      } finally {
+        this.starting = undefined;
+      }
+    })();
+    return this.starting;
+  }
+
+  private forgetHarness(session: string): void {
+    this.harnesses.get(session)?.close();
+    this.harnesses.delete(session);
+  }
+
+  private place(node: NodeProcess, session: string, origin: Incarnation["origin"]): Incarnation {
+    if (node.idleTimer) {
+      clearTimeout(node.idleTimer);
+      node.idleTimer = undefined;
+    }
+    node.sessions.add(session);
+    this.placed.set(session, node);
+    let harness = this.harnesses.get(session);
+    if (!harness) {
+      harness = new RemoteHarness({ address: node.address, session, connection: node.connection });
+      this.harnesses.set(session, harness);
+    }
+    return { sessionUid: session, runtime: this.name, worker: `pid:${node.pid}`, address: node.address, origin, harness };
+  }
+
+  async create(spec: SessionSpec): Promise<Incarnation> {
+    const existing = this.placed.get(spec.sessionUid);
+    if (existing?.alive) return this.place(existing, spec.sessionUid, "attached");
+    return this.place(await this.ensureNode(), spec.sessionUid, "created");
+  }
+
+  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "spawned: warm (LOCAL) snapshots are not supported; use EXTERNAL");
+    const node = this.placed.get(sessionUid);
+    if (!node?.alive) throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
+    return snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid);
+  }
+
+  async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
+    if (!ref.memory) return this.create(spec);
+    // Read (and verify) the blob before starting anything: a corrupt blob changes nothing.
+    const bytes = await this.opts.snapshots.get(ref.externalUri);
+    const current = this.placed.get(spec.sessionUid);
+    const node = current?.alive ? current : await this.ensureNode();
+    await node.actors.restore(spec.sessionUid, bytes, { replace: true });
+    return this.place(node, spec.sessionUid, "restored");
+  }
+
+  async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
+    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
+    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+  }
+
+  async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
+    const node = await this.ensureNode();
+    const harness = new RemoteHarness({ address: node.address, session: "", connection: node.connection });
+    const key = `ephemeral:${Math.random()}`;
+    node.sessions.add(key);
+    return {
+      harness,
+      release: async () => {
+        harness.close();
+        node.sessions.delete(key);
+        this.scheduleIdle(node);
+      },
+    };
+  }
+
+  async stop(sessionUid: string): Promise<void> {
+    const node = this.placed.get(sessionUid);
+    this.placed.delete(sessionUid);
+    this.forgetHarness(sessionUid);
+    if (!node) return;
+    node.sessions.delete(sessionUid);
+    if (node.alive) await node.actors.drop(sessionUid).catch(() => false);
+    this.scheduleIdle(node);
+  }
+
+  private scheduleIdle(node: NodeProcess): void {
+    if (node.sessions.size > 0 || !node.alive || node.idleTimer) return;
+    const stop = () => {
+      node.idleTimer = undefined;
+      if (node.sessions.size === 0) void node.stop();
+    };
+    if (this.opts.idleMs === 0) stop();
+    else {
+      node.idleTimer = setTimeout(stop, this.opts.idleMs);
+      node.idleTimer.unref();
+    }
+  }
+
+  async status(sessionUid: string): Promise<ComputeStateName> {
+    return this.placed.get(sessionUid)?.alive ? "LIVE" : "NONE";
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const h of this.harnesses.values()) h.close();
+    this.harnesses.clear();
+    const node = this.node;
+    this.node = undefined;
+    if (node) await node.stop();
+    rmSync(this.socketDir, { recursive: true, force: true });
+  }
+}
