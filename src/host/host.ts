@@ -43,6 +43,15 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "counter", runtime: "spawned", target: "counter", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
 
+/** Blobs live beside the journal: in PostgreSQL when it is shared, else under the data directory. */
+async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<SnapshotStore> {
+  if (journal.kind === "postgres") {
+    const [{ PgSnapshotStore }, { PostgresJournal }] = await Promise.all([import("../snapshot/pg-store.js"), import("../journal/postgres.js")]);
+    if (journal instanceof PostgresJournal) return new PgSnapshotStore(journal);
+  }
+  return new FsSnapshotStore(join(dataDir, "snapshots"));
+}
+
 export class Host {
   private constructor(
     readonly config: HostConfig,
@@ -56,7 +65,7 @@ export class Host {
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);
     const journal = overrides.journal ?? (await openJournal(config.journal ?? join(config.dataDir, "journal.db")));
-    const snapshots = overrides.snapshots ?? new FsSnapshotStore(join(config.dataDir, "snapshots"));
+    const snapshots = overrides.snapshots ?? (await defaultSnapshotStore(journal, config.dataDir));
     const model = overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));

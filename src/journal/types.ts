@@ -172,5 +172,12 @@ export interface Journal {
   /** Every digest referenced by any checkpoint row (for snapshot garbage collection). */
   checkpointDigests(): Promise<string[]>;
 
+  /**
+   * Optional cross-process session lock, for backends several hosts share (PostgreSQL): resolves to a
+   * release function, or undefined when another process holds the session. Placement takes it for
+   * every session operation, so a second host's concurrent Exec is refused, never interleaved.
+   */
+  tryLockSession?(session: string): Promise<(() => Promise<void>) | undefined>;
+
   close(): Promise<void>;
 }

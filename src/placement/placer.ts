@@ -13,7 +13,7 @@ import type { Incarnation, SnapshotRef } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
 import { HistoryCache } from "./history-cache.js";
-import { SessionGuard } from "./session-guard.js";
+import { SessionGuard, type SessionOperation } from "./session-guard.js";
 import { hasTurns, lastEndSeq, lastOwnSuspend } from "./snapshot-refs.js";
 
 export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal"> {
@@ -63,6 +63,27 @@ export class Placer {
     this.history = deps.history ?? new HistoryCache();
   }
 
+  /** The local guard, then (shared journals) the cross-host session lock; either refusal is ABORTED. */
+  private async hold(session: string, op: SessionOperation): Promise<() => Promise<void>> {
+    const release = this.guard.acquire(session, op);
+    const journal = this.deps.journal;
+    if (!journal.tryLockSession) return async () => release();
+    try {
+      const unlock = await journal.tryLockSession(session);
+      if (!unlock) throw new HostError(ErrorCode.SessionBusy, `session ${session} is busy on another host`);
+      return async () => {
+        try {
+          await unlock();
+        } finally {
+          release();
+        }
+      };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
   private async session(uid: string): Promise<SessionInfo> {
     const info = await this.deps.journal.getSession(uid);
     if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
@@ -76,7 +97,7 @@ export class Placer {
 
   /** Runs one turn. */
   async exec(req: ExecRequest): Promise<TurnResult> {
-    const release = this.guard.acquire(req.session, "exec");
+    const release = await this.hold(req.session, "exec");
     try {
       const info = await this.session(req.session);
       const entry = this.deps.harnesses.resolve(req.harness || info.harness);
@@ -100,13 +121,13 @@ export class Placer {
       await this.checkpointAfterTurn(entry, admission, req.session, result);
       return result;
     } finally {
-      release();
+      await release();
     }
   }
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
   async resume(session: string, signal: AbortSignal, observer?: TurnObserver): Promise<ResumeResult> {
-    const release = this.guard.acquire(session, "resume");
+    const release = await this.hold(session, "resume");
     try {
       const info = await this.session(session);
       const entry = this.deps.harnesses.resolve(info.harness);
@@ -126,13 +147,13 @@ export class Placer {
       observer?.onRecord?.(record);
       return { turn, record };
     } finally {
-      release();
+      await release();
     }
   }
 
   /** Snapshots the session's compute and records SUSPEND carrying the ref; frees the actor. */
   async suspend(session: string, signal: AbortSignal): Promise<SuspendResult> {
-    const release = this.guard.acquire(session, "suspend");
+    const release = await this.hold(session, "suspend");
     try {
       const info = await this.session(session);
       const entry = this.deps.harnesses.resolve(info.harness);
@@ -159,13 +180,13 @@ export class Placer {
       this.history.forget(session);
       return { record, ref };
     } finally {
-      release();
+      await release();
     }
   }
 
   /** Branches the session at a seq into children (SPEC §7 fork semantics). */
   async fork(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
-    const release = this.guard.acquire(req.parent, "fork");
+    const release = await this.hold(req.parent, "fork");
     try {
       const info = await this.session(req.parent);
       const entry = this.deps.harnesses.resolve(info.harness);
@@ -214,7 +235,7 @@ export class Placer {
       }
       return { children, atSeq };
     } finally {
-      release();
+      await release();
     }
   }
 
