@@ -1,2 +1,4 @@
 // Side-effect imports of command modules that register themselves with addCommand.
-import "./node.js";
+import "../grpc-api.js";
+import "./serve.js";
+import "./harness.js";

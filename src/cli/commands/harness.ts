@@ -1,0 +1,130 @@
+// `harnesshost harness register|get|list|retire`: the operator client of HarnessRegistry. Invariants:
+// it only ever talks to the registry listener named by --server; --json prints proto3-JSON with proto
+// field names (one document); the spec is built from flags and validated by the server, not here.
+import { toJson } from "@bufbuild/protobuf";
+import { Resumability } from "../../gen/agentsessions/v1/harness_pb.js";
+import {
+  HarnessRegistrationSchema,
+  HarnessRegistry,
+  HarnessSource,
+  HarnessState,
+  RegisterHarnessResponseSchema,
+  RegisterOutcome,
+  type HarnessRegistration,
+} from "../../gen/agentsessions/v1/harness_registry_pb.js";
+import { createClient, type MethodsOf, type ServiceClient } from "../../wire/index.js";
+import { int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
+import { remoteDialOptions } from "../grpc-api.js";
+import { addCommand } from "./index.js";
+
+/** Registry calls are operator actions: bounded so a wrong address fails instead of hanging. */
+const RPC_TIMEOUT_MS = 30_000;
+
+const RESUMABILITY: Record<string, Resumability> = {
+  STATELESS_REPLAY: Resumability.STATELESS_REPLAY,
+  REQUIRES_MEMORY_SNAPSHOT: Resumability.REQUIRES_MEMORY_SNAPSHOT,
+};
+
+function registrationJson(reg: HarnessRegistration): unknown {
+  return toJson(HarnessRegistrationSchema, reg, { useProtoFieldName: true });
+}
+
+function registrationLine(reg: HarnessRegistration): string {
+  const source = (HarnessSource[reg.source] ?? "").toLowerCase();
+  const state = (HarnessState[reg.state] ?? "").toLowerCase();
+  const address = reg.spec?.placement.case === "remote" ? ` address=${reg.spec.placement.value.address}` : "";
+  const digest = reg.specDigest ? ` digest=${reg.specDigest}` : "";
+  const unservable = reg.unservableReason ? ` unservable=${JSON.stringify(reg.unservableReason)}` : "";
+  const observed = reg.observed ? ` observed=${reg.observed.id}@${reg.observed.version}` : "";
+  const observeError = reg.observeError ? ` observe_error=${JSON.stringify(reg.observeError)}` : "";
+  return `harness ${reg.metadata?.name ?? ""} source=${source} state=${state}${address}${digest}${observed}${observeError}${unservable}`;
+}
+
+async function run(ctx: CommandContext): Promise<number> {
+  const [sub, ...extra] = ctx.positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+  const server = requireStr(ctx.values, "server");
+  const opts = { timeoutMs: RPC_TIMEOUT_MS };
+  const call = async <T>(fn: (client: ServiceClient<MethodsOf<typeof HarnessRegistry>>) => Promise<T>): Promise<T> => {
+    const client = createClient(HarnessRegistry, server, remoteDialOptions(ctx.values));
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  };
+  switch (sub) {
+    case "register": {
+      const name = requireStr(ctx.values, "name");
+      const address = requireStr(ctx.values, "address");
+      const resumability = RESUMABILITY[requireStr(ctx.values, "resumability")];
+      if (resumability === undefined) throw new UsageError(`--resumability must be ${Object.keys(RESUMABILITY).join(" or ")}`);
+      const spec = { placement: { case: "remote" as const, value: { address } }, capabilities: { resumability }, descriptorId: str(ctx.values, "descriptor-id") ?? "" };
+      const res = await call((c) => c.registerHarness({ name, spec }, opts));
+      if (json(ctx.values)) ctx.out(JSON.stringify(toJson(RegisterHarnessResponseSchema, res, { useProtoFieldName: true })));
+      else ctx.out(`${(RegisterOutcome[res.outcome] ?? "").toLowerCase()} ${res.harness ? registrationLine(res.harness) : ""}`);
+      return 0;
+    }
+    case "get": {
+      const name = requireStr(ctx.values, "name");
+      const reg = await call((c) => c.getHarness({ name, observe: ctx.values["observe"] === true }, opts));
+      ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
+      return 0;
+    }
+    case "list": {
+      const includeRetired = ctx.values["include-retired"] === true;
+      const pageSize = int(ctx.values, "page-size", 0);
+      const all = await call(async (c) => {
+        const out: HarnessRegistration[] = [];
+        let pageToken = "";
+        do {
+          const page = await c.listHarnesses({ pageSize, pageToken, includeRetired }, opts);
+          out.push(...page.harnesses);
+          pageToken = page.nextPageToken;
+        } while (pageToken !== "");
+        return out;
+      });
+      if (json(ctx.values)) ctx.out(JSON.stringify({ harnesses: all.map(registrationJson) }));
+      else for (const reg of all) ctx.out(registrationLine(reg));
+      return 0;
+    }
+    case "retire": {
+      const name = requireStr(ctx.values, "name");
+      const reg = await call((c) => c.retireHarness({ name, reason: str(ctx.values, "reason") ?? "" }, opts));
+      ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
+      return 0;
+    }
+    case undefined:
+      throw new UsageError("a subcommand is required: register, get, list or retire");
+    default:
+      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}`);
+  }
+}
+
+export const harnessCommand: Command = {
+  name: "harness",
+  summary: "register, inspect, list and retire harnesses on a host's operator registry",
+  usage:
+    "harness register --server REGISTRY --name N --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
+    "       harness get --server REGISTRY --name N [--observe] [--json]\n" +
+    "       harness list --server REGISTRY [--include-retired] [--page-size N] [--json]\n" +
+    "       harness retire --server REGISTRY --name N [--reason R] [--json]\n" +
+    "  (all: [--token-file F] [--tls-ca F])",
+  options: {
+    server: { type: "string" },
+    "token-file": { type: "string" },
+    "tls-ca": { type: "string" },
+    json: { type: "boolean" },
+    name: { type: "string" },
+    address: { type: "string" },
+    resumability: { type: "string" },
+    "descriptor-id": { type: "string" },
+    observe: { type: "boolean" },
+    "include-retired": { type: "boolean" },
+    "page-size": { type: "string" },
+    reason: { type: "string" },
+  },
+  run,
+};
+
+addCommand(harnessCommand);

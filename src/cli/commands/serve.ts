@@ -1,0 +1,145 @@
+// `harnesshost serve`: one host process serving Sessions (+ health, reflection) and the operator
+// HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
+// opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
+// ready signal); SIGINT/SIGTERM shut down gracefully and exit 0.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { Host } from "../../host/host.js";
+import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
+import { parseTokenFile } from "../../server/auth.js";
+import { checkListenAddresses } from "../../server/listen-policy.js";
+import { startServer, type TlsFiles } from "../../server/server.js";
+import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
+import { addCommand } from "./index.js";
+
+export const DEFAULT_ADDR = "127.0.0.1:7233";
+export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
+  const raw = (values["harness"] as string[] | undefined) ?? [];
+  return raw.map((flag) => {
+    try {
+      return parseHarnessFlag(flag);
+    } catch (err) {
+      throw new UsageError(`--harness ${JSON.stringify(flag)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
+}
+
+function hostConfig(values: FlagValues): HostConfig {
+  const journal = str(values, "journal");
+  const modelName = str(values, "model-name");
+  const parsed = HostConfig.safeParse({
+    dataDir: str(values, "data") ?? "./.harnesshost",
+    ...(journal !== undefined ? { journal } : {}),
+    model: str(values, "model") ?? "echo",
+    ...(modelName !== undefined ? { modelName } : {}),
+    harnesses: harnessFlags(values),
+    nodeIdleMs: int(values, "node-idle-ms", 2000),
+  });
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return parsed.data;
+}
+
+function tokens(values: FlagValues): string[] {
+  const file = str(values, "token-file");
+  if (file === undefined) return [];
+  const list = parseTokenFile(readFileSync(file, "utf8"));
+  if (list.length === 0) throw new UsageError(`--token-file ${file} holds no token`);
+  return list;
+}
+
+function tls(values: FlagValues): TlsFiles | undefined {
+  const cert = str(values, "tls-cert");
+  const key = str(values, "tls-key");
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) throw new UsageError("--tls-cert and --tls-key go together");
+  return { cert: readFileSync(cert), key: readFileSync(key) };
+}
+
+function logLevel(values: FlagValues): LogLevel {
+  const level = str(values, "log-level") ?? "info";
+  const known = LOG_LEVELS.find((l) => l === level);
+  if (!known) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+  return known;
+}
+
+/** The journal location for the listening line, without any password a URL may carry. */
+export function redactedJournal(config: HostConfig): string {
+  const where = config.journal ?? join(config.dataDir, "journal.db");
+  try {
+    const url = new URL(where);
+    if (url.password !== "") url.password = "***";
+    return url.protocol.length > 2 ? url.toString() : where;
+  } catch {
+    return where;
+  }
+}
+
+function stopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals): void => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+      resolve(sig);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
+  });
+}
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
+  usage:
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
+  options: {
+    data: { type: "string" },
+    journal: { type: "string" },
+    addr: { type: "string" },
+    "registry-addr": { type: "string" },
+    harness: { type: "string", multiple: true },
+    model: { type: "string" },
+    "model-name": { type: "string" },
+    "node-idle-ms": { type: "string" },
+    "token-file": { type: "string" },
+    "tls-cert": { type: "string" },
+    "tls-key": { type: "string" },
+    "log-level": { type: "string" },
+  },
+  async run(ctx) {
+    const config = hostConfig(ctx.values);
+    const addr = str(ctx.values, "addr") ?? DEFAULT_ADDR;
+    const registryAddr = str(ctx.values, "registry-addr") ?? DEFAULT_REGISTRY_ADDR;
+    const tokenList = tokens(ctx.values);
+    const tlsFiles = tls(ctx.values);
+    const level = logLevel(ctx.values);
+    try {
+      checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0);
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+    const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
+    const host = await Host.open(config);
+    let server;
+    try {
+      server = await startServer(host, { addr, registryAddr, tokens: tokenList, ...(tlsFiles ? { tls: tlsFiles } : {}), logger });
+    } catch (err) {
+      await host.close();
+      throw err;
+    }
+    const stopped = stopSignal();
+    ctx.err(`harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`);
+    const sig = await stopped;
+    logger.info({ signal: sig }, "shutting down");
+    await server.close();
+    await host.close();
+    logger.info({}, "stopped");
+    return 0;
+  },
+};
+
+addCommand(serveCommand);

@@ -1,0 +1,132 @@
+// The cross-cutting policy of every RPC on both listeners, as a grpc-js server interceptor: request
+// id, bearer auth, and one structured log line per finished call. Invariants: auth is decided before
+// any handler runs; the request id is echoed in headers/trailers and on the log line; log lines carry
+// only bounded fields (method, code, duration, ids) — never messages, inputs, outputs, tool args,
+// tokens, fences or raw error text.
+import { Metadata, ServerInterceptingCall, status as GrpcStatus } from "@grpc/grpc-js";
+import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from "@grpc/grpc-js";
+import type { BearerAuth } from "./auth.js";
+import { REQUEST_ID_HEADER, ensureRequestId } from "./request-id.js";
+
+/** The logging surface the server needs (a pino logger fits). */
+export interface ServerLogger {
+  debug(fields: object, message?: string): void;
+  info(fields: object, message?: string): void;
+  warn(fields: object, message?: string): void;
+  error(fields: object, message?: string): void;
+}
+
+export interface CallPolicyOptions {
+  readonly logger: ServerLogger;
+  readonly auth?: BearerAuth;
+  /** Listener label on log lines ("sessions" or "registry"). */
+  readonly listener: string;
+}
+
+/** Health probes are exempt from auth (they reveal nothing and orchestrators cannot send tokens). */
+const UNAUTHENTICATED_PREFIXES = ["/grpc.health.v1.Health/"];
+
+export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
+  return (method: ServerMethodDefinition<unknown, unknown>, next: ServerInterceptingCallInterface) => {
+    const started = performance.now();
+    const path = method.path;
+    const quiet = UNAUTHENTICATED_PREFIXES.some((p) => path.startsWith(p));
+    let requestId = "";
+    let session = "";
+    let finished = false;
+    const finish = (code: number): void => {
+      if (finished) return;
+      finished = true;
+      const fields = {
+        listener: opts.listener,
+        method: path,
+        code: GrpcStatus[code] ?? String(code),
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        request_id: requestId,
+        ...(session ? { session } : {}),
+      };
+      levelOf(code, quiet, opts.logger)(fields, "rpc finished");
+    };
+    const call: ServerInterceptingCall = new ServerInterceptingCall(next, {
+      start(startNext) {
+        startNext({
+          onReceiveMetadata(metadata, mdNext) {
+            requestId = ensureRequestId(metadata);
+            const refusal = quiet ? undefined : opts.auth?.check(metadata);
+            metadata.remove("authorization");
+            if (refusal) {
+              call.sendStatus({ code: refusal.code, details: refusal.details, metadata: new Metadata() });
+              return;
+            }
+            mdNext(metadata);
+          },
+          onReceiveMessage(message, msgNext) {
+            session ||= sessionUidOf(message);
+            msgNext(message);
+          },
+          onCancel() {
+            finish(GrpcStatus.CANCELLED);
+          },
+        });
+      },
+      sendMetadata(metadata, mdNext) {
+        if (requestId) metadata.set(REQUEST_ID_HEADER, requestId);
+        mdNext(metadata);
+      },
+      sendMessage(message, msgNext) {
+        session ||= sessionUidOf(message);
+        msgNext(message);
+      },
+      sendStatus(status, statusNext) {
+        const metadata = status.metadata ?? new Metadata();
+        if (requestId) metadata.set(REQUEST_ID_HEADER, requestId);
+        finish(status.code);
+        statusNext({ ...status, metadata });
+      },
+    });
+    return call;
+  };
+}
+
+type LogFn = (fields: object, message?: string) => void;
+
+function levelOf(code: number, quiet: boolean, logger: ServerLogger): LogFn {
+  switch (code) {
+    case GrpcStatus.OK:
+      return quiet ? logger.debug.bind(logger) : logger.info.bind(logger);
+    case GrpcStatus.UNAVAILABLE:
+      return logger.warn.bind(logger);
+    case GrpcStatus.INVALID_ARGUMENT:
+    case GrpcStatus.NOT_FOUND:
+    case GrpcStatus.ALREADY_EXISTS:
+    case GrpcStatus.FAILED_PRECONDITION:
+    case GrpcStatus.ABORTED:
+    case GrpcStatus.CANCELLED:
+    case GrpcStatus.DEADLINE_EXCEEDED:
+    case GrpcStatus.UNAUTHENTICATED:
+    case GrpcStatus.PERMISSION_DENIED:
+    case GrpcStatus.UNIMPLEMENTED:
+    case GrpcStatus.OUT_OF_RANGE:
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return logger.info.bind(logger);
+    default:
+      return logger.error.bind(logger);
+  }
+}
+
+/** The session uid a request or response names, for the log line ("" when none). */
+export function sessionUidOf(message: unknown): string {
+  if (typeof message !== "object" || message === null) return "";
+  const m = message as { $typeName?: unknown; session?: unknown; uid?: unknown; metadata?: { uid?: unknown }; update?: { case?: unknown; value?: unknown } };
+  switch (m.$typeName) {
+    case "agentsessions.v1.Session":
+      return typeof m.metadata?.uid === "string" ? m.metadata.uid : "";
+    case "agentsessions.v1.ExecUpdate":
+      return m.update?.case === "session" ? sessionUidOf(m.update.value) : "";
+    case "agentsessions.v1.GetSessionRequest":
+    case "agentsessions.v1.DeleteSessionRequest":
+      return typeof m.uid === "string" ? m.uid : "";
+    default:
+      return typeof m.session === "string" ? m.session : "";
+  }
+}

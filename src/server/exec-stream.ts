@@ -1,0 +1,122 @@
+// Sessions.Exec as a stream of ExecUpdates. Invariants: the Session frame is always first (even when
+// the turn then fails); every record the turn commits is streamed once, in seq order, as soon as it is
+// appended; a failure after the Session frame is the stream's status; the turn is aborted when the
+// client goes away or `deadline_unix` passes, and the handler never returns before the turn settled.
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
+import type { Host } from "../host/host.js";
+import { sessionProto } from "../host/session-proto.js";
+import type { SessionInfo } from "../journal/types.js";
+import { AsyncQueue } from "../wire/index.js";
+import { int64 } from "./checks.js";
+import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
+
+/** Longest timer Node can arm (ms); a later deadline is left to the caller's own gRPC deadline. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** deadline_unix above this (year ~5138) is refused as nonsense. */
+const MAX_DEADLINE_UNIX = 100_000_000_000;
+
+interface ExecPlan {
+  readonly expectedLastSeq: number | undefined;
+  readonly resumeFromSeq: number;
+  /** ms since the epoch, or undefined for no turn deadline. */
+  readonly deadlineMs: number | undefined;
+}
+
+function planOf(req: ExecRequest): ExecPlan {
+  const expectedLastSeq = req.expectedLastSeq === undefined ? undefined : int64(req.expectedLastSeq, "expected_last_seq");
+  const resumeFromSeq = int64(req.resumeFromSeq, "resume_from_seq");
+  const deadlineUnix = int64(req.deadlineUnix, "deadline_unix", 0, MAX_DEADLINE_UNIX);
+  const deadlineMs = deadlineUnix === 0 ? undefined : deadlineUnix * 1000;
+  if (deadlineMs !== undefined && deadlineMs <= Date.now()) {
+    throw new HostError(ErrorCode.DeadlineExceeded, "deadline_unix is already in the past");
+  }
+  return { expectedLastSeq, resumeFromSeq, deadlineMs };
+}
+
+/**
+ * The session the turn runs on: auto-created with `harness` when `session` is empty; otherwise the
+ * existing one, where a per-turn harness override is refused when either side is a registered
+ * harness (registered sessions are pinned).
+ */
+async function targetSession(host: Host, req: ExecRequest): Promise<{ info: SessionInfo; override: string }> {
+  if (req.session === "") return { info: await host.createSession({ harness: req.harness }), override: "" };
+  const info = await host.getSession(req.session);
+  if (req.harness === "" || req.harness === info.harness) return { info, override: "" };
+  const override = host.registry.resolve(req.harness);
+  const current = host.registry.get(info.harness);
+  if (override.source === "registered" || current?.source === "registered") {
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `session ${info.uid} is pinned to harness "${info.harness}"; a turn cannot switch to or from a registered harness`,
+    );
+  }
+  return { info, override: override.name };
+}
+
+export async function* execUpdates(host: Host, req: ExecRequest, callSignal: AbortSignal): AsyncGenerator<ExecUpdate> {
+  const plan = planOf(req);
+  const { info, override } = await targetSession(host, req);
+  yield sessionUpdate(sessionProto(info));
+
+  if (plan.expectedLastSeq !== undefined) {
+    const head = await host.journal.head(info.uid);
+    if (head.seq !== plan.expectedLastSeq) {
+      throw new HostError(ErrorCode.Conflict, `expected_last_seq ${plan.expectedLastSeq} but the session's head is ${head.seq}`);
+    }
+  }
+
+  const stop = new AbortController();
+  const deadline = new AbortController();
+  const timer = armDeadline(deadline, plan.deadlineMs);
+  const signal = AbortSignal.any([callSignal, stop.signal, deadline.signal]);
+  const updates = new AsyncQueue<ExecUpdate>();
+  let lastStreamed = 0;
+  let settled = false;
+  const turn = host.placer
+    .exec({
+      session: info.uid,
+      ...(override ? { harness: override } : {}),
+      inputs: req.inputs,
+      ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
+      ...(req.config.length > 0 ? { config: req.config } : {}),
+      ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
+      observer: {
+        onRecord(rec) {
+          lastStreamed = Math.max(lastStreamed, rec.seq);
+          updates.offer(recordUpdate(rec));
+        },
+        onDelta(executionId, chunk, done) {
+          updates.offer(deltaUpdate(executionId, chunk, done));
+        },
+      },
+      signal,
+    })
+    .then(
+      (result) => {
+        // The journal stays authoritative: anything the observer did not report is sent now.
+        for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
+        updates.end();
+      },
+      (err: unknown) => updates.fail(deadline.signal.aborted ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err }) : err),
+    )
+    .finally(() => {
+      settled = true;
+      clearTimeout(timer);
+    });
+  try {
+    for await (const update of updates) yield update;
+  } finally {
+    if (!settled) stop.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
+    await turn;
+  }
+}
+
+function armDeadline(controller: AbortController, deadlineMs: number | undefined): NodeJS.Timeout | undefined {
+  if (deadlineMs === undefined) return undefined;
+  const ms = deadlineMs - Date.now();
+  if (ms > MAX_TIMER_MS) return undefined;
+  const timer = setTimeout(() => controller.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded")), Math.max(0, ms));
+  timer.unref();
+  return timer;
+}

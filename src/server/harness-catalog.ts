@@ -1,0 +1,261 @@
+// Registered harnesses of one host: the stored rows (journal) joined with what this host can serve
+// (the placement registry). Invariants: registrations are immutable (one spec digest per name, ever);
+// a row is stored before its harness becomes servable, and becomes servable right after, without a
+// restart; static names can never be registered; register and retire are serialized per host.
+import { randomBytes } from "node:crypto";
+import { create, fromJsonString } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { ErrorCode, HostError } from "../errors/index.js";
+import {
+  HarnessRegistrationSchema,
+  HarnessSource,
+  HarnessSpecSchema,
+  HarnessState,
+  RegisterOutcome,
+  type HarnessRegistration,
+  type HarnessSpec,
+} from "../gen/agentsessions/v1/harness_registry_pb.js";
+import { BUILTIN_STATICS, type Host } from "../host/host.js";
+import { buildRuntime } from "../host/runtimes.js";
+import type { StoredRegistration } from "../journal/types.js";
+import { DESCRIBE_TIMEOUT_MS } from "../placement/admission.js";
+import type { HarnessEntry } from "../placement/harness-entry.js";
+import type { Runtime } from "../runtime/types.js";
+import { invalid } from "./checks.js";
+import { HARNESS_NAME, checkName, checkSpec, servableAddress } from "./harness-spec.js";
+
+export const DEFAULT_HARNESS_PAGE = 50;
+export const MAX_HARNESS_PAGE = 500;
+export const MAX_RETIRE_REASON_BYTES = 1024;
+
+/** Runs async sections one at a time. */
+class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(fn, fn);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export interface HarnessPage {
+  readonly harnesses: HarnessRegistration[];
+  readonly nextPageToken: string;
+}
+
+export class HarnessCatalog {
+  private readonly lock = new Mutex();
+  /** Why a stored row is not served here (host-local, never stored). */
+  private readonly unservable = new Map<string, string>();
+
+  constructor(private readonly host: Host) {}
+
+  /** Makes every stored registration servable (start-up); rows that cannot be served are isolated. */
+  async load(): Promise<void> {
+    for (const row of await this.host.journal.listRegistrations()) {
+      if (this.isStatic(row.name)) {
+        this.unservable.set(row.name, "the name is a static harness on this host");
+        continue;
+      }
+      try {
+        const spec = decodeSpec(row.spec);
+        if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
+        const checked = checkSpec(spec);
+        const runtime = await this.buildRemote(row.name, checked.spec);
+        this.serve(row.name, runtime, checked.spec, row.state);
+      } catch (err) {
+        this.unservable.set(row.name, err instanceof Error ? err.message : String(err));
+      }
+    }
+  }
+
+  async register(name: string, spec: HarnessSpec | undefined): Promise<{ harness: HarnessRegistration; outcome: RegisterOutcome }> {
+    checkName(name);
+    if (this.isStatic(name)) throw new HostError(ErrorCode.AlreadyExists, `"${name}" is a static harness name`);
+    const checked = checkSpec(spec);
+    return this.lock.run(async () => {
+      const existing = await this.host.journal.getRegistration(name);
+      if (existing && existing.specDigest !== checked.digest) {
+        throw new HostError(ErrorCode.AlreadyExists, `harness "${name}" is registered with a different spec; registrations are immutable, use a new name`);
+      }
+      servableAddress(checked.spec);
+      const current = this.registered(name);
+      const runtime = current?.runtime ?? (await this.buildRemote(name, checked.spec));
+      const now = Date.now();
+      let outcome: RegisterOutcome;
+      let row: StoredRegistration;
+      if (!existing) {
+        outcome = RegisterOutcome.CREATED;
+        row = {
+          name,
+          uid: `harness-${randomBytes(12).toString("hex")}`,
+          spec: checked.canonical,
+          specDigest: checked.digest,
+          state: "active",
+          retireReason: "",
+          retiredAtMs: 0,
+          createdAtMs: now,
+          updatedAtMs: now,
+        };
+      } else if (existing.state === "retired") {
+        outcome = RegisterOutcome.REACTIVATED;
+        row = { ...existing, state: "active", retireReason: "", retiredAtMs: 0, updatedAtMs: now };
+      } else {
+        outcome = RegisterOutcome.UNCHANGED;
+        row = existing;
+      }
+      try {
+        if (row !== existing) await this.host.journal.putRegistration(row);
+      } catch (err) {
+        if (!current) await runtime.close().catch(() => undefined);
+        throw err;
+      }
+      this.serve(name, runtime, checked.spec, "active");
+      this.unservable.delete(name);
+      return { harness: this.registrationOf(row), outcome };
+    });
+  }
+
+  async get(name: string, observe: boolean, signal: AbortSignal): Promise<HarnessRegistration> {
+    if (name === "") throw invalid("name is required");
+    const entry = this.host.registry.get(name);
+    let reg: HarnessRegistration;
+    if (entry?.source === "static") reg = staticRegistration(entry);
+    else {
+      const row = await this.host.journal.getRegistration(name);
+      if (!row) throw new HostError(ErrorCode.NotFound, `harness "${name}" not found`);
+      reg = this.registrationOf(row);
+    }
+    if (observe) await observeInto(reg, entry, signal);
+    return reg;
+  }
+
+  async list(pageSize: number, pageToken: string, includeRetired: boolean): Promise<HarnessPage> {
+    if (pageSize < 0) throw invalid(`page_size must be ≥ 0, got ${pageSize}`);
+    const size = pageSize === 0 ? DEFAULT_HARNESS_PAGE : Math.min(pageSize, MAX_HARNESS_PAGE);
+    const after = decodeNameToken(pageToken);
+    const statics = this.host.registry.all().filter((e) => e.source === "static").map(staticRegistration);
+    const rows = (await this.host.journal.listRegistrations())
+      .filter((r) => !this.isStatic(r.name) && (includeRetired || r.state !== "retired"))
+      .map((r) => this.registrationOf(r));
+    const all = [...statics, ...rows]
+      .sort((a, b) => compareNames(nameOf(a), nameOf(b)))
+      .filter((r) => after === undefined || compareNames(nameOf(r), after) > 0);
+    const page = all.slice(0, size);
+    const last = page.at(-1);
+    return { harnesses: page, nextPageToken: all.length > size && last ? Buffer.from(nameOf(last), "utf8").toString("base64url") : "" };
+  }
+
+  async retire(name: string, reason: string): Promise<HarnessRegistration> {
+    if (name === "") throw invalid("name is required");
+    if (Buffer.byteLength(reason, "utf8") > MAX_RETIRE_REASON_BYTES) throw invalid(`reason is longer than ${MAX_RETIRE_REASON_BYTES} bytes`);
+    if (this.host.registry.get(name)?.source === "static") {
+      throw new HostError(ErrorCode.FailedPrecondition, `"${name}" is a static harness and cannot be retired`);
+    }
+    return this.lock.run(async () => {
+      const row = await this.host.journal.getRegistration(name);
+      if (!row) throw new HostError(ErrorCode.NotFound, `harness "${name}" not found`);
+      if (row.state === "retired") return this.registrationOf(row);
+      const now = Date.now();
+      const retired: StoredRegistration = { ...row, state: "retired", retireReason: reason, retiredAtMs: now, updatedAtMs: now };
+      await this.host.journal.putRegistration(retired);
+      const entry = this.registered(name);
+      if (entry) this.host.registry.putRegistered({ ...entryFields(entry), state: "retired" });
+      return this.registrationOf(retired);
+    });
+  }
+
+  private isStatic(name: string): boolean {
+    return this.host.registry.get(name)?.source === "static" || BUILTIN_STATICS.some((b) => b.name === name);
+  }
+
+  private registered(name: string): HarnessEntry | undefined {
+    const entry = this.host.registry.get(name);
+    return entry?.source === "registered" ? entry : undefined;
+  }
+
+  private async buildRemote(name: string, spec: HarnessSpec): Promise<Runtime> {
+    const address = servableAddress(spec);
+    return buildRuntime(
+      { name, runtime: "remote", target: address, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
+      { snapshots: this.host.snapshots, nodeIdleMs: this.host.config.nodeIdleMs },
+    );
+  }
+
+  private serve(name: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired"): void {
+    this.host.registry.putRegistered({ name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn", state });
+  }
+
+  private registrationOf(row: StoredRegistration): HarnessRegistration {
+    const spec = decodeSpec(row.spec);
+    const served = this.registered(row.name) !== undefined;
+    const unservable = served
+      ? ""
+      : (this.unservable.get(row.name) ?? (spec ? "registered after this host started (by another host); re-register the identical spec or restart to serve it here" : "the stored spec cannot be decoded"));
+    return create(HarnessRegistrationSchema, {
+      metadata: { name: row.name, uid: row.uid, createTime: timestampFromMs(row.createdAtMs), updateTime: timestampFromMs(row.updatedAtMs) },
+      ...(spec ? { spec } : {}),
+      specDigest: row.specDigest,
+      state: row.state === "retired" ? HarnessState.RETIRED : HarnessState.ACTIVE,
+      source: HarnessSource.REGISTERED,
+      ...(row.retiredAtMs > 0 ? { retireTime: timestampFromMs(row.retiredAtMs) } : {}),
+      retireReason: row.retireReason,
+      unservableReason: unservable,
+    });
+  }
+}
+
+function entryFields(e: HarnessEntry): Omit<HarnessEntry, "source"> {
+  return { name: e.name, runtime: e.runtime, descriptorId: e.descriptorId, checkpointPolicy: e.checkpointPolicy, state: e.state };
+}
+
+function decodeSpec(text: string): HarnessSpec | undefined {
+  try {
+    return fromJsonString(HarnessSpecSchema, text);
+  } catch {
+    return undefined;
+  }
+}
+
+function staticRegistration(entry: HarnessEntry): HarnessRegistration {
+  return create(HarnessRegistrationSchema, { metadata: { name: entry.name }, state: HarnessState.ACTIVE, source: HarnessSource.STATIC });
+}
+
+/** GetHarness{observe}: Describe bounded in time; a failure fills observe_error, never fails the call. */
+async function observeInto(reg: HarnessRegistration, entry: HarnessEntry | undefined, signal: AbortSignal): Promise<void> {
+  if (!entry) {
+    reg.observeError = "not served on this host";
+    return;
+  }
+  const bound = AbortSignal.any([signal, AbortSignal.timeout(DESCRIBE_TIMEOUT_MS)]);
+  try {
+    // Raced as well as passed: a runtime that ignores the signal still cannot hold the call.
+    reg.observed = await Promise.race([entry.runtime.describe(bound), aborted(bound)]);
+  } catch (err) {
+    reg.observeError = err instanceof Error ? err.message : String(err);
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = (): void => reject(new HostError(ErrorCode.Unavailable, `Describe did not answer within ${DESCRIBE_TIMEOUT_MS} ms`));
+    if (signal.aborted) fail();
+    else signal.addEventListener("abort", fail, { once: true });
+  });
+}
+
+function nameOf(r: HarnessRegistration): string {
+  return r.metadata?.name ?? "";
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** ListHarnesses page token: base64url of the last name returned. */
+function decodeNameToken(token: string): string | undefined {
+  if (token === "") return undefined;
+  const name = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
+  if (!HARNESS_NAME.test(name) || Buffer.from(name, "utf8").toString("base64url") !== token) throw invalid("invalid page_token");
+  return name;
+}

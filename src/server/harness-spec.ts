@@ -1,0 +1,83 @@
+// Strict validation of a HarnessSpec for RegisterHarness (wire contract §9 step 3–6). Invariants: a
+// spec is accepted only when it has exactly one placement, a required resumability, no unknown fields
+// or enum numbers, and a canonical form of at most 4096 bytes; the digest is computed over that same
+// canonical form, so identical specs always get identical digests.
+import { ErrorCode, HostError } from "../errors/index.js";
+import { canonicalProto, protoDigest } from "../canon/index.js";
+import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
+import { HarnessSpecSchema, type HarnessSpec } from "../gen/agentsessions/v1/harness_registry_pb.js";
+import { parseAddress } from "../wire/index.js";
+import { invalid, knownEnum, noUnknownFields } from "./checks.js";
+
+/** RFC 1123 DNS label: what a registration name must be. */
+export const HARNESS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const MAX_CANONICAL_SPEC_BYTES = 4096;
+
+export interface CheckedSpec {
+  readonly spec: HarnessSpec;
+  /** JCS of the spec's proto3-JSON: what the journal stores. */
+  readonly canonical: string;
+  /** "sha256:<hex>" of `canonical`. */
+  readonly digest: string;
+}
+
+export function checkName(name: string): string {
+  if (name === "") throw invalid("name is required");
+  if (!HARNESS_NAME.test(name)) throw invalid(`name ${JSON.stringify(name)} is not an RFC 1123 DNS label`);
+  return name;
+}
+
+/** Shape checks (INVALID_ARGUMENT) and the canonical form + digest. */
+export function checkSpec(spec: HarnessSpec | undefined): CheckedSpec {
+  if (spec === undefined) throw invalid("spec is required");
+  noUnknownFields(spec, "spec");
+  noUnknownFields(spec.capabilities, "spec.capabilities");
+  switch (spec.placement.case) {
+    case "remote":
+      noUnknownFields(spec.placement.value, "spec.remote");
+      if (spec.placement.value.address.trim() === "") throw invalid("spec.remote.address is required");
+      break;
+    case "substrate":
+      noUnknownFields(spec.placement.value, "spec.substrate");
+      if (spec.placement.value.atespace === "" || spec.placement.value.template === "") {
+        throw invalid("spec.substrate needs both atespace and template");
+      }
+      break;
+    case undefined:
+      throw invalid("spec needs exactly one placement (remote or substrate)");
+    default: {
+      const exhaustive: never = spec.placement;
+      throw invalid(`unknown placement ${String(exhaustive)}`);
+    }
+  }
+  const resumability = spec.capabilities?.resumability ?? Resumability.UNSPECIFIED;
+  knownEnum(resumability, Resumability, "spec.capabilities.resumability");
+  if (resumability === Resumability.UNSPECIFIED) throw invalid("spec.capabilities.resumability is required");
+  const canonical = canonicalProto(HarnessSpecSchema, spec);
+  const size = Buffer.byteLength(canonical, "utf8");
+  if (size > MAX_CANONICAL_SPEC_BYTES) throw invalid(`spec is ${size} bytes in canonical form; the limit is ${MAX_CANONICAL_SPEC_BYTES}`);
+  return { spec, canonical, digest: protoDigest(HarnessSpecSchema, spec) };
+}
+
+/** Whether this host can serve the placement (FAILED_PRECONDITION otherwise); returns the address. */
+export function servableAddress(spec: HarnessSpec): string {
+  switch (spec.placement.case) {
+    case "remote": {
+      const address = spec.placement.value.address.trim();
+      try {
+        parseAddress(address);
+      } catch (err) {
+        throw new HostError(ErrorCode.FailedPrecondition, err instanceof Error ? err.message : String(err), { cause: err });
+      }
+      return address;
+    }
+    case "substrate":
+      throw new HostError(ErrorCode.FailedPrecondition, "substrate placement is not supported: this host has no substrate backend");
+    case undefined:
+      throw invalid("spec needs exactly one placement (remote or substrate)");
+    default: {
+      const exhaustive: never = spec.placement;
+      throw invalid(`unknown placement ${String(exhaustive)}`);
+    }
+  }
+}

@@ -1,0 +1,33 @@
+// Where the two listeners may bind. Invariants: the operator registry listens only on a literal
+// loopback IP (127.0.0.0/8 or ::1) unless TLS and a bearer token are both configured; the Sessions
+// and registry listeners never share a port; both are checked before anything is opened.
+import { isIP } from "node:net";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { parseAddress, type Address } from "../wire/index.js";
+
+function refuse(message: string): HostError {
+  return new HostError(ErrorCode.InvalidArgument, message);
+}
+
+export function isLoopbackLiteral(host: string): boolean {
+  if (isIP(host) === 4) return host.split(".")[0] === "127";
+  if (isIP(host) === 6) return /^(0{0,4}:){2,7}0{0,3}1$/.test(host) || host === "::1";
+  return false;
+}
+
+/** Throws InvalidArgument when the pair of addresses is not allowed. */
+export function checkListenAddresses(addr: string, registryAddr: string, secured: boolean): { sessions: Address; registry: Address } {
+  const sessions = parseAddress(addr);
+  const registry = parseAddress(registryAddr);
+  if (!secured) {
+    if (registry.kind !== "tcp" || !isLoopbackLiteral(registry.host)) {
+      throw refuse(
+        `--registry-addr ${JSON.stringify(registryAddr)} must be a literal loopback IP and port (127.0.0.1:PORT or [::1]:PORT) unless both TLS and a bearer token are configured`,
+      );
+    }
+  }
+  const samePort = sessions.kind === "tcp" && registry.kind === "tcp" && sessions.port !== 0 && sessions.port === registry.port;
+  const samePath = sessions.kind === "unix" && registry.kind === "unix" && sessions.path === registry.path;
+  if (samePort || samePath) throw refuse(`the Sessions listener (${addr}) and the registry listener (${registryAddr}) must not share a port`);
+  return { sessions, registry };
+}

@@ -1,0 +1,105 @@
+// The harnesshost gRPC server: Sessions (+ health and reflection) on the main listener and the
+// HarnessRegistry on its own operator listener, both behind the same call policy. Invariants: address
+// misconfiguration is refused before anything binds; stored registrations are servable before the
+// first call is accepted; close() stops accepting, lets in-flight calls finish for the grace period,
+// then forces.
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation } from "grpc-health-check";
+import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
+import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import type { Host } from "../host/host.js";
+import { addService, listen } from "../wire/index.js";
+import { BearerAuth } from "./auth.js";
+import { callPolicy, type ServerLogger } from "./call-policy.js";
+import { HarnessCatalog } from "./harness-catalog.js";
+import { checkListenAddresses } from "./listen-policy.js";
+import { reflectedPackage } from "./reflection.js";
+import { registryService } from "./registry-service.js";
+import { sessionsService } from "./sessions-service.js";
+
+export const SESSIONS_SERVICE = "agentsessions.v1.Sessions";
+export const DEFAULT_GRACE_MS = 5_000;
+
+export interface TlsFiles {
+  /** PEM certificate chain. */
+  readonly cert: Buffer | string;
+  /** PEM private key. */
+  readonly key: Buffer | string;
+}
+
+export interface ServerOptions {
+  readonly addr: string;
+  readonly registryAddr: string;
+  readonly tokens?: readonly string[];
+  readonly tls?: TlsFiles;
+  readonly logger: ServerLogger;
+}
+
+export interface RunningServer {
+  /** The bound Sessions address (port 0 resolved). */
+  readonly addr: string;
+  readonly registryAddr: string;
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startServer(host: Host, opts: ServerOptions): Promise<RunningServer> {
+  const tokens = opts.tokens ?? [];
+  checkListenAddresses(opts.addr, opts.registryAddr, opts.tls !== undefined && tokens.length > 0);
+  const auth = tokens.length > 0 ? new BearerAuth(tokens) : undefined;
+  const policy = (listener: string) => callPolicy({ logger: opts.logger, listener, ...(auth ? { auth } : {}) });
+
+  const catalog = new HarnessCatalog(host);
+  await catalog.load();
+
+  const sessions = new Server({ interceptors: [policy("sessions")] });
+  addService(sessions, Sessions, sessionsService(host));
+  const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
+  health.addToServer(sessions);
+  new ReflectionService(reflectedPackage()).addToServer(sessions);
+
+  const registry = new Server({ interceptors: [policy("registry")] });
+  addService(registry, HarnessRegistry, registryService(catalog));
+
+  const credentials = opts.tls
+    ? ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(opts.tls.cert), private_key: Buffer.from(opts.tls.key) }], false)
+    : undefined;
+  let addr: string;
+  let registryAddr: string;
+  try {
+    addr = await listen(sessions, opts.addr, credentials);
+    registryAddr = await listen(registry, opts.registryAddr, credentials);
+  } catch (err) {
+    sessions.forceShutdown();
+    registry.forceShutdown();
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    addr,
+    registryAddr,
+    close(graceMs = DEFAULT_GRACE_MS) {
+      closing ??= (async () => {
+        health.setStatus("", "NOT_SERVING");
+        health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
+        await Promise.all([shutdown(sessions, graceMs), shutdown(registry, graceMs)]);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Graceful stop bounded by `graceMs`, then forced. */
+function shutdown(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,119 @@
+// agentsessions.v1.Sessions served on a Host (SPEC §9, reference semantics with its rough edges
+// fixed). Invariants: every request is validated before anything is read or written, so a bad
+// request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
+import { create } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
+import { ForkResponseSchema, ListSessionsResponseSchema, type Session, type Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import { newSessionUid } from "../controller/ids.js";
+import type { Host } from "../host/host.js";
+import { sessionProto } from "../host/session-proto.js";
+import type { SessionMetaInput } from "../journal/types.js";
+import type { MethodsOf, ServiceImpl } from "../wire/index.js";
+import { int64, invalid, required } from "./checks.js";
+import { execUpdates } from "./exec-stream.js";
+import { logRecordOf } from "./record-proto.js";
+
+/** Fork fan-out bounds (SPEC §9: outside 1..128 is INVALID_ARGUMENT). */
+export const MAX_FORK_CHILDREN = 128;
+
+export type SessionsMethods = MethodsOf<typeof Sessions>;
+
+function unimplemented(rpc: string): HostError {
+  return new HostError(ErrorCode.Unimplemented, `Sessions.${rpc} is not implemented`);
+}
+
+export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
+  const reread = async (uid: string): Promise<Session> => sessionProto(await host.getSession(uid));
+  return {
+    async createSession(req) {
+      const s = req.session;
+      return sessionProto(
+        await host.createSession({
+          harness: s?.harness ?? "",
+          project: s?.metadata?.project ?? "",
+          name: s?.metadata?.name ?? "",
+          model: s?.model ?? "",
+          labels: s?.labels ?? {},
+          annotations: s?.annotations ?? {},
+          ...(s?.origin ? { origin: s.origin } : {}),
+          ...(s?.identity ? { identity: s.identity } : {}),
+        }),
+      );
+    },
+
+    async getSession(req) {
+      return reread(required(req.uid, "uid"));
+    },
+
+    async listSessions(req) {
+      if (req.pageSize < 0) throw invalid(`page_size must be ≥ 0, got ${req.pageSize}`);
+      const page = await host.journal.listSessions({
+        project: req.project || host.config.defaultProject,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+      });
+      return create(ListSessionsResponseSchema, { sessions: page.sessions.map(sessionProto), nextPageToken: page.nextPageToken });
+    },
+
+    deleteSession() {
+      throw unimplemented("DeleteSession");
+    },
+
+    cancel() {
+      throw unimplemented("Cancel");
+    },
+
+    approve() {
+      throw unimplemented("Approve");
+    },
+
+    exec(req, ctx) {
+      return execUpdates(host, req, ctx.signal);
+    },
+
+    async *replay(req): AsyncGenerator<LogRecord> {
+      const session = required(req.session, "session");
+      const from = Math.max(1, int64(req.fromSeq, "from_seq", Number.MIN_SAFE_INTEGER));
+      const to = int64(req.toSeq, "to_seq");
+      await host.getSession(session);
+      if (to !== 0 && to < from) return;
+      for await (const rec of host.journal.read(session, from, to)) yield logRecordOf(rec);
+    },
+
+    async suspend(req, ctx) {
+      const session = required(req.session, "session");
+      await host.placer.suspend(session, ctx.signal);
+      return reread(session);
+    },
+
+    async resume(req, ctx) {
+      const session = required(req.session, "session");
+      await host.placer.resume(session, ctx.signal);
+      return reread(session);
+    },
+
+    async fork(req, ctx) {
+      const session = required(req.session, "session");
+      if (req.count < 1 || req.count > MAX_FORK_CHILDREN) throw invalid(`count must be 1..${MAX_FORK_CHILDREN}, got ${req.count}`);
+      if (req.identity !== undefined) throw invalid("identity is not supported on Fork (children carry no per-child principal)");
+      if (req.childNames.length !== 0 && req.childNames.length !== req.count) {
+        throw invalid(`child_names must be empty or have exactly count (${req.count}) entries, got ${req.childNames.length}`);
+      }
+      const atSeq = int64(req.atSeq, "at_seq");
+      const parent = await host.getSession(session);
+      const children: SessionMetaInput[] = Array.from({ length: req.count }, (_, i) => ({
+        uid: newSessionUid(),
+        project: parent.project,
+        name: req.childNames[i] ?? "",
+        harness: parent.harness,
+        model: parent.model,
+        labels: { ...req.labels },
+        annotations: { ...parent.annotations },
+        ...(parent.origin ? { origin: parent.origin } : {}),
+      }));
+      const res = await host.placer.fork({ parent: session, atSeq, children, signal: ctx.signal });
+      return create(ForkResponseSchema, { children: res.children.map(sessionProto) });
+    },
+  };
+}
