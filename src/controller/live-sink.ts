@@ -17,7 +17,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";
-import { SinkGuard } from "./sink-guard.js";
+import { callSignal, SinkGuard } from "./sink-guard.js";
 import { validateMediatedCall } from "./tools.js";
 import type { TurnContext } from "./turn-context.js";
 
@@ -104,10 +104,16 @@ export class LiveEffects {
 
 export function liveSink(ctx: TurnContext, guard: SinkGuard): EventSink {
   const live = new LiveEffects(ctx);
-  const sig = (s?: AbortSignal) => (s ? AbortSignal.any([s, ctx.signal]) : ctx.signal);
+  const sig = (s?: AbortSignal) => callSignal(s, ctx.signal);
   return {
-    model: (req, s) => guard.run(() => live.model(req, sig(s)), sig(s)),
-    toolCall: (call, s) => guard.run(() => live.toolCall(call, sig(s)), sig(s)),
+    model: (req, s) => {
+      const signal = sig(s);
+      return guard.run(() => live.model(req, signal), signal);
+    },
+    toolCall: (call, s) => {
+      const signal = sig(s);
+      return guard.run(() => live.toolCall(call, signal), signal);
+    },
     output: (text, s) => guard.run(() => live.output(text), sig(s)),
     report: (result, s) => guard.run(() => live.report(result), sig(s)),
     usage: (u, s) => guard.run(() => live.usage(u), sig(s)),

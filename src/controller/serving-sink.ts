@@ -12,7 +12,7 @@ import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { textOf } from "./events.js";
 import { LiveEffects, modelCallOf } from "./live-sink.js";
 import type { RecordedEffect } from "./projection.js";
-import type { SinkGuard } from "./sink-guard.js";
+import { callSignal, type SinkGuard } from "./sink-guard.js";
 import type { TurnContext } from "./turn-context.js";
 
 export type ServingMode = "replay" | "resume";
@@ -146,12 +146,16 @@ export class ServingEffects {
 }
 
 export function servingSink(serving: ServingEffects, ctx: TurnContext, guard: SinkGuard): EventSink {
-  const sig = (s?: AbortSignal) => (s ? AbortSignal.any([s, ctx.signal]) : ctx.signal);
+  const sig = (s?: AbortSignal) => callSignal(s, ctx.signal);
+  const run = <T>(s: AbortSignal | undefined, op: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const signal = sig(s);
+    return guard.run(() => op(signal), signal);
+  };
   return {
-    model: (req, s) => guard.run(() => serving.model(req, sig(s)), sig(s)),
-    toolCall: (call, s) => guard.run(() => serving.toolCall(call, sig(s)), sig(s)),
-    output: (text, s) => guard.run(() => serving.output(text, sig(s)), sig(s)),
-    report: (result, s) => guard.run(() => serving.report(result, sig(s)), sig(s)),
-    usage: (u, s) => guard.run(() => serving.usage(u, sig(s)), sig(s)),
+    model: (req, s) => run(s, (signal) => serving.model(req, signal)),
+    toolCall: (call, s) => run(s, (signal) => serving.toolCall(call, signal)),
+    output: (text, s) => run(s, (signal) => serving.output(text, signal)),
+    report: (result, s) => run(s, (signal) => serving.report(result, signal)),
+    usage: (u, s) => run(s, (signal) => serving.usage(u, signal)),
   };
 }

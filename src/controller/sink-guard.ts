@@ -39,3 +39,13 @@ export class SinkGuard {
     this.closed = true;
   }
 }
+
+/**
+ * The signal one sink call runs under: the caller's and the turn's combined. When the caller passed
+ * the turn's own signal (the common case) or none, that signal is used as is — combining a signal
+ * with itself aborts at the same moment with the same reason, and AbortSignal.any costs an
+ * allocation plus a weak registration on the turn's signal per call.
+ */
+export function callSignal(caller: AbortSignal | undefined, turn: AbortSignal): AbortSignal {
+  return caller === undefined || caller === turn ? turn : AbortSignal.any([caller, turn]);
+}

@@ -106,8 +106,32 @@ async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink:
   await ctx.append(ev.end(ctx.executionId));
 }
 
-function startInfo(session: string, executionId: string, exec: { config: Uint8Array; resumeFromSeq: number; inputs: readonly Message[] }, history: readonly Event[]): StartInfo {
-  return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq };
+/**
+ * The StartInfo a harness receives. `history` may be given as a thunk: it is then materialised on the
+ * first read of `start.history` and the same array is returned on every later read, so a harness that
+ * never looks at its history (echo, every memory actor) costs no copy of the session's prefix.
+ */
+function startInfo(
+  session: string,
+  executionId: string,
+  exec: { config: Uint8Array; resumeFromSeq: number; inputs: readonly Message[] },
+  history: readonly Event[] | (() => readonly Event[]),
+): StartInfo {
+  if (typeof history !== "function") {
+    return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq };
+  }
+  let materialised: readonly Event[] | undefined;
+  return {
+    sessionUid: session,
+    executionId,
+    config: exec.config,
+    get history(): readonly Event[] {
+      materialised ??= history();
+      return materialised;
+    },
+    inputs: exec.inputs,
+    resumeFromSeq: exec.resumeFromSeq,
+  };
 }
 
 /** Runs one live turn. */
@@ -173,13 +197,16 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   const executions = projectExecutions(records);
   const results: { executionId: string; outputs: string[] }[] = [];
   const replayDeps: ControllerDeps = { journal: deps.journal, model: refusingModel };
+  // One events array for the whole session; a turn's history is a slice of it, taken only if the
+  // harness reads `start.history` — otherwise replaying n turns would copy O(n²) prefix entries.
+  const events = records.map((r) => r.event);
   for (const exec of executions) {
     if (!exec.completed) continue;
     checkHarnessIdentity(exec, p.binding);
     const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal);
     const serving = new ServingEffects(ctx, exec.effects, "replay");
     const guard = new SinkGuard();
-    const history = records.slice(0, exec.startIndex).map((r) => r.event);
+    const history = () => events.slice(0, exec.startIndex);
     let failure: unknown;
     try {
       await p.binding.harness.run(startInfo(p.session, exec.executionId, exec, history), servingSink(serving, ctx, guard), p.signal);

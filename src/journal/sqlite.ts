@@ -254,8 +254,10 @@ export class SqliteJournal implements Journal {
     const last = to > 0 ? to : LAST_SEQ_UNBOUNDED;
     while (next <= last) {
       const page = this.live().stmts.readPageRaw.all(session, next, last, READ_PAGE_SIZE);
-      for (const [seq, prevHash, contentHash, fence, bytes] of page) {
-        out.push({ seq, prevHash, contentHash, fence, event: decodeBytes(session, seq, bytes) });
+      for (let i = 0; i < page.length; i++) {
+        const row = page[i]!;
+        const seq = row[0];
+        out.push({ seq, prevHash: row[1], contentHash: row[2], fence: row[3], event: decodeBytes(session, seq, row[4]) });
       }
       const tail = page[page.length - 1];
       if (page.length < READ_PAGE_SIZE || tail === undefined) break;

@@ -1,0 +1,22 @@
+// Every figure the runner knows, in run order (cheap, self-contained figures first).
+import type { Figure } from "../lib/types.js";
+import { concurrentTurns } from "./concurrent.js";
+import { journalAppend } from "./journal-append.js";
+import { longSession } from "./long-session.js";
+import { sessionMemory } from "./memory.js";
+import { forkFanout, turnLatency } from "./pending.js";
+import { replay } from "./replay.js";
+import { snapshotThroughput } from "./snapshot-throughput.js";
+import { suspendResume } from "./suspend-resume.js";
+
+export const figures: readonly Figure[] = [
+  journalAppend,
+  replay,
+  longSession,
+  snapshotThroughput,
+  suspendResume,
+  turnLatency,
+  forkFanout,
+  concurrentTurns,
+  sessionMemory,
+];

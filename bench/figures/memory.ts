@@ -1,0 +1,77 @@
+// suspended_session_rss_bytes and live_echo_actor_rss_bytes: host memory retained per echo session that
+// was suspended, and per echo session left live (actor in the local runtime plus its history cache), in
+// an in-process host. Invariant: the heap is collected before each reading so deltas count what is
+// retained, not garbage. The value is heap + external bytes per session: RSS moves in whole heap pages
+// and reads 0 at this scale, so its per-session delta is reported beside it in details.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { openEchoHost } from "../lib/echo-host.js";
+import { promptText } from "../lib/echo-turns.js";
+import { round } from "../lib/stats.js";
+import { scratchDir } from "../lib/tmp.js";
+import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+
+function collector(): () => void {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (existing) return existing;
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
+
+function settle(gc: () => void): { rss: number; heap: number } {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed + m.external + m.arrayBuffers };
+}
+
+export const sessionMemory: Figure = {
+  key: "suspended_session_rss_bytes",
+  extraKeys: ["live_echo_actor_rss_bytes"],
+  title: "host memory per suspended session / per live echo actor",
+  async run(opts: RunOptions): Promise<FigureResult> {
+    const n = opts.quick ? 20 : 500;
+    const gc = collector();
+    const dir = scratchDir("memory");
+    const host = await openEchoHost(dir.path);
+    try {
+      // Warm every code path once so first-use allocations are not charged to the sessions.
+      const warm = await host.newSession();
+      await host.turn(warm, promptText(0));
+      const before = settle(gc);
+      const suspended: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const uid = await host.newSession();
+        await host.turn(uid, promptText(i));
+        suspended.push(uid);
+      }
+      for (const uid of suspended) await host.suspend(uid);
+      const afterSuspended = settle(gc);
+      const live: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const uid = await host.newSession();
+        await host.turn(uid, promptText(i));
+        live.push(uid);
+      }
+      const afterLive = settle(gc);
+      const perSuspended = (afterSuspended.heap - before.heap) / n;
+      const perLive = (afterLive.heap - afterSuspended.heap) / n;
+      return {
+        status: "ok",
+        value: Math.max(0, Math.round(perSuspended)),
+        unit: "bytes",
+        details: { sessions: n, rssBytesPerSession: round((afterSuspended.rss - before.rss) / n), measure: "heapUsed+external after gc", path: `in-process ${host.assembly}` },
+        also: {
+          live_echo_actor_rss_bytes: {
+            value: Math.max(0, Math.round(perLive)),
+            unit: "bytes",
+            details: { sessions: n, rssBytesPerSession: round((afterLive.rss - afterSuspended.rss) / n), measure: "heapUsed+external after gc" },
+          },
+        },
+      };
+    } finally {
+      await host.close();
+      dir.dispose();
+    }
+  },
+};

@@ -1,0 +1,64 @@
+// The benchmark runner's smoke run: `--quick --json --out` exits 0 and reports every SPEC §13 key,
+// measured or marked unavailable with a reason. It never asserts a number (tests do not time things).
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const KEYS = [
+  "journal_append_ratio",
+  "replay_ratio",
+  "turn_latency_ratio",
+  "long_session_ratio",
+  "suspend_resume_p50_ms",
+  "suspend_resume_ratio",
+  "snapshot_throughput_ratio",
+  "fork_fanout_ratio",
+  "fork_blob_copies",
+  "concurrent_turns_per_s",
+  "concurrent_errors",
+  "suspended_session_rss_bytes",
+  "live_echo_actor_rss_bytes",
+];
+
+const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runBench(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("npx", ["tsx", "bench/run.ts", ...args], { cwd: process.cwd(), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("npm run bench -- --quick", () => {
+  it("exits 0 and reports every figure key, measured or unavailable with a reason", async () => {
+    const out = join(dir, "bench.json");
+    const run = await runBench(["--quick", "--json", "--out", out]);
+    expect(run.code, run.stderr).toBe(0);
+    const fromFile = JSON.parse(readFileSync(out, "utf8")) as { quick: boolean; figures: Record<string, Record<string, unknown>> };
+    const fromStdout = JSON.parse(run.stdout) as typeof fromFile;
+    expect(fromStdout.figures).toEqual(fromFile.figures);
+    expect(fromFile.quick).toBe(true);
+    for (const key of KEYS) {
+      const entry = fromFile.figures[key];
+      expect(entry, `missing key ${key}`).toBeDefined();
+      if (entry?.["status"] === "ok") {
+        expect(typeof entry["value"], key).toBe("number");
+      } else {
+        expect(entry?.["status"], `${key}: ${JSON.stringify(entry)}`).toBe("unavailable");
+        expect(typeof entry?.["reason"]).toBe("string");
+        expect(String(entry?.["reason"])).not.toBe("");
+      }
+    }
+  }, 120_000);
+
+  it("refuses an unknown --only key with a non-zero exit", async () => {
+    const run = await runBench(["--quick", "--only", "no_such_figure"]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("no_such_figure");
+  }, 60_000);
+});
