@@ -63,6 +63,8 @@ export class SpawnedRuntime implements Runtime {
         const node = await NodeProcess.start(this.opts.target, join(this.socketDir, `node-${++this.started}.sock`));
         node.child.once("exit", () => {
           for (const s of node.sessions) {
+            // Only placements still on this node: a session may already live on a newer one.
+            if (this.placed.get(s) !== node) continue;
             this.placed.delete(s);
             this.forgetHarness(s);
           }

@@ -20,13 +20,21 @@ type LogLevel = (typeof LOG_LEVELS)[number];
 
 function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
   const raw = (values["harness"] as string[] | undefined) ?? [];
-  return raw.map((flag) => {
+  const specs = raw.map((flag) => {
     try {
       return parseHarnessFlag(flag);
     } catch (err) {
       throw new UsageError(`--harness ${JSON.stringify(flag)}: ${err instanceof Error ? err.message : String(err)}`);
     }
   });
+  for (const flag of (values["checkpoint-policy"] as string[] | undefined) ?? []) {
+    const m = /^([^=]+)=(every-turn|on-suspend)$/.exec(flag);
+    if (!m) throw new UsageError(`--checkpoint-policy ${JSON.stringify(flag)}: expected NAME=every-turn|on-suspend`);
+    const i = specs.findIndex((s) => s.name === m[1]);
+    if (i < 0) throw new UsageError(`--checkpoint-policy ${JSON.stringify(flag)}: no --harness named ${JSON.stringify(m[1])}`);
+    specs[i] = { ...specs[i]!, checkpointPolicy: m[2] === "on-suspend" ? "on-suspend" : "every-turn" };
+  }
+  return specs;
 }
 
 function hostConfig(values: FlagValues): HostConfig {
@@ -95,13 +103,14 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
     addr: { type: "string" },
     "registry-addr": { type: "string" },
     harness: { type: "string", multiple: true },
+    "checkpoint-policy": { type: "string", multiple: true },
     model: { type: "string" },
     "model-name": { type: "string" },
     "node-idle-ms": { type: "string" },

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Makes sure the system dependencies of the test suite exist before vitest runs: Python grpcio and
+// protobuf for the system interpreter (the interop tests) and a PostgreSQL answering on
+// 127.0.0.1:5432. Idempotent: when everything is present it does nothing and prints nothing.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { connect } from "node:net";
+
+const PYTHON = "/usr/bin/python3";
+const PY_PACKAGES = ["python3-grpcio", "python3-protobuf"];
+const PG_HOST = "127.0.0.1";
+const PG_PORT = 5432;
+const PG_START_DEADLINE_MS = 30_000;
+
+/** Runs a command quietly; its exit code and combined output. */
+function run(cmd, args, env = process.env) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", env });
+  return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? String(r.error) : ""}` };
+}
+
+function onPath(cmd) {
+  return run("sh", ["-c", `command -v ${cmd}`]).ok;
+}
+
+function pythonGrpcPresent() {
+  return existsSync(PYTHON) && run(PYTHON, ["-c", "import grpc, google.protobuf"]).ok;
+}
+
+function ensurePythonGrpc() {
+  if (pythonGrpcPresent()) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !onPath("apt-get")) {
+    console.error(
+      `ensure-test-deps: ${PYTHON} cannot import grpc and google.protobuf; install the Debian packages ${PY_PACKAGES.join(" ")} ` +
+        `(as root: apt-get update && apt-get install -y ${PY_PACKAGES.join(" ")})`,
+    );
+    process.exit(1);
+  }
+  console.log(`ensure-test-deps: installing ${PY_PACKAGES.join(" ")} with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...PY_PACKAGES]]) {
+    const r = run("apt-get", args, env);
+    if (!r.ok) {
+      console.error(`ensure-test-deps: apt-get ${args.join(" ")} failed:\n${r.output}`);
+      process.exit(1);
+    }
+  }
+  if (!pythonGrpcPresent()) {
+    console.error(`ensure-test-deps: ${PY_PACKAGES.join(" ")} installed, but ${PYTHON} still cannot import grpc and google.protobuf`);
+    process.exit(1);
+  }
+}
+
+/** Resolves true when something accepts a TCP connection on the PostgreSQL port. */
+function postgresAnswers(timeoutMs = 500) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: PG_HOST, port: PG_PORT });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+async function ensurePostgres() {
+  if (await postgresAnswers()) return;
+  if (!onPath("pg_ctlcluster") || !existsSync("/etc/postgresql")) {
+    console.log(`ensure-test-deps: PostgreSQL is not answering on ${PG_HOST}:${PG_PORT} and pg_ctlcluster is absent; PostgreSQL tests will skip`);
+    return;
+  }
+  const version = readdirSync("/etc/postgresql").sort()[0];
+  if (version === undefined) {
+    console.log("ensure-test-deps: /etc/postgresql holds no cluster; PostgreSQL tests will skip");
+    return;
+  }
+  console.log(`ensure-test-deps: starting PostgreSQL ${version}/main`);
+  const r = run("pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"]);
+  if (!r.ok && !(await postgresAnswers())) {
+    console.error(`ensure-test-deps: pg_ctlcluster failed:\n${r.output}`);
+    process.exit(1);
+  }
+  const deadline = Date.now() + PG_START_DEADLINE_MS;
+  while (!(await postgresAnswers())) {
+    if (Date.now() > deadline) {
+      console.error(`ensure-test-deps: PostgreSQL did not answer on ${PG_HOST}:${PG_PORT} within ${PG_START_DEADLINE_MS / 1000} s`);
+      process.exit(1);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+ensurePythonGrpc();
+await ensurePostgres();

@@ -1,0 +1,42 @@
+// What a conformance target is and how the suite's host serves it. Invariant: a built-in name or a
+// module path is always driven through a host-spawned node (over gRPC), an address through the remote
+// runtime; the same target on the filesystem-only `local` runtime exists only where it can be loaded
+// in-process (never for an address).
+import { isAbsolute, resolve } from "node:path";
+import { builtinHarnesses } from "../../harnesses/index.js";
+import type { HarnessSpecFlag } from "../host/config.js";
+import { parseAddress } from "../wire/index.js";
+
+export type TargetKind = "builtin" | "module" | "address";
+
+export interface Target {
+  readonly kind: TargetKind;
+  /** As the runtime takes it: a built-in name, an absolute module path, or an address. */
+  readonly value: string;
+}
+
+/** The registry names the suite's hosts serve the harness under. */
+export const SUBJECT = "subject";
+export const SUBJECT_LOCAL = "subject-local";
+
+export function classifyTarget(raw: string): Target {
+  if (Object.hasOwn(builtinHarnesses, raw)) return { kind: "builtin", value: raw };
+  if (/\.(m?[jt]s)$/.test(raw)) return { kind: "module", value: isAbsolute(raw) ? raw : resolve(raw) };
+  parseAddress(raw); // InvalidArgument for anything that is neither
+  return { kind: "address", value: raw };
+}
+
+/** The harness specs a suite host is configured with. */
+export function subjectSpecs(target: Target): HarnessSpecFlag[] {
+  const base = { checkpointPolicy: "every-turn", descriptorId: "" } as const;
+  switch (target.kind) {
+    case "builtin":
+    case "module":
+      return [
+        { ...base, name: SUBJECT, runtime: "spawned", target: target.value },
+        { ...base, name: SUBJECT_LOCAL, runtime: "local", target: target.value },
+      ];
+    case "address":
+      return [{ ...base, name: SUBJECT, runtime: "remote", target: target.value }];
+  }
+}

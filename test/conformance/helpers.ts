@@ -1,0 +1,96 @@
+// Shared helpers for the conformance-suite tests: run the CLI in-process, a deterministic
+// OpenAI-compatible endpoint on 127.0.0.1 (port from the OS), and a small XML well-formedness check.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { main } from "../../src/cli/run.js";
+
+export async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+export interface JsonReport {
+  harness: string;
+  tier: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  checks: { id: string; tier: string; status: "pass" | "fail" | "skip"; evidence: string }[];
+}
+
+export function failedIds(report: Pick<JsonReport, "checks">): string[] {
+  return report.checks.filter((c) => c.status === "fail").map((c) => c.id);
+}
+
+/**
+ * A chat-completions endpoint whose answer is a pure function of the request (so the control twin and
+ * the subject get the same completion): "seen <n> messages, last: <text of the last message>".
+ */
+export class DeterministicChatEndpoint {
+  requests = 0;
+  baseUrl = "";
+  private server: Server | undefined;
+
+  async start(): Promise<this> {
+    const server = createServer((req, res) => {
+      let raw = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (raw += c));
+      req.on("end", () => {
+        this.requests++;
+        const body = JSON.parse(raw) as { model?: string; messages?: { content?: unknown }[] };
+        const messages = body.messages ?? [];
+        const last = messages.at(-1)?.content;
+        const text = typeof last === "string" ? last : JSON.stringify(last ?? "");
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: `c${this.requests}`,
+            object: "chat.completion",
+            model: body.model ?? "fake",
+            choices: [{ index: 0, message: { role: "assistant", content: `seen ${messages.length} messages, last: ${text}` }, finish_reason: "stop" }],
+          }),
+        );
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/**
+ * Checks XML well-formedness for the subset a JUnit report uses: one prolog, properly nested and
+ * closed elements, quoted attributes, and no raw `<` or `&` outside markup. Returns the problem or "".
+ */
+export function xmlProblem(xml: string): string {
+  const body = xml.replace(/^<\?xml[^?]*\?>\s*/, "");
+  const stack: string[] = [];
+  const token = /<\/?([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.-]*="[^"<]*")*)\s*(\/?)>|([^<]+)/gy;
+  let m: RegExpExecArray | null;
+  let pos = 0;
+  while (pos < body.length && (m = token.exec(body)) !== null) {
+    pos = token.lastIndex;
+    const [whole, name, , selfClose, text] = m;
+    if (text !== undefined) {
+      if (/&(?!(amp|lt|gt|quot|apos);)/.test(text)) return `unescaped & in text near ${JSON.stringify(text.slice(0, 40))}`;
+      continue;
+    }
+    if (whole.startsWith("</")) {
+      if (stack.pop() !== name) return `mismatched </${name}>`;
+    } else if (selfClose !== "/") stack.push(name!);
+  }
+  if (pos < body.length) return `malformed markup at offset ${pos}: ${JSON.stringify(body.slice(pos, pos + 40))}`;
+  if (stack.length > 0) return `unclosed <${stack.at(-1)}>`;
+  return "";
+}
