@@ -1,0 +1,104 @@
+// Memory-tier fork through the spawned runtime (issue "Snapshot tiers", items 2 and 3): k children
+// restore from one parent checkpoint (one shared blob) and continue independently; the parent stays
+// resumable; a fork at a historical seq is refused with no side effects.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { ErrorCode, grpcStatusOf } from "../../src/errors/index.js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { Host } from "../../src/host/host.js";
+import {
+  childMetas,
+  closeAll,
+  expectChainVerifies,
+  lifecycleOf,
+  openTestHost,
+  records,
+  rejectsWithCode,
+  signal,
+  turn,
+  turns,
+} from "./helpers.js";
+
+let host: Host;
+
+beforeAll(async () => {
+  host = await openTestHost();
+});
+afterAll(closeAll);
+
+describe("memory tier: fork from one checkpoint", () => {
+  it("fork of 3 at the head of a counter at 4: each child answers 5 independently, one shared blob, the parent resumes at 5", async () => {
+    const parent = (await host.createSession({ harness: "counter" })).uid;
+    expect(await turns(host, parent, 4)).toEqual(["1", "2", "3", "4"]);
+    const parentBefore = await records(host, parent);
+    const atHead = parentBefore.length;
+    const blobsBefore = (await host.snapshots.stats()).blobs;
+
+    const metas = childMetas(3, "counter");
+    const forked = await host.placer.fork({ parent, atSeq: 0, children: metas, signal: signal() });
+    expect(forked.atSeq).toBe(atHead);
+    expect(forked.children.map((c) => c.uid)).toEqual(metas.map((m) => m.uid));
+
+    // Exactly one parent checkpoint: a SUSPEND after the fork point, carrying the blob's digest.
+    const parentAfter = await records(host, parent);
+    expect(parentAfter).toHaveLength(atHead + 1);
+    const suspend = lifecycleOf(parentAfter.at(-1), Lifecycle_Kind.LIFECYCLE_SUSPEND);
+    expect(suspend?.snapshotMemory).toBe(true);
+    const digest = suspend!.snapshotExternalUri;
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect((await host.getSession(parent)).computeState).toBe("COLD");
+    expect((await host.journal.latestCheckpoint(parent))?.digest).toBe(digest);
+
+    // The blob is shared, not copied per child.
+    expect((await host.snapshots.stats()).blobs - blobsBefore).toBeLessThanOrEqual(1);
+    for (const m of metas) {
+      expect((await host.journal.latestCheckpoint(m.uid))?.digest).toBe(digest);
+      const childRecords = await records(host, m.uid);
+      expect(childRecords.slice(0, atHead).map((r) => r.contentHash)).toEqual(parentBefore.map((r) => r.contentHash));
+      expect(lifecycleOf(childRecords[atHead], Lifecycle_Kind.LIFECYCLE_FORK)?.detail).toBe(`parent@${atHead}`);
+      await expectChainVerifies(host, m.uid);
+    }
+
+    const [c1, c2, c3] = metas.map((m) => m.uid) as [string, string, string];
+    expect(await turn(host, c1)).toEqual(["5"]);
+    expect(await turn(host, c1)).toEqual(["6"]);
+    // Siblings do not share RAM: they still continue from the parent's 4.
+    expect(await turn(host, c2)).toEqual(["5"]);
+    expect(await turn(host, c3)).toEqual(["5"]);
+
+    const resumed = await host.placer.resume(parent, signal());
+    expect(lifecycleOf(resumed.record, Lifecycle_Kind.LIFECYCLE_RESUME)).toBeDefined();
+    expect(await turn(host, parent)).toEqual(["5"]);
+
+    for (const uid of [parent, c1, c2, c3]) await expectChainVerifies(host, uid);
+  });
+
+  it("fork of a counter at a historical seq (not its newest checkpoint) is refused unplaceable with no side effects", async () => {
+    const parent = (await host.createSession({ harness: "counter" })).uid;
+    expect(await turns(host, parent, 3)).toEqual(["1", "2", "3"]);
+    const before = await records(host, parent);
+    const firstEnd = before.find((r) => r.event.kind === EventKind.EVENT_END)!;
+    const newest = await host.journal.latestCheckpoint(parent);
+    expect(newest?.seq).toBe(before.length);
+    expect(firstEnd.seq).toBeLessThan(newest!.seq);
+    const fence = await host.journal.currentFence(parent);
+    const sessionsBefore = (await host.journal.allSessionUids()).sort();
+
+    const children = childMetas(2, "counter");
+    const err = await rejectsWithCode(host.placer.fork({ parent, atSeq: firstEnd.seq, children, signal: signal() }), ErrorCode.Unplaceable);
+    expect(grpcStatusOf(ErrorCode.Unplaceable)).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(err.message).toContain(`not seq ${firstEnd.seq}`);
+
+    expect((await records(host, parent)).map((r) => r.contentHash)).toEqual(before.map((r) => r.contentHash));
+    expect(await host.journal.currentFence(parent)).toBe(fence);
+    expect((await host.journal.latestCheckpoint(parent))?.seq).toBe(newest!.seq);
+    for (const c of children) expect(await host.journal.getSession(c.uid)).toBeUndefined();
+    expect((await host.journal.allSessionUids()).sort()).toEqual(sessionsBefore);
+
+    // The parent is untouched and live.
+    expect((await host.getSession(parent)).computeState).toBe("LIVE");
+    expect(await turn(host, parent)).toEqual(["4"]);
+    await expectChainVerifies(host, parent);
+  });
+});
