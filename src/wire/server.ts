@@ -1,6 +1,8 @@
 // Typed grpc-js server handlers over protobuf-es services. Invariant: every RPC ends with exactly one
 // status (a HostError's mapped status, INTERNAL for anything else, OK otherwise), writes respect
 // backpressure, and a handler's AbortSignal fires when the client cancels or its deadline passes.
+import { lstatSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { Metadata, ServerCredentials } from "@grpc/grpc-js";
 import type {
   Server,
@@ -70,9 +72,33 @@ export function addService<S extends GenServiceMethods>(
   server.addService(serviceDefinition(service), handlers);
 }
 
+/**
+ * A unix socket file nobody listens on (left by a crashed process) is removed so the path can be
+ * bound again; a socket someone does listen on is left alone (the bind then fails loudly).
+ */
+async function reclaimStaleSocket(path: string): Promise<void> {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return;
+  }
+  if (!stat.isSocket()) return;
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+  if (!live) rmSync(path, { force: true });
+}
+
 /** Binds `addr` (see parseAddress) and resolves to the dialable address (port 0 resolved). */
-export function listen(server: Server, addr: string, credentials?: ServerCredentials): Promise<string> {
+export async function listen(server: Server, addr: string, credentials?: ServerCredentials): Promise<string> {
   const parsed = parseAddress(addr);
+  if (parsed.kind === "unix") await reclaimStaleSocket(parsed.path);
   return new Promise((resolve, reject) => {
     server.bindAsync(parsed.target, credentials ?? ServerCredentials.createInsecure(), (err, port) => {
       if (err !== null) {
