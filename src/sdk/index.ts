@@ -1,0 +1,13 @@
+// `harnesshost/sdk`: everything a harness author imports, in one place. Invariant: this module only
+// re-exports, so an author's harness sees exactly the types, enums, text helpers and serving entry
+// point the host itself uses — never a parallel copy.
+export type { EventSink, Harness, HarnessDescriptor, HarnessFactory, ModelRequest, ModelResponse, StartInfo } from "./types.js";
+export { serveHarness } from "../node/serve.js";
+export type { HarnessNode, ServeHarnessOptions } from "../node/serve.js";
+export type { SnapshotAware, SnapshotClass } from "../node/actor-table.js";
+export { create } from "@bufbuild/protobuf";
+export { HarnessDescriptorSchema, Resumability } from "../gen/agentsessions/v1/harness_pb.js";
+export { Mediation, MessageSchema, ToolCallSchema, ToolResultSchema } from "../gen/agentsessions/v1/common_pb.js";
+export type { Event, Message, ToolCall, ToolResult, Usage } from "../gen/agentsessions/v1/common_pb.js";
+/** `textOf(message)`: its text parts, concatenated; `textMessage(role, text)`: a one-text-part message. */
+export { textMessage, textOf } from "../controller/events.js";
