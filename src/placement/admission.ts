@@ -25,7 +25,11 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
   try {
     descriptor = await entry.runtime.describe(sig);
   } catch (err) {
-    if (signal?.aborted) throw new HostError(ErrorCode.DeadlineExceeded, `admission of harness "${entry.name}" interrupted by the caller`, { cause: err });
+    if (signal?.aborted) {
+      const reason: unknown = signal.reason;
+      const timedOut = (reason instanceof DOMException && reason.name === "TimeoutError") || (reason instanceof HostError && reason.code === ErrorCode.DeadlineExceeded);
+      throw new HostError(timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled, `admission of harness "${entry.name}" interrupted by the caller`, { cause: err });
+    }
     if (isHostError(err) && err.code !== ErrorCode.Unavailable && err.code !== ErrorCode.Internal && err.code !== ErrorCode.DeadlineExceeded) throw err;
     throw new HostError(ErrorCode.Unavailable, `placement: harness "${entry.name}" is unavailable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
@@ -35,12 +39,12 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
       `placement: harness "${entry.name}" reports descriptor id "${descriptor.id}" but its registration expects "${entry.descriptorId}"`,
     );
   }
-  const memory = requiresMemory(descriptor);
+  const memory = requiresMemory(descriptor) || entry.declaredMemory === true;
   const caps = await entry.runtime.capabilities(sig);
   if (!canPlace(memory, caps)) {
     throw new HostError(
       ErrorCode.Unplaceable,
-      `placement: harness cannot be placed on this runtime: harness "${descriptor.id}" needs REQUIRES_MEMORY_SNAPSHOT but the ${entry.runtime.name} runtime provides MemorySnapshot=false`,
+      `placement: harness cannot be placed on this runtime: harness "${descriptor.id}" needs REQUIRES_MEMORY_SNAPSHOT${requiresMemory(descriptor) ? "" : " (declared by its registration)"} but the ${entry.runtime.name} runtime provides MemorySnapshot=false`,
     );
   }
   return { descriptor, memory };

@@ -14,10 +14,18 @@ export interface HarnessEntry {
   readonly descriptorId: string;
   readonly checkpointPolicy: CheckpointPolicy;
   readonly state: "active" | "retired";
+  /**
+   * The registration declared REQUIRES_MEMORY_SNAPSHOT. Admission places the harness as memory-tier
+   * when either the declaration or the live Describe says so (the stricter reading wins), so an
+   * address that answers "stateless" cannot talk its way onto a filesystem-only runtime.
+   */
+  readonly declaredMemory?: boolean;
 }
 
 /** Resolves harness names; throws HostError InvalidArgument for an unknown name. */
 export interface HarnessResolver {
   resolve(name: string): HarnessEntry;
+  /** Optional: makes a name registered elsewhere (another host, same database) resolvable here. */
+  refresh?(name: string): Promise<void>;
   readonly defaultName: string;
 }

@@ -1,7 +1,10 @@
 // Registered harnesses of one host: the stored rows (journal) joined with what this host can serve
 // (the placement registry). Invariants: registrations are immutable (one spec digest per name, ever);
 // a row is stored before its harness becomes servable, and becomes servable right after, without a
-// restart; static names can never be registered; register and retire are serialized per host.
+// restart — on this host at once, on other hosts sharing the journal at their next sync (on the first
+// call naming it, and every few seconds); static names can never be registered; register, retire and
+// sync are serialized per host.
+import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import { randomBytes } from "node:crypto";
 import { create, fromJsonString } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
@@ -27,6 +30,8 @@ import { HARNESS_NAME, checkName, checkSpec, servableAddress } from "./harness-s
 export const DEFAULT_HARNESS_PAGE = 50;
 export const MAX_HARNESS_PAGE = 500;
 export const MAX_RETIRE_REASON_BYTES = 1024;
+/** How often a host sharing its journal re-reads the stored registrations (ms). */
+export const REGISTRATION_POLL_MS = 2_000;
 
 /** Runs async sections one at a time. */
 class Mutex {
@@ -47,26 +52,66 @@ export class HarnessCatalog {
   private readonly lock = new Mutex();
   /** Why a stored row is not served here (host-local, never stored). */
   private readonly unservable = new Map<string, string>();
+  private poll: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(private readonly host: Host) {}
 
   /** Makes every stored registration servable (start-up); rows that cannot be served are isolated. */
   async load(): Promise<void> {
-    for (const row of await this.host.journal.listRegistrations()) {
-      if (this.isStatic(row.name)) {
-        this.unservable.set(row.name, "the name is a static harness on this host");
-        continue;
+    await this.sync();
+  }
+
+  /**
+   * Brings this host in line with the stored rows: a row not served here yet (registered by another
+   * host sharing the journal) becomes servable; a served row takes the stored state (retired or
+   * reactivated elsewhere). Rows that cannot be served are isolated with their reason.
+   */
+  sync(): Promise<void> {
+    return this.lock.run(async () => {
+      if (this.stopped) return;
+      for (const row of await this.host.journal.listRegistrations()) {
+        if (this.isStatic(row.name)) {
+          this.unservable.set(row.name, "the name is a static harness on this host");
+          continue;
+        }
+        const current = this.registered(row.name);
+        if (current) {
+          if (current.state !== row.state) this.host.registry.putRegistered({ ...entryFields(current), state: row.state });
+          continue;
+        }
+        try {
+          const spec = decodeSpec(row.spec);
+          if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
+          const checked = checkSpec(spec);
+          const runtime = await this.buildRemote(row.name, checked.spec);
+          this.serve(row.name, runtime, checked.spec, row.state);
+          this.unservable.delete(row.name);
+        } catch (err) {
+          this.unservable.set(row.name, err instanceof Error ? err.message : String(err));
+        }
       }
-      try {
-        const spec = decodeSpec(row.spec);
-        if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
-        const checked = checkSpec(spec);
-        const runtime = await this.buildRemote(row.name, checked.spec);
-        this.serve(row.name, runtime, checked.spec, row.state);
-      } catch (err) {
-        this.unservable.set(row.name, err instanceof Error ? err.message : String(err));
-      }
+    });
+  }
+
+  /**
+   * Follows registrations made on other hosts: a Sessions call naming an unknown harness syncs first,
+   * and (intervalMs > 0) a background sync runs every intervalMs; its timer never holds the process.
+   */
+  follow(intervalMs: number): void {
+    this.host.registry.onUnknown(() => this.sync());
+    if (intervalMs > 0 && !this.poll) {
+      this.poll = setInterval(() => void this.sync().catch(() => undefined), intervalMs);
+      this.poll.unref();
     }
+  }
+
+  /** Stops following and waits for a sync in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
+    this.poll = undefined;
+    await this.lock.run(async () => undefined);
   }
 
   async register(name: string, spec: HarnessSpec | undefined): Promise<{ harness: HarnessRegistration; outcome: RegisterOutcome }> {
@@ -183,7 +228,8 @@ export class HarnessCatalog {
   }
 
   private serve(name: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired"): void {
-    this.host.registry.putRegistered({ name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn", state });
+    const declaredMemory = spec.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
+    this.host.registry.putRegistered({ name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn", state, declaredMemory });
   }
 
   private registrationOf(row: StoredRegistration): HarnessRegistration {
@@ -191,7 +237,7 @@ export class HarnessCatalog {
     const served = this.registered(row.name) !== undefined;
     const unservable = served
       ? ""
-      : (this.unservable.get(row.name) ?? (spec ? "registered after this host started (by another host); re-register the identical spec or restart to serve it here" : "the stored spec cannot be decoded"));
+      : (this.unservable.get(row.name) ?? (spec ? "registered on another host; served here from this host's next registry sync (the first call naming it, or the periodic one)" : "the stored spec cannot be decoded"));
     return create(HarnessRegistrationSchema, {
       metadata: { name: row.name, uid: row.uid, createTime: timestampFromMs(row.createdAtMs), updateTime: timestampFromMs(row.updatedAtMs) },
       ...(spec ? { spec } : {}),
@@ -206,7 +252,7 @@ export class HarnessCatalog {
 }
 
 function entryFields(e: HarnessEntry): Omit<HarnessEntry, "source"> {
-  return { name: e.name, runtime: e.runtime, descriptorId: e.descriptorId, checkpointPolicy: e.checkpointPolicy, state: e.state };
+  return { name: e.name, runtime: e.runtime, descriptorId: e.descriptorId, checkpointPolicy: e.checkpointPolicy, state: e.state, ...(e.declaredMemory ? { declaredMemory: true } : {}) };
 }
 
 function decodeSpec(text: string): HarnessSpec | undefined {
