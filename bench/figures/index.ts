@@ -4,10 +4,11 @@ import { concurrentTurns } from "./concurrent.js";
 import { journalAppend } from "./journal-append.js";
 import { longSession } from "./long-session.js";
 import { sessionMemory } from "./memory.js";
-import { forkFanout, turnLatency } from "./pending.js";
+import { forkFanout } from "./fork-fanout.js";
 import { replay } from "./replay.js";
 import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
+import { turnLatency } from "./turn-latency.js";
 
 export const figures: readonly Figure[] = [
   journalAppend,

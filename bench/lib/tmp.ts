@@ -1,6 +1,6 @@
 // Scratch directories for figures. Invariant: every directory handed out is removed by its `dispose`,
 // which figures call in `finally`, so an aborted figure leaves nothing behind.
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -10,8 +10,13 @@ export interface ScratchDir {
   dispose(): void;
 }
 
-export function scratchDir(label: string): ScratchDir {
-  const path = mkdtempSync(join(tmpdir(), `harnesshost-bench-${label}-`));
+/**
+ * `memory`: on tmpfs (/dev/shm) when the machine has one — for figures that only *build* data with
+ * durable writes and then measure reads, where the fsyncs would cost minutes and measure nothing.
+ */
+export function scratchDir(label: string, where: "disk" | "memory" = "disk"): ScratchDir {
+  const base = where === "memory" && existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+  const path = mkdtempSync(join(base, `harnesshost-bench-${label}-`));
   return {
     path,
     file: (name) => join(path, name),

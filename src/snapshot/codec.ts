@@ -11,7 +11,6 @@
 // - Errors keep only name (built-in type), message, stack and cause.
 // Restored typed arrays/Buffers may be views into the decoded `bytes`: do not reuse that buffer.
 import { deserialize, serialize } from "node:v8";
-import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { inspectActorState, type SelfRef } from "./inspect.js";
 import { ClassRegistry, type ClassList } from "./registry.js";
@@ -39,13 +38,26 @@ interface Envelope {
 
 const isObject = (v: unknown): v is object => typeof v === "object" && v !== null;
 
-const EnvelopeSchema = z.object({
-  codec: z.string(),
-  root: z.custom<object>(isObject),
-  tagged: z.array(z.custom<object>(isObject)),
-  names: z.array(z.string()),
-  selfRefs: z.array(z.object({ in: z.custom<object>(isObject), key: z.unknown(), map: z.boolean() })),
-});
+/**
+ * Whether a deserialized value has the envelope's shape: codec string, root object, `tagged` objects
+ * and `names` strings, `selfRefs` entries `{ in: object, map: boolean }` (key: anything). A direct
+ * check rather than a schema parse: it runs on every restore and must not rebuild the graph.
+ */
+function isEnvelope(raw: unknown): raw is Envelope {
+  if (!isObject(raw)) return false;
+  const e = raw as Partial<Record<keyof Envelope, unknown>>;
+  if (typeof e.codec !== "string" || !isObject(e.root)) return false;
+  if (!Array.isArray(e.tagged) || !Array.isArray(e.names) || !Array.isArray(e.selfRefs)) return false;
+  for (let i = 0; i < e.tagged.length; i++) if (!isObject(e.tagged[i])) return false;
+  for (let i = 0; i < e.names.length; i++) if (typeof e.names[i] !== "string") return false;
+  for (let i = 0; i < e.selfRefs.length; i++) {
+    const ref: unknown = e.selfRefs[i];
+    if (!isObject(ref)) return false;
+    const r = ref as { in?: unknown; map?: unknown };
+    if (!isObject(r.in) || typeof r.map !== "boolean") return false;
+  }
+  return e.tagged.length === e.names.length;
+}
 
 /** Serializes the actor's own enumerable data properties; throws FailedPrecondition naming the first bad path. */
 export function encodeActor(instance: object, opts?: ActorCodecOptions): Uint8Array {
@@ -79,12 +91,10 @@ function parseEnvelope(bytes: Uint8Array): Envelope {
   if (isObject(raw) && "codec" in raw && typeof raw.codec === "string" && raw.codec !== ACTOR_CODEC) {
     throw new HostError(ErrorCode.DataLoss, `snapshot: unknown actor codec ${JSON.stringify(raw.codec)} (expected ${ACTOR_CODEC})`);
   }
-  const parsed = EnvelopeSchema.safeParse(raw);
-  if (!parsed.success || parsed.data.tagged.length !== parsed.data.names.length) {
+  if (!isEnvelope(raw)) {
     throw new HostError(ErrorCode.DataLoss, "snapshot: bytes are not a v8 actor snapshot (malformed envelope)");
   }
-  // zod rebuilt the outer objects; identity matters, so keep the deserialized originals.
-  return raw as Envelope;
+  return raw;
 }
 
 /**
