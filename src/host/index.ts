@@ -5,4 +5,5 @@ export { HostConfig, HarnessSpecFlag, parseHarnessFlag } from "./config.js";
 export type { HostConfigInput } from "./config.js";
 export { buildRuntime, loadHarnessFactory, registerRuntimeBuilder } from "./runtimes.js";
 export type { RuntimeBuilder, RuntimeContext } from "./runtimes.js";
-export { sessionProto } from "./session-proto.js";
+export { sessionProto, sessionView } from "./session-proto.js";
+export { collectSnapshotGarbage } from "./snapshot-gc.js";

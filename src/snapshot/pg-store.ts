@@ -109,6 +109,14 @@ export class PgSnapshotStore implements SnapshotStore {
     return result.rows.map((r) => r.digest);
   }
 
+  async storedAtMs(digest: string): Promise<number | undefined> {
+    parseDigest(digest);
+    await this.tables();
+    const result = await this.pool.query<{ created_at_ms: string }>("SELECT created_at_ms FROM snapshot_blobs WHERE digest = $1", [digest]);
+    const row = result.rows[0];
+    return row ? Number(row.created_at_ms) : undefined;
+  }
+
   async stats(): Promise<{ blobs: number; bytes: number }> {
     await this.tables();
     const result = await this.pool.query<{ blobs: string; bytes: string }>(

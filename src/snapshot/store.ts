@@ -17,6 +17,8 @@ export interface SnapshotStore {
   /** Every stored digest, sorted. */
   list(): Promise<string[]>;
   stats(): Promise<{ blobs: number; bytes: number }>;
+  /** When the blob was stored (ms since the epoch), or undefined when it is absent. */
+  storedAtMs(digest: string): Promise<number | undefined>;
 }
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
@@ -131,6 +133,15 @@ export class FsSnapshotStore implements SnapshotStore {
     return { blobs: entries.length, bytes: entries.reduce((sum, e) => sum + e.size, 0) };
   }
 
+  async storedAtMs(digest: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.pathOf(parseDigest(digest)))).mtimeMs;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
   private async entries(): Promise<{ hex: string; size: number }[]> {
     let prefixes: string[];
     try {
@@ -177,11 +188,20 @@ async function syncDir(dir: string): Promise<void> {
 /** In-memory store for tests; it copies bytes in and out, so callers cannot alter what it holds. */
 export class MemorySnapshotStore implements SnapshotStore {
   private readonly blobs = new Map<string, Uint8Array>();
+  private readonly stored = new Map<string, number>();
 
   async put(bytes: Uint8Array): Promise<string> {
     const digest = `sha256:${sha256(bytes)}`;
-    if (!this.blobs.has(digest)) this.blobs.set(digest, Uint8Array.from(bytes));
+    if (!this.blobs.has(digest)) {
+      this.blobs.set(digest, Uint8Array.from(bytes));
+      this.stored.set(digest, Date.now());
+    }
     return digest;
+  }
+
+  async storedAtMs(digest: string): Promise<number | undefined> {
+    parseDigest(digest);
+    return this.stored.get(digest);
   }
 
   async get(digest: string): Promise<Uint8Array> {
@@ -199,6 +219,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   async delete(digest: string): Promise<void> {
     parseDigest(digest);
     this.blobs.delete(digest);
+    this.stored.delete(digest);
   }
 
   async list(): Promise<string[]> {
@@ -217,7 +238,18 @@ export class MemorySnapshotStore implements SnapshotStore {
  * The caller must include digests of puts still in flight: a blob put after the listing survives,
  * but one put before it and not yet referenced would be collected.
  */
-export async function collectGarbage(store: SnapshotStore, referenced: Iterable<string>): Promise<{ deleted: string[] }> {
+export interface GarbageOptions {
+  /**
+   * Blobs stored less than this long ago (ms) are kept even when unreferenced: a checkpoint row is
+   * written just after its blob, and another host may be between the two. Default 10 minutes.
+   */
+  readonly graceMs?: number;
+  readonly nowMs?: number;
+}
+
+export async function collectGarbage(store: SnapshotStore, referenced: Iterable<string>, opts: GarbageOptions = {}): Promise<{ deleted: string[] }> {
+  const graceMs = opts.graceMs ?? 10 * 60_000;
+  const now = opts.nowMs ?? Date.now();
   const keep = new Set<string>();
   for (const digest of referenced) {
     parseDigest(digest);
@@ -226,6 +258,8 @@ export async function collectGarbage(store: SnapshotStore, referenced: Iterable<
   const deleted: string[] = [];
   for (const digest of await store.list()) {
     if (keep.has(digest)) continue;
+    const storedAt = await store.storedAtMs(digest);
+    if (storedAt === undefined || now - storedAt < graceMs) continue;
     await store.delete(digest);
     deleted.push(digest);
   }

@@ -76,10 +76,21 @@ describe.each(stores)("%s", (_name, make) => {
     const keep = await store.put(enc("keep"));
     const drop1 = await store.put(enc("drop 1"));
     const drop2 = await store.put(enc("drop 2"));
-    const { deleted } = await collectGarbage(store, [keep]);
+    expect((await collectGarbage(store, [keep])).deleted).toEqual([]); // inside the default grace period
+    const { deleted } = await collectGarbage(store, [keep], { graceMs: 0 });
     expect(deleted.sort()).toEqual([drop1, drop2].sort());
     expect(await store.list()).toEqual([keep]);
     expect(await store.get(keep)).toEqual(enc("keep"));
+  });
+
+  it("reports when a blob was stored, and nothing for an absent one", async () => {
+    const store = make();
+    const before = Date.now();
+    const d = await store.put(enc("when"));
+    const at = await store.storedAtMs(d);
+    expect(at).toBeGreaterThanOrEqual(before - 1000);
+    await store.delete(d);
+    expect(await store.storedAtMs(d)).toBeUndefined();
   });
 });
 

@@ -2,5 +2,6 @@
 import "../grpc-api.js";
 import "./serve.js";
 import "./node.js";
+import "./gc.js";
 import "./harness.js";
 import "./conformance.js";

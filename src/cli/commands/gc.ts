@@ -1,0 +1,28 @@
+// `harnesshost gc`: deletes snapshot blobs no session can restore from any more. Invariant: only
+// blobs that are neither a session's newest checkpoint nor younger than the grace period go.
+import { collectSnapshotGarbage } from "../../host/snapshot-gc.js";
+import { Host } from "../../host/host.js";
+import { HOST_FLAGS, int, json, str, type Command } from "../command.js";
+import { DEFAULT_DATA_DIR } from "../host-flags.js";
+import { addCommand } from "./index.js";
+
+export const gcCommand: Command = {
+  name: "gc",
+  summary: "delete snapshot blobs that no session references any more",
+  usage: "gc [--data DIR|--journal URL] [--grace-ms N] [--json]",
+  options: { ...HOST_FLAGS, "grace-ms": { type: "string" } },
+  async run(ctx) {
+    const journal = str(ctx.values, "journal");
+    const host = await Host.open({ dataDir: str(ctx.values, "data") ?? DEFAULT_DATA_DIR, ...(journal ? { journal } : {}) });
+    try {
+      const report = await collectSnapshotGarbage(host.journal, host.snapshots, { graceMs: int(ctx.values, "grace-ms", 10 * 60_000) });
+      if (json(ctx.values)) ctx.out(JSON.stringify({ referenced: report.referenced, deleted: report.deleted }));
+      else ctx.out(`kept ${report.referenced} referenced blobs, deleted ${report.deleted.length}`);
+      return 0;
+    } finally {
+      await host.close();
+    }
+  },
+};
+
+addCommand(gcCommand);
