@@ -1,10 +1,14 @@
 // The harnesses built into harnesshost, by descriptor id. Invariant: each key equals the id its
 // factory's harness describes itself with.
 import type { HarnessFactory } from "../src/sdk/types.js";
+import askAgent from "./ask/index.js";
+import askCounterAgent from "./askcounter/index.js";
 import chatAgent from "./chatagent/index.js";
 import counterAgent from "./counteragent/index.js";
 import echoAgent from "./echoagent/index.js";
 
+export { AskAgent } from "./ask/index.js";
+export { AskCounterAgent } from "./askcounter/index.js";
 export { ChatAgent } from "./chatagent/index.js";
 export { CounterAgent } from "./counteragent/index.js";
 export { EchoAgent } from "./echoagent/index.js";
@@ -13,4 +17,6 @@ export const builtinHarnesses: Readonly<Record<string, HarnessFactory>> = {
   echo: echoAgent,
   counter: counterAgent,
   chat: chatAgent,
+  ask: askAgent,
+  askcounter: askCounterAgent,
 };

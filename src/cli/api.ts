@@ -16,6 +16,23 @@ export interface SuspendOutcome {
   readonly snapshot: { readonly memory: boolean; readonly digest: string; readonly local: string };
 }
 
+/** The gate an approve/answer decided, and the committed decision. */
+export interface DecisionOutcome {
+  readonly session: Session;
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
+  readonly approved: boolean;
+  /** The APPROVAL_RESULT record (an exact retry returns the same one). */
+  readonly decision: LogRecord;
+}
+
+export interface ResumeOutcome {
+  readonly session: Session;
+  /** OUTPUT texts the resumed turn committed (none when nothing was pending or it is still parked). */
+  readonly outputs: readonly string[];
+}
+
 export interface SessionsApi {
   exec(p: {
     session?: string;
@@ -32,5 +49,11 @@ export interface SessionsApi {
   list(p: { project: string; pageSize: number }): Promise<Session[]>;
   suspend(session: string): Promise<SuspendOutcome>;
   resume(session: string): Promise<Session>;
+  /** Resume, also reporting the outputs the re-driven turn committed. */
+  resumeTurn(session: string): Promise<ResumeOutcome>;
+  /** Decides the session's pending approval (the tuple is discovered from GetSession). */
+  approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome>;
+  /** Answers the session's pending question with free text or choice `choice` (1-based). */
+  answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome>;
   close(): Promise<void>;
 }

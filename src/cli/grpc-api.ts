@@ -9,7 +9,8 @@ import { textMessage, textOf } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { createClient, type DialOptions, type MethodsOf, type ServiceClient } from "../wire/index.js";
 import { parseTokenFile } from "../server/auth.js";
-import type { ExecOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+import { answerText, pendingTuple, questionIn, type PendingTuple } from "./decisions.js";
 import { requireStr, str, UsageError, type FlagValues } from "./command.js";
 import { setRemoteApiFactory } from "./host-flags.js";
 
@@ -126,6 +127,34 @@ export class GrpcApi implements SessionsApi {
 
   resume(session: string): Promise<Session> {
     return this.client.resume({ session });
+  }
+
+  async resumeTurn(session: string): Promise<ResumeOutcome> {
+    const before = await this.get(session);
+    const after = await this.client.resume({ session });
+    const records: LogRecord[] = [];
+    if (after.lastSeq > before.lastSeq) {
+      for await (const rec of this.client.replay({ session, fromSeq: before.lastSeq + 1n, toSeq: after.lastSeq })) records.push(rec);
+    }
+    return { session: after, outputs: outputsOf(records) };
+  }
+
+  async approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome> {
+    return this.decide(p.session, pendingTuple(await this.get(p.session)), p.approved, p.reason);
+  }
+
+  async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
+    const tuple = pendingTuple(await this.get(p.session));
+    const records: LogRecord[] = [];
+    for await (const rec of this.client.replay({ session: p.session, fromSeq: 1n, toSeq: BigInt(tuple.requestSeq) })) records.push(rec);
+    return this.decide(p.session, tuple, true, answerText(questionIn(records, tuple), p));
+  }
+
+  private async decide(session: string, tuple: PendingTuple, approved: boolean, reason: string): Promise<DecisionOutcome> {
+    const res = await this.client.approve({ session, executionId: tuple.executionId, toolCallId: tuple.toolCallId, requestSeq: BigInt(tuple.requestSeq), approved, reason });
+    const decision = res.decision;
+    if (!res.session || !decision) throw new HostError(ErrorCode.Internal, "Approve answered without a session or decision");
+    return { session: res.session, ...tuple, approved, decision };
   }
 
   async close(): Promise<void> {

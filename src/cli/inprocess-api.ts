@@ -8,9 +8,11 @@ import { textMessage } from "../controller/events.js";
 import { newSessionUid } from "../controller/ids.js";
 import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
-import { sessionProto } from "../host/session-proto.js";
+import { sessionProto, sessionView } from "../host/session-proto.js";
+import { servedSession } from "../server/sessions-service.js";
+import { answerText, pendingTuple, questionIn } from "./decisions.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { ExecOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 
 export function logRecord(rec: JournalRecord): LogRecord {
   return create(LogRecordSchema, { seq: BigInt(rec.seq), prevHash: rec.prevHash, contentHash: rec.contentHash, fence: BigInt(rec.fence), event: rec.event });
@@ -35,7 +37,7 @@ export class InProcessApi implements SessionsApi {
       signal,
     });
     return {
-      session: sessionProto(await this.host.getSession(info.uid)),
+      session: await servedSession(this.host, info.uid),
       output: result.outputs.join("\n"),
       lastSeq: result.lastSeq,
       records: result.records.map(logRecord),
@@ -67,7 +69,7 @@ export class InProcessApi implements SessionsApi {
   }
 
   async get(session: string): Promise<Session> {
-    return sessionProto(await this.host.getSession(session));
+    return servedSession(this.host, session);
   }
 
   async list(p: { project: string; pageSize: number }): Promise<Session[]> {
@@ -87,8 +89,28 @@ export class InProcessApi implements SessionsApi {
   }
 
   async resume(session: string): Promise<Session> {
-    await this.host.placer.resume(session, new AbortController().signal);
-    return sessionProto(await this.host.getSession(session));
+    return (await this.resumeTurn(session)).session;
+  }
+
+  async resumeTurn(session: string): Promise<ResumeOutcome> {
+    const res = await this.host.placer.resume(session, new AbortController().signal);
+    return { session: await servedSession(this.host, session), outputs: [...(res.turn?.outputs ?? [])] };
+  }
+
+  async approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome> {
+    const tuple = pendingTuple(await sessionView(this.host.journal, await this.host.getSession(p.session)));
+    return this.decide(p.session, tuple, p.approved, p.reason);
+  }
+
+  async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
+    const tuple = pendingTuple(await sessionView(this.host.journal, await this.host.getSession(p.session)));
+    const recs = (await this.host.journal.readRange(p.session, 1, tuple.requestSeq)).map(logRecord);
+    return this.decide(p.session, tuple, true, answerText(questionIn(recs, tuple), p));
+  }
+
+  private async decide(session: string, tuple: ReturnType<typeof pendingTuple>, approved: boolean, reason: string): Promise<DecisionOutcome> {
+    const res = await this.host.placer.approve(session, { ...tuple, approved, reason });
+    return { session: await servedSession(this.host, session), ...tuple, approved, decision: logRecord(res.record) };
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,12 @@
 // Runs the checks of one tier against one harness target and reports progress as it goes.
 // Invariant: every planned check yields exactly one result (pass, fail or skip) in plan order, an
 // unexpected error fails only the check it happened in, and the suite's hosts are always closed.
+import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import type { Check } from "./checks/check.js";
 import { memoryChecks } from "./checks/memory.js";
 import { statelessChecks } from "./checks/stateless.js";
+import { memoryWaitsChecks, statelessWaitsChecks } from "./checks/waits.js";
 import { SuiteEnv } from "./env.js";
 import { CheckFailure, errText } from "./evidence.js";
 import { classifyTarget } from "./target.js";
@@ -23,6 +25,16 @@ export function checksOf(tier: Tier): readonly Check[] {
 /** Every check id of both tiers. */
 export const CHECK_IDS: readonly string[] = [...statelessChecks, ...memoryChecks].map((c) => c.id);
 
+/**
+ * The durable-wait checks of a tier (SPEC §11): planned only for a harness whose descriptor declares a
+ * REQUIRES_APPROVAL tool; their ids are `<tier>.waits-…`.
+ */
+export function waitsChecksOf(tier: Tier): readonly Check[] {
+  return tier === "stateless" ? statelessWaitsChecks : memoryWaitsChecks;
+}
+
+export const WAITS_CHECK_IDS: readonly string[] = [...statelessWaitsChecks, ...memoryWaitsChecks].map((c) => c.id);
+
 /** An opened suite: the environment, the resolved tier and the checks it will run. */
 export interface Suite {
   readonly options: ConformanceOptions;
@@ -39,17 +51,23 @@ export async function openSuite(input: ConformanceOptionsInput): Promise<Suite> 
   try {
     let tier: Tier;
     let descriptorId = "";
+    let gated = false;
     if (options.tier === "auto") {
       const d = await env.describe();
       descriptorId = d.id;
+      gated = d.tools.some((t) => t.mediation === Mediation.REQUIRES_APPROVAL);
       tier = d.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT ? "memory" : "stateless";
     } else {
       tier = options.tier;
-      descriptorId = await env.describe().then((d) => d.id, () => "");
+      const d = await env.describe().catch(() => undefined);
+      descriptorId = d?.id ?? "";
+      gated = d?.tools.some((t) => t.mediation === Mediation.REQUIRES_APPROVAL) ?? false;
     }
-    const unknown = (options.only ?? []).filter((id) => !CHECK_IDS.includes(id));
-    if (unknown.length > 0) throw new Error(`unknown check id(s): ${unknown.join(", ")} (known: ${CHECK_IDS.join(", ")})`);
-    const checks = checksOf(tier).filter((c) => options.only === undefined || options.only.includes(c.id));
+    const known = [...CHECK_IDS, ...WAITS_CHECK_IDS];
+    const unknown = (options.only ?? []).filter((id) => !known.includes(id));
+    if (unknown.length > 0) throw new Error(`unknown check id(s): ${unknown.join(", ")} (known: ${known.join(", ")})`);
+    const planned = [...checksOf(tier), ...(gated ? waitsChecksOf(tier) : [])];
+    const checks = planned.filter((c) => options.only === undefined || options.only.includes(c.id));
     return {
       options,
       tier,

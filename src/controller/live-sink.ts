@@ -1,7 +1,9 @@
 // The live sink: every harness effect is journaled as it happens, and model calls go through the
 // host's provider. Invariants: MODEL_CALL (with its input hash) is durable before the provider is
 // invoked and OUTPUT right after it (I0, I2: the completion message is stored verbatim); a mediated
-// TOOL_CALL is durable before the executor runs (I3).
+// TOOL_CALL is durable before the executor runs (I3); a REQUIRES_APPROVAL call commits TOOL_CALL and
+// the host-owned APPROVAL_REQUEST together, then parks the turn (sticky ApprovalParkedError); a
+// decided gate's receipt runs the executor at most once and never on a denial.
 import { create } from "@bufbuild/protobuf";
 import {
   ModelCallSchema,
@@ -15,9 +17,11 @@ import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { modelInputHash } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import { ApprovalParkedError, attachDecision, deniedReceipt } from "./approvals.js";
 import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";
 import { callSignal, SinkGuard } from "./sink-guard.js";
+import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
 import { validateMediatedCall } from "./tools.js";
 import type { TurnContext } from "./turn-context.js";
 
@@ -65,9 +69,7 @@ export class LiveEffects {
 
   async toolCall(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     validateMediatedCall(call);
-    if (call.mediation === Mediation.REQUIRES_APPROVAL) {
-      throw new HostError(ErrorCode.FailedPrecondition, "REQUIRES_APPROVAL tool calls need the approval gate, which this host does not provide yet");
-    }
+    if (call.mediation === Mediation.REQUIRES_APPROVAL) return this.gate(call, false);
     const executor = this.ctx.deps.tools;
     if (!executor) throw new HostError(ErrorCode.FailedPrecondition, `no tool executor is configured for controller-mediated tool "${call.tool}"`);
     await this.ctx.append(ev.toolCall(this.ctx.executionId, call));
@@ -88,6 +90,58 @@ export class LiveEffects {
     result.id = call.id;
     await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
     return result;
+  }
+
+  /**
+   * Commits the gate (TOOL_CALL unless already recorded, then APPROVAL_REQUEST) and parks. Nothing is
+   * appended when the call is invalid, its id reused in this turn, or parking is refused.
+   */
+  async gate(call: ToolCall, intentRecorded: boolean): Promise<never> {
+    const { executionId } = this.ctx;
+    if (!intentRecorded) {
+      validateMediatedCall(call);
+      if (this.ctx.gatedIds.has(call.id)) throw new HostError(ErrorCode.InvalidArgument, `gated tool call id ${JSON.stringify(call.id)} is reused in this execution`);
+    }
+    await this.ctx.requireParking();
+    const reason = call.tool === ASK_TOOL ? questionOf(call).question : `tool "${call.tool}" requires approval`;
+    const events = [...(intentRecorded ? [] : [ev.toolCall(executionId, call)]), ev.approvalRequest(executionId, call.id, reason)];
+    const recs = await this.ctx.appendBatch(events);
+    this.ctx.gatedIds.add(call.id);
+    throw new ApprovalParkedError({ executionId, toolCallId: call.id, requestSeq: recs.at(-1)!.seq });
+  }
+
+  /**
+   * The receipt of a decided gate: denied → APPROVAL_DENIED without running anything; an answered
+   * question → its answer; approved → the executor, once, with the recorded idempotency key. A
+   * missing executor is FAILED_PRECONDITION with nothing appended (the decision stays recoverable).
+   */
+  async completeGate(call: ToolCall, requestSeq: number, decision: { seq: number; approved: boolean; reason: string }, signal: AbortSignal): Promise<ToolResult> {
+    let result: ToolResult;
+    if (!decision.approved) {
+      result = deniedReceipt(call.id, requestSeq, decision.seq);
+    } else if (call.tool === ASK_TOOL) {
+      result = create(ToolResultSchema, {
+        id: call.id,
+        output: { answer: decision.reason },
+        content: [{ part: { case: "text", value: { text: decision.reason } } }],
+      });
+    } else {
+      const executor = this.ctx.deps.tools;
+      if (!executor) throw new HostError(ErrorCode.FailedPrecondition, `no tool executor is configured for approved tool "${call.tool}"; the decision stays recorded — configure one and resume`);
+      try {
+        result = create(ToolResultSchema, await executor.execute(call, { sessionUid: this.ctx.session, signal }));
+        if (result.isError) result.code = ToolResult_Code.EXECUTOR_ERROR;
+        else result.code = ToolResult_Code.CODE_UNSPECIFIED;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        result = create(ToolResultSchema, { isError: true, code: ToolResult_Code.EXECUTOR_ERROR, error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    result.id = call.id;
+    result.approvalRequestSeq = BigInt(requestSeq);
+    result.approvalDecisionSeq = BigInt(decision.seq);
+    await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
+    return attachDecision(result, { toolCallId: call.id, approved: decision.approved, reason: decision.reason, requestSeq });
   }
 
   async report(result: ToolResult): Promise<void> {
@@ -117,5 +171,17 @@ export function liveSink(ctx: TurnContext, guard: SinkGuard): EventSink {
     output: (text, s) => guard.run(() => live.output(text), sig(s)),
     report: (result, s) => guard.run(() => live.report(result), sig(s)),
     usage: (u, s) => guard.run(() => live.usage(u), sig(s)),
+    ask: (req, s) => {
+      const signal = sig(s);
+      return guard.run(async () => answerOf(await live.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal)), signal);
+    },
+    emit: (effect) => emitInto(ctx, effect),
   };
+}
+
+/** Queues an effect for the turn's next commit (INVALID_ARGUMENT on a bad payload). */
+export function emitInto(ctx: TurnContext, effect: Parameters<NonNullable<EventSink["emit"]>>[0]): void {
+  const batch = ctx.deps.effects;
+  if (!batch) throw new HostError(ErrorCode.FailedPrecondition, `effect ${effect.key}: this host has no effect registry`);
+  batch.emit(effect);
 }

@@ -3,14 +3,18 @@
 // is never called while recorded effects remain), I2 (recorded completions, reasoning parts included,
 // are served verbatim), I5 (nothing is appended while serving). In resume mode, a trailing MODEL_CALL
 // without OUTPUT is invoked exactly once, a trailing TOOL_CALL without result is re-executed with its
-// recorded key, and then the turn continues live.
+// recorded key, and then the turn continues live. A gated call (REQUIRES_APPROVAL) is served from its
+// recorded receipt; with a decision but no receipt, resume completes it (executor at most once, never
+// on a denial); with no decision the turn parks again without appending anything.
 import { toJson } from "@bufbuild/protobuf";
-import { EventKind, type Event, type ToolCall, type ToolResult, type Usage, UsageSchema } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, Mediation, type Event, type ToolCall, type ToolResult, type Usage, UsageSchema } from "../gen/agentsessions/v1/common_pb.js";
 import { jcs, modelInputHash } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { textOf } from "./events.js";
-import { LiveEffects, modelCallOf } from "./live-sink.js";
+import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "./approvals.js";
+import { emitInto, LiveEffects, modelCallOf } from "./live-sink.js";
+import { answerOf, askCall } from "./questions.js";
 import type { RecordedEffect } from "./projection.js";
 import { callSignal, type SinkGuard } from "./sink-guard.js";
 import type { TurnContext } from "./turn-context.js";
@@ -31,7 +35,7 @@ function argsText(call: ToolCall): string {
 
 export class ServingEffects {
   private cursor = 0;
-  private readonly live: LiveEffects | undefined;
+  readonly live: LiveEffects | undefined;
 
   constructor(
     private readonly ctx: TurnContext,
@@ -116,6 +120,7 @@ export class ServingEffects {
     ) {
       throw diverged(seq, `tool call ${call.tool}/${call.id} differs from the recorded ${recorded.tool}/${recorded.id}`);
     }
+    if (recorded.mediation === Mediation.REQUIRES_APPROVAL) return this.gated(recorded, seq ?? 0, signal);
     if (this.exhausted) {
       // The tool cut: intent durable, receipt never committed. Re-drive once with the recorded key.
       if (!this.live) throw diverged(seq, "recorded tool call has no result");
@@ -125,6 +130,37 @@ export class ServingEffects {
     const res = this.take(EventKind.EVENT_TOOL_RESULT, "a tool call");
     if (res.body.case !== "result" || res.body.value.id !== call.id) throw diverged(resSeq, "recorded tool call has no result");
     return res.body.value;
+  }
+
+  /** A recorded gate: serve its receipt, complete a decided one (resume), or park again. */
+  private async gated(call: ToolCall, callSeq: number, signal: AbortSignal): Promise<ToolResult> {
+    this.ctx.gatedIds.add(call.id);
+    if (this.exhausted) {
+      // Cut between TOOL_CALL and APPROVAL_REQUEST: commit the request now, then park.
+      if (!this.live) throw diverged(callSeq, "recorded gated call has no approval request");
+      return this.live.gate(call, true);
+    }
+    const reqSeq = this.peek()?.seq ?? 0;
+    const request = this.take(EventKind.EVENT_APPROVAL_REQUEST, "a gated tool call");
+    if (request.body.case !== "approval" || request.body.value.toolCallId !== call.id) throw diverged(reqSeq, `approval request does not name call ${call.id}`);
+    const parked = new ApprovalParkedError({ executionId: this.ctx.executionId, toolCallId: call.id, requestSeq: reqSeq });
+    if (this.exhausted) throw parked;
+    const decSeq = this.peek()?.seq ?? 0;
+    const decision = this.take(EventKind.EVENT_APPROVAL_RESULT, "a gated tool call");
+    if (decision.body.case !== "approvalResult" || decision.body.value.toolCallId !== call.id || Number(decision.body.value.requestSeq) !== reqSeq) {
+      throw diverged(decSeq, `approval decision does not match request seq ${reqSeq}`);
+    }
+    const { approved, reason } = decision.body.value;
+    if (this.exhausted) {
+      if (!this.live) throw diverged(decSeq, "decided gate has no receipt");
+      return this.live.completeGate(call, reqSeq, { seq: decSeq, approved, reason }, signal);
+    }
+    const resSeq = this.peek()?.seq;
+    const res = this.take(EventKind.EVENT_TOOL_RESULT, "a gated tool call");
+    if (res.body.case !== "result" || res.body.value.id !== call.id || !receiptMatchesDecision(res.body.value, approved)) {
+      throw diverged(resSeq, `recorded receipt of call ${call.id} does not match its decision`);
+    }
+    return attachDecision(res.body.value, { toolCallId: call.id, approved, reason, requestSeq: reqSeq });
   }
 
   async report(result: ToolResult, signal: AbortSignal): Promise<void> {
@@ -157,5 +193,11 @@ export function servingSink(serving: ServingEffects, ctx: TurnContext, guard: Si
     output: (text, s) => run(s, (signal) => serving.output(text, signal)),
     report: (result, s) => run(s, (signal) => serving.report(result, signal)),
     usage: (u, s) => run(s, (signal) => serving.usage(u, signal)),
+    ask: (req, s) => run(s, async (signal) => answerOf(await serving.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal))),
+    // Effects emitted while recorded effects are being served were dispatched when they first
+    // committed; only the live tail's emissions reach the batch (replay never dispatches).
+    emit: (effect) => {
+      if (serving.live && serving.exhausted) emitInto(ctx, effect);
+    },
   };
 }

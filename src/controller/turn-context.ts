@@ -2,6 +2,7 @@
 // the turn writes, and who observes commits. Invariant: a turn appends only at the head it last
 // wrote (CAS), under its own fence, so a superseded or concurrent writer can never interleave.
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
+import type { EffectBatch } from "../effects/batch.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
 import type { ToolExecutor } from "./tools.js";
@@ -24,11 +25,22 @@ export interface ControllerDeps {
   readonly tools?: ToolExecutor;
   readonly observer?: TurnObserver;
   readonly modelCalls?: ModelCallCounter;
+  /** Effects emitted during the operation: checked before each append, released after it. */
+  readonly effects?: EffectBatch;
+  /**
+   * Asked (lazily, once a REQUIRES_APPROVAL call is about to park the turn) whether this turn may park;
+   * throws FAILED_PRECONDITION if not. Default: yes. Placement refuses it for a memory actor whose
+   * turn-start state has no checkpoint to resume from.
+   */
+  readonly parking?: (executionId: string) => Promise<void>;
 }
 
 export class TurnContext {
   readonly records: JournalRecord[] = [];
   readonly outputs: string[] = [];
+  /** Ids of the gated calls seen in this turn (a gate id is never reused within an execution). */
+  readonly gatedIds = new Set<string>();
+  private asks = 0;
   constructor(
     readonly deps: ControllerDeps,
     readonly session: string,
@@ -43,18 +55,32 @@ export class TurnContext {
   }
 
   async append(event: Event): Promise<JournalRecord> {
+    this.deps.effects?.beforeCommit();
     const rec = await this.deps.journal.append(this.session, this.headSeq, this.fence, event);
     this.committed([rec]);
     return rec;
   }
 
   async appendBatch(events: readonly Event[]): Promise<JournalRecord[]> {
+    this.deps.effects?.beforeCommit();
     const recs = await this.deps.journal.appendBatch(this.session, this.headSeq, this.fence, events);
     this.committed(recs);
     return recs;
   }
 
+  /** The index of the turn's next question (deterministic: replays and re-drives ask the same calls). */
+  nextAskIndex(): number {
+    return this.asks++;
+  }
+
+  /** Throws FAILED_PRECONDITION when this turn may not park on an approval. */
+  async requireParking(): Promise<void> {
+    await this.deps.parking?.(this.executionId);
+  }
+
   private committed(recs: readonly JournalRecord[]): void {
+    const last = recs.at(-1);
+    if (last) this.deps.effects?.afterCommit(last.seq);
     for (const rec of recs) {
       this.headSeq = rec.seq;
       this.records.push(rec);

@@ -8,7 +8,9 @@ import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, grpcStatusOf, HostError, isHostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
+import { classifyFailure, type FailureClass } from "../model/types.js";
 import type { Harness, StartInfo } from "../sdk/types.js";
+import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
@@ -32,6 +34,13 @@ export interface TurnResult {
   /** Records this call appended. */
   readonly records: readonly JournalRecord[];
   readonly lastSeq: number;
+  /** Set when the turn parked on an undecided approval gate (no END, no ERROR was appended). */
+  readonly parked?: ApprovalRef;
+}
+
+/** How a turn's failure classifies: expected (retryable where it happened), defect, interrupt. */
+export function classifyTurnFailure(err: unknown): FailureClass {
+  return classifyFailure(err);
 }
 
 export interface ExecParams {
@@ -79,8 +88,11 @@ async function priorEvents(deps: ControllerDeps, session: string, uptoSeq: numbe
   return events;
 }
 
-/** Runs the harness; on success appends END, on failure a best-effort ERROR, then rethrows. */
-async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink: ReturnType<typeof liveSink>, guard: SinkGuard, after?: () => void): Promise<void> {
+/**
+ * Runs the harness once (never retried); on success appends END, on a park returns the gate's ref
+ * (nothing more appended), on failure a best-effort ERROR, then rethrows.
+ */
+async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink: ReturnType<typeof liveSink>, guard: SinkGuard, after?: () => void): Promise<ApprovalRef | undefined> {
   let failure: unknown;
   try {
     await harness.run(start, sink, ctx.signal);
@@ -97,6 +109,9 @@ async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink:
     }
   }
   if (failure !== undefined) {
+    // Effects emitted but not carried by a commit belong to no committed command: drop them.
+    ctx.deps.effects?.discardPending();
+    if (isApprovalParked(failure)) return failure.ref;
     if (!(isHostError(failure) && ABORTING.has(failure.code))) {
       const { code, description } = describeFailure(failure);
       await ctx.append(ev.error(ctx.executionId, code, description)).catch(() => undefined);
@@ -104,6 +119,7 @@ async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink:
     throw asTurnError(failure, ctx.signal);
   }
   await ctx.append(ev.end(ctx.executionId));
+  return undefined;
 }
 
 /**
@@ -158,8 +174,8 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   ]);
   const guard = new SinkGuard();
   const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history);
-  await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);
-  return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head };
+  const parked = await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);
+  return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
 }
 
 function checkHarnessIdentity(exec: RecordedExecution, binding: HarnessBinding): void {
@@ -175,6 +191,10 @@ export interface ReplayParams {
   readonly session: string;
   readonly binding: HarnessBinding;
   readonly signal: AbortSignal;
+  /** Replay only the executions that start after this seq (default 0: every one). */
+  readonly afterSeq?: number;
+  /** Hand the harness no prior history: a restored memory actor already holds it (I4). */
+  readonly noHistory?: boolean;
 }
 
 export interface ReplayResult {
@@ -201,12 +221,12 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   // harness reads `start.history` — otherwise replaying n turns would copy O(n²) prefix entries.
   const events = records.map((r) => r.event);
   for (const exec of executions) {
-    if (!exec.completed) continue;
+    if (!exec.completed || exec.startSeq <= (p.afterSeq ?? 0)) continue;
     checkHarnessIdentity(exec, p.binding);
     const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal);
     const serving = new ServingEffects(ctx, exec.effects, "replay");
     const guard = new SinkGuard();
-    const history = () => events.slice(0, exec.startIndex);
+    const history = p.noHistory ? [] : () => events.slice(0, exec.startIndex);
     let failure: unknown;
     try {
       await p.binding.harness.run(startInfo(p.session, exec.executionId, exec, history), servingSink(serving, ctx, guard), p.signal);
@@ -261,7 +281,7 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const marker = forkMarkerSeq(records);
   if (marker !== undefined && pending.startSeq < marker) {
     const last = pending.effects.at(-1);
-    if (last && last.event.body.case === "tool") {
+    if (last && (last.event.body.case === "tool" || last.event.body.case === "approval")) {
       throw new HostError(
         ErrorCode.FailedPrecondition,
         `the interrupted turn's tool call at seq ${last.seq} was inherited from the fork parent; its effect belongs to the parent's idempotency scope — fork at or after its TOOL_RESULT instead`,
@@ -273,10 +293,10 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const serving = new ServingEffects(ctx, pending.effects, "resume");
   const guard = new SinkGuard();
   const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
-  await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history), servingSink(serving, ctx, guard), guard, () => {
+  const parked = await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history), servingSink(serving, ctx, guard), guard, () => {
     if (!serving.exhausted) {
       throw new HostError(ErrorCode.Diverged, `resume diverged: the harness consumed ${serving.consumed} of ${serving.total} recorded effects`);
     }
   });
-  return { executionId: pending.executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head };
+  return { executionId: pending.executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
 }

@@ -31,6 +31,8 @@ export const HostConfig = z.object({
    * on suspend; a little idle time keeps suspend/resume cycles from paying a process start each.
    */
   nodeIdleMs: z.number().int().min(0).default(2000),
+  /** JSON-lines audit log: when set, every committed turn, park and decision emits `audit.record`. */
+  auditFile: z.string().min(1).optional(),
   /** Project used when a request names none. */
   defaultProject: z.string().default("default"),
 });

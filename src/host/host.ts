@@ -14,6 +14,9 @@ import type { ModelProvider } from "../model/types.js";
 import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
 import type { ToolExecutor } from "../controller/tools.js";
+import { DemoWriteExecutor } from "../controller/demo-write.js";
+import { EffectRegistry, type EffectLogger } from "../effects/registry.js";
+import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
 import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
 import { buildRuntime } from "./runtimes.js";
@@ -35,12 +38,18 @@ export interface HostOverrides {
   readonly tools?: ToolExecutor;
   readonly journal?: Journal;
   readonly snapshots?: SnapshotStore;
+  /** Effect handlers; default: a registry with the built-ins (audit when configured, webhook, metrics). */
+  readonly effects?: EffectRegistry;
+  /** Where effect handler failures are logged (key only, never payloads). */
+  readonly logger?: EffectLogger;
 }
 
 /** The static harnesses every host serves unless the config names them otherwise. */
 export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "echo", runtime: "local", target: "echo", checkpointPolicy: "every-turn", descriptorId: "" },
   { name: "counter", runtime: "spawned", target: "counter", checkpointPolicy: "every-turn", descriptorId: "" },
+  { name: "ask", runtime: "local", target: "ask", checkpointPolicy: "every-turn", descriptorId: "" },
+  { name: "askcounter", runtime: "spawned", target: "askcounter", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
 
 /** Blobs live beside the journal: in PostgreSQL when it is shared, else under the data directory. */
@@ -60,6 +69,12 @@ export class Host {
     readonly registry: HarnessRegistry,
     readonly placer: Placer,
     readonly model: ModelProvider,
+    /** Typed post-commit effect handlers and their dispatch/failure counters. */
+    readonly effects: EffectRegistry,
+    /** What the built-in `metrics.count` effect counts. */
+    readonly metrics: MetricsCounters,
+    /** The executor of approved and mediated tool calls (default: the `demo.write` executor). */
+    readonly tools: ToolExecutor,
   ) {}
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
@@ -80,12 +95,16 @@ export class Host {
       await journal.close();
       throw err;
     }
-    const placer = new Placer({ journal, model, harnesses: registry, ...(overrides.tools ? { tools: overrides.tools } : {}) });
-    return new Host(config, journal, snapshots, registry, placer, model);
+    const tools = overrides.tools ?? new DemoWriteExecutor(join(config.dataDir, "demo-writes.jsonl"));
+    const effects = overrides.effects ?? new EffectRegistry(overrides.logger);
+    const metrics = overrides.effects ? new MetricsCounters() : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});
+    const placer = new Placer({ journal, model, harnesses: registry, tools, effects, auditTurns: config.auditFile !== undefined });
+    return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools);
   }
 
   /** Creates a session's metadata row (no events, no compute). */
   async createSession(init: NewSession = {}): Promise<SessionInfo> {
+    await this.registry.refresh(init.harness ?? "");
     const entry = this.registry.resolveForNewSession(init.harness ?? "");
     return this.journal.createSession({
       uid: newSessionUid(),
@@ -107,6 +126,7 @@ export class Host {
   }
 
   async close(): Promise<void> {
+    await this.placer.effectsIdle();
     await this.registry.close();
     await this.journal.close();
   }

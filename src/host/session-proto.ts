@@ -1,9 +1,11 @@
 // Session metadata as the wire's Session message. Invariant: exec_state and compute_state are
-// projections of the journal (SPEC §9), never stored separately.
+// projections of the journal (SPEC §9), never stored separately; pending_approval (and EXEC_AWAITING)
+// is derived from the session's own last record (a park SUSPEND or an unparked APPROVAL_REQUEST).
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
-import type { ComputeStateName, SessionInfo } from "../journal/types.js";
+import { pendingFromLastRecord, type ApprovalRef } from "../controller/approvals.js";
+import type { ComputeStateName, Journal, SessionInfo } from "../journal/types.js";
 
 const COMPUTE: Record<ComputeStateName, ComputeState> = {
   NONE: ComputeState.COMPUTE_NONE,
@@ -13,7 +15,18 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
   TERMINATED: ComputeState.COMPUTE_TERMINATED,
 };
 
+/** The session as the wire shows it, with pending_approval read from its last record. */
+export async function sessionView(journal: Journal, info: SessionInfo): Promise<Session> {
+  const last = info.lastSeq > 0 ? (await journal.readRange(info.uid, info.lastSeq, info.lastSeq))[0] : undefined;
+  return sessionProtoWith(info, pendingFromLastRecord(last));
+}
+
 export function sessionProto(info: SessionInfo): Session {
+  return sessionProtoWith(info, undefined);
+}
+
+/** As sessionProto, with the session's pending approval (EXEC_AWAITING) when it has one. */
+export function sessionProtoWith(info: SessionInfo, pending: ApprovalRef | undefined): Session {
   return create(SessionSchema, {
     metadata: {
       project: info.project,
@@ -31,7 +44,8 @@ export function sessionProto(info: SessionInfo): Session {
     annotations: { ...info.annotations },
     ...(info.identity ? { identity: info.identity } : {}),
     ...(info.origin ? { origin: info.origin } : {}),
-    execState: info.lastSeq === 0 ? ExecState.EXEC_PENDING : ExecState.EXEC_COMPLETED,
+    execState: pending ? ExecState.EXEC_AWAITING : info.lastSeq === 0 ? ExecState.EXEC_PENDING : ExecState.EXEC_COMPLETED,
+    ...(pending ? { pendingApproval: { executionId: pending.executionId, toolCallId: pending.toolCallId, requestSeq: BigInt(pending.requestSeq) } } : {}),
     computeState: COMPUTE[info.computeState],
   });
 }

@@ -1,6 +1,7 @@
 // Harness.Connect on a node: one turn of a session's actor per stream. Invariant: the first frame is a
 // Start with an execution_id (else INVALID_ARGUMENT and no END); once a turn starts, the stream ends with
-// exactly one END (COMPLETED, FAILED or CANCELED with a gRPC code) unless the host went away first.
+// exactly one END (COMPLETED, FAILED or CANCELED with a gRPC code) unless the host went away first — or,
+// when the host parked the turn on an approval gate, exactly one EVENT_PARKED naming the gate and no END.
 import { create } from "@bufbuild/protobuf";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
@@ -42,7 +43,7 @@ async function runTurn(
   const unlink = [ctx.signal, claim.signal].map((s) => follow(s, turn));
   const replies = new AsyncQueue<ControllerFrame>();
   void pumpReplies(frames, replies, turn);
-  const sink = new StreamSink(start.executionId, events, replies, turn.signal);
+  const sink = new StreamSink(start.executionId, events, replies, turn.signal, start.sessionUid);
   let failure: unknown;
   try {
     await claim.harness.run(start, sink, turn.signal);
@@ -54,10 +55,22 @@ async function runTurn(
     for (const u of unlink) u();
   }
   failure ??= sink.failure;
-  if (failure !== undefined) {
+  if (failure !== undefined && sink.parked === undefined) {
     logger?.warn({ session: start.sessionUid, executionId: start.executionId, err: describe(failure) }, "turn failed");
   }
   if (ctx.signal.aborted) return;
+  const parked = sink.parked;
+  if (parked !== undefined) {
+    const ref = parked.ref;
+    await events.send(
+      create(EventSchema, {
+        executionId: start.executionId,
+        kind: EventKind.EVENT_PARKED,
+        body: { case: "parked", value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) } },
+      }),
+    );
+    return;
+  }
   await events.send(endEvent(start.executionId, failure, turn.signal.aborted));
 }
 

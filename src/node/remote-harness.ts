@@ -1,7 +1,9 @@
 // The host side of the Harness protocol: a harness node reached over gRPC, seen as a Harness. Invariant:
 // a turn succeeds only on an END{COMPLETED} of its own execution; every other ending (END FAILED or
 // CANCELED, a host-only or foreign event, a stream closed without END, a lost transport) is an error,
-// and the stream never outlives run().
+// and the stream never outlives run(). A turn the host parks on an approval gate is handed to the node
+// as a park frame; the node must answer with exactly one matching EVENT_PARKED and close its stream,
+// then run() rethrows the park (sticky ApprovalParkedError) so the controller parks the turn.
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
@@ -12,6 +14,7 @@ import type { ControllerFrame, HarnessDescriptor } from "../gen/agentsessions/v1
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ErrorCode, HostError, errorCodeOfStatus } from "../errors/index.js";
 import type { EventSink, Harness, ModelRequest, StartInfo } from "../sdk/types.js";
+import { decisionOf, isApprovalParked, type ApprovalParkedError } from "../controller/approvals.js";
 import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
@@ -107,16 +110,49 @@ export class RemoteHarness implements Harness {
         if (event.executionId !== start.executionId) {
           throw new HostError(ErrorCode.Internal, `event execution_id mismatch: ${JSON.stringify(event.executionId)}`);
         }
-        const reply = await this.#dispatch(event, sink, signal);
+        let reply: Awaited<ReturnType<RemoteHarness["dispatch"]>>;
+        try {
+          reply = await this.dispatch(event, sink, signal);
+        } catch (err) {
+          if (!isApprovalParked(err)) throw err;
+          await this.#exchangePark(err, call, events, start.executionId, transport);
+          throw err;
+        }
         if (reply === "end") return;
-        if (reply !== undefined) {
-          await transport(call.send({ session: this.session, executionId: start.executionId, frame: reply }));
+        for (const frame of reply) {
+          await transport(call.send({ session: this.session, executionId: start.executionId, frame }));
         }
       }
     } finally {
       call.cancel();
       void events.return?.();
     }
+  }
+
+  /**
+   * Sends the park and requires exactly one EVENT_PARKED with the same tuple followed by the end of
+   * the stream; anything else fails the exchange (the durable request stays recoverable either way).
+   */
+  async #exchangePark(
+    parked: ApprovalParkedError,
+    call: ConnectCall,
+    events: AsyncIterator<Event>,
+    executionId: string,
+    transport: <T>(p: Promise<T>) => Promise<T>,
+  ): Promise<void> {
+    const ref = parked.ref;
+    await transport(
+      call.send({ session: this.session, executionId, frame: { case: "park", value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) } } }),
+    );
+    const ack = await transport(events.next());
+    if (ack.done === true) throw new HostError(ErrorCode.Internal, "harness closed the stream without acknowledging the park");
+    const ev = ack.value;
+    const got = ev.body.case === "parked" ? ev.body.value : undefined;
+    if (ev.kind !== EventKind.EVENT_PARKED || !got || got.executionId !== ref.executionId || got.toolCallId !== ref.toolCallId || Number(got.requestSeq) !== ref.requestSeq) {
+      throw new HostError(ErrorCode.Internal, `harness answered the park with ${EventKind[ev.kind] ?? ev.kind} instead of a matching EVENT_PARKED`);
+    }
+    const end = await transport(events.next());
+    if (end.done !== true) throw new HostError(ErrorCode.Internal, "harness kept the stream open after EVENT_PARKED");
   }
 
   /** Closes the connection. */
@@ -150,8 +186,8 @@ export class RemoteHarness implements Harness {
     };
   }
 
-  /** Acts on one event; returns the reply frame for blocking calls, or "end" on END COMPLETED. */
-  async #dispatch(event: Event, sink: EventSink, signal: AbortSignal): Promise<ControllerFrame["frame"] | "end" | undefined> {
+  /** Acts on one event; returns the reply frames for blocking calls, or "end" on END COMPLETED. */
+  private async dispatch(event: Event, sink: EventSink, signal: AbortSignal): Promise<ControllerFrame["frame"][] | "end"> {
     const kind = event.kind;
     const body = event.body;
     switch (kind) {
@@ -176,25 +212,32 @@ export class RemoteHarness implements Harness {
             },
           },
         }).frame;
-        return value;
+        return [value];
       }
       case EventKind.EVENT_OUTPUT:
         if (body.case !== "message") throw malformed(kind);
         await sink.output(textOf(body.value), signal);
-        return undefined;
+        return [];
       case EventKind.EVENT_TOOL_CALL: {
         if (body.case !== "tool") throw malformed(kind);
         const result = await sink.toolCall(body.value, signal);
-        return create(ControllerFrameSchema, { frame: { case: "tool", value: result } }).frame;
+        const tool = create(ControllerFrameSchema, { frame: { case: "tool", value: result } }).frame;
+        const decision = decisionOf(result);
+        if (decision === undefined) return [tool];
+        // A decided gate: the decision first, then the receipt (wire-contract §8.4 step 6).
+        const approval = create(ControllerFrameSchema, {
+          frame: { case: "approval", value: { toolCallId: decision.toolCallId, approved: decision.approved, reason: decision.reason, requestSeq: BigInt(decision.requestSeq) } },
+        }).frame;
+        return [approval, tool];
       }
       case EventKind.EVENT_TOOL_RESULT:
         if (body.case !== "result") throw malformed(kind);
         await sink.report(body.value, signal);
-        return undefined;
+        return [];
       case EventKind.EVENT_USAGE:
         if (body.case !== "usage") throw malformed(kind);
         await sink.usage(body.value, signal);
-        return undefined;
+        return [];
       case EventKind.EVENT_END: {
         if (body.case !== "end") throw malformed(kind);
         const end = body.value;

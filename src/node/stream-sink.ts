@@ -1,14 +1,18 @@
 // The node side of one Connect stream as an EventSink: one Event per sink call, blocking calls answered
 // by correlated ControllerFrames. Invariant: a reply is accepted only with the turn's execution_id and
-// the id the call minted, request/reply pairs never interleave, and the first failure is sticky.
+// the id the call minted, request/reply pairs never interleave, and the first failure is sticky. A
+// gated call (REQUIRES_APPROVAL) is answered by a park (the turn must unwind: ApprovalParkedError, sticky)
+// or by the decision followed by its receipt, which must match the decision.
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { EventKind, EventSchema, MessageSchema } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, EventSchema, Mediation, MessageSchema } from "../gen/agentsessions/v1/common_pb.js";
 import type { Event, ToolCall, ToolResult, Usage } from "../gen/agentsessions/v1/common_pb.js";
 import type { ControllerFrame } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "../controller/approvals.js";
+import { answerOf, askCall } from "../controller/questions.js";
+import type { AskAnswer, AskRequest, EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import type { AsyncQueue } from "../wire/index.js";
 
 type EventBody = MessageInitShape<typeof EventSchema>["body"];
@@ -18,13 +22,16 @@ export class StreamSink implements EventSink {
   readonly #events: AsyncQueue<Event>;
   readonly #replies: AsyncIterator<ControllerFrame>;
   readonly #turnSignal: AbortSignal;
+  readonly #session: string;
+  #asks = 0;
   #failure: HostError | undefined;
   #closed = false;
   /** Serialises sends and request/reply pairs. */
   #lock: Promise<unknown> = Promise.resolve();
 
-  constructor(executionId: string, events: AsyncQueue<Event>, replies: AsyncIterator<ControllerFrame>, turnSignal: AbortSignal) {
+  constructor(executionId: string, events: AsyncQueue<Event>, replies: AsyncIterator<ControllerFrame>, turnSignal: AbortSignal, session = "") {
     this.#executionId = executionId;
+    this.#session = session;
     this.#events = events;
     this.#replies = replies;
     this.#turnSignal = turnSignal;
@@ -71,11 +78,38 @@ export class StreamSink implements EventSink {
     return this.#exclusive(signal, async () => {
       await this.#send(EventKind.EVENT_TOOL_CALL, { case: "tool", value: call });
       const frame = await this.#receive(signal);
+      if (call.mediation === Mediation.REQUIRES_APPROVAL) return this.#gated(call, frame, signal);
       if (frame.frame.case !== "tool" || frame.frame.value.id !== call.id) {
         throw this.#latch(new HostError(ErrorCode.Internal, "tool result correlation mismatch"));
       }
       return frame.frame.value;
     });
+  }
+
+  /** Asks the operator (a gated `harnesshost.ask` call); the turn parks until the answer is committed. */
+  async ask(request: AskRequest, signal?: AbortSignal): Promise<AskAnswer> {
+    const call = askCall(this.#executionId, this.#asks++, request);
+    return answerOf(await this.toolCall(call, signal));
+  }
+
+  /** The host's answer to a gated call: park, or the decision then a matching receipt. */
+  async #gated(call: ToolCall, frame: ControllerFrame, signal: AbortSignal | undefined): Promise<ToolResult> {
+    const mismatch = (why: string): HostError => this.#latch(new HostError(ErrorCode.Internal, `approval correlation mismatch: ${why}`));
+    if (this.#session !== "" && frame.session !== "" && frame.session !== this.#session) throw mismatch("session");
+    if (frame.frame.case === "park") {
+      const ref = frame.frame.value;
+      if (ref.executionId !== this.#executionId || ref.toolCallId !== call.id || ref.requestSeq <= 0n) throw mismatch("park tuple");
+      throw this.#latch(new ApprovalParkedError({ executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: Number(ref.requestSeq) }));
+    }
+    if (frame.frame.case !== "approval" || frame.frame.value.toolCallId !== call.id || frame.frame.value.requestSeq <= 0n) throw mismatch("decision");
+    const decision = frame.frame.value;
+    const next = await this.#receive(signal);
+    if (next.frame.case !== "tool") throw mismatch("receipt expected after the decision");
+    const receipt = next.frame.value;
+    if (receipt.id !== call.id || receipt.approvalRequestSeq !== decision.requestSeq || receipt.approvalDecisionSeq <= 0n || !receiptMatchesDecision(receipt, decision.approved)) {
+      throw mismatch("receipt does not match the decision");
+    }
+    return attachDecision(receipt, { toolCallId: call.id, approved: decision.approved, reason: decision.reason, requestSeq: Number(decision.requestSeq) });
   }
 
   output(text: string, signal?: AbortSignal): Promise<void> {
@@ -147,6 +181,11 @@ export class StreamSink implements EventSink {
     } finally {
       for (const s of signals) if (onAbort !== undefined) s.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** The park the turn must unwind with, if the host parked it. */
+  get parked(): ApprovalParkedError | undefined {
+    return this.#failure instanceof ApprovalParkedError ? this.#failure : undefined;
   }
 
   #latch(err: unknown): HostError {

@@ -2,25 +2,44 @@
 // session guard, runtimes, fences and the controller (SPEC §7). Invariants: a refusal (CanPlace,
 // descriptor mismatch, busy session) happens before any compute is created or anything is journaled;
 // every turn writes under a freshly minted fence; a memory actor receives no history its state
-// already holds (I4); a memory actor's lost RAM is reported, never silently restarted from zero.
+// already holds (I4); a memory actor's lost RAM is reported, never silently restarted from zero; a
+// live actor is attached only while this host minted the session's newest fence (hosts sharing a
+// journal: once another host moved the session on, the actor here is stale and is restored from the
+// newest checkpoint instead). Waits (SPEC §11, see waits.ts): a turn that parks on an approval gate
+// is suspended at once; a parked Resume takes zero steps; Approve commits only the decision fact;
+// effects emitted during an operation are dispatched after it released the session.
 import type { Message } from "../gen/agentsessions/v1/common_pb.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { execTurn, replaySession, resumeTurn, type ControllerDeps, type ReplayResult, type TurnObserver, type TurnResult } from "../controller/index.js";
+import { openGate, planDecision, checkDecisionShape, scanGates, type ApprovalDecision, type ApprovalRef } from "../controller/approvals.js";
+import { pendingExecution, projectExecutions } from "../controller/projection.js";
+import { EffectBatch } from "../effects/batch.js";
+import { auditRecord } from "../effects/builtins.js";
+import type { EffectRegistry } from "../effects/registry.js";
+import { commitPark, isFreshPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated } from "./waits.js";
 import { ev } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Journal, JournalRecord, SessionInfo, SessionMetaInput } from "../journal/types.js";
 import type { Incarnation, SnapshotRef } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
+import { ChainCheck } from "./chain-check.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
 import { HistoryCache } from "./history-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
 import { hasTurns, lastEndSeq, lastOwnSuspend } from "./snapshot-refs.js";
 
-export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal"> {
+/** Bound on replaying the un-checkpointed turns of a lost every-turn actor (ms). */
+const REBUILD_TIMEOUT_MS = 60_000;
+
+export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" | "effects" | "parking"> {
   readonly journal: Journal;
   readonly harnesses: HarnessResolver;
   readonly guard?: SessionGuard;
   readonly history?: HistoryCache;
+  /** Handlers of typed effects; without it, emitting an effect refuses the commit. */
+  readonly effects?: EffectRegistry;
+  /** Emit `audit.record` for every committed turn, park and decision (needs its handler). */
+  readonly auditTurns?: boolean;
 }
 
 export interface ExecRequest {
@@ -42,7 +61,16 @@ export interface SuspendResult {
 
 export interface ResumeResult {
   readonly turn: TurnResult | undefined;
+  /** The RESUME record; for a (re-)parked session, the newest record (SUSPEND of the park). */
   readonly record: JournalRecord;
+  /** Set when the session is (still or again) parked on an approval gate. */
+  readonly parked?: ApprovalRef;
+}
+
+export interface ApproveResult {
+  /** The committed APPROVAL_RESULT (an exact retry returns the existing one). */
+  readonly record: JournalRecord;
+  readonly existing: boolean;
 }
 
 export interface ForkRequest {
@@ -57,6 +85,10 @@ export interface ForkRequest {
 export class Placer {
   readonly guard: SessionGuard;
   readonly history: HistoryCache;
+  /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
+  readonly chain = new ChainCheck();
+  /** Per session with a live memory actor on this host: the fence this host minted for it last. */
+  private readonly actorFence = new Map<string, number>();
 
   constructor(private readonly deps: PlacerDeps) {
     this.guard = deps.guard ?? new SessionGuard();
@@ -84,29 +116,119 @@ export class Placer {
     }
   }
 
+  /** Resolves a harness name, first loading it if it was registered on another host sharing the journal. */
+  private async resolveHarness(name: string): Promise<HarnessEntry> {
+    await this.deps.harnesses.refresh?.(name);
+    return this.deps.harnesses.resolve(name);
+  }
+
+  /** Whether another host minted a fence for the session since this host's live actor last ran it. */
+  private movedOn(info: SessionInfo): boolean {
+    const mine = this.actorFence.get(info.uid);
+    return mine !== undefined && mine !== info.fence;
+  }
+
   private async session(uid: string): Promise<SessionInfo> {
     const info = await this.deps.journal.getSession(uid);
     if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
     return info;
   }
 
-  private controller(observer?: TurnObserver): ControllerDeps {
+  private controller(observer?: TurnObserver, waits: Pick<ControllerDeps, "effects" | "parking"> = {}): ControllerDeps {
     const { journal, model, tools, modelCalls } = this.deps;
-    return { journal, model, ...(tools ? { tools } : {}), ...(modelCalls ? { modelCalls } : {}), ...(observer ? { observer } : {}) };
+    return { journal, model, ...(tools ? { tools } : {}), ...(modelCalls ? { modelCalls } : {}), ...(observer ? { observer } : {}), ...waits };
+  }
+
+  /** The effects of one operation (none without a registry). */
+  private effectBatch(session: string): EffectBatch | undefined {
+    return this.deps.effects ? new EffectBatch(this.deps.effects, session) : undefined;
+  }
+
+  private audit(batch: EffectBatch | undefined, rec: JournalRecord | undefined, event: string, detail: Record<string, string | number>): void {
+    if (!batch || !rec || this.deps.auditTurns !== true || !this.deps.effects?.has(auditRecord.key)) return;
+    batch.attach(auditRecord({ event, detail }), rec.seq);
+  }
+
+  private dispatching: Promise<unknown> = Promise.resolve();
+
+  /** Dispatches an operation's committed effects after it released the session (never awaited by it). */
+  private dispatchEffects(batch: EffectBatch | undefined): void {
+    const registry = this.deps.effects;
+    if (!registry || !batch || batch.committed.length === 0) return;
+    const effects = [...batch.committed];
+    const journal = this.deps.journal;
+    this.dispatching = this.dispatching.then(async () => {
+      const head = await journal.head(batch.session).catch(() => ({ seq: 0, hash: "" }));
+      await registry.dispatch(effects, (c) => ({ session: c.session, lastSeq: head.seq, lastHash: head.hash, committedSeq: c.seq }));
+    });
+  }
+
+  /** Resolves once every effect dispatched so far has run (or failed). */
+  async effectsIdle(): Promise<void> {
+    let current: Promise<unknown>;
+    do {
+      current = this.dispatching;
+      await current.catch(() => undefined);
+    } while (current !== this.dispatching);
+  }
+
+  private async freshActor(entry: HarnessEntry, session: string): Promise<Incarnation> {
+    await entry.runtime.stop(session);
+    return entry.runtime.create({ sessionUid: session, harnessName: entry.name });
+  }
+
+  /** Parks a turn that stopped at an undecided gate: SUSPEND at the head, actor freed. */
+  private async park(entry: HarnessEntry, session: string, fence: number, turn: TurnResult & { parked: ApprovalRef }, start: LazyTurnStart, observer: TurnObserver | undefined, batch: EffectBatch | undefined): Promise<TurnResult> {
+    const record = await commitPark(this.deps.journal, entry, session, fence, turn, await start.start(turn.executionId), observer);
+    this.actorFence.delete(session);
+    this.history.forget(session);
+    this.chain.noteAppended(session, [...turn.records, record]);
+    this.audit(batch, record, "turn.parked", { execution_id: turn.parked.executionId, tool_call_id: turn.parked.toolCallId, request_seq: turn.parked.requestSeq });
+    return { ...turn, records: [...turn.records, record], lastSeq: record.seq };
+  }
+
+  /**
+   * Commits an approval decision (or an answer) for the exact gate tuple: only APPROVAL_RESULT, under
+   * a fresh fence at the head; an exact retry returns the committed record. Never runs or resumes anything.
+   */
+  async approve(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
+    checkDecisionShape(decision);
+    const batch = this.effectBatch(session);
+    const release = await this.hold(session, "approve");
+    try {
+      await this.session(session);
+      await this.chain.ensure(this.deps.journal, session);
+      const records = await this.deps.journal.readRange(session);
+      const plan = planDecision(records, decision);
+      if (plan.kind === "existing") return { record: plan.record, existing: true };
+      const fence = await this.deps.journal.newFence(session);
+      const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
+      this.chain.noteAppended(session, [record]);
+      this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", { execution_id: decision.executionId, tool_call_id: decision.toolCallId, request_seq: decision.requestSeq });
+      return { record, existing: false };
+    } finally {
+      await release();
+      this.dispatchEffects(batch);
+    }
   }
 
   /** Runs one turn. */
   async exec(req: ExecRequest): Promise<TurnResult> {
+    const batch = this.effectBatch(req.session);
     const release = await this.hold(req.session, "exec");
     try {
       const info = await this.session(req.session);
-      const entry = this.deps.harnesses.resolve(req.harness || info.harness);
+      await this.chain.ensure(this.deps.journal, req.session);
+      await refuseInputWhileGated(this.deps.journal, req.session, info.lastSeq);
+      const entry = await this.resolveHarness(req.harness || info.harness);
       const admission = await admit(entry, req.signal);
       const inc = await this.incarnate(entry, admission, info);
       const fence = await this.deps.journal.newFence(req.session);
+      if (admission.memory) this.actorFence.set(req.session, fence);
       const head = await this.deps.journal.head(req.session);
       const history = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
-      const result = await execTurn(this.controller(req.observer), {
+      const start = new LazyTurnStart(async (id) => (admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, inc, id) : { kind: "stateless" }));
+      const result = await execTurn(this.controller(req.observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }), {
         session: req.session,
         binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
         fence,
@@ -117,37 +239,57 @@ export class Placer {
         history,
         signal: req.signal,
       });
+      if (result.parked) return await this.park(entry, req.session, fence, { ...result, parked: result.parked }, start, req.observer, batch);
       if (!admission.memory) this.history.extend(req.session, result.records);
+      this.chain.noteAppended(req.session, result.records);
       await this.checkpointAfterTurn(entry, admission, req.session, result);
+      this.audit(batch, result.records.at(-1), "turn.completed", { execution_id: result.executionId, harness: entry.name, records: result.records.length });
       return result;
     } finally {
       await release();
+      this.dispatchEffects(batch);
     }
   }
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
   async resume(session: string, signal: AbortSignal, observer?: TurnObserver): Promise<ResumeResult> {
+    const batch = this.effectBatch(session);
     const release = await this.hold(session, "resume");
     try {
       const info = await this.session(session);
-      const entry = this.deps.harnesses.resolve(info.harness);
+      await this.chain.ensure(this.deps.journal, session);
+      // Parked with no decision: zero steps — no admission, no harness, no model, no tool, no record.
+      const records = await this.deps.journal.readRange(session);
+      const gate = openGate(scanGates(records));
+      if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref };
+      const pendingId = pendingExecution(projectExecutions(records))?.executionId;
+      const entry = await this.resolveHarness(info.harness);
       const admission = await admit(entry, signal);
-      const inc = await this.incarnate(entry, admission, info);
+      // A memory turn parked as the session's first turn restarts on a fresh actor (its start state).
+      const inc = admission.memory && isFreshPark(records, session, pendingId) ? await this.freshActor(entry, session) : await this.incarnate(entry, admission, info);
       const fence = await this.deps.journal.newFence(session);
-      const turn = await resumeTurn(this.controller(observer), {
+      if (admission.memory) this.actorFence.set(session, fence);
+      const start = new LazyTurnStart(async () => (admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" }));
+      const turn = await resumeTurn(this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }), {
         session,
         binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
         fence,
         ...(admission.memory ? { history: [] } : {}),
         signal,
       });
+      if (turn?.parked) {
+        const parkedTurn = await this.park(entry, session, fence, { ...turn, parked: turn.parked }, start, observer, batch);
+        return { turn: parkedTurn, record: parkedTurn.records.at(-1)!, parked: turn.parked };
+      }
       if (turn) await this.checkpointAfterTurn(entry, admission, session, turn);
+      if (turn) this.audit(batch, turn.records.at(-1), "turn.completed", { execution_id: turn.executionId, harness: entry.name, records: turn.records.length });
       const head = await this.deps.journal.head(session);
       const record = await this.deps.journal.append(session, head.seq, fence, ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME));
       observer?.onRecord?.(record);
       return { turn, record };
     } finally {
       await release();
+      this.dispatchEffects(batch);
     }
   }
 
@@ -156,7 +298,8 @@ export class Placer {
     const release = await this.hold(session, "suspend");
     try {
       const info = await this.session(session);
-      const entry = this.deps.harnesses.resolve(info.harness);
+      await this.chain.ensure(this.deps.journal, session);
+      const entry = await this.resolveHarness(info.harness);
       const records = await this.deps.journal.readRange(session);
       const existing = lastOwnSuspend(records, session);
       if (info.computeState === "COLD" && existing && existing.seq === info.lastSeq) {
@@ -164,7 +307,10 @@ export class Placer {
       }
       const admission = await admit(entry, signal);
       if (admission.memory) await this.requireLiveActor(entry, admission, info, records);
-      const ref = await entry.runtime.snapshot(session, "EXTERNAL");
+      // A stateless harness's state is its journal: its ref names the session, nothing is captured.
+      const ref: SnapshotRef = admission.memory
+        ? await entry.runtime.snapshot(session, "EXTERNAL")
+        : { local: session, externalUri: "", memory: false, sealed: false };
       const fence = await this.deps.journal.newFence(session);
       const head = await this.deps.journal.head(session);
       const record = await this.deps.journal.append(
@@ -177,6 +323,7 @@ export class Placer {
         await this.deps.journal.putCheckpoint({ session, seq: record.seq, contentHash: record.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
       }
       await entry.runtime.stop(session);
+      this.actorFence.delete(session);
       this.history.forget(session);
       return { record, ref };
     } finally {
@@ -189,7 +336,8 @@ export class Placer {
     const release = await this.hold(req.parent, "fork");
     try {
       const info = await this.session(req.parent);
-      const entry = this.deps.harnesses.resolve(info.harness);
+      await this.chain.ensure(this.deps.journal, req.parent);
+      const entry = await this.resolveHarness(info.harness);
       const admission = await admit(entry, req.signal);
       const head = await this.deps.journal.head(req.parent);
       const atSeq = req.atSeq === 0 ? head.seq : req.atSeq;
@@ -229,6 +377,7 @@ export class Placer {
         const recs = await this.deps.journal.fork(req.parent, meta.uid, atSeq, { ...meta, parentUid: req.parent, forkSeq: atSeq });
         const marker = recs.at(-1)!;
         if (ref.memory) {
+          this.actorFence.set(meta.uid, marker.fence);
           await this.deps.journal.putCheckpoint({ session: meta.uid, seq: marker.seq, contentHash: marker.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
         }
         children.push(await this.session(meta.uid));
@@ -242,7 +391,7 @@ export class Placer {
   /** Re-executes the session's completed turns on a fresh, session-less harness instance. */
   async replay(session: string, signal: AbortSignal): Promise<ReplayResult> {
     const info = await this.session(session);
-    const entry = this.deps.harnesses.resolve(info.harness);
+    const entry = await this.resolveHarness(info.harness);
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();
     try {
@@ -271,6 +420,7 @@ export class Placer {
     );
     await this.deps.journal.putCheckpoint({ session: info.uid, seq: record.seq, contentHash: record.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
     await entry.runtime.stop(info.uid);
+    this.actorFence.delete(info.uid);
     return ref;
   }
 
@@ -288,31 +438,36 @@ export class Placer {
       if (own?.ref.memory) return entry.runtime.restore(own.ref, spec);
     }
     const inc = await entry.runtime.create(spec);
-    if (inc.origin !== "created") return inc;
+    if (inc.origin === "restored" || (inc.origin === "attached" && !this.movedOn(info))) return inc;
     const records = await this.deps.journal.readRange(info.uid);
     if (!hasTurns(records)) return inc;
-    return this.recoverLostActor(entry, info, records);
+    return this.recoverLostActor(entry, admission, info, records);
   }
 
   private async requireLiveActor(entry: HarnessEntry, admission: Admission, info: SessionInfo, records: readonly JournalRecord[]): Promise<void> {
     void admission;
     const status = await entry.runtime.status(info.uid);
-    if (status === "LIVE") return;
+    if (status === "LIVE" && !this.movedOn(info)) return;
     if (!hasTurns(records)) {
       await entry.runtime.create({ sessionUid: info.uid, harnessName: entry.name });
       return;
     }
-    await this.recoverLostActor(entry, info, records);
+    await this.recoverLostActor(entry, admission, info, records);
   }
 
-  private async recoverLostActor(entry: HarnessEntry, info: SessionInfo, records: readonly JournalRecord[]): Promise<Incarnation> {
+  private async recoverLostActor(entry: HarnessEntry, admission: Admission, info: SessionInfo, records: readonly JournalRecord[]): Promise<Incarnation> {
     const checkpoint = await this.deps.journal.latestCheckpoint(info.uid);
     const spec = { sessionUid: info.uid, harnessName: entry.name };
     if (checkpoint) {
       const bound = records.find((r) => r.seq === checkpoint.seq);
-      if (bound && bound.contentHash === checkpoint.contentHash && lastEndSeq(records) <= checkpoint.seq) {
-        return entry.runtime.restore({ local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false }, spec);
+      if (bound && bound.contentHash === checkpoint.contentHash) {
+        const ref = { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
+        if (lastEndSeq(records) <= checkpoint.seq) return entry.runtime.restore(ref, spec);
+        if (entry.checkpointPolicy === "every-turn") return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
       }
+    } else if (entry.checkpointPolicy === "every-turn" && info.parentUid === "") {
+      // The crash fell in the first turn's checkpoint window: the state before it is a fresh actor.
+      return this.rebuildAfterCheckpoint(entry, admission, info, records, 0, undefined);
     }
     await entry.runtime.stop(info.uid);
     const at = checkpoint ? `the last good snapshot is at seq ${checkpoint.seq}; \`harnesshost fork --session ${info.uid} --at ${checkpoint.seq}\` recovers a consistent child from it` : "no snapshot of it exists";
@@ -322,13 +477,58 @@ export class Placer {
     );
   }
 
-  /** every-turn policy: checkpoint the actor bound to the END record of the turn just completed. */
+  /**
+   * every-turn policy, crash between a turn's END and its checkpoint: restore the newest checkpoint (a
+   * fresh actor when the first turn's checkpoint was the one lost) and
+   * replay the completed turns after it against their recorded effects (no model call, no append, no
+   * history the snapshot holds — I1, I5, I4), then checkpoint the rebuilt actor at the last END. A
+   * harness that does not reproduce its recorded effects fails loudly (Diverged), never silently.
+   */
+  private async rebuildAfterCheckpoint(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    records: readonly JournalRecord[],
+    checkpointSeq: number,
+    ref: SnapshotRef | undefined,
+  ): Promise<Incarnation> {
+    const spec = { sessionUid: info.uid, harnessName: entry.name };
+    const inc = ref ? await entry.runtime.restore(ref, spec) : await entry.runtime.create(spec);
+    try {
+      await replaySession(
+        { journal: this.deps.journal },
+        { session: info.uid, binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor }, signal: AbortSignal.timeout(REBUILD_TIMEOUT_MS), afterSeq: checkpointSeq, noHistory: true },
+      );
+    } catch (err) {
+      await entry.runtime.stop(info.uid);
+      throw err;
+    }
+    const end = records.find((r) => r.seq === lastEndSeq(records));
+    try {
+      const snap = await entry.runtime.snapshot(info.uid, "EXTERNAL");
+      if (end && snap.memory) await this.deps.journal.putCheckpoint({ session: info.uid, seq: end.seq, contentHash: end.contentHash, digest: snap.externalUri, createdAtMs: Date.now() });
+    } catch {
+      // The rebuilt actor is live; the next completed turn checkpoints it again.
+    }
+    return inc;
+  }
+
+  /**
+   * every-turn policy: checkpoint the actor bound to the END record of the turn just completed. The
+   * turn is already committed, so a failed checkpoint (e.g. unsnapshottable state) must not fail it
+   * (a caller would retry a turn that happened); it only leaves the newest checkpoint behind the last
+   * END, which recoverLostActor reports loudly if the RAM is lost, and Suspend re-raises the cause.
+   */
   private async checkpointAfterTurn(entry: HarnessEntry, admission: Admission, session: string, turn: TurnResult): Promise<void> {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
     if (!end) return;
-    const ref = await entry.runtime.snapshot(session, "EXTERNAL");
-    if (!ref.memory) return;
-    await this.deps.journal.putCheckpoint({ session, seq: end.seq, contentHash: end.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
+    try {
+      const ref = await entry.runtime.snapshot(session, "EXTERNAL");
+      if (!ref.memory) return;
+      await this.deps.journal.putCheckpoint({ session, seq: end.seq, contentHash: end.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
+    } catch {
+      // See above: the committed turn stands; the missing checkpoint is detected where it matters.
+    }
   }
 }

@@ -1,6 +1,7 @@
 // The remote runtime: a harness node registered by address and run by someone else. Invariants: it
 // provisions nothing; it claims memory snapshots only while the node serves harnesshost.v1.Actors,
 // re-checked at every admission, so a reference node (no Actors) is stateless-only.
+import { randomBytes } from "node:crypto";
 import type { Client } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
@@ -88,8 +89,15 @@ export class RemoteRuntime implements Runtime {
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
-    const harness = new RemoteHarness({ address: this.address, session: "", connection: this.connection });
-    return { harness, release: async () => harness.close() };
+    const key = `replay-${randomBytes(8).toString("hex")}`;
+    const harness = new RemoteHarness({ address: this.address, session: key, connection: this.connection });
+    return {
+      harness,
+      release: async () => {
+        harness.close();
+        if (this.memory) await this.actors.drop(key).catch(() => false);
+      },
+    };
   }
 
   async stop(sessionUid: string): Promise<void> {

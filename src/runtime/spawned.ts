@@ -3,6 +3,7 @@
 // snapshot store. Invariants: capabilities are honest (memorySnapshot=true because RAM state really
 // round-trips through the codec); a node with no actors exits after `idleMs`; an actor whose node
 // died is reported lost (status NONE, create → "created"), never silently revived.
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,14 +129,17 @@ export class SpawnedRuntime implements Runtime {
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
+    // One fresh actor under a throwaway session key for the whole replay, so a memory harness's
+    // turns build on each other exactly as they did live; dropped afterwards.
     const node = await this.ensureNode();
-    const harness = new RemoteHarness({ address: node.address, session: "", connection: node.connection });
-    const key = `ephemeral:${Math.random()}`;
+    const key = `replay-${randomBytes(8).toString("hex")}`;
+    const harness = new RemoteHarness({ address: node.address, session: key, connection: node.connection });
     node.sessions.add(key);
     return {
       harness,
       release: async () => {
         harness.close();
+        if (node.alive) await node.actors.drop(key).catch(() => false);
         node.sessions.delete(key);
         this.scheduleIdle(node);
       },

@@ -40,6 +40,28 @@ export interface ModelRequest {
   readonly toolChoice?: ToolChoice;
 }
 
+/** A question for the operator (SPEC §11): the turn parks until an answer fact is committed. */
+export interface AskRequest {
+  readonly question: string;
+  /** Offered answers; with allowFreeText false the answer must be one of them. */
+  readonly choices?: readonly string[];
+  /** Default: true when there are no choices, else false. */
+  readonly allowFreeText?: boolean;
+}
+
+/** The operator's answer; `declined` when the question was denied instead of answered. */
+export interface AskAnswer {
+  readonly text: string;
+  readonly declined: boolean;
+}
+
+/** A typed post-commit effect (`defineEffect` in src/effects builds and validates these). */
+export interface EmittedEffect {
+  /** "<plugin>.<name>" */
+  readonly key: string;
+  readonly payload: unknown;
+}
+
 export interface ModelResponse {
   readonly message: Message;
   readonly usage?: Usage;
@@ -63,6 +85,16 @@ export interface EventSink {
   /** The result of a tool the harness ran itself (IN_HARNESS_REPORTED). */
   report(result: ToolResult, signal?: AbortSignal): Promise<void>;
   usage(usage: Usage, signal?: AbortSignal): Promise<void>;
+  /**
+   * Asks the operator a question (host sinks implement it; optional for other sinks). The turn parks
+   * until `harnesshost answer` commits the answer; a Resume then delivers it here.
+   */
+  ask?(request: AskRequest, signal?: AbortSignal): Promise<AskAnswer>;
+  /**
+   * Emits a typed effect, dispatched after the next commit (in-process host sinks only; over the wire
+   * effects are host-side only). A key with no registered handler refuses that commit.
+   */
+  emit?(effect: EmittedEffect): void;
 }
 
 export interface Harness {

@@ -1,11 +1,12 @@
 // Sessions.Exec as a stream of ExecUpdates. Invariants: the Session frame is always first (even when
 // the turn then fails); every record the turn commits is streamed once, in seq order, as soon as it is
 // appended; a failure after the Session frame is the stream's status; the turn is aborted when the
-// client goes away or `deadline_unix` passes, and the handler never returns before the turn settled.
+// client goes away or `deadline_unix` passes, and the handler never returns before the turn settled. A
+// turn that parks on an approval ends OK with a final Session frame carrying pending_approval.
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
-import { sessionProto } from "../host/session-proto.js";
+import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { int64 } from "./checks.js";
@@ -43,6 +44,7 @@ async function targetSession(host: Host, req: ExecRequest): Promise<{ info: Sess
   if (req.session === "") return { info: await host.createSession({ harness: req.harness }), override: "" };
   const info = await host.getSession(req.session);
   if (req.harness === "" || req.harness === info.harness) return { info, override: "" };
+  await Promise.all([host.registry.refresh(req.harness), host.registry.refresh(info.harness)]);
   const override = host.registry.resolve(req.harness);
   const current = host.registry.get(info.harness);
   if (override.source === "registered" || current?.source === "registered") {
@@ -93,10 +95,15 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
       signal,
     })
     .then(
-      (result) => {
+      async (result) => {
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
-        updates.end();
+        try {
+          if (result.parked) updates.offer(sessionUpdate(await sessionView(host.journal, await host.getSession(info.uid))));
+          updates.end();
+        } catch (err) {
+          updates.fail(err);
+        }
       },
       (err: unknown) => updates.fail(deadline.signal.aborted ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err }) : err),
     )

@@ -1,7 +1,8 @@
 // The harnesshost gRPC server: Sessions (+ health and reflection) on the main listener and the
 // HarnessRegistry on its own operator listener, both behind the same call policy. Invariants: address
 // misconfiguration is refused before anything binds; stored registrations are servable before the
-// first call is accepted; close() stops accepting, lets in-flight calls finish for the grace period,
+// first call is accepted, and those made later by other hosts sharing the journal are followed;
+// close() stops accepting, lets in-flight calls finish for the grace period,
 // then forces.
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
@@ -12,7 +13,7 @@ import type { Host } from "../host/host.js";
 import { addService, listen } from "../wire/index.js";
 import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
-import { HarnessCatalog } from "./harness-catalog.js";
+import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
 import { checkListenAddresses } from "./listen-policy.js";
 import { reflectedPackage } from "./reflection.js";
 import { registryService } from "./registry-service.js";
@@ -51,6 +52,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();
+  catalog.follow(host.journal.kind === "postgres" ? REGISTRATION_POLL_MS : 0);
 
   const sessions = new Server({ interceptors: [policy("sessions")] });
   addService(sessions, Sessions, sessionsService(host));
@@ -72,6 +74,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   } catch (err) {
     sessions.forceShutdown();
     registry.forceShutdown();
+    await catalog.stop();
     throw err;
   }
 
@@ -84,6 +87,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
         await Promise.all([shutdown(sessions, graceMs), shutdown(registry, graceMs)]);
+        await catalog.stop();
       })();
       return closing;
     },

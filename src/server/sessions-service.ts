@@ -4,10 +4,10 @@
 import { create } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
-import { ForkResponseSchema, ListSessionsResponseSchema, type Session, type Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import { ApproveResponseSchema, ForkResponseSchema, ListSessionsResponseSchema, type Session, type Sessions } from "../gen/agentsessions/v1/session_pb.js";
 import { newSessionUid } from "../controller/ids.js";
 import type { Host } from "../host/host.js";
-import { sessionProto } from "../host/session-proto.js";
+import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionMetaInput } from "../journal/types.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { int64, invalid, required } from "./checks.js";
@@ -19,12 +19,25 @@ export const MAX_FORK_CHILDREN = 128;
 
 export type SessionsMethods = MethodsOf<typeof Sessions>;
 
+/** The annotation GetSession derives from this host's effect counters for the session (output only). */
+export const EFFECTS_ANNOTATION = "harnesshost.dev/effects";
+
+/** The session as served: pending_approval from the log, effect counters as a derived annotation. */
+export async function servedSession(host: Host, uid: string): Promise<Session> {
+  const session = await sessionView(host.journal, await host.getSession(uid));
+  const counters = host.effects.counters(uid);
+  if (Object.keys(counters.dispatched).length + Object.keys(counters.failed).length > 0) {
+    session.annotations[EFFECTS_ANNOTATION] = JSON.stringify(counters);
+  }
+  return session;
+}
+
 function unimplemented(rpc: string): HostError {
   return new HostError(ErrorCode.Unimplemented, `Sessions.${rpc} is not implemented`);
 }
 
 export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
-  const reread = async (uid: string): Promise<Session> => sessionProto(await host.getSession(uid));
+  const reread = (uid: string): Promise<Session> => servedSession(host, uid);
   return {
     async createSession(req) {
       const s = req.session;
@@ -64,8 +77,21 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       throw unimplemented("Cancel");
     },
 
-    approve() {
-      throw unimplemented("Approve");
+    async approve(req) {
+      const session = required(req.session, "session");
+      required(req.executionId, "execution_id");
+      required(req.toolCallId, "tool_call_id");
+      const requestSeq = int64(req.requestSeq, "request_seq", 1);
+      if (req.approved === undefined) throw invalid("approved is required (false denies)");
+      const res = await host.placer.approve(session, {
+        executionId: req.executionId,
+        toolCallId: req.toolCallId,
+        requestSeq,
+        approved: req.approved,
+        reason: req.reason,
+        ...(req.identity ? { identity: req.identity } : {}),
+      });
+      return create(ApproveResponseSchema, { session: await reread(session), decision: logRecordOf(res.record) });
     },
 
     exec(req, ctx) {

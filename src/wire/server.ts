@@ -20,7 +20,7 @@ import type { Readable, Writable } from "node:stream";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, withPort } from "./address.js";
 import { AsyncQueue } from "./queue.js";
-import { methodPath, serviceDefinition } from "./service.js";
+import { UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
 import type { MethodShape, RequestOf, ResponseInit } from "./service.js";
 import { statusOfError } from "./status.js";
 
@@ -127,10 +127,18 @@ function grpcHandler(method: DescMethod, fn: (...a: never[]) => unknown): Untype
   }
 }
 
+/** The request as decoded, or INVALID_ARGUMENT when its bytes were not a valid message. */
+function decoded<T>(request: T): T {
+  if (request instanceof UndecodableRequest) {
+    throw new HostError(ErrorCode.InvalidArgument, `request is not a valid ${request.typeName} message: ${request.reason}`);
+  }
+  return request;
+}
+
 function unaryHandler(fn: UnaryFn): UntypedHandleCall {
   return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const ctx = callContext(call);
-    void invoke(() => fn(call.request, ctx)).then(
+    void invoke(() => fn(decoded(call.request), ctx)).then(
       (res) => callback(null, res, ctx.trailers),
       (err: unknown) => callback(statusOfError(err, ctx.trailers)),
     );
@@ -140,7 +148,7 @@ function unaryHandler(fn: UnaryFn): UntypedHandleCall {
 function serverStreamHandler(fn: ServerStreamFn): UntypedHandleCall {
   return (call: ServerWritableStream<Message, unknown>) => {
     const ctx = callContext(call);
-    void writeAll(call, ctx, () => fn(call.request, ctx));
+    void writeAll(call, ctx, () => fn(decoded(call.request), ctx));
   };
 }
 
@@ -213,6 +221,12 @@ export function readStream<T>(stream: Readable, onClose: () => unknown): AsyncQu
   const queue = new AsyncQueue<T>();
   let ended = false;
   stream.on("data", (msg: T) => {
+    try {
+      decoded(msg);
+    } catch (err) {
+      queue.fail(err);
+      return;
+    }
     queue.offer(msg);
     if (queue.size >= HIGH_WATER) stream.pause();
   });

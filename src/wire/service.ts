@@ -39,13 +39,33 @@ export function decodeMessage(schema: DescMessage, bytes: Buffer): Message {
   return fromBinary(schema, bytes);
 }
 
+/**
+ * A request whose bytes are not a valid encoding of its message. grpc-js answers a throwing request
+ * deserializer with INTERNAL; decoding to this marker instead lets the handler refuse the call with
+ * INVALID_ARGUMENT (a client mistake, not a server fault) before any service code runs.
+ */
+export class UndecodableRequest {
+  constructor(
+    readonly typeName: string,
+    readonly reason: string,
+  ) {}
+}
+
+function decodeRequest(schema: DescMessage, bytes: Buffer): Message {
+  try {
+    return fromBinary(schema, bytes);
+  } catch (err) {
+    return new UndecodableRequest(schema.typeName, err instanceof Error ? err.message : String(err)) as unknown as Message;
+  }
+}
+
 export function methodDefinition(method: DescMethod): MethodDefinition<Message, Message> {
   return {
     path: methodPath(method),
     requestStream: isRequestStream(method.methodKind),
     responseStream: isResponseStream(method.methodKind),
     requestSerialize: (value: unknown) => encodeMessage(method.input, value),
-    requestDeserialize: (bytes: Buffer) => decodeMessage(method.input, bytes),
+    requestDeserialize: (bytes: Buffer) => decodeRequest(method.input, bytes),
     responseSerialize: (value: unknown) => encodeMessage(method.output, value),
     responseDeserialize: (bytes: Buffer) => decodeMessage(method.output, bytes),
     originalName: method.localName,

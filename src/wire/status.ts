@@ -29,15 +29,25 @@ export interface ServerStatus {
   readonly metadata: Metadata;
 }
 
+/**
+ * Longest status details sent (characters). Details travel in an HTTP/2 trailer: an error message that
+ * echoes a huge request field would exceed the peer's header-list limit and wedge the connection.
+ */
+export const MAX_STATUS_DETAILS = 2048;
+
+function boundedDetails(details: string): string {
+  return details.length <= MAX_STATUS_DETAILS ? details : `${details.slice(0, MAX_STATUS_DETAILS)}… (truncated)`;
+}
+
 export function statusOfError(err: unknown, trailers: Metadata): ServerStatus {
   if (err instanceof RpcError) {
-    return { code: err.grpcCode, details: err.details, metadata: trailers };
+    return { code: err.grpcCode, details: boundedDetails(err.details), metadata: trailers };
   }
   if (err instanceof HostError) {
-    return { code: grpcStatusOf(err.code), details: err.message, metadata: trailers };
+    return { code: grpcStatusOf(err.code), details: boundedDetails(err.message), metadata: trailers };
   }
   const details = err instanceof Error ? err.message : String(err);
-  return { code: GrpcStatus.INTERNAL, details, metadata: trailers };
+  return { code: GrpcStatus.INTERNAL, details: boundedDetails(details), metadata: trailers };
 }
 
 /** The error a client call reports when its own AbortSignal fired. */

@@ -60,7 +60,7 @@ async function localize(script: string, dir: string): Promise<string> {
 }
 
 async function bash(script: string, cwd: string): Promise<string> {
-  const { stdout } = await run("bash", ["-c", script], { cwd, maxBuffer: 16 << 20, timeout: 240_000 });
+  const { stdout } = await run("bash", ["-c", script], { cwd, maxBuffer: 16 << 20, timeout: 300_000 });
   return stdout;
 }
 
@@ -75,10 +75,10 @@ describe("README walkthroughs", () => {
     expect(out).toMatch(/\{"children":\["sess-[0-9a-f]{24}"\]\}/);
   });
 
-  it("walkthroughs 2 and 3 run against a served host: a registered node, then counter tiers", async () => {
+  it("walkthroughs 2, 3 and 4 run against a served host: a registered node, counter tiers, approvals", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
     dirs.push(dir);
-    const script = [...blocks("Walkthrough 2"), ...blocks("Walkthrough 3")].join("\n");
+    const script = [...blocks("Walkthrough 2"), ...blocks("Walkthrough 3"), ...blocks("Walkthrough 4")].join("\n");
     const out = await bash(await localize(script, dir), dir);
     const lines = out.split("\n");
     expect(lines).toContain("echo:hi");
@@ -87,5 +87,14 @@ describe("README walkthroughs", () => {
     expect(counts).toEqual(["2", "3", "4"]);
     expect(out).toMatch(/snapshot memory=true digest=sha256:[0-9a-f]{64}/);
     expect(lines.filter((l) => /^sess-[0-9a-f]{24}$/.test(l))).toHaveLength(3);
-  });
+    // Walkthrough 4: park, zero-step resume, approve, resume once; deny; the same for `ask`.
+    expect(lines.filter((l) => / exec=AWAITING pending_approval=[0-9a-f]{16}\/w1@4$/.test(l))).toHaveLength(2);
+    expect(out).toMatch(/^approved [0-9a-f]{16}\/w1 request_seq=4 decision_seq=6; run resume/m);
+    expect(lines).toContain("1 approved");
+    expect(lines.filter((l) => l.startsWith("awaiting approval: execution="))).toHaveLength(1);
+    expect(lines).toContain("2 denied");
+    expect(lines).toContain("demo.write ran 1 time(s)");
+    expect(lines).toContain("receipt: approved");
+    expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(4);
+  }, 320_000);
 });

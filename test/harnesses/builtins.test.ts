@@ -171,7 +171,7 @@ describe("chat harness", () => {
 
 describe("builtinHarnesses", () => {
   it("keys each factory by the id its harness describes", async () => {
-    expect(Object.keys(builtinHarnesses).sort()).toEqual(["chat", "counter", "echo"]);
+    expect(Object.keys(builtinHarnesses).sort()).toEqual(["ask", "askcounter", "chat", "counter", "echo"]);
     for (const [id, factory] of Object.entries(builtinHarnesses)) {
       const harness: Harness = factory();
       expect((await harness.describe()).id).toBe(id);

@@ -40,7 +40,9 @@ function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
 function hostConfig(values: FlagValues): HostConfig {
   const journal = str(values, "journal");
   const modelName = str(values, "model-name");
+  const auditFile = str(values, "audit-file");
   const parsed = HostConfig.safeParse({
+    ...(auditFile !== undefined ? { auditFile } : {}),
     dataDir: str(values, "data") ?? "./.harnesshost",
     ...(journal !== undefined ? { journal } : {}),
     model: str(values, "model") ?? "echo",
@@ -103,7 +105,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -114,6 +116,7 @@ export const serveCommand: Command = {
     model: { type: "string" },
     "model-name": { type: "string" },
     "node-idle-ms": { type: "string" },
+    "audit-file": { type: "string" },
     "token-file": { type: "string" },
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
@@ -132,7 +135,7 @@ export const serveCommand: Command = {
       throw new UsageError(err instanceof Error ? err.message : String(err));
     }
     const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
-    const host = await Host.open(config);
+    const host = await Host.open(config, { logger });
     let server;
     try {
       server = await startServer(host, { addr, registryAddr, tokens: tokenList, ...(tlsFiles ? { tls: tlsFiles } : {}), logger });

@@ -1,18 +1,42 @@
-// Session commands: exec, replay, fork, get, list, suspend, resume. Invariant: with --json each prints
+// Session commands: exec, replay, fork, get, list, suspend, resume, approve, answer. Invariant: with --json each prints
 // exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
-import { HOST_FLAGS, int, json, requireStr, str, UsageError, type Command } from "../command.js";
+import type { DecisionOutcome } from "../api.js";
+import { HOST_FLAGS, int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
+import { EFFECTS_ANNOTATION } from "../../server/sessions-service.js";
 
 function sessionLine(s: Session): string {
   const state = (ComputeState[s.computeState] ?? "").replace("COMPUTE_", "");
   const exec = (ExecState[s.execState] ?? "").replace("EXEC_", "");
   const parent = s.parentUid ? ` parent=${s.parentUid}@${s.forkSeq}` : "";
-  return `session ${s.metadata?.uid ?? ""} harness=${s.harness} last_seq=${s.lastSeq} compute=${state} exec=${exec}${parent}`;
+  const p = s.pendingApproval;
+  const pending = p ? ` pending_approval=${p.executionId}/${p.toolCallId}@${p.requestSeq}` : "";
+  return `session ${s.metadata?.uid ?? ""} harness=${s.harness} last_seq=${s.lastSeq} compute=${state} exec=${exec}${parent}${pending}`;
 }
 
 function sessionJson(s: Session): unknown {
   return toJson(SessionSchema, s, { useProtoFieldName: true });
+}
+
+/** `get --json`: the Session, plus the host's effect counters for it when it reports any. */
+function sessionJsonWithEffects(s: Session): unknown {
+  const doc = sessionJson(s) as Record<string, unknown>;
+  const raw = s.annotations[EFFECTS_ANNOTATION];
+  if (raw !== undefined) {
+    try {
+      doc["effects"] = JSON.parse(raw) as unknown;
+    } catch {
+      // A malformed annotation is shown as is (in annotations) and not interpreted.
+    }
+  }
+  return doc;
+}
+
+/** The line `exec` prints for a turn that parked on an approval. */
+function awaitingLine(s: Session): string | undefined {
+  const p = s.pendingApproval;
+  return p ? `awaiting approval: execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}` : undefined;
 }
 
 export const execCommand: Command = {
@@ -45,12 +69,22 @@ export const execCommand: Command = {
           : {}),
       });
       const uid = res.session.metadata?.uid ?? "";
+      const awaiting = awaitingLine(res.session);
+      const pending = res.session.pendingApproval;
       if (json(ctx.values)) {
-        ctx.out(JSON.stringify({ session: uid, output: res.output, last_seq: res.lastSeq }));
+        ctx.out(
+          JSON.stringify({
+            session: uid,
+            output: res.output,
+            last_seq: res.lastSeq,
+            ...(pending ? { pending_approval: { execution_id: pending.executionId, tool_call_id: pending.toolCallId, request_seq: Number(pending.requestSeq) } } : {}),
+          }),
+        );
       } else {
         if (!session) ctx.err(`session ${uid}`);
         if (streamed) ctx.out("");
-        else ctx.out(res.output);
+        else if (res.output !== "" || !awaiting) ctx.out(res.output);
+        if (awaiting) ctx.out(awaiting);
       }
       return 0;
     } finally {
@@ -111,7 +145,7 @@ export const getCommand: Command = {
     const api = await ctx.api();
     try {
       const s = await api.get(session);
-      ctx.out(json(ctx.values) ? JSON.stringify(sessionJson(s)) : sessionLine(s));
+      ctx.out(json(ctx.values) ? JSON.stringify(sessionJsonWithEffects(s)) : sessionLine(s));
       return 0;
     } finally {
       await api.close();
@@ -158,15 +192,79 @@ export const suspendCommand: Command = {
 
 export const resumeCommand: Command = {
   name: "resume",
-  summary: "restore a session's compute and re-drive an interrupted turn",
+  summary: "restore a session's compute and re-drive an interrupted or decided turn (prints its outputs)",
   usage: "resume --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
     const session = requireStr(ctx.values, "session");
     const api = await ctx.api();
     try {
-      const s = await api.resume(session);
-      ctx.out(json(ctx.values) ? JSON.stringify(sessionJson(s)) : sessionLine(s));
+      const res = await api.resumeTurn(session);
+      if (json(ctx.values)) {
+        ctx.out(JSON.stringify({ ...(sessionJson(res.session) as Record<string, unknown>), outputs: res.outputs }));
+      } else {
+        for (const o of res.outputs) ctx.out(o);
+        ctx.out(sessionLine(res.session));
+      }
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
+
+function decisionOut(ctx: CommandContext, res: DecisionOutcome, what: string): void {
+  const decisionSeq = Number(res.decision.seq);
+  if (json(ctx.values)) {
+    ctx.out(
+      JSON.stringify({
+        session: res.session.metadata?.uid ?? "",
+        execution_id: res.executionId,
+        tool_call_id: res.toolCallId,
+        request_seq: res.requestSeq,
+        approved: res.approved,
+        decision_seq: decisionSeq,
+      }),
+    );
+  } else {
+    ctx.out(`${what} ${res.executionId}/${res.toolCallId} request_seq=${res.requestSeq} decision_seq=${decisionSeq}; run resume to continue the turn`);
+  }
+}
+
+export const approveCommand: Command = {
+  name: "approve",
+  summary: "approve (or --deny) the session's pending approval; commits only the decision (then run resume)",
+  usage: "approve --session UID [--deny] [--reason TEXT] [--json]",
+  options: { ...HOST_FLAGS, session: { type: "string" }, deny: { type: "boolean" }, reason: { type: "string" } },
+  async run(ctx) {
+    const session = requireStr(ctx.values, "session");
+    const approved = ctx.values["deny"] !== true;
+    const api = await ctx.api();
+    try {
+      const res = await api.approve({ session, approved, reason: str(ctx.values, "reason") ?? "" });
+      decisionOut(ctx, res, approved ? "approved" : "denied");
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
+
+export const answerCommand: Command = {
+  name: "answer",
+  summary: "answer the session's pending question with --text or --choice N (1-based); then run resume",
+  usage: "answer --session UID (--text TEXT | --choice N) [--json]",
+  options: { ...HOST_FLAGS, session: { type: "string" }, text: { type: "string" }, choice: { type: "string" } },
+  async run(ctx) {
+    const session = requireStr(ctx.values, "session");
+    const text = str(ctx.values, "text");
+    const hasChoice = str(ctx.values, "choice") !== undefined;
+    if ((text === undefined) === !hasChoice) throw new UsageError("give exactly one of --text or --choice");
+    const choice = hasChoice ? int(ctx.values, "choice", 1, 1) : undefined;
+    const api = await ctx.api();
+    try {
+      const res = await api.answer({ session, ...(text !== undefined ? { text } : {}), ...(choice !== undefined ? { choice } : {}) });
+      decisionOut(ctx, res, "answered");
       return 0;
     } finally {
       await api.close();

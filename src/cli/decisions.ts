@@ -1,0 +1,46 @@
+// How the CLI turns `approve` / `answer` into the exact gate tuple Approve needs. Invariants: the
+// tuple always comes from the session's pending_approval (never guessed); a `--choice N` resolves to
+// the recorded question's N-th choice, and nothing is sent when it does not exist.
+import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
+import type { Session } from "../gen/agentsessions/v1/session_pb.js";
+import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { UsageError } from "./command.js";
+
+export interface PendingTuple {
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
+}
+
+/** The session's pending gate, or FAILED_PRECONDITION when it has none. */
+export function pendingTuple(session: Session): PendingTuple {
+  const p = session.pendingApproval;
+  if (!p || p.requestSeq <= 0n) {
+    throw new HostError(ErrorCode.FailedPrecondition, `session ${session.metadata?.uid ?? ""} has no pending approval`);
+  }
+  return { executionId: p.executionId, toolCallId: p.toolCallId, requestSeq: Number(p.requestSeq) };
+}
+
+/** The recorded question of the pending gate, from the session's records up to its request. */
+export function questionIn(records: readonly LogRecord[], tuple: PendingTuple): Question {
+  for (const rec of records) {
+    const ev = rec.event;
+    if (ev?.executionId === tuple.executionId && ev.body.case === "tool" && ev.body.value.id === tuple.toolCallId) {
+      if (ev.body.value.tool !== ASK_TOOL) throw new HostError(ErrorCode.FailedPrecondition, `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`);
+      return questionOf(ev.body.value);
+    }
+  }
+  throw new HostError(ErrorCode.FailedPrecondition, `the pending approval's call ${tuple.toolCallId} is not in the session's records`);
+}
+
+/** The answer text for `--text` or `--choice N`. */
+export function answerText(question: Question, p: { text?: string; choice?: number }): string {
+  if (p.choice !== undefined) {
+    const choice = question.choices[p.choice - 1];
+    if (choice === undefined) throw new UsageError(`--choice must be 1..${question.choices.length} for this question`);
+    return choice;
+  }
+  if (p.text === undefined) throw new UsageError("--text or --choice is required");
+  return p.text;
+}
