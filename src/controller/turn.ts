@@ -3,7 +3,7 @@
 // effects in emission order, then END{COMPLETED} or ERROR; replay is read-only and never invokes the
 // model (I1, I5); resume serves what was recorded before anything runs live.
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event, IdentityRef, Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, grpcStatusOf, HostError, isHostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
@@ -57,6 +57,8 @@ export interface ExecParams {
    * for a memory actor (I4: a restored or live actor already holds that history).
    */
   readonly history?: readonly Event[];
+  /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
+  readonly identity?: IdentityRef;
   readonly signal: AbortSignal;
 }
 
@@ -132,12 +134,15 @@ function startInfo(
   executionId: string,
   exec: { config: Uint8Array; resumeFromSeq: number; inputs: readonly Message[] },
   history: readonly Event[] | (() => readonly Event[]),
+  principal?: IdentityRef,
 ): StartInfo {
+  const identity = principal ? { identity: { principal, canMintTokens: false } } : {};
   if (typeof history !== "function") {
-    return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq };
+    return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq, ...identity };
   }
   let materialised: readonly Event[] | undefined;
   return {
+    ...identity,
     sessionUid: session,
     executionId,
     config: exec.config,
@@ -173,7 +178,7 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
     ...p.inputs.map((m) => ev.input(executionId, m)),
   ]);
   const guard = new SinkGuard();
-  const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history);
+  const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history, p.identity);
   const parked = await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);
   return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
 }
@@ -253,6 +258,10 @@ export interface ResumeParams {
   readonly fence: number;
   /** As in ExecParams; default: every event before the interrupted turn. */
   readonly history?: readonly Event[];
+  /** The session's records 1..head when the caller already holds them (else they are read). */
+  readonly records?: readonly JournalRecord[];
+  /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
+  readonly identity?: IdentityRef;
   readonly signal: AbortSignal;
 }
 
@@ -271,7 +280,7 @@ function forkMarkerSeq(records: readonly JournalRecord[]): number | undefined {
  * then the turn continues live and ends with END. Returns undefined when nothing was pending.
  */
 export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise<TurnResult | undefined> {
-  const records = await deps.journal.readRange(p.session);
+  const records = p.records ?? (await deps.journal.readRange(p.session));
   const pending = pendingExecution(projectExecutions(records));
   if (!pending) return undefined;
   checkHarnessIdentity(pending, p.binding);
@@ -293,7 +302,7 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const serving = new ServingEffects(ctx, pending.effects, "resume");
   const guard = new SinkGuard();
   const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
-  const parked = await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history), servingSink(serving, ctx, guard), guard, () => {
+  const parked = await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history, p.identity), servingSink(serving, ctx, guard), guard, () => {
     if (!serving.exhausted) {
       throw new HostError(ErrorCode.Diverged, `resume diverged: the harness consumed ${serving.consumed} of ${serving.total} recorded effects`);
     }

@@ -25,6 +25,7 @@ import { admit, type Admission } from "./admission.js";
 import { ChainCheck } from "./chain-check.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
 import { HistoryCache } from "./history-cache.js";
+import { RecordCache } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
 import { hasTurns, lastEndSeq, lastOwnSuspend } from "./snapshot-refs.js";
 
@@ -85,6 +86,7 @@ export interface ForkRequest {
 export class Placer {
   readonly guard: SessionGuard;
   readonly history: HistoryCache;
+  private readonly records = new RecordCache();
   /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
   readonly chain = new ChainCheck();
   /** Per session with a live memory actor on this host: the fence this host minted for it last. */
@@ -198,7 +200,7 @@ export class Placer {
     try {
       await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
-      const records = await this.deps.journal.readRange(session);
+      const records = await this.records.all(this.deps.journal, session);
       const plan = planDecision(records, decision);
       if (plan.kind === "existing") return { record: plan.record, existing: true };
       const fence = await this.deps.journal.newFence(session);
@@ -237,6 +239,7 @@ export class Placer {
         ...(req.config ? { config: req.config } : {}),
         ...(req.resumeFromSeq ? { resumeFromSeq: req.resumeFromSeq } : {}),
         history,
+        ...(info.identity ? { identity: info.identity } : {}),
         signal: req.signal,
       });
       if (result.parked) return await this.park(entry, req.session, fence, { ...result, parked: result.parked }, start, req.observer, batch);
@@ -259,7 +262,7 @@ export class Placer {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
       // Parked with no decision: zero steps — no admission, no harness, no model, no tool, no record.
-      const records = await this.deps.journal.readRange(session);
+      const records = await this.records.all(this.deps.journal, session);
       const gate = openGate(scanGates(records));
       if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref };
       const pendingId = pendingExecution(projectExecutions(records))?.executionId;
@@ -275,6 +278,8 @@ export class Placer {
         binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
         fence,
         ...(admission.memory ? { history: [] } : {}),
+        records,
+        ...(info.identity ? { identity: info.identity } : {}),
         signal,
       });
       if (turn?.parked) {
@@ -300,7 +305,7 @@ export class Placer {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
       const entry = await this.resolveHarness(info.harness);
-      const records = await this.deps.journal.readRange(session);
+      const records = await this.records.all(this.deps.journal, session);
       const existing = lastOwnSuspend(records, session);
       if (info.computeState === "COLD" && existing && existing.seq === info.lastSeq) {
         return { record: records.at(-1)!, ref: existing.ref };
@@ -403,7 +408,7 @@ export class Placer {
 
   /** The parent's checkpoint for a memory fork: its SUSPEND ref if cold, else a new SUSPEND. */
   private async memoryForkSource(entry: HarnessEntry, admission: Admission, info: SessionInfo, atSeq: number): Promise<SnapshotRef> {
-    const records = await this.deps.journal.readRange(info.uid);
+    const records = await this.records.all(this.deps.journal, info.uid);
     const own = lastOwnSuspend(records, info.uid);
     if (info.computeState === "COLD" && own && own.seq === atSeq && own.ref.memory) return own.ref;
     await this.requireLiveActor(entry, admission, info, records);
@@ -433,13 +438,13 @@ export class Placer {
     const spec = { sessionUid: info.uid, harnessName: entry.name };
     if (!admission.memory) return entry.runtime.create(spec);
     if (info.computeState === "COLD") {
-      const records = await this.deps.journal.readRange(info.uid);
+      const records = await this.records.all(this.deps.journal, info.uid);
       const own = lastOwnSuspend(records, info.uid);
       if (own?.ref.memory) return entry.runtime.restore(own.ref, spec);
     }
     const inc = await entry.runtime.create(spec);
     if (inc.origin === "restored" || (inc.origin === "attached" && !this.movedOn(info))) return inc;
-    const records = await this.deps.journal.readRange(info.uid);
+    const records = await this.records.all(this.deps.journal, info.uid);
     if (!hasTurns(records)) return inc;
     return this.recoverLostActor(entry, admission, info, records);
   }
@@ -463,9 +468,9 @@ export class Placer {
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
         if (lastEndSeq(records) <= checkpoint.seq) return entry.runtime.restore(ref, spec);
-        if (entry.checkpointPolicy === "every-turn") return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
+        if (this.inCheckpointWindow(entry, records, checkpoint.seq)) return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
       }
-    } else if (entry.checkpointPolicy === "every-turn" && info.parentUid === "") {
+    } else if (info.parentUid === "" && this.inCheckpointWindow(entry, records, 0)) {
       // The crash fell in the first turn's checkpoint window: the state before it is a fresh actor.
       return this.rebuildAfterCheckpoint(entry, admission, info, records, 0, undefined);
     }
@@ -478,9 +483,18 @@ export class Placer {
   }
 
   /**
+   * every-turn policy: exactly one completed turn lies after the newest checkpoint — the last one, whose
+   * checkpoint a crash cut off. More (e.g. checkpoints failing on unsnapshottable state) stays loud.
+   */
+  private inCheckpointWindow(entry: HarnessEntry, records: readonly JournalRecord[], checkpointSeq: number): boolean {
+    if (entry.checkpointPolicy !== "every-turn") return false;
+    return projectExecutions(records).filter((e) => e.completed && e.startSeq > checkpointSeq).length === 1;
+  }
+
+  /**
    * every-turn policy, crash between a turn's END and its checkpoint: restore the newest checkpoint (a
    * fresh actor when the first turn's checkpoint was the one lost) and
-   * replay the completed turns after it against their recorded effects (no model call, no append, no
+   * replay the completed turn after it against their recorded effects (no model call, no append, no
    * history the snapshot holds — I1, I5, I4), then checkpoint the rebuilt actor at the last END. A
    * harness that does not reproduce its recorded effects fails loudly (Diverged), never silently.
    */

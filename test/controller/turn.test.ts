@@ -1,7 +1,7 @@
 // Controller invariants (SPEC §5; docs/protocol.md §5). Each invariant has a test named after it.
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { EventKind, Mediation, MessageSchema, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { EventKind, IdentityRefSchema, Mediation, MessageSchema, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { execTurn, replaySession, resumeTurn, ModelCallCounter } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
@@ -75,6 +75,21 @@ describe("controller: one turn", () => {
       await sink.output("after");
     });
     await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+  });
+});
+
+describe("controller: start info", () => {
+  it("hands the session's recorded principal to the harness as Start.identity", async () => {
+    const { deps, fence } = await setup();
+    const seen: (string | undefined)[] = [];
+    const h = harnessOf(async (start, sink) => {
+      seen.push(start.identity?.principal?.principal);
+      await echoRun(start, sink);
+    });
+    const identity = create(IdentityRefSchema, { principal: "user://ada", issuer: "test" });
+    await execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("hi")], identity, signal: signal() });
+    await execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("again")], signal: signal() });
+    expect(seen).toEqual(["user://ada", undefined]);
   });
 });
 
