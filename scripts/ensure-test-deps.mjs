@@ -27,18 +27,20 @@ function pythonGrpcPresent() {
 }
 
 function ensurePythonGrpc() {
-  if (pythonGrpcPresent()) return;
+  // openssl makes the TLS test's certificate; slim images can lack it.
+  const packages = [...(pythonGrpcPresent() ? [] : PY_PACKAGES), ...(onPath("openssl") ? [] : ["openssl"])];
+  if (packages.length === 0) return;
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   if (!isRoot || !onPath("apt-get")) {
     console.error(
-      `ensure-test-deps: ${PYTHON} cannot import grpc and google.protobuf; install the Debian packages ${PY_PACKAGES.join(" ")} ` +
-        `(as root: apt-get update && apt-get install -y ${PY_PACKAGES.join(" ")})`,
+      `ensure-test-deps: missing system packages for the tests; install the Debian packages ${packages.join(" ")} ` +
+        `(as root: apt-get update && apt-get install -y ${packages.join(" ")})`,
     );
     process.exit(1);
   }
-  console.log(`ensure-test-deps: installing ${PY_PACKAGES.join(" ")} with apt-get`);
+  console.log(`ensure-test-deps: installing ${packages.join(" ")} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...PY_PACKAGES]]) {
+  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...packages]]) {
     const r = run("apt-get", args, env);
     if (!r.ok) {
       console.error(`ensure-test-deps: apt-get ${args.join(" ")} failed:\n${r.output}`);
