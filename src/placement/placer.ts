@@ -311,9 +311,11 @@ export class Placer {
         return { record: records.at(-1)!, ref: existing.ref };
       }
       const admission = await admit(entry, signal);
-      if (admission.memory) await this.requireLiveActor(entry, admission, info, records);
-      // A stateless harness's state is its journal: its ref names the session, nothing is captured.
-      const ref: SnapshotRef = admission.memory
+      // A stateless harness's state is its journal, and a memory actor that never ran a turn has no
+      // state yet: either way the ref names the session and nothing is captured.
+      const captures = admission.memory && hasTurns(records);
+      if (captures) await this.requireLiveActor(entry, admission, info, records);
+      const ref: SnapshotRef = captures
         ? await entry.runtime.snapshot(session, "EXTERNAL")
         : { local: session, externalUri: "", memory: false, sealed: false };
       const fence = await this.deps.journal.newFence(session);
@@ -411,6 +413,8 @@ export class Placer {
     const records = await this.records.all(this.deps.journal, info.uid);
     const own = lastOwnSuspend(records, info.uid);
     if (info.computeState === "COLD" && own && own.seq === atSeq && own.ref.memory) return own.ref;
+    // No turn yet: no RAM state to clone; each child starts from a fresh actor like the parent would.
+    if (!hasTurns(records)) return { local: info.uid, externalUri: "", memory: false, sealed: false };
     await this.requireLiveActor(entry, admission, info, records);
     const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL");
     if (!ref.memory || ref.externalUri === "") {
