@@ -28,8 +28,11 @@ describe("lying fixtures fail the suite", () => {
     expect(res.stdout).toContain("FAIL stateless.restart-continues");
     const xml = readFileSync(xmlFile, "utf8");
     expect(xmlProblem(xml)).toBe("");
-    expect(xml).toMatch(/<testsuites [^>]*tests="7" failures="4" skipped="1"/);
-    expect(xml.match(/<failure /g)).toHaveLength(4);
+    // Replay runs every turn on one fresh actor, so it reproduces 1, 2, 3 and passes; the RAM state
+    // shows wherever a turn lands on a fresh instance mid-history (restart, historical fork, resume).
+    expect(xml).toMatch(/<testsuites [^>]*tests="7" failures="3" skipped="1"/);
+    expect(xml.match(/<failure /g)).toHaveLength(3);
+    expect(xml).toMatch(/name="stateless\.replay-byte-identical"[^>]*>\s*<system-out>/);
     expect(xml).toMatch(/name="stateless\.restart-continues"[^>]*>\s*<failure message="turn 4: expected &quot;4&quot; \(control\) got &quot;1&quot;: cold boot/);
   }, 180_000);
 
