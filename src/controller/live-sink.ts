@@ -57,13 +57,13 @@ export class LiveEffects {
       ...(onDelta ? { onDelta: (chunk: string) => onDelta(executionId, chunk, false) } : {}),
     });
     onDelta?.(executionId, "", true);
-    await this.ctx.append(ev.output(executionId, response.message));
+    this.ctx.defer(ev.output(executionId, response.message));
     this.ctx.noteOutput(textOf(response.message));
     return response;
   }
 
   async output(text: string): Promise<void> {
-    await this.ctx.append(ev.output(this.ctx.executionId, textMessage("assistant", text)));
+    this.ctx.defer(ev.output(this.ctx.executionId, textMessage("assistant", text)));
     this.ctx.noteOutput(text);
   }
 
@@ -152,7 +152,7 @@ export class LiveEffects {
   }
 
   async usage(usage: Usage): Promise<void> {
-    await this.ctx.append(ev.usage(this.ctx.executionId, usage));
+    this.ctx.defer(ev.usage(this.ctx.executionId, usage));
   }
 }
 

@@ -54,18 +54,37 @@ export class TurnContext {
     return this.headSeq;
   }
 
-  async append(event: Event): Promise<JournalRecord> {
-    this.deps.effects?.beforeCommit();
-    const rec = await this.deps.journal.append(this.session, this.headSeq, this.fence, event);
-    this.committed([rec]);
-    return rec;
+  /**
+   * Events whose durability may wait for the turn's next commit: they have no effect outside the
+   * journal (a model completion, harness text, usage). Committing them with the next append saves a
+   * sync per event; a crash before that commit costs what a crash before their own commit would — a
+   * trailing MODEL_CALL is re-invoked once on resume.
+   */
+  private deferred: Event[] = [];
+
+  defer(event: Event): void {
+    this.deferred.push(event);
   }
 
+  /** Commits deferred events (with `events` after them, in order). */
   async appendBatch(events: readonly Event[]): Promise<JournalRecord[]> {
+    const all = this.deferred.length > 0 ? [...this.deferred, ...events] : events;
+    if (all.length === 0) return [];
     this.deps.effects?.beforeCommit();
-    const recs = await this.deps.journal.appendBatch(this.session, this.headSeq, this.fence, events);
+    const recs = all.length === 1 ? [await this.deps.journal.append(this.session, this.headSeq, this.fence, all[0]!)] : await this.deps.journal.appendBatch(this.session, this.headSeq, this.fence, all);
+    this.deferred = [];
     this.committed(recs);
-    return recs;
+    return recs.slice(recs.length - events.length);
+  }
+
+  async append(event: Event): Promise<JournalRecord> {
+    const [rec] = await this.appendBatch([event]);
+    return rec!;
+  }
+
+  /** Commits any deferred events. */
+  async flush(): Promise<void> {
+    if (this.deferred.length > 0) await this.appendBatch([]);
   }
 
   /** The index of the turn's next question (deterministic: replays and re-drives ask the same calls). */

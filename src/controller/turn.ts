@@ -113,7 +113,10 @@ async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink:
   if (failure !== undefined) {
     // Effects emitted but not carried by a commit belong to no committed command: drop them.
     ctx.deps.effects?.discardPending();
-    if (isApprovalParked(failure)) return failure.ref;
+    if (isApprovalParked(failure)) {
+      await ctx.flush();
+      return failure.ref;
+    }
     if (!(isHostError(failure) && ABORTING.has(failure.code))) {
       const { code, description } = describeFailure(failure);
       await ctx.append(ev.error(ctx.executionId, code, description)).catch(() => undefined);

@@ -87,6 +87,7 @@ export class Placer {
   readonly guard: SessionGuard;
   readonly history: HistoryCache;
   private readonly records = new RecordCache();
+  private readonly minted = new Map<string, number>();
   /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
   readonly chain = new ChainCheck();
   /** Per session with a live memory actor on this host: the fence this host minted for it last. */
@@ -95,6 +96,24 @@ export class Placer {
   constructor(private readonly deps: PlacerDeps) {
     this.guard = deps.guard ?? new SessionGuard();
     this.history = deps.history ?? new HistoryCache();
+  }
+
+  /** Mints a fence for the session and remembers it as this host's (see reusableFence). */
+  private async mint(session: string): Promise<number> {
+    const fence = await this.deps.journal.newFence(session);
+    this.minted.set(session, fence);
+    if (this.minted.size > 100_000) this.minted.delete(this.minted.keys().next().value!);
+    return fence;
+  }
+
+  /**
+   * A turn may keep writing under the fence this host minted last, while it is still the session's
+   * current fence: nobody has been authorised to write since, and this host's previous writer is done
+   * (it held the session guard). That saves a durable write per turn; any other mint forces a new one.
+   */
+  private async turnFence(info: SessionInfo): Promise<number> {
+    if (info.fence > 0 && this.minted.get(info.uid) === info.fence) return info.fence;
+    return this.mint(info.uid);
   }
 
   /** The local guard, then (shared journals) the cross-host session lock; either refusal is ABORTED. */
@@ -203,7 +222,7 @@ export class Placer {
       const records = await this.records.all(this.deps.journal, session);
       const plan = planDecision(records, decision);
       if (plan.kind === "existing") return { record: plan.record, existing: true };
-      const fence = await this.deps.journal.newFence(session);
+      const fence = await this.mint(session);
       const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
       this.chain.noteAppended(session, [record]);
       this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", { execution_id: decision.executionId, tool_call_id: decision.toolCallId, request_seq: decision.requestSeq });
@@ -225,7 +244,7 @@ export class Placer {
       const entry = await this.resolveHarness(req.harness || info.harness);
       const admission = await admit(entry, req.signal);
       const inc = await this.incarnate(entry, admission, info);
-      const fence = await this.deps.journal.newFence(req.session);
+      const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
       const head = await this.deps.journal.head(req.session);
       const history = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
@@ -270,7 +289,7 @@ export class Placer {
       const admission = await admit(entry, signal);
       // A memory turn parked as the session's first turn restarts on a fresh actor (its start state).
       const inc = admission.memory && isFreshPark(records, session, pendingId) ? await this.freshActor(entry, session) : await this.incarnate(entry, admission, info);
-      const fence = await this.deps.journal.newFence(session);
+      const fence = await this.mint(session);
       if (admission.memory) this.actorFence.set(session, fence);
       const start = new LazyTurnStart(async () => (admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" }));
       const turn = await resumeTurn(this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }), {
@@ -318,7 +337,7 @@ export class Placer {
       const ref: SnapshotRef = captures
         ? await entry.runtime.snapshot(session, "EXTERNAL")
         : { local: session, externalUri: "", memory: false, sealed: false };
-      const fence = await this.deps.journal.newFence(session);
+      const fence = await this.mint(session);
       const head = await this.deps.journal.head(session);
       const record = await this.deps.journal.append(
         session,
@@ -420,7 +439,7 @@ export class Placer {
     if (!ref.memory || ref.externalUri === "") {
       throw new HostError(ErrorCode.Unplaceable, `runtime ${entry.runtime.name} produced no external snapshot handle to clone from`);
     }
-    const fence = await this.deps.journal.newFence(info.uid);
+    const fence = await this.mint(info.uid);
     const record = await this.deps.journal.append(
       info.uid,
       atSeq,
