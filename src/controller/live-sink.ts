@@ -63,7 +63,9 @@ export class LiveEffects {
   }
 
   async output(text: string): Promise<void> {
-    this.ctx.defer(ev.output(this.ctx.executionId, textMessage("assistant", text)));
+    // Harness text is committed at once: a client following the Exec stream sees it while the turn
+    // goes on (a model completion instead rides the next commit; its deltas already streamed).
+    await this.ctx.append(ev.output(this.ctx.executionId, textMessage("assistant", text)));
     this.ctx.noteOutput(text);
   }
 

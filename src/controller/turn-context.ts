@@ -56,7 +56,7 @@ export class TurnContext {
 
   /**
    * Events whose durability may wait for the turn's next commit: they have no effect outside the
-   * journal (a model completion, harness text, usage). Committing them with the next append saves a
+   * journal (a model completion, whose text already streamed as deltas; usage). Committing them with the next append saves a
    * sync per event; a crash before that commit costs what a crash before their own commit would — a
    * trailing MODEL_CALL is re-invoked once on resume.
    */
