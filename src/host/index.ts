@@ -6,4 +6,4 @@ export type { HostConfigInput } from "./config.js";
 export { buildRuntime, loadHarnessFactory, registerRuntimeBuilder } from "./runtimes.js";
 export type { RuntimeBuilder, RuntimeContext } from "./runtimes.js";
 export { sessionProto, sessionView } from "./session-proto.js";
-export { collectSnapshotGarbage } from "./snapshot-gc.js";
+export { collectSnapshotGarbage, scheduleSnapshotGarbage } from "./snapshot-gc.js";

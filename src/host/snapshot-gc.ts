@@ -19,3 +19,30 @@ export async function collectSnapshotGarbage(journal: Journal, store: SnapshotSt
   const { deleted } = await collectGarbage(store, referenced, opts);
   return { referenced: referenced.size, deleted };
 }
+
+export interface GcSchedule {
+  stop(): void;
+}
+
+/**
+ * Runs collectSnapshotGarbage every `intervalMs` (an unref'd timer; one run at a time; a failed run
+ * is reported and the next one still happens).
+ */
+export function scheduleSnapshotGarbage(
+  journal: Journal,
+  store: SnapshotStore,
+  opts: { intervalMs: number; graceMs?: number; onRun?: (report: GarbageReport) => void; onError?: (err: unknown) => void },
+): GcSchedule {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    collectSnapshotGarbage(journal, store, opts.graceMs !== undefined ? { graceMs: opts.graceMs } : {})
+      .then((report) => opts.onRun?.(report), (err: unknown) => opts.onError?.(err))
+      .finally(() => {
+        running = false;
+      });
+  }, opts.intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

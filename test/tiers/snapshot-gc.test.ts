@@ -1,8 +1,8 @@
 // Snapshot garbage collection (SPEC §8): superseded checkpoints go, while every blob a resume, a
 // recovery or a fork child can name stays.
 import { afterAll, describe, expect, it } from "vitest";
-import { collectSnapshotGarbage } from "../../src/host/snapshot-gc.js";
-import { closeAll, childMetas, openTestHost, signal, turn, turns } from "./helpers.js";
+import { collectSnapshotGarbage, scheduleSnapshotGarbage } from "../../src/host/snapshot-gc.js";
+import { closeAll, childMetas, openTestHost, signal, turn, turns, until } from "./helpers.js";
 
 afterAll(closeAll);
 
@@ -27,5 +27,24 @@ describe("snapshot garbage collection", () => {
     for (const child of children) expect(await turn(host, child.uid)).toEqual(["4"]);
     await host.placer.resume(parent.uid, signal());
     expect(await turn(host, parent.uid)).toEqual(["4"]);
+  });
+});
+
+describe("scheduled snapshot garbage collection", () => {
+  it("a scheduled run collects superseded checkpoints by itself and keeps the newest", async () => {
+    const host = await openTestHost({ nodeIdleMs: 60_000 });
+    const s = await host.createSession({ harness: "counter" });
+    expect(await turns(host, s.uid, 2)).toEqual(["1", "2"]);
+    const runs: number[] = [];
+    const gc = scheduleSnapshotGarbage(host.journal, host.snapshots, { intervalMs: 20, graceMs: 0, onRun: (r) => runs.push(r.deleted.length) });
+    try {
+      const latest = (await host.journal.latestCheckpoint(s.uid))?.digest;
+      await until("the superseded checkpoint is collected", async () => (await host.snapshots.list()).length === 1);
+      expect(await host.snapshots.list()).toEqual([latest]);
+      expect(runs.some((n) => n > 0)).toBe(true);
+    } finally {
+      gc.stop();
+    }
+    expect(await turns(host, s.uid, 1)).toEqual(["3"]);
   });
 });

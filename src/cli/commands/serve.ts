@@ -10,6 +10,7 @@ import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/c
 import { parseTokenFile } from "../../server/auth.js";
 import { checkListenAddresses } from "../../server/listen-policy.js";
 import { startServer, type TlsFiles } from "../../server/server.js";
+import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 import { addCommand } from "./index.js";
 
@@ -105,7 +106,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -117,6 +118,7 @@ export const serveCommand: Command = {
     "model-name": { type: "string" },
     "node-idle-ms": { type: "string" },
     "audit-file": { type: "string" },
+    "gc-interval-ms": { type: "string" },
     "token-file": { type: "string" },
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
@@ -143,10 +145,21 @@ export const serveCommand: Command = {
       await host.close();
       throw err;
     }
+    // Snapshot GC (SPEC §8): every 10 minutes by default; 0 turns it off (run `harnesshost gc` instead).
+    const gcEvery = int(ctx.values, "gc-interval-ms", 10 * 60_000);
+    const gc =
+      gcEvery > 0
+        ? scheduleSnapshotGarbage(host.journal, host.snapshots, {
+            intervalMs: gcEvery,
+            onRun: (r) => r.deleted.length > 0 && logger.info({ deleted: r.deleted.length, referenced: r.referenced }, "snapshot gc"),
+            onError: (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, "snapshot gc failed"),
+          })
+        : undefined;
     const stopped = stopSignal();
     ctx.err(`harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`);
     const sig = await stopped;
     logger.info({ signal: sig }, "shutting down");
+    gc?.stop();
     await server.close();
     await host.close();
     logger.info({}, "stopped");
