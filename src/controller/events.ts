@@ -6,7 +6,6 @@ import {
   EventKind,
   EventSchema,
   Lifecycle_Kind,
-  MessageSchema,
   type Event,
   type Message,
   type ModelCall,
@@ -21,17 +20,8 @@ export function hostEvent(kind: EventKind, executionId: string, body: BodyInit):
   return create(EventSchema, { kind, executionId, ts: timestampNow(), body });
 }
 
-/** Concatenated text parts of a message ("" for none). */
-export function textOf(message: Message | undefined): string {
-  if (!message) return "";
-  let text = "";
-  for (const part of message.parts) if (part.part.case === "text") text += part.part.value.text;
-  return text;
-}
-
-export function textMessage(role: string, text: string): Message {
-  return create(MessageSchema, { role, parts: [{ part: { case: "text", value: { text } } }] });
-}
+// The one definition of "the text of a message" lives with the models; the controller re-exports it.
+export { messageText as textOf, textMessage } from "../model/text.js";
 
 export const ev = {
   executionStart(
