@@ -3,7 +3,7 @@
 // exactly as written, so files produced by any conforming implementation verify the same way.
 import { toJson } from "@bufbuild/protobuf";
 import { hashRecordJson } from "../canon/index.js";
-import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
+import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { Head, Journal } from "./types.js";
 
 /** Outcome of verifying a JSONL export (the same classes as VerifyResult, without a session row). */
@@ -18,21 +18,33 @@ export type JsonlVerifyResult =
       readonly message: string;
     };
 
+/** What a line needs of a record: a journal record, or a wire LogRecord (bigint seq and fence). */
+export interface LineRecord {
+  readonly seq: number | bigint;
+  readonly prevHash: string;
+  readonly contentHash: string;
+  readonly fence: number | bigint;
+  readonly event?: Event | undefined;
+}
+
 /**
- * One JSON line (no trailing newline) per record, in seq order:
+ * One JSON line (no trailing newline):
  * {"seq":"1","prev_hash":"","content_hash":"…","fence":"1","event":{…}}. `prev_hash` is written even
  * when empty so the genesis link is explicit.
  */
+export function jsonlLine(rec: LineRecord): string {
+  return JSON.stringify({
+    seq: String(rec.seq),
+    prev_hash: rec.prevHash,
+    content_hash: rec.contentHash,
+    fence: String(rec.fence),
+    event: rec.event ? toJson(EventSchema, rec.event, { useProtoFieldName: true }) : {},
+  });
+}
+
+/** One line per record of the session, in seq order. */
 export async function* exportJsonl(journal: Journal, session: string): AsyncIterable<string> {
-  for await (const rec of journal.read(session)) {
-    yield JSON.stringify({
-      seq: String(rec.seq),
-      prev_hash: rec.prevHash,
-      content_hash: rec.contentHash,
-      fence: String(rec.fence),
-      event: toJson(EventSchema, rec.event, { useProtoFieldName: true }),
-    });
-  }
+  for await (const rec of journal.read(session)) yield jsonlLine(rec);
 }
 
 /** Verifies a JSONL export with no database: dense seqs from 1, prev links, recomputed hashes. */

@@ -2,24 +2,10 @@
 // Invariant: verify exits 0 only when every checked chain is intact, and names the first bad seq.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { toJson } from "@bufbuild/protobuf";
-import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
-import { verifyJsonl } from "../../journal/export.js";
+import { jsonlLine, verifyJsonl } from "../../journal/export.js";
 import { openJournal } from "../../journal/index.js";
-import type { LogRecord } from "../../gen/agentsessions/v1/common_pb.js";
 import { HOST_FLAGS, json, requireStr, str, type Command, type CommandContext } from "../command.js";
 import { journalUrl } from "../host-flags.js";
-
-/** A LogRecord as one JSONL line: proto field names, prev_hash always present (even ""). */
-export function recordLine(rec: LogRecord): string {
-  return JSON.stringify({
-    seq: rec.seq.toString(),
-    prev_hash: rec.prevHash,
-    content_hash: rec.contentHash,
-    fence: rec.fence.toString(),
-    event: rec.event ? toJson(EventSchema, rec.event, { useProtoFieldName: true }) : {},
-  });
-}
 
 export const exportCommand: Command = {
   name: "export",
@@ -33,7 +19,7 @@ export const exportCommand: Command = {
     const sink = outPath ? createWriteStream(outPath) : undefined;
     try {
       for await (const rec of api.records(session)) {
-        const line = recordLine(rec) + "\n";
+        const line = jsonlLine(rec) + "\n";
         if (sink) {
           if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
         } else process.stdout.write(line);
@@ -75,7 +61,7 @@ export const verifyCommand: Command = {
       try {
         const uid = requireStr(ctx.values, "session");
         const lines: string[] = [];
-        for await (const rec of api.records(uid)) lines.push(recordLine(rec));
+        for await (const rec of api.records(uid)) lines.push(jsonlLine(rec));
         const s = await api.get(uid);
         const res = await verifyJsonl(lines);
         const truncated = res.ok && BigInt(res.records) !== s.lastSeq;
