@@ -1,7 +1,6 @@
 // Shared helpers for the conformance-suite tests: run the CLI in-process, a deterministic
 // OpenAI-compatible endpoint on 127.0.0.1 (port from the OS), and a small XML well-formedness check.
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { ChatEndpoint } from "../fixtures/chat-endpoint.js";
 import { main } from "../../src/cli/run.js";
 
 export async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -28,44 +27,14 @@ export function failedIds(report: Pick<JsonReport, "checks">): string[] {
  * A chat-completions endpoint whose answer is a pure function of the request (so the control twin and
  * the subject get the same completion): "seen <n> messages, last: <text of the last message>".
  */
-export class DeterministicChatEndpoint {
-  requests = 0;
-  baseUrl = "";
-  private server: Server | undefined;
-
-  async start(): Promise<this> {
-    const server = createServer((req, res) => {
-      let raw = "";
-      req.setEncoding("utf8");
-      req.on("data", (c: string) => (raw += c));
-      req.on("end", () => {
-        this.requests++;
-        const body = JSON.parse(raw) as { model?: string; messages?: { content?: unknown }[] };
-        const messages = body.messages ?? [];
-        const last = messages.at(-1)?.content;
-        const text = typeof last === "string" ? last : JSON.stringify(last ?? "");
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            id: `c${this.requests}`,
-            object: "chat.completion",
-            model: body.model ?? "fake",
-            choices: [{ index: 0, message: { role: "assistant", content: `seen ${messages.length} messages, last: ${text}` }, finish_reason: "stop" }],
-          }),
-        );
-      });
+export class DeterministicChatEndpoint extends ChatEndpoint {
+  constructor() {
+    super((body) => {
+      const messages = body.messages ?? [];
+      const last = messages.at(-1)?.content;
+      const text = typeof last === "string" ? last : JSON.stringify(last ?? "");
+      return `seen ${messages.length} messages, last: ${text}`;
     });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
 

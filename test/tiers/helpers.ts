@@ -1,6 +1,7 @@
 // Shared drivers for the snapshot-tier end-to-end tests: a real Host on a temp data dir, one-line turn
 // helpers, error-code assertions and deadline polls. Invariant: every Host and temp dir a test opens
 // through `openTestHost` is closed and removed by `closeAll` (called from afterAll/afterEach).
+import { CountingModel as SuiteCountingModel } from "../../src/conformance/counting-model.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +13,6 @@ import { Host, type HostOverrides } from "../../src/host/host.js";
 import type { HostConfigInput } from "../../src/host/config.js";
 import type { JournalRecord, SessionMetaInput } from "../../src/journal/types.js";
 import { echoModel } from "../../src/model/echo.js";
-import type { ModelProvider } from "../../src/model/types.js";
 import { SpawnedRuntime } from "../../src/runtime/spawned.js";
 
 const opened: { host: Host; dir: string }[] = [];
@@ -120,13 +120,10 @@ export async function until(what: string, check: () => boolean | Promise<boolean
   }
 }
 
-/** The echo model, counting its invocations. */
-export class CountingModel implements ModelProvider {
-  readonly name = "counting-echo";
-  calls = 0;
-  invoke(...args: Parameters<ModelProvider["invoke"]>): ReturnType<ModelProvider["invoke"]> {
-    this.calls += 1;
-    return echoModel.invoke(...args);
+/** The echo model, counting its invocations (the conformance suite's counting wrapper). */
+export class CountingModel extends SuiteCountingModel {
+  constructor() {
+    super(echoModel);
   }
 }
 
