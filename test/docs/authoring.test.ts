@@ -2,12 +2,9 @@
 // run as written (pointed at this checkout, with temp sockets and free ports), and the outputs it
 // claims are the outputs the commands print. The codec notes (registered classes, #private fields)
 // are checked against the snapshot codec the nodes use.
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import shout from "../../docs/examples/shout.js";
 import tally, { Tally } from "../../docs/examples/tally.js";
@@ -15,8 +12,8 @@ import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { snapshotClassesOf } from "../../src/node/actor-table.js";
 import { create, Mediation, Resumability, textMessage, ToolCallSchema, type EventSink, type Harness, type StartInfo } from "../../src/sdk/index.js";
 import { decodeActor, encodeActor } from "../../src/snapshot/codec.js";
+import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
 
-const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, "../..");
 const guide = readFileSync(join(repo, "docs/harness-authoring.md"), "utf8");
 const dirs: string[] = [];
@@ -28,27 +25,7 @@ function tempDir(): string {
   return dir;
 }
 
-/** The ```sh blocks of the guide's section `## <n>.`. */
-function shBlocks(n: number): string[] {
-  const start = guide.indexOf(`\n## ${n}. `);
-  if (start < 0) throw new Error(`the guide has no section ${n}`);
-  const end = guide.indexOf("\n## ", start + 4);
-  const section = guide.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const addr = s.address();
-      s.close(() => (typeof addr === "object" && addr ? res(addr.port) : rej(new Error("no port"))));
-    });
-  });
-}
-
-const reachable = (port: string): string =>
-  `node -e "require('net').connect(${port},'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"`;
+const shBlocksOf = (n: number): string[] => shBlocks(guide, `${n}. `);
 
 /**
  * Points a guide script at this checkout: `npx harnesshost` runs bin/harnesshost.js, example paths
@@ -60,31 +37,21 @@ async function localize(script: string, dir: string): Promise<string> {
   for (const m of script.matchAll(/127\.0\.0\.1:(\d+)/g)) ports.set(m[1]!, "");
   for (const fixed of ["7233", "7234"]) ports.set(fixed, "");
   for (const p of ports.keys()) ports.set(p, String(await freePort()));
-  const joined = script.replace(/\\\n\s*/g, " ");
-  const out = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"];
-  for (const raw of joined.split("\n")) {
-    let line = raw
-      .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
-      .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
-      .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
-    if (/ serve /.test(line) && !line.includes("--addr")) line = line.replace(" serve ", " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 ");
-    line = line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
-    out.push(line);
-    if (/\s&\s*$/.test(line)) {
-      const sock = /--listen unix:\/\/(\S+)/.exec(line)?.[1];
-      const checks = sock
-        ? [`test -S ${sock}`]
-        : [/--addr 127\.0\.0\.1:(\d+)/.exec(line)?.[1], /--registry-addr 127\.0\.0\.1:(\d+)/.exec(line)?.[1]].map((p) => reachable(p ?? "0"));
-      for (const check of checks) out.push(`for i in $(seq 1 300); do ${check} && break; sleep 0.2; done; ${check}`);
-    }
-  }
-  return out.join("\n");
+  const lines = script
+    .replace(/\\\n\s*/g, " ")
+    .split("\n")
+    .map((raw) => {
+      let line = raw
+        .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
+        .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
+        .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
+      if (/ serve /.test(line) && !line.includes("--addr")) line = line.replace(" serve ", " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 ");
+      return line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
+    });
+  return withBackgroundWaits(lines.join("\n"), 300);
 }
 
-async function bash(script: string, cwd: string): Promise<string> {
-  const { stdout } = await run("bash", ["-c", script], { cwd, maxBuffer: 16 << 20, timeout: 280_000 });
-  return stdout;
-}
+const bash = (script: string, cwd: string): Promise<string> => runBash(script, cwd, 280_000);
 
 describe("docs/harness-authoring.md", () => {
   it("lists the example modules exactly as they are in docs/examples", () => {
@@ -177,7 +144,7 @@ describe("docs/harness-authoring.md", () => {
 
   it("sections 5 and 6: serve shout as a node, register it, exec, replay, verify", async () => {
     const dir = tempDir();
-    const out = await bash(await localize([...shBlocks(5), ...shBlocks(6)].join("\n"), dir), dir);
+    const out = await bash(await localize([...shBlocksOf(5), ...shBlocksOf(6)].join("\n"), dir), dir);
     const lines = out.split("\n");
     expect(out).toMatch(/^created harness shout source=registered state=active address=unix:\/\/\S+shout\.sock digest=sha256:[0-9a-f]{64}$/m);
     expect(lines).toContain("echo:MAKE SOME NOISE");
@@ -187,17 +154,17 @@ describe("docs/harness-authoring.md", () => {
 
   it("section 7: tally on the spawned runtime continues across suspend and resume", async () => {
     const dir = tempDir();
-    const out = await bash(await localize(shBlocks(7).join("\n"), dir), dir);
+    const out = await bash(await localize(shBlocksOf(7).join("\n"), dir), dir);
     expect(out).toMatch(/ compute=COLD .*snapshot memory=true digest=sha256:[0-9a-f]{64}$/m);
     expect(out).toMatch(/ compute=LIVE /);
     expect(out.split("\n")).toContain("to=3 do=1 (8 words)");
   }, 300_000);
 
   it("section 8: the conformance suite passes shout, as the guide says", async () => {
-    const claimed = /# (OK: \d+ passed, 0 failed, 0 skipped)/.exec(shBlocks(8).join("\n"))?.[1];
+    const claimed = /# (OK: \d+ passed, 0 failed, 0 skipped)/.exec(shBlocksOf(8).join("\n"))?.[1];
     expect(claimed, "the guide states the conformance result").toBeDefined();
     const dir = tempDir();
-    const out = await bash(await localize(shBlocks(8).join("\n"), dir), dir);
+    const out = await bash(await localize(shBlocksOf(8).join("\n"), dir), dir);
     expect(out).toContain(claimed!);
   }, 300_000);
 });
