@@ -170,7 +170,11 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   const ctx = new TurnContext(deps, p.session, executionId, p.fence, head.seq, p.signal);
   const config = p.config ?? new Uint8Array();
   const resumeFromSeq = p.resumeFromSeq ?? 0;
-  await ctx.appendBatch([
+  // EXECUTION_START and the inputs ride the turn's first commit (the write-ahead of its first model or
+  // tool call, its first harness text, or its END): nothing outside the journal happens on the host's
+  // behalf before that commit, and the Exec client is streamed them once they are durable. A host crash
+  // before it leaves no trace of the turn — it was never acknowledged (docs/protocol.md §5.1).
+  ctx.defer(
     ev.executionStart(executionId, {
       inputCount: p.inputs.length,
       harness: p.binding.name,
@@ -178,8 +182,8 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
       config,
       resumeFromSeq,
     }),
-    ...p.inputs.map((m) => ev.input(executionId, m)),
-  ]);
+  );
+  for (const m of p.inputs) ctx.defer(ev.input(executionId, m));
   const guard = new SinkGuard();
   const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history, p.identity);
   const parked = await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);

@@ -39,6 +39,58 @@ describe("controller: one turn", () => {
     expect((await journal.verify(S)).ok).toBe(true);
   });
 
+  // docs/protocol.md §5.4 (commit grouping)
+  it("an echo turn makes two durable commits and streams nothing before it is committed", async () => {
+    const { journal, deps, fence } = await setup();
+    const commits: string[][] = [];
+    let durableSeq = 0;
+    const batch = journal.appendBatch.bind(journal);
+    const append = journal.append.bind(journal);
+    journal.appendBatch = async (s, at, f, events) => {
+      commits.push(kinds(events.map((event) => ({ event }))));
+      const recs = await batch(s, at, f, events);
+      durableSeq = recs.at(-1)?.seq ?? durableSeq;
+      return recs;
+    };
+    journal.append = async (s, at, f, event) => {
+      commits.push(kinds([{ event }]));
+      const rec = await append(s, at, f, event);
+      durableSeq = rec.seq;
+      return rec;
+    };
+    const seen: number[] = [];
+    const observer = {
+      onRecord: (rec: { seq: number }) => {
+        expect(rec.seq).toBeLessThanOrEqual(durableSeq);
+        seen.push(rec.seq);
+      },
+    };
+    const res = await execTurn({ ...deps, observer }, { session: S, binding: bind(harnessOf(echoRun), "echo"), fence, inputs: [user("hi")], signal: signal() });
+    expect(res.outputs).toEqual(["echo:hi"]);
+    expect(commits).toEqual([
+      ["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_MODEL_CALL"],
+      ["EVENT_OUTPUT", "EVENT_END"],
+    ]);
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("a harness that fails before its first sink call commits EXECUTION_START, INPUT and ERROR together", async () => {
+    const { journal, deps, fence } = await setup();
+    let commits = 0;
+    const batch = journal.appendBatch.bind(journal);
+    journal.appendBatch = async (s, at, f, events) => {
+      commits++;
+      return batch(s, at, f, events);
+    };
+    const h = harnessOf(async () => {
+      throw new Error("boom before anything");
+    });
+    await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("x")], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Internal });
+    expect(commits).toBe(1);
+    expect(kinds(await journal.readRange(S))).toEqual(["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_ERROR"]);
+    expect((await journal.verify(S)).ok).toBe(true);
+  });
+
   it("refuses a stale expected_last_seq with Conflict and writes nothing", async () => {
     const { journal, deps, fence } = await setup();
     await expect(execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], expectedLastSeq: 3, signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Conflict });
