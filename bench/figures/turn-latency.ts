@@ -12,6 +12,7 @@ import { createClient } from "../../src/wire/index.js";
 import { guardImport } from "../lib/lazy.js";
 import { rawCommitMs } from "../lib/raw-commit.js";
 import { startRawPing } from "../lib/raw-ping.js";
+import { startRawTurnShape } from "../lib/raw-turn-shape.js";
 import { newTally, timed, type Tally } from "../lib/timed.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { promptText } from "../lib/echo-turns.js";
@@ -27,6 +28,8 @@ type Transport = "unix" | "tcp";
 interface TransportRun {
   readonly turnMs: number[];
   readonly rawMs: number[];
+  /** The raw grpc-js floor of the turn's message pattern (bench/lib/raw-turn-shape.ts). */
+  readonly shapeMs: number[];
   /** Per measured turn: ms spent in journal calls, and how many durable commits it made. */
   readonly journalMs: number[];
   readonly commits: number[];
@@ -41,6 +44,8 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
   const rawAddr = transport === "unix" ? `unix://${dir.file(`raw-${transport}.sock`)}` : "127.0.0.1:0";
   const server = await startServer(host, { addr, registryAddr: "127.0.0.1:0", logger: SILENT });
   const raw = await startRawPing(rawAddr);
+  const shapeAddr = transport === "unix" ? `unix://${dir.file(`shape-${transport}.sock`)}` : "127.0.0.1:0";
+  const shape = await startRawTurnShape(shapeAddr, dir.file(`shape-node-${transport}.sock`));
   const client = createClient(Sessions, server.addr);
   try {
     const created = await client.createSession({ session: { harness: HARNESS } });
@@ -70,22 +75,32 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       if (back.length !== payload.length) throw new Error("raw ping returned other bytes");
       return ms;
     };
-    const out: TransportRun = { turnMs: [], rawMs: [], journalMs: [], commits: [] };
+    const shapeTurn = async (): Promise<number> => {
+      const t0 = performance.now();
+      await shape.turn(payload);
+      return performance.now() - t0;
+    };
+    const out: TransportRun = { turnMs: [], rawMs: [], shapeMs: [], journalMs: [], commits: [] };
     for (let i = 0; i < warmup + turns; i++) {
       // Alternate the order so drift on a shared machine hits both alike.
       tally.reset();
       const first = i % 2 === 0 ? await turn(i) : await ping();
       const second = i % 2 === 0 ? await ping() : await turn(i);
+      const journalMs = tally.ms();
+      const commits = tally.calls(...JOURNAL_WRITES);
+      const floor = await shapeTurn();
       if (i < warmup) continue;
-      out.journalMs.push(tally.ms());
-      out.commits.push(tally.calls(...JOURNAL_WRITES));
+      out.journalMs.push(journalMs);
+      out.commits.push(commits);
       out.turnMs.push(i % 2 === 0 ? first : second);
       out.rawMs.push(i % 2 === 0 ? second : first);
+      out.shapeMs.push(floor);
     }
     return out;
   } finally {
     client.close();
     await raw.close();
+    await shape.close();
     await server.close(1000);
   }
 }
@@ -93,8 +108,10 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
 function reading(run: TransportRun, transport: Transport, commitMs: number): Reading {
   const ratio = median(run.turnMs) / median(run.rawMs);
   const commits = median(run.commits);
-  // What a turn costs at the least: its durable commits at the disk's price plus one round trip.
-  const floorMs = commits * commitMs + median(run.rawMs);
+  // What a turn costs at the least: its durable commits at the disk's price plus the raw grpc-js cost
+  // of its message pattern (Exec stream + Connect stream to a node process, no protobuf, no host).
+  const shapeMs = median(run.shapeMs);
+  const floorMs = commits * commitMs + shapeMs;
   return {
     value: round(ratio),
     unit: "×",
@@ -109,7 +126,10 @@ function reading(run: TransportRun, transport: Transport, commitMs: number): Rea
       journalWritesPerTurn: commits,
       journalMsPerTurn: round(median(run.journalMs)),
       rawCommitMs: round(commitMs),
+      rawTurnShapeMs: round(shapeMs),
+      rawTurnShapeRatio: round(shapeMs / median(run.rawMs)),
       floorMs: round(floorMs),
+      floorRatio: round(floorMs / median(run.rawMs)),
       overFloor: round(median(run.turnMs) / floorMs),
     },
   };

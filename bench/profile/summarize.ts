@@ -1,25 +1,59 @@
 // Prints a V8 .cpuprofile's heaviest functions by self time (and the share of sampled time), so a
-// profile can be read without a GUI. Invariant: read-only; percentages are of all samples.
+// profile can be read without a GUI; `--inclusive` ranks by time in the function and its callees,
+// `--after MS` ignores the first MS of the profile (start-up). Invariant: read-only; percentages are
+// of the samples kept.
 import { readFileSync } from "node:fs";
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
 }
 
-const file = process.argv[2];
-const top = Number(process.argv[3] ?? 30);
-if (!file) throw new Error("usage: summarize.ts FILE.cpuprofile [TOP]");
-const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ProfileNode[] };
-const self = new Map<string, number>();
-let total = 0;
-for (const n of profile.nodes) {
-  const hits = n.hitCount ?? 0;
-  total += hits;
+const args = process.argv.slice(2);
+const inclusive = args.includes("--inclusive");
+const afterIdx = args.indexOf("--after");
+const afterMs = afterIdx >= 0 ? Number(args[afterIdx + 1]) : 0;
+const positional = args.filter((a, i) => !a.startsWith("--") && (afterIdx < 0 || i !== afterIdx + 1));
+const file = positional[0];
+const top = Number(positional[1] ?? 30);
+if (!file) throw new Error("usage: summarize.ts FILE.cpuprofile [TOP] [--inclusive] [--after MS]");
+const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const keyOf = (n: ProfileNode): string => {
   const where = n.callFrame.url.replace(/^.*\/(node_modules|src|bench|harnesses)\//, "$1/");
-  const key = `${n.callFrame.functionName || "(anonymous)"} ${where}:${n.callFrame.lineNumber + 1}`;
-  self.set(key, (self.get(key) ?? 0) + hits);
+  return `${n.callFrame.functionName || "(anonymous)"} ${where}:${n.callFrame.lineNumber + 1}`;
+};
+
+const counts = new Map<string, number>();
+let kept = 0;
+let clock = 0;
+for (let i = 0; i < profile.samples.length; i++) {
+  clock += (profile.timeDeltas[i] ?? 0) / 1000;
+  if (clock < afterMs) continue;
+  kept++;
+  let id: number | undefined = profile.samples[i];
+  const seen = new Set<string>();
+  while (id !== undefined) {
+    const node = byId.get(id);
+    if (!node) break;
+    const key = keyOf(node);
+    if (!seen.has(key)) {
+      seen.add(key);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    if (!inclusive) break;
+    id = parent.get(id);
+  }
 }
-const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
-for (const [key, hits] of rows) process.stdout.write(`${((hits / total) * 100).toFixed(1).padStart(5)}%  ${key}\n`);
+const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+process.stdout.write(`${kept} samples, ${(clock - afterMs).toFixed(0)} ms kept\n`);
+for (const [key, hits] of rows) process.stdout.write(`${((hits / kept) * 100).toFixed(1).padStart(5)}%  ${key}\n`);

@@ -1,0 +1,95 @@
+// The raw grpc-js floor of an echo turn's message pattern, with no protobuf, journal or host logic: a
+// client opens a server stream to an in-process server, whose handler opens a bidi stream to a child
+// process, sends a start, receives a "model call", answers it, receives three more messages and the
+// end of that stream, while streaming six messages back to the client. Invariant: the same transports
+// and message count as the measured turn (Exec stream + Connect stream to a node), so the difference
+// between the two is harnesshost's own work, not gRPC's.
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import {
+  Client,
+  Server,
+  ServerCredentials,
+  credentials,
+  type ServerWritableStream,
+  type ServiceDefinition,
+} from "@grpc/grpc-js";
+import { parseAddress, withPort } from "../../src/wire/index.js";
+
+const identity = (b: Buffer): Buffer => b;
+export const RAW_TURN_SERVICE: ServiceDefinition = {
+  turn: { path: "/bench.RawTurn/Turn", requestStream: false, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
+  connect: { path: "/bench.RawTurn/Connect", requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
+};
+const CHILD = fileURLToPath(new URL("./raw-turn-node.ts", import.meta.url));
+
+export interface RawTurnShape {
+  /** One turn's worth of messages; resolves when the client saw the stream end. */
+  turn(payload: Buffer): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function bind(server: Server, address: string): Promise<string> {
+  const parsed = parseAddress(address);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(parsed.target, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const bound = withPort(parsed, port);
+  return bound.kind === "tcp" ? bound.target : bound.target;
+}
+
+async function startNode(socket: string): Promise<{ child: ChildProcess; target: string }> {
+  const child = fork(CHILD, [socket], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const target = await new Promise<string>((resolve, reject) => {
+    child.once("message", (m) => resolve(String(m)));
+    child.once("exit", (code) => reject(new Error(`raw node exited (${code})`)));
+  });
+  return { child, target };
+}
+
+/** `address` is where the in-process server listens; `nodeSocket` a unix socket path for the child. */
+export async function startRawTurnShape(address: string, nodeSocket: string): Promise<RawTurnShape> {
+  const node = await startNode(nodeSocket);
+  const nodeClient = new Client(node.target, credentials.createInsecure());
+  const server = new Server();
+  server.addService(RAW_TURN_SERVICE, {
+    turn: (call: ServerWritableStream<Buffer, Buffer>) => {
+      const payload = call.request;
+      call.write(payload); // the Session frame
+      const up = nodeClient.makeBidiStreamRequest<Buffer, Buffer>("/bench.RawTurn/Connect", identity, identity);
+      let received = 0;
+      up.on("data", (msg: Buffer) => {
+        received++;
+        if (received === 1) {
+          call.write(msg); // EXECUTION_START
+          call.write(msg); // INPUT
+          call.write(msg); // MODEL_CALL
+          up.write(msg); // model result
+        } else {
+          call.write(msg); // OUTPUT, END (USAGE is not streamed separately in the echo turn)
+        }
+      });
+      up.on("error", (err) => call.destroy(err));
+      up.on("end", () => call.end());
+      up.write(payload); // Start
+    },
+  });
+  const target = await bind(server, address);
+  const client = new Client(target, credentials.createInsecure());
+  return {
+    turn: (payload) =>
+      new Promise<void>((resolve, reject) => {
+        const stream = client.makeServerStreamRequest<Buffer, Buffer>("/bench.RawTurn/Turn", identity, identity, payload);
+        let n = 0;
+        stream.on("data", () => n++);
+        stream.on("error", reject);
+        stream.on("end", () => (n === 6 ? resolve() : reject(new Error(`raw turn streamed ${n} messages, expected 6`))));
+      }),
+    close: async () => {
+      client.close();
+      nodeClient.close();
+      node.child.kill();
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    },
+  };
+}
