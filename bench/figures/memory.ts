@@ -60,7 +60,7 @@ export const sessionMemory: Figure = {
         status: "ok",
         value: Math.max(0, Math.round(perSuspended)),
         unit: "bytes",
-        details: { sessions: n, rssBytesPerSession: round((afterSuspended.rss - before.rss) / n), measure: "heapUsed+external after gc", path: `in-process ${host.assembly}` },
+        details: { sessions: n, rssBytesPerSession: round((afterSuspended.rss - before.rss) / n), measure: "heapUsed+external after gc", path: `in-process Host, ${host.runtime} runtime` },
         also: {
           live_echo_actor_rss_bytes: {
             value: Math.max(0, Math.round(perLive)),
