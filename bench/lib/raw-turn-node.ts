@@ -1,5 +1,5 @@
-// The child side of raw-turn-shape: a grpc-js server whose Connect answers a start with one message,
-// then a model result with two messages and the end of the stream. Invariant: bytes only, no protobuf.
+// The child side of raw-turn-shape: a grpc-js server whose Connect answers a start with one message
+// (the model call), then the model result with one message (END) and the end of the stream. Invariant: bytes only, no protobuf.
 import { Server, ServerCredentials, type ServerDuplexStream } from "@grpc/grpc-js";
 import { RAW_TURN_SERVICE } from "./raw-turn-shape.js";
 
@@ -14,7 +14,6 @@ server.addService(RAW_TURN_SERVICE, {
       n++;
       if (n === 1) call.write(msg); // MODEL_CALL
       else {
-        call.write(msg); // OUTPUT
         call.write(msg); // END
         call.end();
       }

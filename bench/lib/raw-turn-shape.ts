@@ -1,7 +1,8 @@
 // The raw grpc-js floor of an echo turn's message pattern, with no protobuf, journal or host logic: a
 // client opens a server stream to an in-process server, whose handler opens a bidi stream to a child
-// process, sends a start, receives a "model call", answers it, receives three more messages and the
-// end of that stream, while streaming six messages back to the client. Invariant: the same transports
+// process, sends a start, receives a "model call", answers it, receives the end event and the end of
+// that stream, while streaming seven messages back to the client (Session, EXECUTION_START, INPUT,
+// MODEL_CALL, the model's delta, OUTPUT, END). Invariant: the same transports
 // and message count as the measured turn (Exec stream + Connect stream to a node), so the difference
 // between the two is harnesshost's own work, not gRPC's.
 import { fork, type ChildProcess } from "node:child_process";
@@ -64,9 +65,11 @@ export async function startRawTurnShape(address: string, nodeSocket: string): Pr
           call.write(msg); // EXECUTION_START
           call.write(msg); // INPUT
           call.write(msg); // MODEL_CALL
+          call.write(msg); // the model's delta
           up.write(msg); // model result
         } else {
-          call.write(msg); // OUTPUT, END (USAGE is not streamed separately in the echo turn)
+          call.write(msg); // OUTPUT
+          call.write(msg); // END
         }
       });
       up.on("error", (err) => call.destroy(err));
@@ -83,7 +86,7 @@ export async function startRawTurnShape(address: string, nodeSocket: string): Pr
         let n = 0;
         stream.on("data", () => n++);
         stream.on("error", reject);
-        stream.on("end", () => (n === 6 ? resolve() : reject(new Error(`raw turn streamed ${n} messages, expected 6`))));
+        stream.on("end", () => (n === 7 ? resolve() : reject(new Error(`raw turn streamed ${n} messages, expected 7`))));
       }),
     close: async () => {
       client.close();

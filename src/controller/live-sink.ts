@@ -52,11 +52,27 @@ export class LiveEffects {
     const { deps, executionId } = this.ctx;
     if (deps.modelCalls) deps.modelCalls.count++;
     const onDelta = deps.observer?.onDelta;
-    const response = await deps.model.invoke(request, {
-      signal,
-      ...(onDelta ? { onDelta: (chunk: string) => onDelta(executionId, chunk, false) } : {}),
-    });
-    onDelta?.(executionId, "", true);
+    // The newest chunk is held back until the next one arrives or the call ends, so the stream's last
+    // chunk carries `done` itself instead of costing the client one more message.
+    let held: string | undefined;
+    let response: ModelResponse;
+    try {
+      response = await deps.model.invoke(request, {
+        signal,
+        ...(onDelta
+          ? {
+              onDelta: (chunk: string) => {
+                if (held !== undefined) onDelta(executionId, held, false);
+                held = chunk;
+              },
+            }
+          : {}),
+      });
+    } catch (err) {
+      if (held !== undefined) onDelta?.(executionId, held, false);
+      throw err;
+    }
+    onDelta?.(executionId, held ?? "", true);
     this.ctx.defer(ev.output(executionId, response.message));
     this.ctx.noteOutput(textOf(response.message));
     return response;

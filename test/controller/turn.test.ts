@@ -74,6 +74,22 @@ describe("controller: one turn", () => {
     expect(seen).toEqual([1, 2, 3, 4, 5]);
   });
 
+  // docs/protocol.md §5.4 (deltas)
+  it("a model call's deltas arrive in order and its last chunk carries done", async () => {
+    const { deps, fence } = await setup();
+    const chunked = {
+      name: "chunked",
+      async invoke(_req: unknown, opts: { onDelta?: (c: string) => void }) {
+        for (const c of ["a", "b", "c"]) opts.onDelta?.(c);
+        return { message: create(MessageSchema, { role: "assistant", parts: [{ part: { case: "text", value: { text: "abc" } } }] }) };
+      },
+    };
+    const deltas: [string, boolean][] = [];
+    const observer = { onDelta: (_id: string, chunk: string, done: boolean) => void deltas.push([chunk, done]) };
+    await execTurn({ ...deps, model: chunked, observer }, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("q")], signal: signal() });
+    expect(deltas).toEqual([["a", false], ["b", false], ["c", true]]);
+  });
+
   it("a harness that fails before its first sink call commits EXECUTION_START, INPUT and ERROR together", async () => {
     const { journal, deps, fence } = await setup();
     let commits = 0;

@@ -88,6 +88,8 @@ describe("Exec", () => {
     const deltas = items.flatMap((u) => (u.update.case === "delta" ? [u.update.value] : []));
     expect(deltas.map((d) => d.chunk).join("")).toBe("echo:hi");
     expect(deltas.at(-1)?.done).toBe(true);
+    // docs/protocol.md §5.4: the last chunk carries done itself (echo answers in one chunk).
+    expect(deltas).toHaveLength(1);
     const after = await f.sessions.getSession({ uid });
     expect(after.lastSeq).toBe(recs.at(-1)?.seq);
     expect(after.execState).toBe(ExecState.EXEC_COMPLETED);
