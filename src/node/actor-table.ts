@@ -71,6 +71,13 @@ export class ActorTable {
     };
   }
 
+  /** SessionBusy when the session's actor is mid-turn (an absent actor is not busy). */
+  assertNotBusy(session: string): void {
+    if (this.#actors.get(session)?.running !== undefined) {
+      throw new HostError(ErrorCode.SessionBusy, `actor for session ${session} is mid-turn`);
+    }
+  }
+
   /** The actor, idle; NotFound when absent, SessionBusy when mid-turn. */
   idle(session: string): Actor {
     const actor = this.#actors.get(session);

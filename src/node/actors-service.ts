@@ -1,6 +1,7 @@
 // harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
 // snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore installs nothing unless the
-// whole stream arrived with a matching digest and size and decoded cleanly.
+// whole stream arrived with a matching digest and size and decoded cleanly. Dropping or restoring an
+// actor also forgets the history the node held for its session (docs/protocol.md §8.8).
 import { createHash } from "node:crypto";
 import type { RestoreActorHeader, SnapshotTrailer, Actors } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -10,10 +11,11 @@ import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { snapshotClassesOf } from "./actor-table.js";
 import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
 import type { ActorTable } from "./actor-table.js";
+import type { HistoryStore } from "./history-store.js";
 
 export const NODE_CODECS: readonly string[] = [ACTOR_CODEC];
 
-export function actorsService(table: ActorTable, factory: HarnessFactory): ServiceImpl<MethodsOf<typeof Actors>> {
+export function actorsService(table: ActorTable, factory: HarnessFactory, histories?: HistoryStore): ServiceImpl<MethodsOf<typeof Actors>> {
   return {
     async *snapshotActor(req) {
       const actor = table.idle(req.session);
@@ -94,10 +96,12 @@ export function actorsService(table: ActorTable, factory: HarnessFactory): Servi
         });
       }
       table.install(header.session, restored, header.replace);
+      histories?.drop(header.session);
       return { session: header.session, size: BigInt(size) };
     },
 
     dropActor(req) {
+      histories?.drop(req.session);
       return { dropped: table.drop(req.session) };
     },
 
@@ -106,7 +110,7 @@ export function actorsService(table: ActorTable, factory: HarnessFactory): Servi
     },
 
     nodeInfo() {
-      return { pid: BigInt(process.pid), incrementalHistory: false, codecs: [...NODE_CODECS] };
+      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS] };
     },
   };
 }

@@ -2,8 +2,10 @@
 // Start with an execution_id (else INVALID_ARGUMENT and no END); once a turn starts, the stream ends with
 // exactly one END (COMPLETED, FAILED or CANCELED with a gRPC code) unless the host went away first — or,
 // when the host parked the turn on an approval gate, exactly one EVENT_PARKED naming the gate and no END.
+// A Start carrying only a history tail runs with the full history the node's cache rebuilds, or is
+// refused (FAILED_PRECONDITION, stale history) before the harness runs (docs/protocol.md §8.8).
 import { create } from "@bufbuild/protobuf";
-import { status as GrpcStatus } from "@grpc/grpc-js";
+import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { ControllerFrame, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
@@ -12,15 +14,17 @@ import type { StartInfo } from "../sdk/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import type { CallContext, MethodsOf, ServerHandler } from "../wire/index.js";
 import type { ActorTable } from "./actor-table.js";
+import { HISTORY_HELD_HEADER, historyRequestOf, staleHistory } from "./history-headers.js";
+import type { HistoryStore } from "./history-store.js";
 import type { NodeLogger } from "./logger.js";
 import { StreamSink } from "./stream-sink.js";
 
 type ConnectMethod = MethodsOf<typeof HarnessService>["connect"];
 
-export function connectHandler(table: ActorTable, logger?: NodeLogger): ServerHandler<ConnectMethod> {
+export function connectHandler(table: ActorTable, histories: HistoryStore | undefined, logger?: NodeLogger): ServerHandler<ConnectMethod> {
   return (frames, ctx) => {
     const events = new AsyncQueue<Event>();
-    runTurn(table, frames[Symbol.asyncIterator](), ctx, events, logger).then(
+    runTurn(table, histories, frames[Symbol.asyncIterator](), ctx, events, logger).then(
       () => events.end(),
       (err: unknown) => events.fail(err),
     );
@@ -30,6 +34,7 @@ export function connectHandler(table: ActorTable, logger?: NodeLogger): ServerHa
 
 async function runTurn(
   table: ActorTable,
+  histories: HistoryStore | undefined,
   frames: AsyncIterator<ControllerFrame>,
   ctx: CallContext,
   events: AsyncQueue<Event>,
@@ -37,7 +42,11 @@ async function runTurn(
 ): Promise<void> {
   const first = await frames.next();
   const envelope = first.done === true ? undefined : first.value;
-  const start = startInfoOf(envelope);
+  const sent = startInfoOf(envelope);
+  // From the busy check to the claim nothing awaits: no other turn of the session can start in between,
+  // so the cached history array the harness receives is not extended while it runs.
+  table.assertNotBusy(sent.sessionUid);
+  const start = withFullHistory(sent, histories, ctx);
   const claim = table.beginTurn(start.sessionUid);
   const turn = new AbortController();
   const unlink = [ctx.signal, claim.signal].map((s) => follow(s, turn));
@@ -72,6 +81,25 @@ async function runTurn(
     return;
   }
   await events.send(endEvent(start.executionId, failure, turn.signal.aborted));
+}
+
+/** The Start with its full history (a tail extended from the cache); answers the held count in a header. */
+function withFullHistory(sent: StartInfo, histories: HistoryStore | undefined, ctx: CallContext): StartInfo {
+  const request = historyRequestOf(ctx.metadata);
+  if (request.kind === "none") return sent;
+  if (histories === undefined) {
+    if (request.kind === "tail") throw staleHistory(ctx.trailers, "this node keeps no history between turns");
+    return sent;
+  }
+  const { history, held } = histories.resolve(sent.sessionUid, sent.history, request, ctx.trailers);
+  if (held > 0) ctx.sendHeader(heldHeader(held));
+  return { ...sent, history };
+}
+
+function heldHeader(held: number): Metadata {
+  const md = new Metadata();
+  md.set(HISTORY_HELD_HEADER, String(held));
+  return md;
 }
 
 function startInfoOf(envelope: ControllerFrame | undefined): StartInfo {

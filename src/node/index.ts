@@ -4,10 +4,12 @@
 export { serveHarness } from "./serve.js";
 export type { HarnessNode, ServeHarnessOptions } from "./serve.js";
 export { RemoteHarness, RemoteTurnError, dialHarness } from "./remote-harness.js";
-export type { RemoteHarnessOptions } from "./remote-harness.js";
+export type { HistoryStats, RemoteHarnessOptions } from "./remote-harness.js";
+export { HistoryStore } from "./history-store.js";
+export type { HistoryStoreLimits } from "./history-store.js";
 export { ActorsClient, DEFAULT_ACTOR_CODEC } from "./actors-client.js";
 export type { ActorSnapshot, ActorSummary, ActorsClientOptions, NodeInfo } from "./actors-client.js";
 export { snapshotClassesOf } from "./actor-table.js";
 export type { SnapshotAware, SnapshotClass } from "./actor-table.js";
 export type { NodeLogger } from "./logger.js";
-export { HARNESS_MAX_RECEIVE_BYTES, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+export { END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES, HISTORY_CACHE_MAX_EVENTS, HISTORY_CACHE_MAX_SESSIONS, SNAPSHOT_CHUNK_BYTES } from "./limits.js";

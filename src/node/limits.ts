@@ -1,8 +1,25 @@
-// Size limits of the Harness protocol. Invariant: both ends of a Connect stream accept the same
-// largest frame, and snapshots never need more than gRPC's default because they are chunked.
+// Size and time limits of the Harness protocol. Invariant: both ends of a Connect stream accept the same
+// largest frame, snapshots never need more than gRPC's default because they are chunked, and every
+// cache or wait a node or host keeps for a stream is bounded by a constant named here.
 
-/** Start.history carries a session's whole prior journal, so Connect frames may reach this size. */
+/** A full Start.history carries a session's whole prior journal, so Connect frames may reach this size. */
 export const HARNESS_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 
 /** The size of a snapshot data chunk on the Actors service. */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Bounds of a node's incremental-history cache (docs/protocol.md §8.8). Counted in decoded events, not
+ * bytes, because that is what the node holds and measuring bytes would re-encode every event. At the
+ * ~0.7–1 KiB a decoded event takes on the heap (an echo turn's events measure ~0.7 KiB), 200,000
+ * events keep the cache near 200 MiB at worst, and 256 sessions cover a busy node's live sessions.
+ * Past either bound the least recently used session goes (its host then resends the full history once).
+ */
+export const HISTORY_CACHE_MAX_SESSIONS = 256;
+export const HISTORY_CACHE_MAX_EVENTS = 200_000;
+
+/**
+ * How long RemoteHarness waits, after END, for the node to finish the stream with its OK status before
+ * it cancels the call (docs/protocol.md §4.6). A node that follows §4.1 closes at once.
+ */
+export const END_CLOSE_WAIT_MS = 1000;

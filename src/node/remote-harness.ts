@@ -1,13 +1,18 @@
 // The host side of the Harness protocol: a harness node reached over gRPC, seen as a Harness. Invariant:
 // a turn succeeds only on an END{COMPLETED} of its own execution; every other ending (END FAILED or
 // CANCELED, a host-only or foreign event, a stream closed without END, a lost transport) is an error,
-// and the stream never outlives run(). A turn the host parks on an approval gate is handed to the node
-// as a park frame; the node must answer with exactly one matching EVENT_PARKED and close its stream,
-// then run() rethrows the park (sticky ApprovalParkedError) so the controller parks the turn.
-import { create } from "@bufbuild/protobuf";
+// and the stream never outlives run(): after END the host half-closes and waits (at most
+// END_CLOSE_WAIT_MS) for the node's OK status, and cancels the call on every other path. A turn the
+// host parks on an approval gate is handed to the node as a park frame; the node must answer with
+// exactly one matching EVENT_PARKED and close its stream, then run() rethrows the park (sticky
+// ApprovalParkedError) so the controller parks the turn.
+// With a node that negotiated incremental history (docs/protocol.md §8.8) a Start carries only the
+// events past what the node confirmed it holds; the host believes that only after a completed turn.
+import { randomBytes } from "node:crypto";
+import { create, equals } from "@bufbuild/protobuf";
 import type { Client } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { EventKind } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
 import { ControllerFrameSchema, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
 import type { ControllerFrame, HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
@@ -17,7 +22,8 @@ import type { EventSink, Harness, ModelRequest, StartInfo } from "../sdk/types.j
 import { decisionOf, isApprovalParked, type ApprovalParkedError } from "../controller/approvals.js";
 import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
-import { HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
+import { HISTORY_BASE_HEADER, HISTORY_HELD_HEADER, HISTORY_TOKEN_HEADER, isStaleHistory } from "./history-headers.js";
+import { END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
 
 export interface RemoteHarnessOptions {
   /** The node's address (see parseAddress). */
@@ -33,6 +39,39 @@ export interface RemoteHarnessOptions {
    * Default: a connection of this harness's own.
    */
   readonly connection?: Client;
+  /**
+   * Whether the node answered NodeInfo with incremental_history (docs/protocol.md §8.8); a function is
+   * read at every turn. Default false: every Start carries the full history, as to a reference node.
+   */
+  readonly incrementalHistory?: boolean | (() => boolean);
+}
+
+/** History sent by one RemoteHarness's Start frames (diagnostics and tests). */
+export interface HistoryStats {
+  /** Start frames sent, retries included. */
+  readonly starts: number;
+  /** Start frames that carried only a tail. */
+  readonly tails: number;
+  /** History events carried by all Start frames. */
+  readonly eventsSent: number;
+  /** Tails the node refused as stale, each followed by one full resend. */
+  readonly resends: number;
+}
+
+/** What the host believes the node holds for this session: `count` events under `token`. */
+interface HeldHistory {
+  readonly token: string;
+  readonly count: number;
+  /** The last event held: a later history must carry it at the same position to be sent as a tail. */
+  readonly last: Event;
+}
+
+/** How one Start sends its history: the events in the frame, the call metadata, what the node will hold. */
+interface HistoryPlan {
+  readonly events: Event[];
+  readonly metadata: Readonly<Record<string, string>> | undefined;
+  readonly hold: HeldHistory | undefined;
+  readonly tail: boolean;
 }
 
 /** END{FAILED|CANCELED} from a node: the harness's own failure, with the node's description. */
@@ -73,11 +112,17 @@ export class RemoteHarness implements Harness {
   readonly #ownsConnection: boolean;
   readonly #client: HarnessClient;
   readonly #describeTimeoutMs: number;
+  readonly #incremental: () => boolean;
+  /** Set only by a completed turn whose node confirmed the hold; cleared when any turn starts. */
+  #held: HeldHistory | undefined;
+  readonly #stats = { starts: 0, tails: 0, eventsSent: 0, resends: 0 };
 
   constructor(opts: RemoteHarnessOptions) {
     this.address = opts.address;
     this.session = opts.session;
     this.#describeTimeoutMs = opts.describeTimeoutMs ?? 10_000;
+    const incremental = opts.incrementalHistory ?? false;
+    this.#incremental = typeof incremental === "function" ? incremental : () => incremental;
     this.#ownsConnection = opts.connection === undefined;
     this.#connection = opts.connection ?? dialHarness(opts.address);
     this.#client = createClient(HarnessService, this.#connection, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
@@ -95,17 +140,72 @@ export class RemoteHarness implements Harness {
     }
   }
 
+  /** History sent so far (a snapshot of the counters). */
+  get historyStats(): HistoryStats {
+    return { ...this.#stats };
+  }
+
+  /** Sends the full history next time (the actor was dropped or restored, or the node replaced). */
+  forgetHistory(): void {
+    this.#held = undefined;
+  }
+
   async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
     if (start.executionId === "") throw new HostError(ErrorCode.InvalidArgument, "Start requires an execution_id");
     if (signal.aborted) throw abortError(signal);
-    const call: ConnectCall = this.#client.connect({ signal });
+    const history = start.history;
+    const plan = this.#plan(history);
+    // Forgotten until this turn completes: a failed, parked or cancelled turn leaves nothing believed.
+    this.#held = undefined;
+    const outcome = await this.#turn(start, plan, sink, signal);
+    if (outcome !== "stale") {
+      this.#held = outcome;
+      return;
+    }
+    // The node refused the tail before running anything: one full resend on a new stream.
+    this.#stats.resends += 1;
+    const full = await this.#turn(start, this.#fullPlan(history), sink, signal);
+    if (full === "stale") throw new HostError(ErrorCode.Internal, "harness node refused a full history as stale");
+    this.#held = full;
+  }
+
+  /**
+   * One Connect stream. Resolves to what the node now holds (after END COMPLETED), or "stale" when the
+   * node refused a tail before sending any event; every other ending throws.
+   */
+  async #turn(start: StartInfo, plan: HistoryPlan, sink: EventSink, signal: AbortSignal): Promise<HeldHistory | undefined | "stale"> {
+    let heldHeader: string | undefined;
+    const call: ConnectCall = this.#client.connect({
+      signal,
+      ...(plan.metadata !== undefined
+        ? {
+            metadata: plan.metadata,
+            onHeader: (md) => {
+              const v = md.get(HISTORY_HELD_HEADER)[0];
+              heldHeader = typeof v === "string" ? v : undefined;
+            },
+          }
+        : {}),
+    });
     const events = call[Symbol.asyncIterator]();
     const transport = <T>(p: Promise<T>): Promise<T> => p.catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
+    let received = 0;
+    let closed = false;
     try {
-      await transport(call.send(this.#startFrame(start)));
+      this.#stats.starts += 1;
+      this.#stats.eventsSent += plan.events.length;
+      if (plan.tail) this.#stats.tails += 1;
+      await transport(call.send(this.#startFrame(start, plan.events)));
       for (;;) {
-        const next = await transport(events.next());
+        let next: IteratorResult<Event>;
+        try {
+          next = await events.next();
+        } catch (err) {
+          if (plan.tail && received === 0 && !signal.aborted && isStaleHistory(err)) return "stale";
+          throw this.#lost(err, signal);
+        }
         if (next.done === true) throw new HostError(ErrorCode.Internal, "harness stream closed without END");
+        received += 1;
         const event = next.value;
         if (event.executionId !== start.executionId) {
           throw new HostError(ErrorCode.Internal, `event execution_id mismatch: ${JSON.stringify(event.executionId)}`);
@@ -118,15 +218,50 @@ export class RemoteHarness implements Harness {
           await this.#exchangePark(err, call, events, start.executionId, transport);
           throw err;
         }
-        if (reply === "end") return;
+        if (reply === "end") {
+          closed = await closeAfterEnd(call, events);
+          return plan.hold !== undefined && heldHeader === String(plan.hold.count) ? plan.hold : undefined;
+        }
         for (const frame of reply) {
           await transport(call.send({ session: this.session, executionId: start.executionId, frame }));
         }
       }
     } finally {
-      call.cancel();
+      // Every failure path, and a node that did not finish the stream after END, ends the call here.
+      if (!closed) call.cancel();
       void events.return?.();
     }
+  }
+
+  /**
+   * The history plan of a Start: nothing negotiated (or nothing to send) — the full history and no
+   * metadata; a history that extends what the node holds — the tail; anything else — the full history
+   * under a fresh token. Histories are journal prefixes of one session, so a history that carries the
+   * held last event at the held position extends the held events.
+   */
+  #plan(history: readonly Event[]): HistoryPlan {
+    if (!this.#incremental() || this.session === "" || history.length === 0) {
+      return { events: [...history], metadata: undefined, hold: undefined, tail: false };
+    }
+    const held = this.#held;
+    if (held !== undefined && held.count <= history.length && sameEvent(history[held.count - 1], held.last)) {
+      return {
+        events: history.slice(held.count),
+        metadata: { [HISTORY_TOKEN_HEADER]: held.token, [HISTORY_BASE_HEADER]: String(held.count) },
+        hold: { token: held.token, count: history.length, last: history[history.length - 1] ?? held.last },
+        tail: true,
+      };
+    }
+    return this.#fullPlan(history);
+  }
+
+  #fullPlan(history: readonly Event[]): HistoryPlan {
+    const last = history[history.length - 1];
+    if (!this.#incremental() || this.session === "" || last === undefined) {
+      return { events: [...history], metadata: undefined, hold: undefined, tail: false };
+    }
+    const token = randomBytes(16).toString("hex");
+    return { events: [...history], metadata: { [HISTORY_TOKEN_HEADER]: token }, hold: { token, count: history.length, last }, tail: false };
   }
 
   /**
@@ -161,7 +296,7 @@ export class RemoteHarness implements Harness {
     if (this.#ownsConnection) this.#connection.close();
   }
 
-  #startFrame(start: StartInfo): MessageInitShape<typeof ControllerFrameSchema> {
+  #startFrame(start: StartInfo, history: Event[]): MessageInitShape<typeof ControllerFrameSchema> {
     const identity = start.identity;
     return {
       session: this.session,
@@ -170,7 +305,7 @@ export class RemoteHarness implements Harness {
         case: "start",
         value: {
           config: start.config,
-          history: [...start.history],
+          history,
           inputs: [...start.inputs],
           resumeFromSeq: BigInt(start.resumeFromSeq),
           ...(identity !== undefined
@@ -281,6 +416,31 @@ export class RemoteHarness implements Harness {
     if (err instanceof HostError) return err;
     return new HostError(ErrorCode.Internal, `harness lost mid-turn: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+}
+
+/**
+ * After END: half-closes and waits (at most END_CLOSE_WAIT_MS) for the node to finish the stream with
+ * OK. True when it did, so the call needs no cancel (which would build a CANCELLED error per turn).
+ */
+async function closeAfterEnd(call: ConnectCall, events: AsyncIterator<Event>): Promise<boolean> {
+  try {
+    call.end();
+  } catch {
+    return false;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, END_CLOSE_WAIT_MS, false);
+  });
+  try {
+    return await Promise.race([events.next().then((n) => n.done === true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function sameEvent(a: Event | undefined, b: Event): boolean {
+  return a === b || (a !== undefined && equals(EventSchema, a, b));
 }
 
 /** The text parts of a message, concatenated (non-text parts do not travel as OUTPUT text). */

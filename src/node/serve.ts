@@ -1,6 +1,7 @@
 // serveHarness: a harness node. Invariant: the node serves agentsessions.v1.Harness (and, unless told
 // otherwise, harnesshost.v1.Actors) for one harness factory, hosting one actor per session; close()
-// cancels running turns and stops the server.
+// cancels running turns and stops the server. It reports incremental_history exactly when it serves
+// Actors with a history cache (docs/protocol.md §8.8).
 import { Server } from "@grpc/grpc-js";
 import { Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
@@ -10,6 +11,7 @@ import { addService, listen } from "../wire/index.js";
 import { ActorTable } from "./actor-table.js";
 import { actorsService } from "./actors-service.js";
 import { connectHandler } from "./connect.js";
+import { HistoryStore, type HistoryStoreLimits } from "./history-store.js";
 import { HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
 import type { NodeLogger } from "./logger.js";
 
@@ -21,6 +23,11 @@ export interface ServeHarnessOptions {
   readonly logger?: NodeLogger;
   /** How long close() lets in-flight calls finish before cutting them. Default 2000 ms. */
   readonly closeGraceMs?: number;
+  /**
+   * Bounds of the incremental-history cache (docs/protocol.md §8.8); `false` keeps no history between
+   * turns and reports incremental_history false. Default: the limits.ts bounds. Needs Actors.
+   */
+  readonly historyCache?: HistoryStoreLimits | false;
 }
 
 export interface HarnessNode {
@@ -31,6 +38,8 @@ export interface HarnessNode {
 
 export async function serveHarness(factory: HarnessFactory, opts: ServeHarnessOptions): Promise<HarnessNode> {
   const table = new ActorTable(factory);
+  const actors = opts.actors !== false;
+  const histories = actors && opts.historyCache !== false ? new HistoryStore(opts.historyCache ?? {}) : undefined;
   let probe: Harness | undefined;
   const server = new Server({ "grpc.max_receive_message_length": HARNESS_MAX_RECEIVE_BYTES });
   addService(server, HarnessService, {
@@ -38,11 +47,11 @@ export async function serveHarness(factory: HarnessFactory, opts: ServeHarnessOp
       probe ??= factory();
       return await probe.describe();
     },
-    connect: connectHandler(table, opts.logger),
+    connect: connectHandler(table, histories, opts.logger),
   });
-  if (opts.actors !== false) addService(server, Actors, actorsService(table, factory));
+  if (actors) addService(server, Actors, actorsService(table, factory, histories));
   const address = await listen(server, opts.listen);
-  opts.logger?.info({ address, actors: opts.actors !== false }, "harness node listening");
+  opts.logger?.info({ address, actors, incrementalHistory: histories !== undefined }, "harness node listening");
   let closing: Promise<void> | undefined;
   return {
     address,

@@ -1,17 +1,31 @@
 // One host-owned harness node child process. Invariant: the process is considered live only between
-// its "listening" announcement and its exit; it dies with the host (it watches its stdin pipe).
+// its "listening" announcement and its exit; it dies with the host (it watches its stdin pipe). Its
+// NodeInfo is asked once, at start: `incrementalHistory` is what the process negotiated (§8.8).
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@grpc/grpc-js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { ActorsClient } from "../node/actors-client.js";
+import type { NodeInfo } from "../node/actors-client.js";
 import { dialHarness } from "../node/remote-harness.js";
 
 const BIN = fileURLToPath(new URL("../../bin/harnesshost.js", import.meta.url));
 
 /** How long a node may take to start listening (ms): tsx compiles the CLI on first start. */
 export const NODE_START_TIMEOUT_MS = 30_000;
+
+/** Deadline of the one NodeInfo call at start (ms); a node that does not answer gets full histories. */
+const NODE_INFO_TIMEOUT_MS = 10_000;
+
+/**
+ * `HARNESSHOST_NODE_CPU_PROF_DIR=<dir>` makes every spawned node write a V8 CPU profile there when it
+ * exits (diagnostics only; docs/performance.md shows how to read one).
+ */
+function profilingFlags(): string[] {
+  const dir = process.env.HARNESSHOST_NODE_CPU_PROF_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
 
 export class NodeProcess {
   readonly sessions = new Set<string>();
@@ -21,6 +35,8 @@ export class NodeProcess {
   private stopping = false;
   private readonly exitWaiters: (() => void)[] = [];
   idleTimer: NodeJS.Timeout | undefined;
+  /** Whether the node answered NodeInfo with incremental_history (docs/protocol.md §8.8). */
+  incrementalHistory = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -43,7 +59,7 @@ export class NodeProcess {
   }
 
   static async start(target: string, socketPath: string): Promise<NodeProcess> {
-    const child = spawn(process.execPath, [BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"], {
+    const child = spawn(process.execPath, [...profilingFlags(), BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"], {
       stdio: ["pipe", "pipe", "inherit"],
       env: process.env,
     });
@@ -72,7 +88,18 @@ export class NodeProcess {
       });
     });
     lines.on("line", () => undefined);
-    return new NodeProcess(child, announced.address, announced.pid);
+    const node = new NodeProcess(child, announced.address, announced.pid);
+    node.incrementalHistory = (await node.nodeInfo())?.incrementalHistory ?? false;
+    return node;
+  }
+
+  /** The node's NodeInfo, or undefined when it has none (no Actors) or does not answer in time. */
+  private async nodeInfo(): Promise<NodeInfo | undefined> {
+    try {
+      return await this.actors.nodeInfo({ signal: AbortSignal.timeout(NODE_INFO_TIMEOUT_MS) });
+    } catch {
+      return undefined;
+    }
   }
 
   /** Asks the node to stop and waits for the exit (SIGKILL after a grace period). */

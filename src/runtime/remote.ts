@@ -1,6 +1,7 @@
 // The remote runtime: a harness node registered by address and run by someone else. Invariants: it
 // provisions nothing; it claims memory snapshots only while the node serves harnesshost.v1.Actors,
-// re-checked at every admission, so a reference node (no Actors) is stateless-only.
+// re-checked at every admission, so a reference node (no Actors) is stateless-only; its harnesses send
+// history tails only while the latest NodeInfo reports incremental_history (docs/protocol.md §8.8).
 import { randomBytes } from "node:crypto";
 import type { Client } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
@@ -24,6 +25,9 @@ export class RemoteRuntime implements Runtime {
   private readonly describer: RemoteHarness;
   private readonly harnesses = new Map<string, RemoteHarness>();
   private memory = false;
+  private incremental = false;
+  /** The node process last seen by NodeInfo: a new one holds no history for anyone. */
+  private nodePid: number | undefined;
 
   constructor(
     readonly address: string,
@@ -38,9 +42,13 @@ export class RemoteRuntime implements Runtime {
   /** Memory-capable only if the node answers the Actors service now. */
   async capabilities(signal?: AbortSignal): Promise<RuntimeCapabilities> {
     try {
-      await this.actors.nodeInfo(signal ? { signal } : {});
+      const info = await this.actors.nodeInfo(signal ? { signal } : {});
       this.memory = true;
+      this.incremental = info.incrementalHistory;
+      if (this.nodePid !== undefined && this.nodePid !== info.pid) for (const h of this.harnesses.values()) h.forgetHistory();
+      this.nodePid = info.pid;
     } catch (err) {
+      this.incremental = false;
       if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) this.memory = false;
       else if (err instanceof RpcError && (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) {
         throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} is unavailable`, { cause: err });
@@ -56,10 +64,14 @@ export class RemoteRuntime implements Runtime {
   private harnessFor(session: string): RemoteHarness {
     let h = this.harnesses.get(session);
     if (!h) {
-      h = new RemoteHarness({ address: this.address, session, connection: this.connection });
+      h = this.remoteHarness(session);
       this.harnesses.set(session, h);
     }
     return h;
+  }
+
+  private remoteHarness(session: string): RemoteHarness {
+    return new RemoteHarness({ address: this.address, session, connection: this.connection, incrementalHistory: () => this.incremental });
   }
 
   async create(spec: SessionSpec): Promise<Incarnation> {
@@ -80,7 +92,9 @@ export class RemoteRuntime implements Runtime {
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
     await restoreActorFromStore(this.actors, this.store, ref, spec.sessionUid);
-    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin: "restored", harness: this.harnessFor(spec.sessionUid) };
+    const harness = this.harnessFor(spec.sessionUid);
+    harness.forgetHistory();
+    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin: "restored", harness };
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
@@ -90,7 +104,7 @@ export class RemoteRuntime implements Runtime {
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
     const key = `replay-${randomBytes(8).toString("hex")}`;
-    const harness = new RemoteHarness({ address: this.address, session: key, connection: this.connection });
+    const harness = this.remoteHarness(key);
     return {
       harness,
       release: async () => {

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe("Actors service", () => {
   it("reports node info", async () => {
-    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: false, codecs: ["v8/1"] });
+    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"] });
   });
 
   it("snapshot → drop → restore: the actor's state continues, registered classes keep their prototype", async () => {
