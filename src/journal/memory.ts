@@ -10,6 +10,8 @@ import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, 
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
 import type {
   CheckpointRow,
+  FencedAppend,
+  FencedAppendOptions,
   Head,
   Journal,
   JournalRecord,
@@ -83,6 +85,28 @@ export class MemoryJournal implements Journal {
     target.row.fence += 1;
     target.row.updatedAtMs = Date.now();
     return target.row.fence;
+  }
+
+  async appendUnderNewFence(session: string, expectedLastSeq: number, events: readonly Event[], opts: FencedAppendOptions = {}): Promise<FencedAppend> {
+    this.assertOpen();
+    requireAppendArgs(session, expectedLastSeq, 0);
+    if (events.length === 0) throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+    const existing = this.sessions.get(session);
+    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
+    checkAppend(session, head, expectedLastSeq, 0, 0);
+    // Everything that can throw runs before the first mutation: all or none.
+    const fence = (existing?.row.fence ?? 0) + 1;
+    const records = chainEvents(head, fence, events);
+    const blobs = records.map((r) => toBinary(EventSchema, r.event));
+    const target = existing ?? this.createImplicit(session);
+    target.row.fence = fence;
+    records.forEach((r, i) => target.records.push(storedOf(r, blobs[i] as Uint8Array)));
+    this.advance(target.row, records);
+    const last = records[records.length - 1];
+    if (opts.checkpointDigest !== undefined && last !== undefined) {
+      this.storeCheckpoint({ session, seq: last.seq, contentHash: last.contentHash, digest: opts.checkpointDigest, createdAtMs: Date.now() });
+    }
+    return { fence, records: records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array))) };
   }
 
   async currentFence(session: string): Promise<number> {
@@ -207,6 +231,10 @@ export class MemoryJournal implements Journal {
 
   async putCheckpoint(row: CheckpointRow): Promise<void> {
     this.assertOpen();
+    this.storeCheckpoint(row);
+  }
+
+  private storeCheckpoint(row: CheckpointRow): void {
     const bySeq = this.checkpoints.get(row.session) ?? new Map<number, CheckpointRow>();
     bySeq.set(row.seq, { ...row });
     this.checkpoints.set(row.session, bySeq);

@@ -14,6 +14,8 @@ import { enableWal, isBusy, isPrimaryKeyViolation, migrate } from "./sqlite-sche
 import type {
   CheckpointRow,
   ComputeStateName,
+  FencedAppend,
+  FencedAppendOptions,
   Head,
   Journal,
   JournalRecord,
@@ -163,11 +165,13 @@ export class SqliteJournal implements Journal {
   private readonly stmts: Statements;
   private readonly commitTx: (session: string, expectedLastSeq: number, fence: number, events: readonly Event[]) => JournalRecord[];
   private readonly forkTx: (parent: string, child: string, atSeq: number, meta: SessionMetaInput) => void;
+  private readonly fencedTx: (session: string, expectedLastSeq: number, events: readonly Event[], checkpointDigest: string | undefined) => FencedAppend;
 
   private constructor(private readonly db: Database.Database) {
     this.stmts = prepareStatements(db);
     this.commitTx = db.transaction(this.commitInTx.bind(this)).immediate;
     this.forkTx = db.transaction(this.forkInTx.bind(this)).immediate;
+    this.fencedTx = db.transaction(this.fencedInTx.bind(this)).immediate;
   }
 
   /** Opens (creating if needed) the journal at `path`: WAL, synchronous=FULL, busy timeout, schema check. */
@@ -229,6 +233,29 @@ export class SqliteJournal implements Journal {
     const row = this.write(`mint fence for session ${session}`, () => this.stmts.mintFence.get(session, now, now));
     if (!row) throw new Error("fence mint returned no row");
     return row.fence;
+  }
+
+  async appendUnderNewFence(session: string, expectedLastSeq: number, events: readonly Event[], opts: FencedAppendOptions = {}): Promise<FencedAppend> {
+    requireAppendArgs(session, expectedLastSeq, 0);
+    if (events.length === 0) throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+    return this.write(`append to session ${session} under a new fence`, () => this.fencedTx(session, expectedLastSeq, events, opts.checkpointDigest));
+  }
+
+  /** CAS, mint, chain, insert and (optionally) the checkpoint row: one transaction, one WAL commit. */
+  private fencedInTx(session: string, expectedLastSeq: number, events: readonly Event[], checkpointDigest: string | undefined): FencedAppend {
+    const row = this.stmts.selectHead.get(session);
+    const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
+    checkAppend(session, head, expectedLastSeq, 0, 0);
+    const now = Date.now();
+    const minted = this.stmts.mintFence.get(session, now, now);
+    if (!minted) throw new Error("fence mint returned no row");
+    const records = chainEvents(head, minted.fence, events);
+    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now);
+    const last = records[records.length - 1];
+    if (checkpointDigest !== undefined && last !== undefined) {
+      this.stmts.putCheckpoint.run(session, last.seq, last.contentHash, checkpointDigest, now);
+    }
+    return { fence: minted.fence, records };
   }
 
   async currentFence(session: string): Promise<number> {

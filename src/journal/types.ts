@@ -117,6 +117,20 @@ export interface CheckpointRow {
   readonly createdAtMs: number;
 }
 
+/** What `appendUnderNewFence` committed: the fence it minted and the records written under it. */
+export interface FencedAppend {
+  readonly fence: number;
+  readonly records: JournalRecord[];
+}
+
+export interface FencedAppendOptions {
+  /**
+   * Also store the checkpoint row binding this blob digest ("sha256:<hex>") to the last appended
+   * record, in the same transaction. The caller must have stored the blob durably first.
+   */
+  readonly checkpointDigest?: string;
+}
+
 export interface Journal {
   /** Backend name for diagnostics: "memory", "sqlite", "postgres". */
   readonly kind: string;
@@ -133,6 +147,14 @@ export interface Journal {
 
   /** Increments and returns the session's fence (the first is 1). Creates the session row if missing. */
   newFence(session: string): Promise<number>;
+
+  /**
+   * Optional (use `appendUnderNewFence` from this package, which falls back to the separate calls):
+   * newFence, then appendBatch of `events` (at least one) under the fence just minted, then — with
+   * `checkpointDigest` — putCheckpoint bound to the last record, all in ONE transaction: all or none.
+   * CAS as append (Conflict, checked first, and nothing is minted); a freshly minted fence is never stale.
+   */
+  appendUnderNewFence?(session: string, expectedLastSeq: number, events: readonly Event[], opts?: FencedAppendOptions): Promise<FencedAppend>;
 
   /** The session's current fence (0 when none was minted). */
   currentFence(session: string): Promise<number>;

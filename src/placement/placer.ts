@@ -8,7 +8,7 @@
 // newest checkpoint instead). Waits (SPEC §11, see waits.ts): a turn that parks on an approval gate
 // is suspended at once; a parked Resume takes zero steps; Approve commits only the decision fact;
 // effects emitted during an operation are dispatched after it released the session.
-import type { Message } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { execTurn, replaySession, resumeTurn, type ControllerDeps, type ReplayResult, type TurnObserver, type TurnResult } from "../controller/index.js";
 import { openGate, planDecision, checkDecisionShape, scanGates, type ApprovalDecision, type ApprovalRef } from "../controller/approvals.js";
@@ -19,6 +19,7 @@ import type { EffectRegistry } from "../effects/registry.js";
 import { commitPark, isFreshPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated } from "./waits.js";
 import { ev } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { appendUnderNewFence } from "../journal/fenced-append.js";
 import type { Journal, JournalRecord, SessionInfo, SessionMetaInput } from "../journal/types.js";
 import type { Incarnation, SnapshotRef } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
@@ -101,9 +102,25 @@ export class Placer {
   /** Mints a fence for the session and remembers it as this host's (see reusableFence). */
   private async mint(session: string): Promise<number> {
     const fence = await this.deps.journal.newFence(session);
+    this.rememberMinted(session, fence);
+    return fence;
+  }
+
+  private rememberMinted(session: string, fence: number): void {
     this.minted.set(session, fence);
     if (this.minted.size > 100_000) this.minted.delete(this.minted.keys().next().value!);
-    return fence;
+  }
+
+  /**
+   * Mints a fence and appends one lifecycle record under it (plus, for a memory ref, the checkpoint
+   * bound to it) in one durable commit where the journal can; the placement caches learn the record.
+   */
+  private async commitLifecycle(session: string, head: number, event: Event, checkpointDigest?: string): Promise<{ fence: number; record: JournalRecord }> {
+    const { fence, records } = await appendUnderNewFence(this.deps.journal, session, head, [event], checkpointDigest !== undefined ? { checkpointDigest } : {});
+    this.rememberMinted(session, fence);
+    this.chain.noteAppended(session, records);
+    this.records.noteAppended(session, records);
+    return { fence, record: records[0]! };
   }
 
   /**
@@ -264,6 +281,7 @@ export class Placer {
       if (result.parked) return await this.park(entry, req.session, fence, { ...result, parked: result.parked }, start, req.observer, batch);
       if (!admission.memory) this.history.extend(req.session, result.records);
       this.chain.noteAppended(req.session, result.records);
+      this.records.noteAppended(req.session, result.records);
       await this.checkpointAfterTurn(entry, admission, req.session, result);
       this.audit(batch, result.records.at(-1), "turn.completed", { execution_id: result.executionId, harness: entry.name, records: result.records.length });
       return result;
@@ -289,6 +307,13 @@ export class Placer {
       const admission = await admit(entry, signal);
       // A memory turn parked as the session's first turn restarts on a fresh actor (its start state).
       const inc = admission.memory && isFreshPark(records, session, pendingId) ? await this.freshActor(entry, session) : await this.incarnate(entry, admission, info);
+      if (pendingId === undefined) {
+        // Nothing to re-drive (resumeTurn would write nothing): the new fence and RESUME are one commit.
+        const { fence, record } = await this.commitLifecycle(session, records.at(-1)?.seq ?? 0, ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME));
+        if (admission.memory) this.actorFence.set(session, fence);
+        observer?.onRecord?.(record);
+        return { turn: undefined, record };
+      }
       const fence = await this.mint(session);
       if (admission.memory) this.actorFence.set(session, fence);
       const start = new LazyTurnStart(async () => (admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" }));
@@ -335,19 +360,15 @@ export class Placer {
       const captures = admission.memory && hasTurns(records);
       if (captures) await this.requireLiveActor(entry, admission, info, records);
       const ref: SnapshotRef = captures
-        ? await entry.runtime.snapshot(session, "EXTERNAL")
+        ? ((await this.headCheckpoint(session, records)) ?? (await entry.runtime.snapshot(session, "EXTERNAL")))
         : { local: session, externalUri: "", memory: false, sealed: false };
-      const fence = await this.mint(session);
-      const head = await this.deps.journal.head(session);
-      const record = await this.deps.journal.append(
+      // The blob is stored (durably) by now: the fence, SUSPEND naming it and its checkpoint commit together.
+      const { record } = await this.commitLifecycle(
         session,
-        head.seq,
-        fence,
+        records.at(-1)?.seq ?? 0,
         ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: ref.local, snapshotExternalUri: ref.externalUri, snapshotMemory: ref.memory }),
+        ref.memory ? ref.externalUri : undefined,
       );
-      if (ref.memory) {
-        await this.deps.journal.putCheckpoint({ session, seq: record.seq, contentHash: record.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
-      }
       await entry.runtime.stop(session);
       this.actorFence.delete(session);
       this.history.forget(session);
@@ -439,14 +460,12 @@ export class Placer {
     if (!ref.memory || ref.externalUri === "") {
       throw new HostError(ErrorCode.Unplaceable, `runtime ${entry.runtime.name} produced no external snapshot handle to clone from`);
     }
-    const fence = await this.mint(info.uid);
-    const record = await this.deps.journal.append(
+    await this.commitLifecycle(
       info.uid,
       atSeq,
-      fence,
       ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: ref.local, snapshotExternalUri: ref.externalUri, snapshotMemory: true }),
+      ref.externalUri,
     );
-    await this.deps.journal.putCheckpoint({ session: info.uid, seq: record.seq, contentHash: record.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
     await entry.runtime.stop(info.uid);
     this.actorFence.delete(info.uid);
     return ref;
@@ -470,6 +489,21 @@ export class Placer {
     const records = await this.records.all(this.deps.journal, info.uid);
     if (!hasTurns(records)) return inc;
     return this.recoverLostActor(entry, admission, info, records);
+  }
+
+  /**
+   * The live actor's state as a ref when the newest checkpoint is bound to the head record itself:
+   * only a turn changes an actor's RAM, and every checkpoint is taken of (or restored into) the live
+   * actor at the record it binds (a turn's END, a fork child's marker, a rebuild's END), so nothing
+   * has run since and that stored blob already is the state a new snapshot would capture. Call only
+   * after requireLiveActor. Undefined when anything was appended after the checkpoint.
+   */
+  private async headCheckpoint(session: string, records: readonly JournalRecord[]): Promise<SnapshotRef | undefined> {
+    const head = records.at(-1);
+    if (!head) return undefined;
+    const checkpoint = await this.deps.journal.latestCheckpoint(session);
+    if (!checkpoint || checkpoint.seq !== head.seq || checkpoint.contentHash !== head.contentHash) return undefined;
+    return { local: session, externalUri: checkpoint.digest, memory: true, sealed: false };
   }
 
   private async requireLiveActor(entry: HarnessEntry, admission: Admission, info: SessionInfo, records: readonly JournalRecord[]): Promise<void> {

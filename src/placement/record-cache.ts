@@ -37,6 +37,24 @@ export class RecordCache {
     return records;
   }
 
+  /**
+   * Records this process just committed (the journal's own return values) extend a cached session
+   * whose last record they chain onto; anything else is left for `all` to re-read.
+   */
+  noteAppended(session: string, appended: readonly JournalRecord[]): void {
+    const records = this.entries.get(session);
+    if (!records) return;
+    let last = records.at(-1);
+    for (const rec of appended) {
+      if (rec.seq !== records.length + 1 || rec.prevHash !== (last?.contentHash ?? "")) {
+        this.entries.delete(session);
+        return;
+      }
+      records.push(rec);
+      last = rec;
+    }
+  }
+
   forget(session: string): void {
     this.entries.delete(session);
   }

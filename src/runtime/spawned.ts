@@ -2,7 +2,9 @@
 // places actors in them; memory snapshots go through the node's Actors service into the host's
 // snapshot store. Invariants: capabilities are honest (memorySnapshot=true because RAM state really
 // round-trips through the codec); a node with no actors exits after `idleMs`; an actor whose node
-// died is reported lost (status NONE, create → "created"), never silently revived.
+// died is reported lost (status NONE, create → "created"), never silently revived; stop's drop is not
+// awaited, but nothing places that session again before the node answered it. Harnesses send
+// history tails only to a node process that negotiated them, and full histories after a restore.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,6 +36,8 @@ export class SpawnedRuntime implements Runtime {
   private node: NodeProcess | undefined;
   private starting: Promise<NodeProcess> | undefined;
   private readonly placed = new Map<string, NodeProcess>();
+  /** Drops sent by stop and not yet answered, per session. */
+  private readonly dropping = new Map<string, Promise<void>>();
   private readonly harnesses = new Map<string, RemoteHarness>();
   private readonly socketDir = mkdtempSync(join(tmpdir(), "hh-nodes-"));
   private started = 0;
@@ -94,13 +98,18 @@ export class SpawnedRuntime implements Runtime {
     this.placed.set(session, node);
     let harness = this.harnesses.get(session);
     if (!harness) {
-      harness = new RemoteHarness({ address: node.address, session, connection: node.connection });
+      harness = this.remoteHarness(node, session);
       this.harnesses.set(session, harness);
-    }
+    } else if (origin === "restored") harness.forgetHistory();
     return { sessionUid: session, runtime: this.name, worker: `pid:${node.pid}`, address: node.address, origin, harness };
   }
 
+  private remoteHarness(node: NodeProcess, session: string): RemoteHarness {
+    return new RemoteHarness({ address: node.address, session, connection: node.connection, incrementalHistory: node.incrementalHistory });
+  }
+
   async create(spec: SessionSpec): Promise<Incarnation> {
+    await this.dropping.get(spec.sessionUid);
     const existing = this.placed.get(spec.sessionUid);
     if (existing?.alive) return this.place(existing, spec.sessionUid, "attached");
     return this.place(await this.ensureNode(), spec.sessionUid, "created");
@@ -116,7 +125,7 @@ export class SpawnedRuntime implements Runtime {
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
     // Read (and verify) the blob before starting anything: a corrupt blob changes nothing.
-    const bytes = await this.opts.snapshots.get(ref.externalUri);
+    const [bytes] = await Promise.all([this.opts.snapshots.get(ref.externalUri), this.dropping.get(spec.sessionUid)]);
     const current = this.placed.get(spec.sessionUid);
     const node = current?.alive ? current : await this.ensureNode();
     await node.actors.restore(spec.sessionUid, bytes, { replace: true });
@@ -133,7 +142,7 @@ export class SpawnedRuntime implements Runtime {
     // turns build on each other exactly as they did live; dropped afterwards.
     const node = await this.ensureNode();
     const key = `replay-${randomBytes(8).toString("hex")}`;
-    const harness = new RemoteHarness({ address: node.address, session: key, connection: node.connection });
+    const harness = this.remoteHarness(node, key);
     node.sessions.add(key);
     return {
       harness,
@@ -152,7 +161,18 @@ export class SpawnedRuntime implements Runtime {
     this.forgetHarness(sessionUid);
     if (!node) return;
     node.sessions.delete(sessionUid);
-    if (node.alive) await node.actors.drop(sessionUid).catch(() => false);
+    if (!node.alive) return this.scheduleIdle(node);
+    // Not awaited: the caller's commit already stands, and whatever places this session again waits
+    // for the drop first (create, restore), so it can never remove a newer actor.
+    const drop: Promise<void> = node.actors.drop(sessionUid).then(
+      () => this.dropped(sessionUid, drop, node),
+      () => this.dropped(sessionUid, drop, node),
+    );
+    this.dropping.set(sessionUid, drop);
+  }
+
+  private dropped(sessionUid: string, drop: Promise<void>, node: NodeProcess): void {
+    if (this.dropping.get(sessionUid) === drop) this.dropping.delete(sessionUid);
     this.scheduleIdle(node);
   }
 
