@@ -3,7 +3,7 @@
 // resume never depend on anything but committed records.
 import { EventKind, type Event, type Message } from "../gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { JournalRecord } from "../journal/types.js";
+import type { SeqEvent } from "../journal/types.js";
 
 /** One recorded effect of a turn, with the seq it was committed at. */
 export interface RecordedEffect {
@@ -57,7 +57,7 @@ function invalid(seq: number, why: string): HostError {
 }
 
 /** Groups records into executions in first-seen order; lifecycle records are session-scoped. */
-export function projectExecutions(records: readonly JournalRecord[]): RecordedExecution[] {
+export function projectExecutions(records: readonly SeqEvent[]): RecordedExecution[] {
   const byId = new Map<string, Building>();
   const order: Building[] = [];
   records.forEach((rec, index) => {

@@ -131,6 +131,12 @@ export interface FencedAppendOptions {
   readonly checkpointDigest?: string;
 }
 
+/** A journal record's position and event, without its chain fields (see Journal.readEvents). */
+export interface SeqEvent {
+  readonly seq: number;
+  readonly event: Event;
+}
+
 export interface Journal {
   /** Backend name for diagnostics: "memory", "sqlite", "postgres". */
   readonly kind: string;
@@ -166,6 +172,13 @@ export interface Journal {
 
   /** The same as read, collected. */
   readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]>;
+
+  /**
+   * Optional: the same records as readRange without their hashes and fences (seq and decoded event
+   * only), for callers that only project events — replay. Same order, same decode errors (DATA_LOSS
+   * naming the seq). Callers fall back to readRange when a backend does not provide it.
+   */
+  readEvents?(session: string, from?: number, to?: number): Promise<SeqEvent[]>;
 
   /** Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head. */
   verify(session: string): Promise<VerifyResult>;

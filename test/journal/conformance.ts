@@ -192,6 +192,18 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect((await j.readRange("s-pages", 995, 1_005)).map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 995 + i));
         expect(await j.verify("s-pages")).toMatchObject({ ok: true, records: total });
       });
+
+      it("readEvents, where provided, returns readRange's seqs and events across pages", async () => {
+        if (!j.readEvents) return;
+        const total = 1_234;
+        await j.appendBatch("s-events", 0, 0, Array.from({ length: total }, (_, i) => outputEvent(`e${i + 1}`)));
+        const full = await j.readRange("s-events");
+        const lean = await j.readEvents("s-events");
+        expect(lean.map((r) => r.seq)).toEqual(full.map((r) => r.seq));
+        expect(lean.map((r) => r.event)).toEqual(full.map((r) => r.event));
+        expect((await j.readEvents("s-events", 999, 1_002)).map((r) => r.seq)).toEqual([999, 1_000, 1_001, 1_002]);
+        expect(await j.readEvents("s-unknown")).toEqual([]);
+      });
     });
 
     describe("verify", () => {

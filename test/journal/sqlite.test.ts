@@ -88,6 +88,7 @@ describe("sqlite journal: tamper detection by raw SQL", () => {
     const reading = journal.readRange("s");
     await expect(reading).rejects.toBeInstanceOf(HostError);
     await expect(reading).rejects.toMatchObject({ code: ErrorCode.DataLoss });
+    await expect(journal.readEvents("s")).rejects.toMatchObject({ code: ErrorCode.DataLoss, message: expect.stringContaining("seq 3") });
   });
 
   it("a row inserted past the head is tampered", async () => {
