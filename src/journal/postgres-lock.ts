@@ -6,6 +6,9 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { ErrorCode, HostError } from "../errors/index.js";
 
+/** How long close() waits for its explicit unlocks before destroying the lock connections (ms). */
+const CLOSE_UNLOCK_WAIT_MS = 1_000;
+
 /** Releases a held session lock; idempotent. */
 export type SessionLockRelease = () => Promise<void>;
 
@@ -28,6 +31,8 @@ export class PgSessionLocks {
   private pool: pg.Pool | undefined;
   /** Sessions held (or being acquired) by this process, each with the way to hand its connection back. */
   private readonly held = new Map<string, (err?: Error) => void>();
+  /** The connection of each lock actually held, so close() can unlock before letting go of it. */
+  private readonly lockClients = new Map<string, pg.PoolClient>();
 
   constructor(
     private readonly config: pg.PoolConfig,
@@ -63,6 +68,7 @@ export class PgSessionLocks {
       client.removeListener("error", onError);
       client.release(err);
       this.held.delete(session);
+      this.lockClients.delete(session);
     };
     this.held.set(session, giveBack);
     let locked: boolean;
@@ -77,6 +83,7 @@ export class PgSessionLocks {
       giveBack();
       return undefined;
     }
+    this.lockClients.set(session, client);
     let released = false;
     return async () => {
       if (released || givenBack) return;
@@ -94,9 +101,17 @@ export class PgSessionLocks {
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
-    // Destroying a held connection ends its backend and so drops its lock; pool.end() then finishes.
+    // Unlock explicitly first, so the sessions are free for other hosts when close() returns (a
+    // destroyed connection also drops its locks, but only once the server notices its backend is
+    // gone). Bounded: an unresponsive server must not hold up shutdown.
+    const unlocking = [...this.lockClients.values()].map((c) => c.query("SELECT pg_advisory_unlock_all()").then(() => undefined, () => undefined));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(unlocking), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_UNLOCK_WAIT_MS)))]);
+    clearTimeout(timer);
+    // Destroying a held connection ends its backend and so drops any lock left; pool.end() then finishes.
     for (const giveBack of [...this.held.values()]) giveBack(new Error("session locks closed"));
     this.held.clear();
+    this.lockClients.clear();
     if (pool) await pool.end();
   }
 
