@@ -21,6 +21,8 @@ export interface Actor {
   turns: number;
   /** Set while a turn runs; aborting it cancels that turn. */
   running: AbortController | undefined;
+  /** The host's name for a restored instance ("" for an actor created by a turn or unnamed). */
+  readonly instance?: string;
 }
 
 /** A claimed turn: `signal` aborts when the actor is dropped; `finish` releases the actor. */
@@ -93,7 +95,7 @@ export class ActorTable {
   }
 
   /** Installs a restored instance. AlreadyExists unless `replace`; SessionBusy if the old one is mid-turn. */
-  install(session: string, harness: Harness, replace: boolean): void {
+  install(session: string, harness: Harness, replace: boolean, instance = ""): void {
     const existing = this.#actors.get(session);
     if (existing !== undefined) {
       if (!replace) throw new HostError(ErrorCode.AlreadyExists, `actor for session ${session} already exists`);
@@ -101,13 +103,17 @@ export class ActorTable {
         throw new HostError(ErrorCode.SessionBusy, `actor for session ${session} is mid-turn`);
       }
     }
-    this.#actors.set(session, { session, harness, turns: 0, running: undefined });
+    this.#actors.set(session, { session, harness, turns: 0, running: undefined, instance });
   }
 
-  /** Removes the actor, cancelling a running turn. Whether one existed. */
-  drop(session: string): boolean {
+  /**
+   * Removes the actor, cancelling a running turn. Whether one was removed. With `instance`, only the
+   * restored instance of that name is removed: a drop that arrives after a newer restore is a no-op.
+   */
+  drop(session: string, instance = ""): boolean {
     const actor = this.#actors.get(session);
     if (actor === undefined) return false;
+    if (instance !== "" && (actor.instance ?? "") !== instance) return false;
     this.#actors.delete(session);
     actor.running?.abort(new HostError(ErrorCode.Cancelled, `actor for session ${session} was dropped`));
     return true;

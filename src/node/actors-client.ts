@@ -27,6 +27,8 @@ export interface NodeInfo {
   readonly pid: number;
   readonly incrementalHistory: boolean;
   readonly codecs: readonly string[];
+  /** The node drops a named restored instance only (docs/protocol.md §8.5). */
+  readonly instanceDrops: boolean;
 }
 
 export interface ActorSnapshot {
@@ -89,13 +91,14 @@ export class ActorsClient {
   async restore(
     session: string,
     bytes: Uint8Array,
-    opts: Call & { readonly replace?: boolean; readonly codec?: string } = {},
+    opts: Call & { readonly replace?: boolean; readonly codec?: string; readonly instance?: string } = {},
   ): Promise<number> {
     const sha256 = createHash("sha256").update(bytes).digest("hex");
     const codec = opts.codec ?? DEFAULT_ACTOR_CODEC;
     const replace = opts.replace ?? false;
+    const instance = opts.instance ?? "";
     async function* frames(): AsyncGenerator<MessageInitShape<typeof RestoreActorRequestSchema>> {
-      yield { item: { case: "header", value: { session, replace } } };
+      yield { item: { case: "header", value: { session, replace, instance } } };
       for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
         yield { item: { case: "chunk", value: { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } } } };
       }
@@ -105,9 +108,12 @@ export class ActorsClient {
     return Number(res.size);
   }
 
-  /** Whether the node had an actor for the session (a running turn is cancelled). */
-  async drop(session: string, opts: Call = {}): Promise<boolean> {
-    return (await this.#client.dropActor({ session }, opts)).dropped;
+  /**
+   * Whether the node removed an actor for the session (a running turn is cancelled). With `instance`,
+   * only that restored instance is removed (on a node reporting instanceDrops).
+   */
+  async drop(session: string, opts: Call & { readonly instance?: string } = {}): Promise<boolean> {
+    return (await this.#client.dropActor({ session, instance: opts.instance ?? "" }, opts)).dropped;
   }
 
   async list(opts: Call = {}): Promise<readonly ActorSummary[]> {
@@ -117,7 +123,7 @@ export class ActorsClient {
 
   async nodeInfo(opts: Call = {}): Promise<NodeInfo> {
     const res = await this.#client.nodeInfo({}, opts);
-    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs };
+    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs, instanceDrops: res.instanceDrops };
   }
 
   close(): void {

@@ -95,14 +95,16 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
           cause: err,
         });
       }
-      table.install(header.session, restored, header.replace);
+      table.install(header.session, restored, header.replace, header.instance);
       histories?.drop(header.session);
       return { session: header.session, size: BigInt(size) };
     },
 
     dropActor(req) {
-      histories?.drop(req.session);
-      return { dropped: table.drop(req.session) };
+      const dropped = table.drop(req.session, req.instance);
+      // A drop naming an instance that is no longer there (a newer restore won) leaves the session alone.
+      if (dropped || req.instance === "") histories?.drop(req.session);
+      return { dropped };
     },
 
     listActors() {
@@ -110,7 +112,7 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
     },
 
     nodeInfo() {
-      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS] };
+      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS], instanceDrops: true };
     },
   };
 }

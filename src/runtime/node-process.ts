@@ -37,6 +37,8 @@ export class NodeProcess {
   idleTimer: NodeJS.Timeout | undefined;
   /** Whether the node answered NodeInfo with incremental_history (docs/protocol.md §8.8). */
   incrementalHistory = false;
+  /** Whether the node drops named restored instances only (docs/protocol.md §8.5). */
+  instanceDrops = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -89,7 +91,9 @@ export class NodeProcess {
     });
     lines.on("line", () => undefined);
     const node = new NodeProcess(child, announced.address, announced.pid);
-    node.incrementalHistory = (await node.nodeInfo())?.incrementalHistory ?? false;
+    const info = await node.nodeInfo();
+    node.incrementalHistory = info?.incrementalHistory ?? false;
+    node.instanceDrops = info?.instanceDrops ?? false;
     return node;
   }
 

@@ -36,8 +36,10 @@ export class SpawnedRuntime implements Runtime {
   private node: NodeProcess | undefined;
   private starting: Promise<NodeProcess> | undefined;
   private readonly placed = new Map<string, NodeProcess>();
-  /** Drops sent by stop and not yet answered, per session. */
-  private readonly dropping = new Map<string, Promise<void>>();
+  /** Drops sent by stop and not yet answered, per session; `named` when only that restored instance can go. */
+  private readonly dropping = new Map<string, { readonly done: Promise<void>; readonly named: boolean }>();
+  /** The name of each session's restored actor instance on its node (docs/protocol.md §8.5). */
+  private readonly instances = new Map<string, string>();
   private readonly harnesses = new Map<string, RemoteHarness>();
   private readonly socketDir = mkdtempSync(join(tmpdir(), "hh-nodes-"));
   private started = 0;
@@ -109,9 +111,12 @@ export class SpawnedRuntime implements Runtime {
   }
 
   async create(spec: SessionSpec): Promise<Incarnation> {
-    await this.dropping.get(spec.sessionUid);
+    // A turn would create (or find) the node's actor itself, so any drop still in flight goes first.
+    await this.dropping.get(spec.sessionUid)?.done;
     const existing = this.placed.get(spec.sessionUid);
     if (existing?.alive) return this.place(existing, spec.sessionUid, "attached");
+    // The node's actor will be created by the session's next turn, unnamed.
+    this.instances.delete(spec.sessionUid);
     return this.place(await this.ensureNode(), spec.sessionUid, "created");
   }
 
@@ -124,11 +129,15 @@ export class SpawnedRuntime implements Runtime {
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
-    // Read (and verify) the blob before starting anything: a corrupt blob changes nothing.
-    const [bytes] = await Promise.all([this.opts.snapshots.get(ref.externalUri), this.dropping.get(spec.sessionUid)]);
+    // Read (and verify) the blob before starting anything: a corrupt blob changes nothing. A drop in
+    // flight is waited for unless it names an instance: that one can never remove the new instance.
+    const pending = this.dropping.get(spec.sessionUid);
+    const [bytes] = await Promise.all([this.opts.snapshots.get(ref.externalUri), pending?.named ? undefined : pending?.done]);
     const current = this.placed.get(spec.sessionUid);
     const node = current?.alive ? current : await this.ensureNode();
-    await node.actors.restore(spec.sessionUid, bytes, { replace: true });
+    const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";
+    await node.actors.restore(spec.sessionUid, bytes, { replace: true, instance });
+    this.instances.set(spec.sessionUid, instance);
     return this.place(node, spec.sessionUid, "restored");
   }
 
@@ -157,22 +166,25 @@ export class SpawnedRuntime implements Runtime {
 
   async stop(sessionUid: string): Promise<void> {
     const node = this.placed.get(sessionUid);
+    const instance = this.instances.get(sessionUid) ?? "";
     this.placed.delete(sessionUid);
+    this.instances.delete(sessionUid);
     this.forgetHarness(sessionUid);
     if (!node) return;
     node.sessions.delete(sessionUid);
     if (!node.alive) return this.scheduleIdle(node);
-    // Not awaited: the caller's commit already stands, and whatever places this session again waits
-    // for the drop first (create, restore), so it can never remove a newer actor.
-    const drop: Promise<void> = node.actors.drop(sessionUid).then(
-      () => this.dropped(sessionUid, drop, node),
-      () => this.dropped(sessionUid, drop, node),
+    // Not awaited: the caller's commit already stands. Whatever places this session again waits for
+    // the drop first (create always; restore unless the drop names the instance it removes), so it
+    // can never remove a newer actor.
+    const done: Promise<void> = node.actors.drop(sessionUid, { instance }).then(
+      () => this.dropped(sessionUid, done, node),
+      () => this.dropped(sessionUid, done, node),
     );
-    this.dropping.set(sessionUid, drop);
+    this.dropping.set(sessionUid, { done, named: instance !== "" });
   }
 
-  private dropped(sessionUid: string, drop: Promise<void>, node: NodeProcess): void {
-    if (this.dropping.get(sessionUid) === drop) this.dropping.delete(sessionUid);
+  private dropped(sessionUid: string, done: Promise<void>, node: NodeProcess): void {
+    if (this.dropping.get(sessionUid)?.done === done) this.dropping.delete(sessionUid);
     this.scheduleIdle(node);
   }
 

@@ -40,7 +40,24 @@ afterAll(async () => {
 
 describe("Actors service", () => {
   it("reports node info", async () => {
-    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"] });
+    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"], instanceDrops: true });
+  });
+
+  // docs/protocol.md §8.5
+  it("a drop naming a restored instance removes only that instance: a late drop after a newer restore is a no-op", async () => {
+    expect(await turn("sess-inst", "count")).toEqual(["count=1"]);
+    const bytes = await actors.snapshot("sess-inst");
+    await actors.restore("sess-inst", bytes, { replace: true, instance: "aaaa" });
+    await actors.restore("sess-inst", bytes, { replace: true, instance: "bbbb" });
+    // The drop meant for "aaaa" arrives after "bbbb" replaced it: nothing is removed.
+    expect(await actors.drop("sess-inst", { instance: "aaaa" })).toBe(false);
+    expect(await turn("sess-inst", "count")).toEqual(["count=2"]);
+    expect(await actors.drop("sess-inst", { instance: "bbbb" })).toBe(true);
+    expect((await actors.list()).some((a) => a.session === "sess-inst")).toBe(false);
+    // An actor a turn created is unnamed: only an unnamed drop removes it.
+    expect(await turn("sess-inst", "count")).toEqual(["count=1"]);
+    expect(await actors.drop("sess-inst", { instance: "bbbb" })).toBe(false);
+    expect(await actors.drop("sess-inst")).toBe(true);
   });
 
   it("snapshot → drop → restore: the actor's state continues, registered classes keep their prototype", async () => {

@@ -153,4 +153,17 @@ describe("suspend and resume commits", () => {
     expect((await node.actors.list()).map((a) => a.session)).toContain(session);
     expect(await turn(host, session)).toEqual(["3"]);
   });
+  // docs/protocol.md §8.5: a restore does not wait for the drop of the instance it replaces.
+  it("back-to-back suspend and resume never lose the restored actor to the previous instance's drop", async () => {
+    const session = (await host.createSession({ harness: "counter" })).uid;
+    expect(await turns(host, session, 1)).toEqual(["1"]);
+    const node = spawnedRuntimeOf(host, "counter").currentNode!;
+    for (let i = 2; i <= 12; i++) {
+      await host.placer.suspend(session, signal());
+      await host.placer.resume(session, signal());
+      expect(await turn(host, session)).toEqual([String(i)]);
+    }
+    await until("only the newest instance is left on the node", async () => (await node.actors.list()).filter((a) => a.session === session).length === 1);
+    await expectChainVerifies(host, session);
+  });
 });

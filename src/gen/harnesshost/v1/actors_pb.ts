@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harnesshost/v1/actors.proto.
  */
 export const file_harnesshost_v1_actors: GenFile = /*@__PURE__*/
-  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIjYKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgiNQoUUmVzdG9yZUFjdG9yUmVzcG9uc2USDwoHc2Vzc2lvbhgBIAEoCRIMCgRzaXplGAIgASgDIiMKEERyb3BBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSIkChFEcm9wQWN0b3JSZXNwb25zZRIPCgdkcm9wcGVkGAEgASgIIhMKEUxpc3RBY3RvcnNSZXF1ZXN0IisKCUFjdG9ySW5mbxIPCgdzZXNzaW9uGAEgASgJEg0KBXR1cm5zGAIgASgDIj8KEkxpc3RBY3RvcnNSZXNwb25zZRIpCgZhY3RvcnMYASADKAsyGS5oYXJuZXNzaG9zdC52MS5BY3RvckluZm8iEQoPTm9kZUluZm9SZXF1ZXN0IkwKEE5vZGVJbmZvUmVzcG9uc2USCwoDcGlkGAEgASgDEhsKE2luY3JlbWVudGFsX2hpc3RvcnkYAiABKAgSDgoGY29kZWNzGAMgAygJMrMDCgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBElAKCURyb3BBY3RvchIgLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlcXVlc3QaIS5oYXJuZXNzaG9zdC52MS5Ecm9wQWN0b3JSZXNwb25zZRJTCgpMaXN0QWN0b3JzEiEuaGFybmVzc2hvc3QudjEuTGlzdEFjdG9yc1JlcXVlc3QaIi5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVzcG9uc2USTQoITm9kZUluZm8SHy5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1JlcXVlc3QaIC5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIkgKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgSEAoIaW5zdGFuY2UYAyABKAkiNQoUUmVzdG9yZUFjdG9yUmVzcG9uc2USDwoHc2Vzc2lvbhgBIAEoCRIMCgRzaXplGAIgASgDIjUKEERyb3BBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCRIQCghpbnN0YW5jZRgCIAEoCSIkChFEcm9wQWN0b3JSZXNwb25zZRIPCgdkcm9wcGVkGAEgASgIIhMKEUxpc3RBY3RvcnNSZXF1ZXN0IisKCUFjdG9ySW5mbxIPCgdzZXNzaW9uGAEgASgJEg0KBXR1cm5zGAIgASgDIj8KEkxpc3RBY3RvcnNSZXNwb25zZRIpCgZhY3RvcnMYASADKAsyGS5oYXJuZXNzaG9zdC52MS5BY3RvckluZm8iEQoPTm9kZUluZm9SZXF1ZXN0ImQKEE5vZGVJbmZvUmVzcG9uc2USCwoDcGlkGAEgASgDEhsKE2luY3JlbWVudGFsX2hpc3RvcnkYAiABKAgSDgoGY29kZWNzGAMgAygJEhYKDmluc3RhbmNlX2Ryb3BzGAQgASgIMrMDCgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBElAKCURyb3BBY3RvchIgLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlcXVlc3QaIS5oYXJuZXNzaG9zdC52MS5Ecm9wQWN0b3JSZXNwb25zZRJTCgpMaXN0QWN0b3JzEiEuaGFybmVzc2hvc3QudjEuTGlzdEFjdG9yc1JlcXVlc3QaIi5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVzcG9uc2USTQoITm9kZUluZm8SHy5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1JlcXVlc3QaIC5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * A piece of a snapshot stream: data chunks in order, then exactly one trailer.
@@ -146,6 +146,14 @@ export type RestoreActorHeader = Message<"harnesshost.v1.RestoreActorHeader"> & 
    * @generated from field: bool replace = 2;
    */
   replace: boolean;
+
+  /**
+   * Host-chosen name of this actor instance ("" = unnamed). A DropActor naming an instance removes
+   * only that instance (see docs/protocol.md §8.5).
+   *
+   * @generated from field: string instance = 3;
+   */
+  instance: string;
 };
 
 /**
@@ -185,6 +193,14 @@ export type DropActorRequest = Message<"harnesshost.v1.DropActorRequest"> & {
    * @generated from field: string session = 1;
    */
   session: string;
+
+  /**
+   * When set, drop the session's actor only if it is this restored instance; "" drops whatever
+   * actor the session has.
+   *
+   * @generated from field: string instance = 2;
+   */
+  instance: string;
 };
 
 /**
@@ -307,6 +323,14 @@ export type NodeInfoResponse = Message<"harnesshost.v1.NodeInfoResponse"> & {
    * @generated from field: repeated string codecs = 3;
    */
   codecs: string[];
+
+  /**
+   * The node honours RestoreActorHeader.instance and DropActorRequest.instance, so a host need not
+   * wait for a drop's answer before restoring the same session (docs/protocol.md §8.5).
+   *
+   * @generated from field: bool instance_drops = 4;
+   */
+  instanceDrops: boolean;
 };
 
 /**
