@@ -3,7 +3,7 @@
 // measures them. Run: node --import tsx --cpu-prof --cpu-prof-dir /tmp/prof bench/profile/suspend-cycle.ts [cycles]
 // then: npx tsx bench/profile/summarize.ts /tmp/prof/<file>.cpuprofile
 import { Host } from "../../src/host/index.js";
-import { textMessage } from "../../src/model/text.js";
+import { counterTurns } from "../lib/counter-turn.js";
 import { scratchDir } from "../lib/tmp.js";
 
 const cycles = Number(process.argv[2] ?? 200);
@@ -12,12 +12,7 @@ const host = await Host.open({ dataDir: dir.path, nodeIdleMs: 60_000 });
 const signal = new AbortController().signal;
 try {
   const session = (await host.createSession({ harness: "counter" })).uid;
-  let expected = 0;
-  const turn = async () => {
-    expected++;
-    const r = await host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal });
-    if (r.outputs[0] !== String(expected)) throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}`);
-  };
+  const turn = counterTurns(host, session, signal);
   await turn();
   const t0 = performance.now();
   for (let i = 0; i < cycles; i++) {

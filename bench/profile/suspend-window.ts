@@ -5,7 +5,7 @@
 // Run: npx tsx bench/profile/suspend-window.ts [cycles=60] [top=40]
 import { Session } from "node:inspector/promises";
 import { Host } from "../../src/host/index.js";
-import { textMessage } from "../../src/model/text.js";
+import { counterTurns } from "../lib/counter-turn.js";
 import { scratchDir } from "../lib/tmp.js";
 
 interface ProfileNode {
@@ -56,12 +56,7 @@ await inspector.post("Profiler.setSamplingInterval", { interval: 50 });
 const signal = new AbortController().signal;
 try {
   const session = (await host.createSession({ harness: "counter" })).uid;
-  let expected = 0;
-  const turn = async () => {
-    expected++;
-    const r = await host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal });
-    if (r.outputs[0] !== String(expected)) throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}`);
-  };
+  const turn = counterTurns(host, session, signal);
   await turn();
   for (let i = 0; i < warmup + cycles; i++) {
     if (i >= warmup) await inspector.post("Profiler.start");

@@ -282,6 +282,19 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
     expectSameHistory(HistoryProbe.last("s-drop"), journal.events);
   });
 
+  /** Three growing turns on `r`: the harness sees each whole history, and every Start carried all of it. */
+  async function expectFullHistoriesOnly(r: ReturnType<typeof remote>, session: string): Promise<void> {
+    const journal = new FakeJournal();
+    let total = 0;
+    for (let t = 0; t < 3; t++) {
+      journal.append(2, `t${t}`);
+      total += journal.events.length;
+      await turn(r, journal.snapshot());
+      expectSameHistory(HistoryProbe.last(session), journal.events);
+    }
+    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: total, resends: 0 });
+  }
+
   it("memory actors (history []) get plain Starts: no history metadata, nothing held, nothing sent", async () => {
     const n = await node();
     const r = remote(n.address, "s-memory");
@@ -293,29 +306,13 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
   it("a node that keeps no history never confirms a hold: every Start is full and none is refused", async () => {
     const n = await node({ historyCache: false });
     const r = remote(n.address, "s-nocache"); // told (wrongly) that the node negotiated it
-    const journal = new FakeJournal();
-    let total = 0;
-    for (let t = 0; t < 3; t++) {
-      journal.append(2, `t${t}`);
-      total += journal.events.length;
-      await turn(r, journal.snapshot());
-      expectSameHistory(HistoryProbe.last("s-nocache"), journal.events);
-    }
-    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: total, resends: 0 });
+    await expectFullHistoriesOnly(r, "s-nocache");
   });
 
   it("a host that did not negotiate sends full histories without history metadata", async () => {
     const n = await node({ actors: false });
     const r = remote(n.address, "s-reference", false);
-    const journal = new FakeJournal();
-    let total = 0;
-    for (let t = 0; t < 3; t++) {
-      journal.append(2, `t${t}`);
-      total += journal.events.length;
-      await turn(r, journal.snapshot());
-      expectSameHistory(HistoryProbe.last("s-reference"), journal.events);
-    }
-    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: total, resends: 0 });
+    await expectFullHistoriesOnly(r, "s-reference");
   });
 
   it("the node refuses a tail it cannot extend with FAILED_PRECONDITION and the stale marker, before running the harness", async () => {
