@@ -18,6 +18,7 @@ import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { rawCommitMs } from "../lib/raw-commit.js";
 import { scratchDir } from "../lib/tmp.js";
 import { newTally, timed } from "../lib/timed.js";
+import { DURABLE_JOURNAL_METHODS } from "../../src/journal/types.js";
 import type { Figure, FigureResult, Reading, RunOptions } from "../lib/types.js";
 
 /** Per-iteration µs of `fn`, timed in batches so sub-microsecond work is measurable. */
@@ -121,7 +122,7 @@ async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Pr
         ms.push(elapsed);
         journalMs.push(journalTally.ms());
         storeMs.push(storeTally.ms());
-        commits = journalTally.calls(...JOURNAL_WRITES);
+        commits = journalTally.calls(...DURABLE_JOURNAL_METHODS);
       }
       await turn();
     }
@@ -145,8 +146,7 @@ async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Pr
   }
 }
 
-/** Journal methods that commit a durable transaction (each one fsync of the WAL). */
-const JOURNAL_WRITES = ["append", "appendBatch", "appendUnderNewFence", "newFence", "putCheckpoint", "fork", "createSession"];
+/** Journal methods that only read. */
 const JOURNAL_READS = ["readRange", "read", "getSession", "head", "verify", "latestCheckpoint", "currentFence"];
 
 export const suspendResume: Figure = {

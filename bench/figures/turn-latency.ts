@@ -14,6 +14,7 @@ import { rawCommitMs } from "../lib/raw-commit.js";
 import { startRawPing } from "../lib/raw-ping.js";
 import { startRawTurnShape } from "../lib/raw-turn-shape.js";
 import { newTally, timed, type Tally } from "../lib/timed.js";
+import { DURABLE_JOURNAL_METHODS } from "../../src/journal/types.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { promptText } from "../lib/echo-turns.js";
 import { scratchDir, type ScratchDir } from "../lib/tmp.js";
@@ -35,8 +36,6 @@ interface TransportRun {
   readonly commits: number[];
 }
 
-/** Journal methods that commit a durable transaction (one WAL fsync each). */
-const JOURNAL_WRITES = ["append", "appendBatch", "newFence", "putCheckpoint", "createSession"];
 
 async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Transport, turns: number, warmup: number): Promise<TransportRun> {
   const { startServer } = await guardImport(() => import("../../src/server/index.js"), "gRPC Sessions server (src/server)");
@@ -87,7 +86,7 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       const first = i % 2 === 0 ? await turn(i) : await ping();
       const second = i % 2 === 0 ? await ping() : await turn(i);
       const journalMs = tally.ms();
-      const commits = tally.calls(...JOURNAL_WRITES);
+      const commits = tally.calls(...DURABLE_JOURNAL_METHODS);
       const floor = await shapeTurn();
       if (i < warmup) continue;
       out.journalMs.push(journalMs);

@@ -36,7 +36,7 @@ async function bind(server: Server, address: string): Promise<string> {
     server.bindAsync(parsed.target, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
   const bound = withPort(parsed, port);
-  return bound.kind === "tcp" ? bound.target : bound.target;
+  return bound.target;
 }
 
 async function startNode(socket: string): Promise<{ child: ChildProcess; target: string }> {

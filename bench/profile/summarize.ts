@@ -3,17 +3,7 @@
 // `--after MS` ignores the first MS of the profile (start-up). Invariant: read-only; percentages are
 // of the samples kept.
 import { readFileSync } from "node:fs";
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameName, parentsOf, type Profile } from "./cpuprofile.js";
 
 const args = process.argv.slice(2);
 const inclusive = args.includes("--inclusive");
@@ -26,12 +16,7 @@ if (!file) throw new Error("usage: summarize.ts FILE.cpuprofile [TOP] [--inclusi
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const parent = new Map<number, number>();
-for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const keyOf = (n: ProfileNode): string => {
-  const where = n.callFrame.url.replace(/^.*\/(node_modules|src|bench|harnesses)\//, "$1/");
-  return `${n.callFrame.functionName || "(anonymous)"} ${where}:${n.callFrame.lineNumber + 1}`;
-};
+const parent = parentsOf(profile);
 
 const counts = new Map<string, number>();
 let kept = 0;
@@ -45,7 +30,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   while (id !== undefined) {
     const node = byId.get(id);
     if (!node) break;
-    const key = keyOf(node);
+    const key = frameName(node);
     if (!seen.has(key)) {
       seen.add(key);
       counts.set(key, (counts.get(key) ?? 0) + 1);

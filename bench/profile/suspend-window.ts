@@ -7,17 +7,7 @@ import { Session } from "node:inspector/promises";
 import { Host } from "../../src/host/index.js";
 import { counterTurns } from "../lib/counter-turn.js";
 import { scratchDir } from "../lib/tmp.js";
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameName, parentsOf, type Profile } from "./cpuprofile.js";
 
 const cycles = Number(process.argv[2] ?? 60);
 const top = Number(process.argv[3] ?? 40);
@@ -26,20 +16,17 @@ const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
 let totalMs = 0;
 
-const nameOf = (n: ProfileNode): string => `${n.callFrame.functionName || "(anonymous)"} ${n.callFrame.url.replace(/^.*\//, "")}:${n.callFrame.lineNumber + 1}`;
-
 function add(profile: Profile): void {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const parent = parentsOf(profile);
   profile.samples.forEach((id, i) => {
     const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000;
     totalMs += ms;
-    const leaf = nameOf(byId.get(id)!);
+    const leaf = frameName(byId.get(id)!);
     self.set(leaf, (self.get(leaf) ?? 0) + ms);
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
-      const name = nameOf(byId.get(cur)!);
+      const name = frameName(byId.get(cur)!);
       if (seen.has(name)) continue;
       seen.add(name);
       inclusive.set(name, (inclusive.get(name) ?? 0) + ms);

@@ -131,6 +131,12 @@ export interface FencedAppendOptions {
   readonly checkpointDigest?: string;
 }
 
+/**
+ * The Journal methods that commit a durable transaction (one fsync on SQLite). Diagnostics, tests and
+ * bench/ count calls to these to say how many commits an operation made.
+ */
+export const DURABLE_JOURNAL_METHODS: readonly string[] = ["append", "appendBatch", "appendUnderNewFence", "newFence", "putCheckpoint", "fork", "createSession"];
+
 /** A journal record's position and event, without its chain fields (see Journal.readEvents). */
 export interface SeqEvent {
   readonly seq: number;

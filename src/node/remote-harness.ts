@@ -240,11 +240,8 @@ export class RemoteHarness implements Harness {
    * held last event at the held position extends the held events.
    */
   #plan(history: readonly Event[]): HistoryPlan {
-    if (!this.#incremental() || this.session === "" || history.length === 0) {
-      return { events: [...history], metadata: undefined, hold: undefined, tail: false };
-    }
     const held = this.#held;
-    if (held !== undefined && held.count <= history.length && sameEvent(history[held.count - 1], held.last)) {
+    if (this.#incremental() && this.session !== "" && held !== undefined && held.count <= history.length && sameEvent(history[held.count - 1], held.last)) {
       return {
         events: history.slice(held.count),
         metadata: { [HISTORY_TOKEN_HEADER]: held.token, [HISTORY_BASE_HEADER]: String(held.count) },

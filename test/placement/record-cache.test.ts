@@ -7,6 +7,7 @@ import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/
 import { MemoryJournal } from "../../src/journal/memory.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
+import { countingJournal } from "../fixtures/counting-journal.js";
 
 function input(text: string): Event {
   return create(EventSchema, { kind: EventKind.EVENT_INPUT, body: { case: "message", value: { role: "user", parts: [{ part: { case: "text", value: { text } } }] } } });
@@ -14,19 +15,8 @@ function input(text: string): Event {
 
 /** The journal with a count of readRange calls. */
 function counting(inner: Journal): { journal: Journal; reads: () => number } {
-  let reads = 0;
-  const journal = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const fn = value as (...a: unknown[]) => unknown;
-      return (...args: unknown[]) => {
-        if (prop === "readRange") reads += 1;
-        return fn.apply(target, args);
-      };
-    },
-  });
-  return { journal, reads: () => reads };
+  const { journal, calls } = countingJournal(inner, new Set(["readRange"]));
+  return { journal, reads: calls };
 }
 
 const seqs = (records: readonly JournalRecord[]) => records.map((r) => r.seq);

@@ -12,8 +12,8 @@ import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
 import { openJournal } from "../../src/journal/index.js";
-import type { Journal } from "../../src/journal/types.js";
 import { FsSnapshotStore } from "../../src/snapshot/store.js";
+import { countingJournal, JOURNAL_WRITES } from "../fixtures/counting-journal.js";
 import { closeAll, expectChainVerifies, headSeq, lifecycleOf, openTestHost, rejectsWithCode, signal, spawnedRuntimeOf, turn, turns, until } from "./helpers.js";
 
 /** A blob store whose writes can be made to fail (the disk refusing the blob), counting put calls. */
@@ -27,24 +27,6 @@ class FaultyStore extends FsSnapshotStore {
   }
 }
 
-const WRITES = new Set(["append", "appendBatch", "appendUnderNewFence", "newFence", "putCheckpoint", "fork", "createSession"]);
-
-/** The journal with a count of durable-commit calls. */
-function countingWrites(inner: Journal): { journal: Journal; writes: () => number } {
-  let writes = 0;
-  const journal = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const fn = value as (...a: unknown[]) => unknown;
-      return (...args: unknown[]) => {
-        if (typeof prop === "string" && WRITES.has(prop)) writes += 1;
-        return fn.apply(target, args);
-      };
-    },
-  });
-  return { journal, writes: () => writes };
-}
 
 let host: Host;
 let store: FaultyStore;
@@ -53,8 +35,8 @@ let writes: () => number;
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "hh-suspend-commits-"));
   store = new FaultyStore(join(dir, "snapshots"));
-  const counted = countingWrites(await openJournal(join(dir, "journal.db")));
-  writes = counted.writes;
+  const counted = countingJournal(await openJournal(join(dir, "journal.db")), JOURNAL_WRITES);
+  writes = counted.calls;
   host = await openTestHost({ dataDir: dir, nodeIdleMs: 60_000 }, { journal: counted.journal, snapshots: store });
 });
 afterAll(closeAll);
