@@ -225,8 +225,8 @@ const refusingModel: ModelProvider = {
 
 /** Re-executes every completed turn against its recorded effects: zero model calls, zero appends. */
 export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: ReplayParams): Promise<ReplayResult> {
-  // Replay projects events only: a backend that can read them without the chain columns does.
-  const records = deps.journal.readEvents ? await deps.journal.readEvents(p.session) : await deps.journal.readRange(p.session);
+  // Replay projects events only: the chain columns are not read.
+  const records = await deps.journal.readEvents(p.session);
   const executions = projectExecutions(records);
   const results: { executionId: string; outputs: string[] }[] = [];
   const replayDeps: ControllerDeps = { journal: deps.journal, model: refusingModel };

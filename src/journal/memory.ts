@@ -15,6 +15,7 @@ import type {
   Head,
   Journal,
   JournalRecord,
+  SeqEvent,
   ListSessionsQuery,
   SessionInfo,
   SessionMetaInput,
@@ -138,6 +139,12 @@ export class MemoryJournal implements Journal {
   async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
     const out: JournalRecord[] = [];
     for await (const rec of this.read(session, from, to)) out.push(rec);
+    return out;
+  }
+
+  async readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]> {
+    const out: SeqEvent[] = [];
+    for await (const rec of this.read(session, from, to)) out.push({ seq: rec.seq, event: rec.event });
     return out;
   }
 

@@ -180,11 +180,11 @@ export interface Journal {
   readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]>;
 
   /**
-   * Optional: the same records as readRange without their hashes and fences (seq and decoded event
-   * only), for callers that only project events — replay. Same order, same decode errors (DATA_LOSS
-   * naming the seq). Callers fall back to readRange when a backend does not provide it.
+   * The same records as readRange without their hashes and fences (seq and decoded event only), for
+   * callers that only project events — replay. Same order, same decode errors (DATA_LOSS naming the
+   * seq). A backend that can skip reading the chain columns does (SQLite).
    */
-  readEvents?(session: string, from?: number, to?: number): Promise<SeqEvent[]>;
+  readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]>;
 
   /** Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head. */
   verify(session: string): Promise<VerifyResult>;
