@@ -96,6 +96,7 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
     })
     .then(
       async (result) => {
+        settled = true; // the turn is over: closing the stream from here on must not abort anything
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
         try {
@@ -105,7 +106,10 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
           updates.fail(err);
         }
       },
-      (err: unknown) => updates.fail(deadline.signal.aborted ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err }) : err),
+      (err: unknown) => {
+        settled = true;
+        updates.fail(deadline.signal.aborted ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err }) : err);
+      },
     )
     .finally(() => {
       settled = true;

@@ -1,13 +1,13 @@
 // Correlation ids (x-request-id). Invariant: every call has exactly one id — a well-formed id the
 // client sent, or a freshly minted 24-hex one — and that id is the one echoed back and logged.
-import { randomBytes } from "node:crypto";
 import type { Metadata } from "@grpc/grpc-js";
+import { randomHex } from "../controller/ids.js";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function mintRequestId(): string {
-  return randomBytes(12).toString("hex");
+  return randomHex(12);
 }
 
 /** Adopts a valid incoming id, else mints one; the metadata is updated to carry exactly that id. */

@@ -19,6 +19,7 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   readonly #waiters: { resolve(r: IteratorResult<T>): void; reject(err: unknown): void }[] = [];
   #closing: Closing | undefined;
   #discarded: unknown;
+  #discardReason: (() => unknown) | undefined;
   #isDiscarded = false;
   /** Called after the consumer takes an item (used to resume a paused source). */
   onTake: ((remaining: number) => void) | undefined;
@@ -39,7 +40,7 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   }
 
   send(value: T): Promise<void> {
-    if (this.#isDiscarded) return Promise.reject(this.#discarded);
+    if (this.#isDiscarded) return Promise.reject(this.#reason());
     if (this.#closing !== undefined) {
       return Promise.reject(new HostError(ErrorCode.Internal, "send on a closed stream"));
     }
@@ -72,18 +73,33 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   }
 
   return(): Promise<IteratorResult<T>> {
-    this.discard(new HostError(ErrorCode.Cancelled, "stream consumer stopped"));
+    // The reason is built only if a send is rejected with it: a consumer that stops after the end
+    // (every finished stream) costs no error object and no stack capture.
+    this.#discardWith(() => new HostError(ErrorCode.Cancelled, "stream consumer stopped"));
     return Promise.resolve({ value: undefined, done: true });
   }
 
   /** Stops consumption: pending and later sends reject with `reason`, waiting readers see done. */
   discard(reason: unknown): void {
+    this.#discardWith(() => reason);
+  }
+
+  #discardWith(reason: () => unknown): void {
     if (this.#isDiscarded) return;
     this.#isDiscarded = true;
-    this.#discarded = reason;
-    for (const item of this.#items.splice(0)) item.taken?.reject(reason);
+    this.#discardReason = reason;
+    for (const item of this.#items.splice(0)) item.taken?.reject(this.#reason());
     for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
     this.onDiscard?.();
+  }
+
+  /** The discard reason, built once on first use. */
+  #reason(): unknown {
+    if (this.#discardReason !== undefined) {
+      this.#discarded = this.#discardReason();
+      this.#discardReason = undefined;
+    }
+    return this.#discarded;
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {

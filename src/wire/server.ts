@@ -137,37 +137,49 @@ function decoded<T>(request: T): T {
 
 function unaryHandler(fn: UnaryFn): UntypedHandleCall {
   return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
-    const ctx = callContext(call);
+    const [ctx, finished] = callContext(call);
     void invoke(() => fn(decoded(call.request), ctx)).then(
-      (res) => callback(null, res, ctx.trailers),
-      (err: unknown) => callback(statusOfError(err, ctx.trailers)),
+      (res) => {
+        finished();
+        callback(null, res, ctx.trailers);
+      },
+      (err: unknown) => {
+        finished();
+        callback(statusOfError(err, ctx.trailers));
+      },
     );
   };
 }
 
 function serverStreamHandler(fn: ServerStreamFn): UntypedHandleCall {
   return (call: ServerWritableStream<Message, unknown>) => {
-    const ctx = callContext(call);
-    void writeAll(call, ctx, () => fn(decoded(call.request), ctx));
+    const [ctx, finished] = callContext(call);
+    void writeAll(call, ctx, finished, () => fn(decoded(call.request), ctx));
   };
 }
 
 function clientStreamHandler(fn: ClientStreamFn): UntypedHandleCall {
   return (call: ServerReadableStream<Message, unknown>, callback: sendUnaryData<unknown>) => {
-    const ctx = callContext(call);
+    const [ctx, finished] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
     void invoke(() => fn(requests, ctx)).then(
-      (res) => callback(null, res, ctx.trailers),
-      (err: unknown) => callback(statusOfError(err, ctx.trailers)),
+      (res) => {
+        finished();
+        callback(null, res, ctx.trailers);
+      },
+      (err: unknown) => {
+        finished();
+        callback(statusOfError(err, ctx.trailers));
+      },
     );
   };
 }
 
 function bidiHandler(fn: BidiFn): UntypedHandleCall {
   return (call: ServerDuplexStream<Message, unknown>) => {
-    const ctx = callContext(call);
+    const [ctx, finished] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    void writeAll(call, ctx, () => fn(requests, ctx));
+    void writeAll(call, ctx, finished, () => fn(requests, ctx));
   };
 }
 
@@ -178,15 +190,18 @@ async function invoke(fn: () => unknown): Promise<unknown> {
 type StreamingCall = Writable & { end(metadata?: Metadata): unknown };
 
 /** Drains the handler's responses into the call with backpressure, then ends it with a status. */
-async function writeAll(call: StreamingCall, ctx: CallContext, responses: () => AsyncIterable<unknown>): Promise<void> {
+async function writeAll(call: StreamingCall, ctx: CallContext, finished: () => void, responses: () => AsyncIterable<unknown>): Promise<void> {
   try {
     for await (const res of responses()) {
       if (ctx.signal.aborted) return;
       await writeWithBackpressure(call, res);
     }
-    if (!ctx.signal.aborted) call.end(ctx.trailers);
+    if (ctx.signal.aborted) return;
+    finished();
+    call.end(ctx.trailers);
   } catch (err) {
     if (ctx.signal.aborted) return;
+    finished();
     // grpc-js turns an 'error' event on a server stream into the call's status.
     call.emit("error", statusOfError(err, ctx.trailers));
   }
@@ -242,7 +257,7 @@ export function readStream<T>(stream: Readable, onClose: () => unknown): AsyncQu
   });
   stream.on("error", (err: unknown) => queue.fail(err));
   stream.on("close", () => {
-    if (!ended) queue.fail(onClose());
+    if (!ended && !queue.closed) queue.fail(onClose());
   });
   return queue;
 }
@@ -255,11 +270,22 @@ interface AnyServerCall {
   on(event: "cancelled", listener: () => void): unknown;
 }
 
-function callContext(call: AnyServerCall): CallContext {
+/**
+ * The handler's view of a call, and `finished()` to say its status has been sent. grpc-js emits
+ * 'cancelled' whenever the HTTP/2 stream closes — after a normal status too — so only a close before
+ * `finished()` aborts the handler's signal (and builds the CANCELLED error).
+ */
+function callContext(call: AnyServerCall): [CallContext, () => void] {
   const controller = new AbortController();
-  call.on("cancelled", () => controller.abort(cancelledError(call)));
+  let done = false;
+  call.on("cancelled", () => {
+    if (!done) controller.abort(cancelledError(call));
+  });
   let headerSent = false;
-  return {
+  const finished = (): void => {
+    done = true;
+  };
+  return [{
     metadata: call.metadata,
     signal: controller.signal,
     peer: call.getPeer(),
@@ -269,7 +295,7 @@ function callContext(call: AnyServerCall): CallContext {
       headerSent = true;
       call.sendMetadata(metadata);
     },
-  };
+  }, finished];
 }
 
 function cancelledError(call: Pick<AnyServerCall, "getDeadline">): HostError {
