@@ -6,7 +6,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
 import type { RestoreActorRequestSchema, SnapshotTrailer } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { createClient } from "../wire/index.js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RpcError, createClient } from "../wire/index.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
 import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
 
@@ -29,6 +30,8 @@ export interface NodeInfo {
   readonly codecs: readonly string[];
   /** The node drops a named restored instance only (docs/protocol.md §8.5). */
   readonly instanceDrops: boolean;
+  /** The node serves RestoreActorWhole (docs/protocol.md §8.9). */
+  readonly wholeRestore: boolean;
 }
 
 export interface ActorSnapshot {
@@ -44,6 +47,8 @@ interface Call {
 export class ActorsClient {
   readonly address: string;
   readonly #client: ServiceClient<MethodsOf<typeof Actors>>;
+  /** Set by the node's NodeInfo answer (and cleared if the node ever answers UNIMPLEMENTED to it). */
+  #wholeRestore = false;
 
   constructor(opts: ActorsClientOptions) {
     this.address = opts.address;
@@ -104,6 +109,17 @@ export class ActorsClient {
       }
       yield { item: { case: "chunk", value: { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec } } } } };
     }
+    if (this.#wholeRestore && bytes.length <= SNAPSHOT_CHUNK_BYTES) {
+      // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
+      const trailer = { sha256, size: BigInt(bytes.length), codec };
+      try {
+        return Number((await this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, opts)).size);
+      } catch (err) {
+        // UNIMPLEMENTED: the handler never ran (e.g. an older node now answers at this address).
+        if (!(err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED)) throw err;
+        this.#wholeRestore = false;
+      }
+    }
     const res = await this.#client.restoreActor(frames(), opts);
     return Number(res.size);
   }
@@ -123,7 +139,8 @@ export class ActorsClient {
 
   async nodeInfo(opts: Call = {}): Promise<NodeInfo> {
     const res = await this.#client.nodeInfo({}, opts);
-    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs, instanceDrops: res.instanceDrops };
+    this.#wholeRestore = res.wholeRestore;
+    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs, instanceDrops: res.instanceDrops, wholeRestore: res.wholeRestore };
   }
 
   close(): void {

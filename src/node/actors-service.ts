@@ -1,6 +1,6 @@
 // harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
-// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore installs nothing unless the
-// whole stream arrived with a matching digest and size and decoded cleanly. Dropping or restoring an
+// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore (streamed, or whole in one
+// message) installs nothing unless all its bytes arrived with a matching digest and size and decoded cleanly. Dropping or restoring an
 // actor also forgets the history the node held for its session (docs/protocol.md §8.8).
 import { createHash } from "node:crypto";
 import type { RestoreActorHeader, SnapshotTrailer, Actors } from "../gen/harnesshost/v1/actors_pb.js";
@@ -16,6 +16,39 @@ import type { HistoryStore } from "./history-store.js";
 export const NODE_CODECS: readonly string[] = [ACTOR_CODEC];
 
 export function actorsService(table: ActorTable, factory: HarnessFactory, histories?: HistoryStore): ServiceImpl<MethodsOf<typeof Actors>> {
+  function checkHeader(header: RestoreActorHeader): void {
+    if (header.session === "") throw invalid("RestoreActor header needs a session");
+    if (table.has(header.session) && !header.replace) {
+      throw new HostError(ErrorCode.AlreadyExists, `actor for session ${header.session} already exists`);
+    }
+  }
+
+  /** Installs the actor the bytes decode to, if their digest and size match the trailer and the codec is known. */
+  function install(header: RestoreActorHeader, bytes: Uint8Array, digest: string, trailer: SnapshotTrailer) {
+    if (BigInt(bytes.length) !== trailer.size || digest !== trailer.sha256) {
+      throw new HostError(
+        ErrorCode.DataLoss,
+        `snapshot digest mismatch: got ${bytes.length} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`,
+      );
+    }
+    if (!NODE_CODECS.includes(trailer.codec)) {
+      throw new HostError(ErrorCode.FailedPrecondition, `unsupported snapshot codec ${JSON.stringify(trailer.codec)}`);
+    }
+    const fresh = factory();
+    let restored: typeof fresh;
+    try {
+      restored = decodeActor(bytes, fresh, { classes: snapshotClassesOf(fresh) });
+    } catch (err) {
+      if (err instanceof HostError) throw err;
+      throw new HostError(ErrorCode.DataLoss, `snapshot does not decode: ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
+    }
+    table.install(header.session, restored, header.replace, header.instance);
+    histories?.drop(header.session);
+    return { session: header.session, size: BigInt(bytes.length) };
+  }
+
   return {
     async *snapshotActor(req) {
       const actor = table.idle(req.session);
@@ -38,10 +71,7 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
           case "header":
             if (header !== undefined) throw invalid("duplicate RestoreActor header");
             header = req.item.value;
-            if (header.session === "") throw invalid("RestoreActor header needs a session");
-            if (table.has(header.session) && !header.replace) {
-              throw new HostError(ErrorCode.AlreadyExists, `actor for session ${header.session} already exists`);
-            }
+            checkHeader(header);
             break;
           case "chunk": {
             if (header === undefined) throw invalid("RestoreActor header must come first");
@@ -75,29 +105,15 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
       }
       if (header === undefined) throw invalid("RestoreActor stream without a header");
       if (trailer === undefined) throw new HostError(ErrorCode.DataLoss, "snapshot stream ended without a trailer");
-      const digest = hash.digest("hex");
-      if (BigInt(size) !== trailer.size || digest !== trailer.sha256) {
-        throw new HostError(
-          ErrorCode.DataLoss,
-          `snapshot digest mismatch: got ${size} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`,
-        );
-      }
-      if (!NODE_CODECS.includes(trailer.codec)) {
-        throw new HostError(ErrorCode.FailedPrecondition, `unsupported snapshot codec ${JSON.stringify(trailer.codec)}`);
-      }
-      const fresh = factory();
-      let restored: typeof fresh;
-      try {
-        restored = decodeActor(concat(chunks, size), fresh, { classes: snapshotClassesOf(fresh) });
-      } catch (err) {
-        if (err instanceof HostError) throw err;
-        throw new HostError(ErrorCode.DataLoss, `snapshot does not decode: ${err instanceof Error ? err.message : String(err)}`, {
-          cause: err,
-        });
-      }
-      table.install(header.session, restored, header.replace, header.instance);
-      histories?.drop(header.session);
-      return { session: header.session, size: BigInt(size) };
+      return install(header, concat(chunks, size), hash.digest("hex"), trailer);
+    },
+
+    async restoreActorWhole(req) {
+      const header = req.header;
+      if (header === undefined) throw invalid("RestoreActorWhole needs a header");
+      checkHeader(header);
+      if (req.trailer === undefined) throw new HostError(ErrorCode.DataLoss, "RestoreActorWhole without a trailer");
+      return install(header, req.data, createHash("sha256").update(req.data).digest("hex"), req.trailer);
     },
 
     dropActor(req) {
@@ -112,7 +128,7 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
     },
 
     nodeInfo() {
-      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS], instanceDrops: true };
+      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS], instanceDrops: true, wholeRestore: true };
     },
   };
 }

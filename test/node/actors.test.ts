@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe("Actors service", () => {
   it("reports node info", async () => {
-    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"], instanceDrops: true });
+    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"], instanceDrops: true, wholeRestore: true });
   });
 
   // docs/protocol.md §8.5

@@ -93,6 +93,9 @@ function actorsImpl(observed: Observed): ServiceImpl<ActorsMethods> {
       if (session === "") throw new HostError(ErrorCode.InvalidArgument, "header first");
       return { session, size };
     },
+    async restoreActorWhole(req) {
+      return { session: req.header?.session ?? "", size: BigInt(req.data.length) };
+    },
   };
 }
 type ActorsMethods = MethodsOf<typeof Actors>;

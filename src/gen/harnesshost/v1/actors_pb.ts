@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harnesshost/v1/actors.proto.
  */
 export const file_harnesshost_v1_actors: GenFile = /*@__PURE__*/
-  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIkgKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgSEAoIaW5zdGFuY2UYAyABKAkiNQoUUmVzdG9yZUFjdG9yUmVzcG9uc2USDwoHc2Vzc2lvbhgBIAEoCRIMCgRzaXplGAIgASgDIjUKEERyb3BBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCRIQCghpbnN0YW5jZRgCIAEoCSIkChFEcm9wQWN0b3JSZXNwb25zZRIPCgdkcm9wcGVkGAEgASgIIhMKEUxpc3RBY3RvcnNSZXF1ZXN0IisKCUFjdG9ySW5mbxIPCgdzZXNzaW9uGAEgASgJEg0KBXR1cm5zGAIgASgDIj8KEkxpc3RBY3RvcnNSZXNwb25zZRIpCgZhY3RvcnMYASADKAsyGS5oYXJuZXNzaG9zdC52MS5BY3RvckluZm8iEQoPTm9kZUluZm9SZXF1ZXN0ImQKEE5vZGVJbmZvUmVzcG9uc2USCwoDcGlkGAEgASgDEhsKE2luY3JlbWVudGFsX2hpc3RvcnkYAiABKAgSDgoGY29kZWNzGAMgAygJEhYKDmluc3RhbmNlX2Ryb3BzGAQgASgIMrMDCgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBElAKCURyb3BBY3RvchIgLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlcXVlc3QaIS5oYXJuZXNzaG9zdC52MS5Ecm9wQWN0b3JSZXNwb25zZRJTCgpMaXN0QWN0b3JzEiEuaGFybmVzc2hvc3QudjEuTGlzdEFjdG9yc1JlcXVlc3QaIi5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVzcG9uc2USTQoITm9kZUluZm8SHy5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1JlcXVlc3QaIC5oYXJuZXNzaG9zdC52MS5Ob2RlSW5mb1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIkgKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgSEAoIaW5zdGFuY2UYAyABKAkijgEKGFJlc3RvcmVBY3Rvcldob2xlUmVxdWVzdBIyCgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXISDAoEZGF0YRgCIAEoDBIwCgd0cmFpbGVyGAMgASgLMh8uaGFybmVzc2hvc3QudjEuU25hcHNob3RUcmFpbGVyIjUKFFJlc3RvcmVBY3RvclJlc3BvbnNlEg8KB3Nlc3Npb24YASABKAkSDAoEc2l6ZRgCIAEoAyI1ChBEcm9wQWN0b3JSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEAoIaW5zdGFuY2UYAiABKAkiJAoRRHJvcEFjdG9yUmVzcG9uc2USDwoHZHJvcHBlZBgBIAEoCCITChFMaXN0QWN0b3JzUmVxdWVzdCIrCglBY3RvckluZm8SDwoHc2Vzc2lvbhgBIAEoCRINCgV0dXJucxgCIAEoAyI/ChJMaXN0QWN0b3JzUmVzcG9uc2USKQoGYWN0b3JzGAEgAygLMhkuaGFybmVzc2hvc3QudjEuQWN0b3JJbmZvIhEKD05vZGVJbmZvUmVxdWVzdCJ7ChBOb2RlSW5mb1Jlc3BvbnNlEgsKA3BpZBgBIAEoAxIbChNpbmNyZW1lbnRhbF9oaXN0b3J5GAIgASgIEg4KBmNvZGVjcxgDIAMoCRIWCg5pbnN0YW5jZV9kcm9wcxgEIAEoCBIVCg13aG9sZV9yZXN0b3JlGAUgASgIMpgECgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBEmMKEVJlc3RvcmVBY3Rvcldob2xlEiguaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yV2hvbGVSZXF1ZXN0GiQuaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yUmVzcG9uc2USUAoJRHJvcEFjdG9yEiAuaGFybmVzc2hvc3QudjEuRHJvcEFjdG9yUmVxdWVzdBohLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlc3BvbnNlElMKCkxpc3RBY3RvcnMSIS5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVxdWVzdBoiLmhhcm5lc3Nob3N0LnYxLkxpc3RBY3RvcnNSZXNwb25zZRJNCghOb2RlSW5mbxIfLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVxdWVzdBogLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * A piece of a snapshot stream: data chunks in order, then exactly one trailer.
@@ -164,6 +164,37 @@ export const RestoreActorHeaderSchema: GenMessage<RestoreActorHeader> = /*@__PUR
   messageDesc(file_harnesshost_v1_actors, 4);
 
 /**
+ * A whole snapshot in one message, for states of at most one chunk (1 MiB): the header, the data and
+ * the trailer that a RestoreActor stream would carry, restored with the same checks. Sent only to a
+ * node that reports NodeInfoResponse.whole_restore (see docs/protocol.md §8.9).
+ *
+ * @generated from message harnesshost.v1.RestoreActorWholeRequest
+ */
+export type RestoreActorWholeRequest = Message<"harnesshost.v1.RestoreActorWholeRequest"> & {
+  /**
+   * @generated from field: harnesshost.v1.RestoreActorHeader header = 1;
+   */
+  header?: RestoreActorHeader | undefined;
+
+  /**
+   * @generated from field: bytes data = 2;
+   */
+  data: Uint8Array;
+
+  /**
+   * @generated from field: harnesshost.v1.SnapshotTrailer trailer = 3;
+   */
+  trailer?: SnapshotTrailer | undefined;
+};
+
+/**
+ * Describes the message harnesshost.v1.RestoreActorWholeRequest.
+ * Use `create(RestoreActorWholeRequestSchema)` to create a new message.
+ */
+export const RestoreActorWholeRequestSchema: GenMessage<RestoreActorWholeRequest> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_actors, 5);
+
+/**
  * @generated from message harnesshost.v1.RestoreActorResponse
  */
 export type RestoreActorResponse = Message<"harnesshost.v1.RestoreActorResponse"> & {
@@ -183,7 +214,7 @@ export type RestoreActorResponse = Message<"harnesshost.v1.RestoreActorResponse"
  * Use `create(RestoreActorResponseSchema)` to create a new message.
  */
 export const RestoreActorResponseSchema: GenMessage<RestoreActorResponse> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 5);
+  messageDesc(file_harnesshost_v1_actors, 6);
 
 /**
  * @generated from message harnesshost.v1.DropActorRequest
@@ -208,7 +239,7 @@ export type DropActorRequest = Message<"harnesshost.v1.DropActorRequest"> & {
  * Use `create(DropActorRequestSchema)` to create a new message.
  */
 export const DropActorRequestSchema: GenMessage<DropActorRequest> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 6);
+  messageDesc(file_harnesshost_v1_actors, 7);
 
 /**
  * @generated from message harnesshost.v1.DropActorResponse
@@ -227,7 +258,7 @@ export type DropActorResponse = Message<"harnesshost.v1.DropActorResponse"> & {
  * Use `create(DropActorResponseSchema)` to create a new message.
  */
 export const DropActorResponseSchema: GenMessage<DropActorResponse> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 7);
+  messageDesc(file_harnesshost_v1_actors, 8);
 
 /**
  * @generated from message harnesshost.v1.ListActorsRequest
@@ -240,7 +271,7 @@ export type ListActorsRequest = Message<"harnesshost.v1.ListActorsRequest"> & {
  * Use `create(ListActorsRequestSchema)` to create a new message.
  */
 export const ListActorsRequestSchema: GenMessage<ListActorsRequest> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 8);
+  messageDesc(file_harnesshost_v1_actors, 9);
 
 /**
  * @generated from message harnesshost.v1.ActorInfo
@@ -264,7 +295,7 @@ export type ActorInfo = Message<"harnesshost.v1.ActorInfo"> & {
  * Use `create(ActorInfoSchema)` to create a new message.
  */
 export const ActorInfoSchema: GenMessage<ActorInfo> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 9);
+  messageDesc(file_harnesshost_v1_actors, 10);
 
 /**
  * @generated from message harnesshost.v1.ListActorsResponse
@@ -281,7 +312,7 @@ export type ListActorsResponse = Message<"harnesshost.v1.ListActorsResponse"> & 
  * Use `create(ListActorsResponseSchema)` to create a new message.
  */
 export const ListActorsResponseSchema: GenMessage<ListActorsResponse> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 10);
+  messageDesc(file_harnesshost_v1_actors, 11);
 
 /**
  * @generated from message harnesshost.v1.NodeInfoRequest
@@ -294,7 +325,7 @@ export type NodeInfoRequest = Message<"harnesshost.v1.NodeInfoRequest"> & {
  * Use `create(NodeInfoRequestSchema)` to create a new message.
  */
 export const NodeInfoRequestSchema: GenMessage<NodeInfoRequest> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 11);
+  messageDesc(file_harnesshost_v1_actors, 12);
 
 /**
  * What the node supports beyond the reference protocol. A host uses these to negotiate.
@@ -331,6 +362,14 @@ export type NodeInfoResponse = Message<"harnesshost.v1.NodeInfoResponse"> & {
    * @generated from field: bool instance_drops = 4;
    */
   instanceDrops: boolean;
+
+  /**
+   * The node serves RestoreActorWhole, so a host may restore a small snapshot in one unary call
+   * instead of a three-message stream (docs/protocol.md §8.9).
+   *
+   * @generated from field: bool whole_restore = 5;
+   */
+  wholeRestore: boolean;
 };
 
 /**
@@ -338,7 +377,7 @@ export type NodeInfoResponse = Message<"harnesshost.v1.NodeInfoResponse"> & {
  * Use `create(NodeInfoResponseSchema)` to create a new message.
  */
 export const NodeInfoResponseSchema: GenMessage<NodeInfoResponse> = /*@__PURE__*/
-  messageDesc(file_harnesshost_v1_actors, 12);
+  messageDesc(file_harnesshost_v1_actors, 13);
 
 /**
  * @generated from service harnesshost.v1.Actors
@@ -364,6 +403,16 @@ export const Actors: GenService<{
   restoreActor: {
     methodKind: "client_streaming";
     input: typeof RestoreActorRequestSchema;
+    output: typeof RestoreActorResponseSchema;
+  },
+  /**
+   * RestoreActor for a snapshot that fits one message: same checks, same errors, same effect.
+   *
+   * @generated from rpc harnesshost.v1.Actors.RestoreActorWhole
+   */
+  restoreActorWhole: {
+    methodKind: "unary";
+    input: typeof RestoreActorWholeRequestSchema;
     output: typeof RestoreActorResponseSchema;
   },
   /**
