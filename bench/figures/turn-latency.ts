@@ -2,8 +2,12 @@
 // in-process `serve` (Host + startServer, same services, interceptors and SQLite journal as the
 // command), placed on a `spawned` echo harness whose node is a separate process behind a unix socket —
 // against a raw grpc-js unary round trip (bytes in, same bytes out, no protobuf) on the same transport
-// kind. Both run in this process, alternating, after a warm-up. Invariant: every turn must stream back
-// its own echo and end, or the figure crashes instead of reporting a number.
+// kind. Both run in this process, alternating, after a warm-up. Each repetition also times three
+// floors of the same turn in place (details): the raw message pattern (rawTurnShape*), the same with
+// the two durable commits made as raw SQLite transactions (floor*), and the contract floor — the
+// pattern with the wire contract's protobuf messages and the real journal's commits but none of the
+// host's logic (contract*, bench/lib/contract-turn-shape.ts). Invariant: every turn, ours and the
+// floors', must stream back its own echo and end, or the figure crashes instead of reporting a number.
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../../src/host/host.js";
@@ -13,6 +17,7 @@ import { guardImport } from "../lib/lazy.js";
 import { rawCommitMs } from "../lib/raw-commit.js";
 import { startRawPing } from "../lib/raw-ping.js";
 import { startRawTurnShape } from "../lib/raw-turn-shape.js";
+import { startContractTurnShape } from "../lib/contract-turn-shape.js";
 import { newTally, timed, type Tally } from "../lib/timed.js";
 import { DURABLE_JOURNAL_METHODS } from "../../src/journal/types.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
@@ -31,6 +36,12 @@ interface TransportRun {
   readonly rawMs: number[];
   /** The raw grpc-js floor of the turn's message pattern (bench/lib/raw-turn-shape.ts). */
   readonly shapeMs: number[];
+  /** The same with the turn's two durable commits made in place as raw SQLite transactions. */
+  readonly floorMs: number[];
+  /** The same pattern with the contract's protobuf messages and real journal commits (bench/lib/contract-turn-shape.ts). */
+  readonly contractMs: number[];
+  /** ms of the contract floor's two journal commits, per turn. */
+  readonly contractJournalMs: number[];
   /** Per measured turn: ms spent in journal calls, and how many durable commits it made. */
   readonly journalMs: number[];
   readonly commits: number[];
@@ -45,6 +56,12 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
   const raw = await startRawPing(rawAddr);
   const shapeAddr = transport === "unix" ? `unix://${dir.file(`shape-${transport}.sock`)}` : "127.0.0.1:0";
   const shape = await startRawTurnShape(shapeAddr, dir.file(`shape-node-${transport}.sock`));
+  const floorAddr = transport === "unix" ? `unix://${dir.file(`floor-${transport}.sock`)}` : "127.0.0.1:0";
+  const floorShape = await startRawTurnShape(floorAddr, dir.file(`floor-node-${transport}.sock`), { commitDb: dir.file(`floor-${transport}.db`) });
+  const contractAddr = transport === "unix" ? `unix://${dir.file(`contract-${transport}.sock`)}` : "127.0.0.1:0";
+  const { openJournal } = await import("../../src/journal/index.js");
+  const contractJournal = await openJournal(dir.file(`contract-${transport}.db`));
+  const contract = await startContractTurnShape(contractAddr, dir.file(`contract-node-${transport}.sock`), contractJournal, `sess-contract-${transport}`);
   const client = createClient(Sessions, server.addr);
   try {
     const created = await client.createSession({ session: { harness: HARNESS } });
@@ -74,12 +91,17 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       if (back.length !== payload.length) throw new Error("raw ping returned other bytes");
       return ms;
     };
-    const shapeTurn = async (): Promise<number> => {
+    const shapeTurn = async (which: typeof shape): Promise<number> => {
       const t0 = performance.now();
-      await shape.turn(payload);
+      await which.turn(payload);
       return performance.now() - t0;
     };
-    const out: TransportRun = { turnMs: [], rawMs: [], shapeMs: [], journalMs: [], commits: [] };
+    const contractTurn = async (i: number): Promise<[number, number]> => {
+      const t0 = performance.now();
+      const journalMs = await contract.turn(promptText(i));
+      return [performance.now() - t0, journalMs];
+    };
+    const out: TransportRun = { turnMs: [], rawMs: [], shapeMs: [], floorMs: [], contractMs: [], contractJournalMs: [], journalMs: [], commits: [] };
     for (let i = 0; i < warmup + turns; i++) {
       // Alternate the order so drift on a shared machine hits both alike.
       tally.reset();
@@ -87,19 +109,27 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       const second = i % 2 === 0 ? await ping() : await turn(i);
       const journalMs = tally.ms();
       const commits = tally.calls(...DURABLE_JOURNAL_METHODS);
-      const floor = await shapeTurn();
+      const shapeOnly = await shapeTurn(shape);
+      const floor = await shapeTurn(floorShape);
+      const [contractFloor, contractJournal] = await contractTurn(i);
       if (i < warmup) continue;
+      out.contractMs.push(contractFloor);
+      out.contractJournalMs.push(contractJournal);
       out.journalMs.push(journalMs);
       out.commits.push(commits);
       out.turnMs.push(i % 2 === 0 ? first : second);
       out.rawMs.push(i % 2 === 0 ? second : first);
-      out.shapeMs.push(floor);
+      out.shapeMs.push(shapeOnly);
+      out.floorMs.push(floor);
     }
     return out;
   } finally {
     client.close();
     await raw.close();
     await shape.close();
+    await floorShape.close();
+    await contract.close();
+    await contractJournal.close();
     await server.close(1000);
   }
 }
@@ -107,10 +137,10 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
 function reading(run: TransportRun, transport: Transport, commitMs: number): Reading {
   const ratio = median(run.turnMs) / median(run.rawMs);
   const commits = median(run.commits);
-  // What a turn costs at the least: its durable commits at the disk's price plus the raw grpc-js cost
-  // of its message pattern (Exec stream + Connect stream to a node process, no protobuf, no host).
+  // What a turn costs at the least: the raw grpc-js cost of its message pattern (Exec stream + Connect
+  // stream to a node process, no protobuf, no host) with its durable commits made in place.
   const shapeMs = median(run.shapeMs);
-  const floorMs = commits * commitMs + shapeMs;
+  const floorMs = median(run.floorMs);
   return {
     value: round(ratio),
     unit: "×",
@@ -124,12 +154,16 @@ function reading(run: TransportRun, transport: Transport, commitMs: number): Rea
       turns: run.turnMs.length,
       journalWritesPerTurn: commits,
       journalMsPerTurn: round(median(run.journalMs)),
-      rawCommitMs: round(commitMs),
+      rawCommitMsBackToBack: round(commitMs),
       rawTurnShapeMs: round(shapeMs),
       rawTurnShapeRatio: round(shapeMs / median(run.rawMs)),
       floorMs: round(floorMs),
       floorRatio: round(floorMs / median(run.rawMs)),
       overFloor: round(median(run.turnMs) / floorMs),
+      contractTurnMs: round(median(run.contractMs)),
+      contractJournalMs: round(median(run.contractJournalMs)),
+      contractRatio: round(median(run.contractMs) / median(run.rawMs)),
+      overContract: round(median(run.turnMs) / median(run.contractMs)),
     },
   };
 }

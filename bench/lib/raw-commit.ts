@@ -5,14 +5,30 @@
 import Database from "better-sqlite3";
 import { median } from "./stats.js";
 
-/** Median ms of `n` one-row durable commits into a scratch database at `path`. */
-export function rawCommitMs(path: string, n: number): number {
+function openRawCommitDb(path: string): Database.Database {
   const db = new Database(path, { timeout: 5000 });
+  db.pragma("busy_timeout = 5000");
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY, v BLOB NOT NULL)");
+  return db;
+}
+
+/** A raw durable committer for use in place: `commit(rows)` writes `rows` 180-byte rows in one transaction. */
+export function rawCommitter(path: string): { commit(rows: number): void; close(): void } {
+  const db = openRawCommitDb(path);
+  const insert = db.prepare<[Uint8Array]>("INSERT INTO t (v) VALUES (?)");
+  const row = new Uint8Array(180);
+  const commit = db.transaction((rows: number) => {
+    for (let i = 0; i < rows; i++) insert.run(row);
+  }).immediate;
+  return { commit: (rows) => commit(rows), close: () => db.close() };
+}
+
+/** Median ms of `n` one-row durable commits into a scratch database at `path`, back to back. */
+export function rawCommitMs(path: string, n: number): number {
+  const db = openRawCommitDb(path);
   try {
-    db.pragma("busy_timeout = 5000");
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    db.exec("CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY, v BLOB NOT NULL)");
     const insert = db.prepare<[number, Uint8Array]>("INSERT INTO t (k, v) VALUES (?, ?)");
     const commit = db.transaction((k: number) => insert.run(k, new Uint8Array(180))).immediate;
     const ms: number[] = [];

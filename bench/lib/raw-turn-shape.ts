@@ -4,7 +4,10 @@
 // that stream, while streaming seven messages back to the client (Session, EXECUTION_START, INPUT,
 // MODEL_CALL, the model's delta, OUTPUT, END). Invariant: the same transports
 // and message count as the measured turn (Exec stream + Connect stream to a node), so the difference
-// between the two is harnesshost's own work, not gRPC's.
+// between the two is harnesshost's own work, not gRPC's. With `commitDb`, the handler also makes the
+// turn's two durable commits in place (three rows before streaming EXECUTION_START…MODEL_CALL, two
+// before OUTPUT and END) as raw better-sqlite3 transactions: the floor including the disk, paid at the
+// moments the host pays it.
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
@@ -16,6 +19,7 @@ import {
   type ServiceDefinition,
 } from "@grpc/grpc-js";
 import { parseAddress, withPort } from "../../src/wire/index.js";
+import { rawCommitter } from "./raw-commit.js";
 
 const identity = (b: Buffer): Buffer => b;
 export const RAW_TURN_SERVICE: ServiceDefinition = {
@@ -49,8 +53,9 @@ async function startNode(socket: string): Promise<{ child: ChildProcess; target:
 }
 
 /** `address` is where the in-process server listens; `nodeSocket` a unix socket path for the child. */
-export async function startRawTurnShape(address: string, nodeSocket: string): Promise<RawTurnShape> {
+export async function startRawTurnShape(address: string, nodeSocket: string, opts: { commitDb?: string } = {}): Promise<RawTurnShape> {
   const node = await startNode(nodeSocket);
+  const committer = opts.commitDb !== undefined ? rawCommitter(opts.commitDb) : undefined;
   const nodeClient = new Client(node.target, credentials.createInsecure());
   const server = new Server();
   server.addService(RAW_TURN_SERVICE, {
@@ -62,12 +67,14 @@ export async function startRawTurnShape(address: string, nodeSocket: string): Pr
       up.on("data", (msg: Buffer) => {
         received++;
         if (received === 1) {
+          committer?.commit(3);
           call.write(msg); // EXECUTION_START
           call.write(msg); // INPUT
           call.write(msg); // MODEL_CALL
           call.write(msg); // the model's delta
           up.write(msg); // model result
         } else {
+          committer?.commit(2);
           call.write(msg); // OUTPUT
           call.write(msg); // END
         }
@@ -93,6 +100,7 @@ export async function startRawTurnShape(address: string, nodeSocket: string): Pr
       nodeClient.close();
       node.child.kill();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      committer?.close();
     },
   };
 }
