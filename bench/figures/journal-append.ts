@@ -37,7 +37,7 @@ export const journalAppend: Figure = {
   title: "journal append (hash-chained, SQLite) vs raw insert",
   async run(opts: RunOptions): Promise<FigureResult> {
     const perRep = opts.quick ? 40 : 200;
-    const reps = opts.quick ? 2 : 5;
+    const reps = opts.quick ? 2 : 9;
     const warmup = 1;
     const events = echoEventStream(perRep);
     // The raw side inserts exactly the bytes the journal stores: same event encoding, same hashes.

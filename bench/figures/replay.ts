@@ -45,7 +45,7 @@ export const replay: Figure = {
   title: "replay (events/s, zero model calls) vs raw read + decode",
   async run(opts: RunOptions): Promise<FigureResult> {
     const turns = opts.quick ? 100 : 2000;
-    const reps = opts.quick ? 2 : 5;
+    const reps = opts.quick ? 2 : 11;
     // Both sides read the same rows from the page cache; the journal only needs to *exist*, so it is
     // built on tmpfs where available (2,000 live turns are 10,000 fsyncs otherwise).
     const dir = scratchDir("replay", "memory");

@@ -106,7 +106,7 @@ async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Pr
       throw err;
     }
     const warmup = 3;
-    const n = quick ? 3 : 30;
+    const n = quick ? 3 : 60;
     const ms: number[] = [];
     const journalMs: number[] = [];
     const storeMs: number[] = [];
