@@ -5,37 +5,69 @@
 import { create } from "@bufbuild/protobuf";
 import { ModelCallSchema, type Message, type ModelCall } from "../gen/agentsessions/v1/common_pb.js";
 import { canonicalProto, sha256Hex } from "./hash.js";
-import { jcs } from "./jcs.js";
+
+/** A JSON string literal of `s` (JCS: JSON.stringify of a well-formed string), or undefined. */
+function jsonString(s: string): string | undefined {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed() ? JSON.stringify(s) : undefined;
+}
 
 /**
- * proto3-JSON of a request whose messages hold only text parts and that names no tools — the
- * common case, built directly instead of by reflection. Undefined for anything else. It must equal
- * the reflective form exactly (test/canon/model-input.test.ts checks both on random requests).
+ * The JCS text of the proto3-JSON of a request whose messages hold only text parts and that names no
+ * tools — the common case, written directly instead of by reflection and a JSON tree. Keys are
+ * emitted in JCS order (messages < model < params; parts < role). Undefined for anything else,
+ * including strings JCS refuses (lone surrogates), which the reflective path then decides. It must
+ * equal the reflective form exactly (test/canon/model-input.test.ts checks both on random requests).
  */
-function textOnlyJson(request: Pick<ModelCall, "model" | "params" | "messages" | "tools" | "toolChoice">): unknown {
+function textOnlyCanonical(request: Pick<ModelCall, "model" | "params" | "messages" | "tools" | "toolChoice">): string | undefined {
   if (request.tools.length > 0 || request.toolChoice !== undefined) return undefined;
-  const messages: unknown[] = [];
-  for (const m of request.messages as readonly Message[]) {
-    const parts: unknown[] = [];
-    for (const p of m.parts) {
-      if (p.part.case !== "text") return undefined;
-      parts.push({ text: p.part.value.text === "" ? {} : { text: p.part.value.text } });
+  let out = "";
+  if (request.messages.length > 0) {
+    let messages = "";
+    for (const m of request.messages as readonly Message[]) {
+      let parts = "";
+      for (const p of m.parts) {
+        if (p.part.case !== "text") return undefined;
+        let part = '{"text":{}}';
+        if (p.part.value.text !== "") {
+          const text = jsonString(p.part.value.text);
+          if (text === undefined) return undefined;
+          part = `{"text":{"text":${text}}}`;
+        }
+        parts += parts === "" ? part : `,${part}`;
+      }
+      let msg = parts === "" ? "" : `"parts":[${parts}]`;
+      if (m.role !== "") {
+        const role = jsonString(m.role);
+        if (role === undefined) return undefined;
+        msg += `${msg === "" ? "" : ","}"role":${role}`;
+      }
+      messages += `${messages === "" ? "" : ","}{${msg}}`;
     }
-    const msg: Record<string, unknown> = {};
-    if (m.role !== "") msg["role"] = m.role;
-    if (parts.length > 0) msg["parts"] = parts;
-    messages.push(msg);
+    out = `"messages":[${messages}]`;
   }
-  const json: Record<string, unknown> = {};
-  if (request.model !== "") json["model"] = request.model;
-  if (Object.keys(request.params).length > 0) json["params"] = { ...request.params };
-  if (messages.length > 0) json["messages"] = messages;
-  return json;
+  if (request.model !== "") {
+    const model = jsonString(request.model);
+    if (model === undefined) return undefined;
+    out += `${out === "" ? "" : ","}"model":${model}`;
+  }
+  const keys = Object.keys(request.params);
+  if (keys.length > 0) {
+    keys.sort();
+    let params = "";
+    for (const k of keys) {
+      const key = k === "__proto__" ? undefined : jsonString(k);
+      const value = jsonString(request.params[k] ?? "");
+      if (key === undefined || value === undefined) return undefined;
+      params += `${params === "" ? "" : ","}${key}:${value}`;
+    }
+    out += `${out === "" ? "" : ","}"params":{${params}}`;
+  }
+  return `{${out}}`;
 }
 
 export function modelInputHash(request: ModelCall): string {
-  const fast = textOnlyJson(request);
-  if (fast !== undefined) return sha256Hex(jcs(fast));
+  const fast = textOnlyCanonical(request);
+  if (fast !== undefined) return sha256Hex(fast);
   return reflectiveModelInputHash(request);
 }
 
