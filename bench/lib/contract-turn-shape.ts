@@ -6,11 +6,9 @@
 // controller and its sink guards, session reads, interceptors (auth, request ids, logging), validation,
 // RemoteHarness and the node's actor table. Invariant: every message a real echo turn puts on the wire
 // is encoded and decoded once by its schema, and the client must see the echoed OUTPUT and END.
-import { fork, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { Client, Server, ServerCredentials, credentials, type ServerWritableStream, type ServiceDefinition } from "@grpc/grpc-js";
+import { Client, Server, credentials, type ServerWritableStream, type ServiceDefinition } from "@grpc/grpc-js";
 import { ev, textMessage } from "../../src/controller/events.js";
 import { newExecutionId } from "../../src/controller/ids.js";
 import { modelInputHash } from "../../src/canon/index.js";
@@ -19,7 +17,7 @@ import { ControllerFrameSchema, type ControllerFrame } from "../../src/gen/agent
 import { ExecRequestSchema, ExecUpdateSchema, SessionSchema, type ExecRequest, type ExecUpdate } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "../../src/server/record-proto.js";
-import { parseAddress, withPort } from "../../src/wire/index.js";
+import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
 
 function codec<D extends DescMessage>(schema: D): { serialize(m: MessageShape<D>): Buffer; deserialize(b: Buffer): MessageShape<D> } {
   return {
@@ -52,7 +50,7 @@ export const CONTRACT_TURN_SERVICE: ServiceDefinition = {
     responseDeserialize: eventCodec.deserialize,
   },
 };
-const CHILD = fileURLToPath(new URL("./contract-turn-node.ts", import.meta.url));
+const CHILD = new URL("./contract-turn-node.ts", import.meta.url);
 
 export interface ContractTurnShape {
   /**
@@ -63,29 +61,14 @@ export interface ContractTurnShape {
   close(): Promise<void>;
 }
 
-async function bind(server: Server, address: string): Promise<string> {
-  const parsed = parseAddress(address);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(parsed.target, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  return withPort(parsed, port).target;
-}
 
-async function startNode(socket: string): Promise<{ child: ChildProcess; target: string }> {
-  const child = fork(CHILD, [socket], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  const target = await new Promise<string>((resolve, reject) => {
-    child.once("message", (m) => resolve(String(m)));
-    child.once("exit", (code) => reject(new Error(`contract node exited (${code})`)));
-  });
-  return { child, target };
-}
 
 /**
  * `address`: where the in-process server listens; `nodeSocket`: a unix socket path for the child;
  * `journal`: where the turns commit (one session, `session`, whose fence is `fence`).
  */
 export async function startContractTurnShape(address: string, nodeSocket: string, journal: Journal, session: string): Promise<ContractTurnShape> {
-  const node = await startNode(nodeSocket);
+  const node = await forkSocketNode(CHILD, nodeSocket);
   const nodeClient = new Client(node.target, credentials.createInsecure());
   const fence = await journal.newFence(session);
   let head = (await journal.head(session)).seq;
@@ -151,7 +134,7 @@ export async function startContractTurnShape(address: string, nodeSocket: string
       up.write(create(ControllerFrameSchema, { session, executionId, frame: { case: "start", value: { inputs: [input] } } }));
     },
   });
-  const target = await bind(server, address);
+  const target = (await bindInsecure(server, address)).target;
   const client = new Client(target, credentials.createInsecure());
   return {
     turn: (text) =>

@@ -2,8 +2,8 @@
 // bytes as sent (no protobuf, no interceptors, no auth). Invariant: it is served and dialled exactly
 // like harnesshost's own listeners (same address forms, insecure credentials), so only the work above
 // the transport differs between a figure's subject and this baseline.
-import { Client, Server, ServerCredentials, credentials, type ServiceDefinition, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
-import { parseAddress, withPort } from "../../src/wire/index.js";
+import { Client, Server, credentials, type ServiceDefinition, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import { bindInsecure } from "./grpc-raw.js";
 
 const identity = (b: Buffer): Buffer => b;
 
@@ -32,11 +32,7 @@ export async function startRawPing(address: string): Promise<RawPing> {
   server.addService(PING, {
     ping: (call: ServerUnaryCall<Buffer, Buffer>, done: sendUnaryData<Buffer>) => done(null, call.request),
   });
-  const parsed = parseAddress(address);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(parsed.target, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  const bound = withPort(parsed, port);
+  const bound = await bindInsecure(server, address);
   const client = new Client(bound.target, credentials.createInsecure());
   return {
     address: bound.kind === "tcp" ? bound.target : address,

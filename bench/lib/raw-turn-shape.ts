@@ -8,17 +8,14 @@
 // turn's two durable commits in place (three rows before streaming EXECUTION_START…MODEL_CALL, two
 // before OUTPUT and END) as raw better-sqlite3 transactions: the floor including the disk, paid at the
 // moments the host pays it.
-import { fork, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import {
   Client,
   Server,
-  ServerCredentials,
   credentials,
   type ServerWritableStream,
   type ServiceDefinition,
 } from "@grpc/grpc-js";
-import { parseAddress, withPort } from "../../src/wire/index.js";
+import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
 import { rawCommitter } from "./raw-commit.js";
 
 const identity = (b: Buffer): Buffer => b;
@@ -26,7 +23,7 @@ export const RAW_TURN_SERVICE: ServiceDefinition = {
   turn: { path: "/bench.RawTurn/Turn", requestStream: false, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
   connect: { path: "/bench.RawTurn/Connect", requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
 };
-const CHILD = fileURLToPath(new URL("./raw-turn-node.ts", import.meta.url));
+const CHILD = new URL("./raw-turn-node.ts", import.meta.url);
 
 export interface RawTurnShape {
   /** One turn's worth of messages; resolves when the client saw the stream end. */
@@ -34,27 +31,11 @@ export interface RawTurnShape {
   close(): Promise<void>;
 }
 
-async function bind(server: Server, address: string): Promise<string> {
-  const parsed = parseAddress(address);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(parsed.target, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  const bound = withPort(parsed, port);
-  return bound.target;
-}
 
-async function startNode(socket: string): Promise<{ child: ChildProcess; target: string }> {
-  const child = fork(CHILD, [socket], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  const target = await new Promise<string>((resolve, reject) => {
-    child.once("message", (m) => resolve(String(m)));
-    child.once("exit", (code) => reject(new Error(`raw node exited (${code})`)));
-  });
-  return { child, target };
-}
 
 /** `address` is where the in-process server listens; `nodeSocket` a unix socket path for the child. */
 export async function startRawTurnShape(address: string, nodeSocket: string, opts: { commitDb?: string } = {}): Promise<RawTurnShape> {
-  const node = await startNode(nodeSocket);
+  const node = await forkSocketNode(CHILD, nodeSocket);
   const committer = opts.commitDb !== undefined ? rawCommitter(opts.commitDb) : undefined;
   const nodeClient = new Client(node.target, credentials.createInsecure());
   const server = new Server();
@@ -84,7 +65,7 @@ export async function startRawTurnShape(address: string, nodeSocket: string, opt
       up.write(payload); // Start
     },
   });
-  const target = await bind(server, address);
+  const target = (await bindInsecure(server, address)).target;
   const client = new Client(target, credentials.createInsecure());
   return {
     turn: (payload) =>

@@ -11,37 +11,18 @@ import { RecordCache } from "../../src/placement/record-cache.js";
 import { SpawnedRuntime } from "../../src/runtime/spawned.js";
 import { FsSnapshotStore } from "../../src/snapshot/store.js";
 import { counterTurns } from "../lib/counter-turn.js";
-import { median } from "../lib/stats.js";
 import { newTally, timed } from "../lib/timed.js";
+import { Spans } from "../lib/spans.js";
 import { scratchDir } from "../lib/tmp.js";
 
 const cycles = Number(process.argv[2] ?? 100);
-const spans = new Map<string, number[]>();
-let current = new Map<string, number>();
-const add = (name: string, ms: number): void => {
-  current.set(name, (current.get(name) ?? 0) + ms);
-};
-
-function wrap(proto: object, names: string[], prefix: string): void {
-  for (const name of names) {
-    const p = proto as Record<string, unknown>;
-    const fn = p[name] as (...a: unknown[]) => unknown;
-    if (typeof fn !== "function") throw new Error(`${prefix}.${name} is not a method`);
-    p[name] = function (this: unknown, ...args: unknown[]) {
-      const t0 = performance.now();
-      const out = fn.apply(this, args);
-      if (out instanceof Promise) return out.finally(() => add(`${prefix}.${name}`, performance.now() - t0));
-      add(`${prefix}.${name}`, performance.now() - t0);
-      return out;
-    };
-  }
-}
-wrap(Placer.prototype, ["suspend", "resume", "hold", "session", "resolveHarness", "incarnate", "commitLifecycle", "headCheckpoint", "requireLiveActor"], "placer");
-wrap(ChainCheck.prototype, ["ensure"], "chain");
-wrap(RecordCache.prototype, ["all"], "records");
-wrap(SpawnedRuntime.prototype, ["restore", "stop", "status", "create"], "spawned");
-wrap(ActorsClient.prototype, ["restore", "drop"], "actors");
-wrap(FsSnapshotStore.prototype, ["get", "put"], "blobs");
+const spans = new Spans();
+spans.wrap(Placer.prototype, ["suspend", "resume", "hold", "session", "resolveHarness", "incarnate", "commitLifecycle", "headCheckpoint", "requireLiveActor"], "placer");
+spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
+spans.wrap(RecordCache.prototype, ["all"], "records");
+spans.wrap(SpawnedRuntime.prototype, ["restore", "stop", "status", "create"], "spawned");
+spans.wrap(ActorsClient.prototype, ["restore", "drop"], "actors");
+spans.wrap(FsSnapshotStore.prototype, ["get", "put"], "blobs");
 
 const dir = scratchDir("suspend-trace");
 const tally = newTally();
@@ -53,21 +34,21 @@ try {
   const turn = counterTurns(host, session, signal);
   await turn();
   for (let i = 0; i < cycles + 5; i++) {
-    current = new Map();
+    spans.begin();
     tally.reset();
     const t0 = performance.now();
     await host.placer.suspend(session, signal);
     const t1 = performance.now();
     await host.placer.resume(session, signal);
     const t2 = performance.now();
-    add("cycle.total", t2 - t0);
-    add("cycle.suspend", t1 - t0);
-    add("cycle.resume", t2 - t1);
-    for (const [m, v] of tally.byMethod) add(`journal.${m} x${v.calls}`, v.ms);
-    if (i >= 5) for (const [k, v] of current) (spans.get(k) ?? spans.set(k, []).get(k)!).push(v);
+    spans.add("cycle.total", t2 - t0);
+    spans.add("cycle.suspend", t1 - t0);
+    spans.add("cycle.resume", t2 - t1);
+    for (const [m, v] of tally.byMethod) spans.add(`journal.${m} x${v.calls}`, v.ms);
+    spans.end(i >= 5);
     await turn();
   }
-  for (const [k, v] of [...spans].sort(([a], [b]) => a.localeCompare(b))) console.log(`${k.padEnd(36)} ${median(v).toFixed(3)} ms  (n=${v.length})`);
+  spans.print();
 } finally {
   await host.close();
   dir.dispose();

@@ -13,33 +13,16 @@ import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RemoteHarness } from "../../src/node/remote-harness.js";
 import { startServer } from "../../src/server/index.js";
 import { createClient } from "../../src/wire/index.js";
-import { median } from "../lib/stats.js";
 import { newTally, timed } from "../lib/timed.js";
+import { Spans } from "../lib/spans.js";
 import { scratchDir } from "../lib/tmp.js";
 
 const turns = Number(process.argv[2] ?? 200);
-const spans = new Map<string, number[]>();
-let current = new Map<string, number>();
-const add = (name: string, ms: number) => current.set(name, (current.get(name) ?? 0) + ms);
-
-function wrap(proto: object, names: string[], prefix: string): void {
-  for (const name of names) {
-    const p = proto as Record<string, unknown>;
-    const fn = p[name] as (...a: unknown[]) => unknown;
-    if (typeof fn !== "function") throw new Error(`${prefix}.${name} is not a method`);
-    p[name] = function (this: unknown, ...args: unknown[]) {
-      const t0 = performance.now();
-      const out = fn.apply(this, args);
-      if (out instanceof Promise) return out.finally(() => add(`${prefix}.${name}`, performance.now() - t0));
-      add(`${prefix}.${name}`, performance.now() - t0);
-      return out;
-    };
-  }
-}
-wrap(Placer.prototype, ["exec", "hold", "session", "resolveHarness", "incarnate", "turnFence", "checkpointAfterTurn"], "placer");
-wrap(ChainCheck.prototype, ["ensure"], "chain");
-wrap(HistoryCache.prototype, ["get"], "history");
-wrap(RemoteHarness.prototype, ["run", "dispatch"], "remote");
+const spans = new Spans();
+spans.wrap(Placer.prototype, ["exec", "hold", "session", "resolveHarness", "incarnate", "turnFence", "checkpointAfterTurn"], "placer");
+spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
+spans.wrap(HistoryCache.prototype, ["get"], "history");
+spans.wrap(RemoteHarness.prototype, ["run", "dispatch"], "remote");
 
 const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const dir = scratchDir("turn-trace");
@@ -53,7 +36,7 @@ try {
   for (let i = 0; i < turns + 20; i++) {
     // A fresh session every 70 turns, as turn_latency_ratio measures (history length matters).
     if (i % 70 === 0) session = (await client.createSession({ session: { harness: "necho" } })).metadata?.uid ?? "";
-    current = new Map();
+    spans.begin();
     tally.reset();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -64,16 +47,15 @@ try {
       if (u.update.case === "record" && u.update.value.event?.kind === EventKind.EVENT_END) ended = true;
     }
     if (!ended) throw new Error("no END");
-    add("client.total", performance.now() - t0);
+    spans.add("client.total", performance.now() - t0);
     const cpu = process.cpuUsage(cpu0);
-    add("host.cpu.user", cpu.user / 1000);
-    add("host.cpu.system", cpu.system / 1000);
-    add("client.firstFrame", first);
-    for (const [m, v] of tally.byMethod) add(`journal.${m} x${v.calls}`, v.ms);
-    if (i < 20) continue;
-    for (const [k, v] of current) (spans.get(k) ?? spans.set(k, []).get(k)!).push(v);
+    spans.add("host.cpu.user", cpu.user / 1000);
+    spans.add("host.cpu.system", cpu.system / 1000);
+    spans.add("client.firstFrame", first);
+    for (const [m, v] of tally.byMethod) spans.add(`journal.${m} x${v.calls}`, v.ms);
+    spans.end(i >= 20);
   }
-  for (const [k, v] of [...spans].sort(([a], [b]) => a.localeCompare(b))) console.log(`${k.padEnd(44)} ${median(v).toFixed(3)} ms  (n=${v.length})`);
+  spans.print();
 } finally {
   client.close();
   await server.close(1000);

@@ -138,16 +138,7 @@ function decoded<T>(request: T): T {
 function unaryHandler(fn: UnaryFn): UntypedHandleCall {
   return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const [ctx, finished] = callContext(call);
-    void invoke(() => fn(decoded(call.request), ctx)).then(
-      (res) => {
-        finished();
-        callback(null, res, ctx.trailers);
-      },
-      (err: unknown) => {
-        finished();
-        callback(statusOfError(err, ctx.trailers));
-      },
-    );
+    answerOnce(() => fn(decoded(call.request), ctx), ctx, finished, callback);
   };
 }
 
@@ -162,16 +153,7 @@ function clientStreamHandler(fn: ClientStreamFn): UntypedHandleCall {
   return (call: ServerReadableStream<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const [ctx, finished] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    void invoke(() => fn(requests, ctx)).then(
-      (res) => {
-        finished();
-        callback(null, res, ctx.trailers);
-      },
-      (err: unknown) => {
-        finished();
-        callback(statusOfError(err, ctx.trailers));
-      },
-    );
+    answerOnce(() => fn(requests, ctx), ctx, finished, callback);
   };
 }
 
@@ -185,6 +167,20 @@ function bidiHandler(fn: BidiFn): UntypedHandleCall {
 
 async function invoke(fn: () => unknown): Promise<unknown> {
   return await fn();
+}
+
+/** Runs a single-response handler and sends its result or error as the call's status. */
+function answerOnce(handler: () => unknown, ctx: CallContext, finished: () => void, callback: sendUnaryData<unknown>): void {
+  void invoke(handler).then(
+    (res) => {
+      finished();
+      callback(null, res, ctx.trailers);
+    },
+    (err: unknown) => {
+      finished();
+      callback(statusOfError(err, ctx.trailers));
+    },
+  );
 }
 
 type StreamingCall = Writable & { end(metadata?: Metadata): unknown };
