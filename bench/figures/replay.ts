@@ -9,6 +9,7 @@ import { EchoAgent } from "../../harnesses/echoagent/index.js";
 import { execTurn, replaySession, textMessage, type HarnessBinding } from "../../src/controller/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
+import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
 import { echoModel } from "../../src/model/index.js";
 import type { ModelProvider } from "../../src/model/types.js";
@@ -59,7 +60,8 @@ export const replay: Figure = {
       const writeMs = performance.now() - w0;
       const events = turns * EVENTS_PER_TURN;
       raw = new Database(path, { readonly: true });
-      const select = raw.prepare<[string], { event: Uint8Array }>("SELECT event FROM events WHERE session = ? ORDER BY seq");
+      // The session's records (its head row, schema 2, holds no event).
+      const select = raw.prepare<[string], { event: Uint8Array }>(`SELECT event FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`);
       const binding = echoBinding();
       const signal = new AbortController().signal;
       const runs = await paired(

@@ -2,7 +2,7 @@
 // where code runs slower than in a warm loop): the same database and statements, interleaved per
 // operation, median per variant. Each variant adds one piece of what an append does to a raw insert:
 //   insert      raw INSERT of pre-encoded row bytes (the journal_append_ratio baseline's statement)
-//   +head       + the CAS read of the session row and its head update (the journal's statements)
+//   +head       + the CAS read of the head and the head row update (the journal's statements)
 //   +encode     + toBinary of the event
 //   +chain      + the record's content hash (proto3-JSON, JCS, sha256)
 //   commitTx    the journal's own synchronous transaction (all of the above, plus checks)
@@ -40,7 +40,7 @@ const tx = (session: string, head: boolean, encode: boolean, chain: boolean) =>
     if (chain) chainEvents({ seq: i, hash: r.prevHash }, 1, [events[i]!]);
     if (head) st.selectHead.get(session);
     st.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, 1, encode ? toBinary(EventSchema, events[i]!) : encoded[i]!);
-    if (head) st.moveHead.run(r.seq, r.contentHash, "NONE", Date.now(), session);
+    if (head) st.moveHead.run(session, r.seq, r.contentHash, "NONE", Date.now());
   }).immediate;
 const steps: Record<(typeof names)[number], (i: number) => unknown> = {
   insert: tx("insert", false, false, false),

@@ -1,5 +1,6 @@
-// The session metadata row every backend keeps next to the records: its head pointer (last_seq,
-// last_hash) moves only inside the append transaction, which is what lets verify detect a truncated tail.
+// The session metadata every backend keeps next to the records, with its head pointer (last_seq,
+// last_hash), which moves only inside the append transaction — what lets verify detect a truncated tail.
+// (SQLite keeps the head in a row beside the newest record and the session row as its anchor.)
 import { clone } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { IdentityRefSchema, OriginSchema } from "../gen/agentsessions/v1/common_pb.js";

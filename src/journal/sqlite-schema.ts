@@ -4,9 +4,17 @@ import type BetterSqlite3 from "better-sqlite3";
 import { ErrorCode, HostError } from "../errors/index.js";
 
 /** The `PRAGMA user_version` this build writes and understands. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
-const SCHEMA_V1 = `
+/**
+ * The events-table key of a session's head row (INT64 max, an SQL literal: never a JS number). It sorts
+ * after every record of its session, so it is the newest record's neighbour in the same B-tree —
+ * usually the same leaf page — and moving the head in an append writes no second page.
+ */
+export const HEAD_ROW_SEQ = "9223372036854775807";
+
+/** Version 1: sessions carry the head pointer (last_seq, last_hash, compute_state), moved by every append. */
+export const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS sessions (
   uid           TEXT PRIMARY KEY,
   project       TEXT NOT NULL DEFAULT 'default',
@@ -58,6 +66,20 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 CREATE INDEX IF NOT EXISTS checkpoints_digest ON checkpoints(digest);
 `;
 
+/**
+ * Version 2: the head pointer moves to a head row in the events table (seq = HEAD_ROW_SEQ; only that
+ * row sets the head_* columns; its other columns are placeholders). The sessions row's head columns
+ * become the anchor written by a session's first append (and by every append of a version-1 session
+ * until it has a head row), so a session whose every events row was deleted still reads as truncated.
+ * Readers take the head row's values when it exists, else the anchor's: no data is rewritten.
+ */
+const SCHEMA_V2_FROM_V1 = `
+ALTER TABLE events ADD COLUMN head_seq INTEGER;
+ALTER TABLE events ADD COLUMN head_hash TEXT;
+ALTER TABLE events ADD COLUMN head_state TEXT;
+ALTER TABLE events ADD COLUMN head_at_ms INTEGER;
+`;
+
 function readVersion(db: BetterSqlite3.Database): number {
   return Number(db.pragma("user_version", { simple: true }));
 }
@@ -80,8 +102,9 @@ export function migrate(db: BetterSqlite3.Database): void {
   db.transaction(() => {
     const version = readVersion(db);
     if (version === SQLITE_SCHEMA_VERSION) return;
-    if (version !== 0) refuseVersion(version);
-    db.exec(SCHEMA_V1);
+    if (version !== 0 && version !== 1) refuseVersion(version);
+    if (version === 0) db.exec(SCHEMA_V1);
+    db.exec(SCHEMA_V2_FROM_V1);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -1,7 +1,8 @@
 // The embedded default Journal on better-sqlite3. Invariant: every write is one BEGIN IMMEDIATE
-// transaction that checks CAS then fence against the session row's head pointer, inserts the chained
-// records and moves the head pointer and compute-state projection together, so the row never drifts
-// from the records and a crash loses at most the uncommitted transaction.
+// transaction that checks CAS then fence against the session's head pointer, inserts the chained
+// records and moves the head pointer and compute-state projection together, so the head never drifts
+// from the records and a crash loses at most the uncommitted transaction. The head lives in a head row
+// beside the session's newest record (schema version 2, sqlite-schema.ts), anchored by the session row.
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -10,7 +11,7 @@ import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireFo
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
-import { enableWal, isBusy, isPrimaryKeyViolation, migrate } from "./sqlite-schema.js";
+import { enableWal, HEAD_ROW_SEQ, isBusy, isPrimaryKeyViolation, migrate } from "./sqlite-schema.js";
 import type {
   CheckpointRow,
   ComputeStateName,
@@ -59,6 +60,8 @@ interface HeadDbRow {
   last_seq: number;
   last_hash: string;
   compute_state: string;
+  /** 1 when the session has a head row (else the head is the session row's anchor). */
+  has_head: number;
 }
 
 interface EventDbRow {
@@ -91,10 +94,21 @@ interface CheckpointDbRow {
 
 const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
+/** The session row joined with its head row: the head row's values win, the anchor's stand in without one. */
+const SESSION_WITH_HEAD = `SELECT s.uid, s.project, s.name, s.harness, s.model, s.parent_uid, s.fork_seq, s.labels, s.annotations,
+  s.origin, s.identity, s.created_at_ms, MAX(s.updated_at_ms, COALESCE(h.head_at_ms, 0)) AS updated_at_ms, s.fence,
+  COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
+  COALESCE(h.head_state, s.compute_state) AS compute_state
+  FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ}`;
+
 function prepareStatements(db: Database.Database) {
   return {
-    selectHead: db.prepare<[string], HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = ?"),
-    selectSession: db.prepare<[string], SessionDbRow>("SELECT * FROM sessions WHERE uid = ?"),
+    selectHead: db.prepare<[string], HeadDbRow>(
+      `SELECT s.fence AS fence, COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
+         COALESCE(h.head_state, s.compute_state) AS compute_state, h.seq IS NOT NULL AS has_head
+       FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ} WHERE s.uid = ?`,
+    ),
+    selectSession: db.prepare<[string], SessionDbRow>(`${SESSION_WITH_HEAD} WHERE s.uid = ?`),
     insertSession: db.prepare(
       `INSERT INTO sessions (uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin,
          identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state)
@@ -102,7 +116,15 @@ function prepareStatements(db: Database.Database) {
          @identity, @created_at_ms, @updated_at_ms, @fence, @last_seq, @last_hash, @compute_state)
        ON CONFLICT(uid) DO NOTHING`,
     ),
-    moveHead: db.prepare<[number, string, string, number, string]>(
+    /** Moves the head row (created on first use): the newest record's neighbour, so no second page. */
+    moveHead: db.prepare<[string, number, string, string, number]>(
+      `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event, head_seq, head_hash, head_state, head_at_ms)
+       VALUES (?, ${HEAD_ROW_SEQ}, '', '', 0, X'', ?, ?, ?, ?)
+       ON CONFLICT(session, seq) DO UPDATE SET head_seq = excluded.head_seq, head_hash = excluded.head_hash,
+         head_state = excluded.head_state, head_at_ms = excluded.head_at_ms`,
+    ),
+    /** The session row's anchor: written by the append that creates the head row. */
+    anchorHead: db.prepare<[number, string, string, number, string]>(
       "UPDATE sessions SET last_seq = ?, last_hash = ?, compute_state = ?, updated_at_ms = ? WHERE uid = ?",
     ),
     insertEvent: db.prepare<[string, number, string, string, number, Uint8Array]>(
@@ -125,20 +147,22 @@ function prepareStatements(db: Database.Database) {
     readEventsPageRaw: db
       .prepare<[string, number, number, number], [number, Uint8Array]>("SELECT seq, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?")
       .raw(true),
-    maxSeq: db.prepare<[string], { max_seq: number | null }>("SELECT MAX(seq) AS max_seq FROM events WHERE session = ?"),
+    maxSeq: db.prepare<[string], { max_seq: number | null }>(`SELECT MAX(seq) AS max_seq FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ}`),
     headAndMax: db.prepare<[string], { last_seq: number; last_hash: string; max_seq: number | null }>(
-      "SELECT last_seq, last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid) AS max_seq FROM sessions s WHERE uid = ?",
+      `SELECT COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
+         (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
+       FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ} WHERE s.uid = ?`,
     ),
     recordHash: db.prepare<[string, number], { content_hash: string }>("SELECT content_hash FROM events WHERE session = ? AND seq = ?"),
     copyPrefix: db.prepare<[string, string, number]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT ?, seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq <= ?",
     ),
     listFirst: db.prepare<[string, number], SessionDbRow>(
-      "SELECT * FROM sessions WHERE project = ? ORDER BY created_at_ms DESC, uid ASC LIMIT ?",
+      `${SESSION_WITH_HEAD} WHERE s.project = ? ORDER BY s.created_at_ms DESC, s.uid ASC LIMIT ?`,
     ),
     listAfter: db.prepare<[string, number, number, string, number], SessionDbRow>(
-      `SELECT * FROM sessions WHERE project = ? AND (created_at_ms < ? OR (created_at_ms = ? AND uid > ?))
-       ORDER BY created_at_ms DESC, uid ASC LIMIT ?`,
+      `${SESSION_WITH_HEAD} WHERE s.project = ? AND (s.created_at_ms < ? OR (s.created_at_ms = ? AND s.uid > ?))
+       ORDER BY s.created_at_ms DESC, s.uid ASC LIMIT ?`,
     ),
     allUids: db.prepare<[], { uid: string }>("SELECT uid FROM sessions ORDER BY uid"),
     putRegistration: db.prepare(
@@ -217,18 +241,21 @@ export class SqliteJournal implements Journal {
     if (records.length === 0) return records;
     const now = Date.now();
     if (!row) this.stmts.insertSession.run(sessionParams(implicitRow(session, now)));
-    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now);
+    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now, row?.has_head === 1);
     return records;
   }
 
-  private insertChained(session: string, records: readonly JournalRecord[], state: ComputeStateName, now: number): void {
+  /** Inserts chained records and moves the head row; the append that creates the head row also anchors it. */
+  private insertChained(session: string, records: readonly JournalRecord[], state: ComputeStateName, now: number, hasHead: boolean): void {
     let computeState = state;
     for (const r of records) {
       this.stmts.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
       computeState = projectComputeState(computeState, r.event);
     }
     const last = records[records.length - 1];
-    if (last !== undefined) this.stmts.moveHead.run(last.seq, last.contentHash, computeState, now, session);
+    if (last === undefined) return;
+    this.stmts.moveHead.run(session, last.seq, last.contentHash, computeState, now);
+    if (!hasHead) this.stmts.anchorHead.run(last.seq, last.contentHash, computeState, now, session);
   }
 
   async newFence(session: string): Promise<number> {
@@ -254,7 +281,7 @@ export class SqliteJournal implements Journal {
     const minted = this.stmts.mintFence.get(session, now, now);
     if (!minted) throw new Error("fence mint returned no row");
     const records = chainEvents(head, minted.fence, events);
-    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now);
+    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now, row?.has_head === 1);
     const last = records[records.length - 1];
     if (checkpointDigest !== undefined && last !== undefined) {
       this.stmts.putCheckpoint.run(session, last.seq, last.contentHash, checkpointDigest, now);
@@ -378,7 +405,7 @@ export class SqliteJournal implements Journal {
     if (copied !== atSeq) {
       throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied}`);
     }
-    this.insertChained(child, marker, "NONE", now);
+    this.insertChained(child, marker, "NONE", now, false);
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

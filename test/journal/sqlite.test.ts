@@ -10,6 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { toBinary } from "@bufbuild/protobuf";
+import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { chainEvents } from "../../src/journal/chain.js";
+import { HEAD_ROW_SEQ, SCHEMA_V1 } from "../../src/journal/sqlite-schema.js";
 import { journalConformance } from "./conformance.js";
 import { endEvent, inputEvent, outputEvent } from "./events.js";
 
@@ -92,18 +96,96 @@ describe("sqlite journal: tamper detection by raw SQL", () => {
   });
 
   it("a row inserted past the head is tampered", async () => {
-    raw.prepare("INSERT INTO events SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5").run();
+    raw
+      .prepare(
+        "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5",
+      )
+      .run();
     expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 6 });
   });
 });
 
+describe("sqlite journal: the head row beside the newest record (schema 2)", () => {
+  let file: string;
+  let journal: SqliteJournal;
+  let raw: Database.Database;
+
+  beforeEach(async () => {
+    file = join(tempDir(), "journal.db");
+    journal = SqliteJournal.open(file);
+    // Three appends: the session row's anchor is the first append's head (seq 1), the head row seq 5.
+    await journal.append("h", 0, 0, inputEvent("alpha"));
+    await journal.appendBatch("h", 1, 0, [outputEvent("bravo"), inputEvent("charlie")]);
+    await journal.appendBatch("h", 3, 0, [outputEvent("delta"), endEvent()]);
+    raw = new Database(file);
+  });
+
+  afterEach(async () => {
+    raw.close();
+    await journal.close();
+  });
+
+  it("after a session's first append, appends write no session row: the head row moves, the anchor stays", async () => {
+    const anchor = raw.prepare("SELECT last_seq FROM sessions WHERE uid = 'h'").get() as { last_seq: number };
+    const headRow = raw.prepare(`SELECT head_seq, head_hash FROM events WHERE session = 'h' AND seq = ${HEAD_ROW_SEQ}`).get() as { head_seq: number; head_hash: string };
+    const head = await journal.head("h");
+    expect(anchor.last_seq).toBe(1);
+    expect(head.seq).toBe(5);
+    expect(headRow).toEqual({ head_seq: 5, head_hash: head.hash });
+    expect((await journal.getSession("h"))?.lastSeq).toBe(5);
+    expect((await journal.readRange("h")).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(await journal.verify("h")).toMatchObject({ ok: true });
+  });
+
+  it("a tail deleted together with the head row is still detected: the records outrun the anchor", async () => {
+    raw.prepare("DELETE FROM events WHERE session = 'h' AND seq > 3").run();
+    const result = await journal.verify("h");
+    expect(result).toMatchObject({ ok: false, kind: "tampered" });
+    expect(result.ok ? "" : result.message).toContain("beyond the recorded head seq 1");
+  });
+
+  it("a session whose every events row was deleted reads as truncated, not as empty", async () => {
+    raw.prepare("DELETE FROM events WHERE session = 'h'").run();
+    expect(await journal.verify("h")).toMatchObject({ ok: false, kind: "truncated", seq: 1 });
+  });
+
+  it("a version-1 database opens at version 2 with its heads intact, verifies and keeps appending", async () => {
+    const v1 = join(tempDir(), "v1.db");
+    const old = new Database(v1);
+    old.exec(SCHEMA_V1);
+    old.pragma("user_version = 1");
+    const records = chainEvents({ seq: 0, hash: "" }, 1, [inputEvent("one"), outputEvent("two")]);
+    const insert = old.prepare("INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)");
+    for (const r of records) insert.run("old", r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
+    old
+      .prepare("INSERT INTO sessions (uid, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state) VALUES ('old', 1, 1, 1, 2, ?, 'NONE')")
+      .run(records[1]!.contentHash);
+    old.close();
+
+    const upgraded = SqliteJournal.open(v1);
+    try {
+      expect(await upgraded.head("old")).toEqual({ seq: 2, hash: records[1]!.contentHash });
+      expect(await upgraded.verify("old")).toMatchObject({ ok: true });
+      await upgraded.append("old", 2, 1, endEvent());
+      expect((await upgraded.head("old")).seq).toBe(3);
+      expect((await upgraded.getSession("old"))?.lastSeq).toBe(3);
+      expect(await upgraded.verify("old")).toMatchObject({ ok: true });
+    } finally {
+      await upgraded.close();
+    }
+    const check = new Database(v1);
+    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    check.close();
+  });
+});
+
 describe("sqlite journal: file lifecycle", () => {
-  it("stamps schema version 1 and refuses a newer one", async () => {
+  it("stamps schema version 2 and refuses a newer one", async () => {
     const file = join(tempDir(), "journal.db");
     const journal = SqliteJournal.open(file);
     await journal.close();
     const raw = new Database(file);
-    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.pragma("user_version = 7");
     raw.close();
@@ -115,7 +197,7 @@ describe("sqlite journal: file lifecycle", () => {
     }
     expect(err).toBeInstanceOf(HostError);
     expect((err as HostError).code).toBe(ErrorCode.FailedPrecondition);
-    expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (1)");
+    expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (2)");
   });
 
   it("keeps records, sessions and registrations across close and reopen", async () => {
