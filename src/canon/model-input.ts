@@ -55,7 +55,7 @@ function textOnlyCanonical(request: Pick<ModelCall, "model" | "params" | "messag
     keys.sort();
     let params = "";
     for (const k of keys) {
-      const key = k === "__proto__" ? undefined : jsonString(k);
+      const key = jsonString(k);
       const value = jsonString(request.params[k] ?? "");
       if (key === undefined || value === undefined) return undefined;
       params += `${params === "" ? "" : ","}${key}:${value}`;

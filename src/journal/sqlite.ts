@@ -94,19 +94,21 @@ interface CheckpointDbRow {
 
 const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
-/** The session row joined with its head row: the head row's values win, the anchor's stand in without one. */
+/** A session row joined with its head row (schema 2): `FROM` clause for the head columns below. */
+const FROM_SESSION_AND_HEAD = `FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ}`;
+/** The session's head: the head row's values win, the session row's anchor stands in without one. */
+const HEAD_COLUMNS = `COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash`;
+/** A full session row with its head, shaped like SessionDbRow. */
 const SESSION_WITH_HEAD = `SELECT s.uid, s.project, s.name, s.harness, s.model, s.parent_uid, s.fork_seq, s.labels, s.annotations,
   s.origin, s.identity, s.created_at_ms, MAX(s.updated_at_ms, COALESCE(h.head_at_ms, 0)) AS updated_at_ms, s.fence,
-  COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
-  COALESCE(h.head_state, s.compute_state) AS compute_state
-  FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ}`;
+  ${HEAD_COLUMNS}, COALESCE(h.head_state, s.compute_state) AS compute_state
+  ${FROM_SESSION_AND_HEAD}`;
 
 function prepareStatements(db: Database.Database) {
   return {
     selectHead: db.prepare<[string], HeadDbRow>(
-      `SELECT s.fence AS fence, COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
-         COALESCE(h.head_state, s.compute_state) AS compute_state, h.seq IS NOT NULL AS has_head
-       FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ} WHERE s.uid = ?`,
+      `SELECT s.fence AS fence, ${HEAD_COLUMNS}, COALESCE(h.head_state, s.compute_state) AS compute_state,
+         h.seq IS NOT NULL AS has_head ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
     selectSession: db.prepare<[string], SessionDbRow>(`${SESSION_WITH_HEAD} WHERE s.uid = ?`),
     insertSession: db.prepare(
@@ -149,9 +151,8 @@ function prepareStatements(db: Database.Database) {
       .raw(true),
     maxSeq: db.prepare<[string], { max_seq: number | null }>(`SELECT MAX(seq) AS max_seq FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ}`),
     headAndMax: db.prepare<[string], { last_seq: number; last_hash: string; max_seq: number | null }>(
-      `SELECT COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash,
-         (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
-       FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ} WHERE s.uid = ?`,
+      `SELECT ${HEAD_COLUMNS}, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
+       ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
     recordHash: db.prepare<[string, number], { content_hash: string }>("SELECT content_hash FROM events WHERE session = ? AND seq = ?"),
     copyPrefix: db.prepare<[string, string, number]>(

@@ -165,13 +165,10 @@ function bidiHandler(fn: BidiFn): UntypedHandleCall {
   };
 }
 
-async function invoke(fn: () => unknown): Promise<unknown> {
-  return await fn();
-}
-
 /** Runs a single-response handler and sends its result or error as the call's status. */
 function answerOnce(handler: () => unknown, ctx: CallContext, finished: () => void, callback: sendUnaryData<unknown>): void {
-  void invoke(handler).then(
+  // Through an async function, so a handler that throws synchronously is answered like a rejection.
+  void (async () => handler())().then(
     (res) => {
       finished();
       callback(null, res, ctx.trailers);

@@ -32,121 +32,114 @@ journalConformance("sqlite", async () => {
   return { journal, cleanup: () => journal.close() };
 });
 
-describe("sqlite journal: tamper detection by raw SQL", () => {
-  let file: string;
-  let journal: SqliteJournal;
-  let raw: Database.Database;
-
+/**
+ * A journal file seeded by `seed` before each test, with a second raw connection to tamper through;
+ * both are closed after each test. Read the fields inside tests (they are replaced per test).
+ */
+function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): { journal: SqliteJournal; raw: Database.Database } {
+  const ctx = {} as { journal: SqliteJournal; raw: Database.Database };
   beforeEach(async () => {
-    file = join(tempDir(), "journal.db");
-    journal = SqliteJournal.open(file);
-    await journal.appendBatch("s", 0, 0, [inputEvent("alpha"), outputEvent("bravo"), inputEvent("charlie"), outputEvent("delta"), endEvent()]);
-    raw = new Database(file);
+    const file = join(tempDir(), "journal.db");
+    ctx.journal = SqliteJournal.open(file);
+    await seed(ctx.journal);
+    ctx.raw = new Database(file);
   });
-
   afterEach(async () => {
-    raw.close();
-    await journal.close();
+    ctx.raw.close();
+    await ctx.journal.close();
   });
+  return ctx;
+}
+
+describe("sqlite journal: tamper detection by raw SQL", () => {
+  const ctx = seededJournal((j) => j.appendBatch("s", 0, 0, [inputEvent("alpha"), outputEvent("bravo"), inputEvent("charlie"), outputEvent("delta"), endEvent()]));
 
   it("a changed byte inside an event blob is tampered at that seq", async () => {
-    const row = raw.prepare("SELECT event FROM events WHERE session = 's' AND seq = 2").get() as { event: Buffer };
+    const row = ctx.raw.prepare("SELECT event FROM events WHERE session = 's' AND seq = 2").get() as { event: Buffer };
     const at = row.event.indexOf("bravo");
     expect(at).toBeGreaterThan(0);
     const blob = Buffer.from(row.event);
     blob[at] = "B".charCodeAt(0);
-    raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 2").run(blob);
-    const result = await journal.verify("s");
+    ctx.raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 2").run(blob);
+    const result = await ctx.journal.verify("s");
     expect(result).toMatchObject({ ok: false, kind: "tampered", seq: 2 });
     expect(result.ok ? "" : result.message).toContain("seq 2");
   });
 
   it("a changed prev_hash is tampered at that seq", async () => {
-    raw.prepare("UPDATE events SET prev_hash = ? WHERE session = 's' AND seq = 3").run("0".repeat(64));
-    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 3 });
+    ctx.raw.prepare("UPDATE events SET prev_hash = ? WHERE session = 's' AND seq = 3").run("0".repeat(64));
+    expect(await ctx.journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 3 });
   });
 
   it("a changed content_hash is tampered at that seq", async () => {
-    raw.prepare("UPDATE events SET content_hash = 'deadbeef' WHERE session = 's' AND seq = 4").run();
-    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 4 });
+    ctx.raw.prepare("UPDATE events SET content_hash = 'deadbeef' WHERE session = 's' AND seq = 4").run();
+    expect(await ctx.journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 4 });
   });
 
   it("a deleted middle row is a gap naming the missing seq", async () => {
-    raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 2").run();
-    const result = await journal.verify("s");
+    ctx.raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 2").run();
+    const result = await ctx.journal.verify("s");
     expect(result).toMatchObject({ ok: false, kind: "gap", seq: 2 });
     expect(result.ok ? "" : result.message).toContain("seq 2");
   });
 
   it("a deleted last row is truncation naming the missing seq", async () => {
-    raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 5").run();
-    const result = await journal.verify("s");
+    ctx.raw.prepare("DELETE FROM events WHERE session = 's' AND seq = 5").run();
+    const result = await ctx.journal.verify("s");
     expect(result).toMatchObject({ ok: false, kind: "truncated", seq: 5 });
     expect(result.ok ? "" : result.message).toContain("seq 5");
   });
 
   it("a garbage blob is undecodable, a class apart from tampering", async () => {
-    raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 3").run(Buffer.from([0xff, 0xff, 0xff, 0xff]));
-    const result = await journal.verify("s");
+    ctx.raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 3").run(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    const result = await ctx.journal.verify("s");
     expect(result).toMatchObject({ ok: false, kind: "undecodable", seq: 3 });
-    const reading = journal.readRange("s");
+    const reading = ctx.journal.readRange("s");
     await expect(reading).rejects.toBeInstanceOf(HostError);
     await expect(reading).rejects.toMatchObject({ code: ErrorCode.DataLoss });
-    await expect(journal.readEvents("s")).rejects.toMatchObject({ code: ErrorCode.DataLoss, message: expect.stringContaining("seq 3") });
+    await expect(ctx.journal.readEvents("s")).rejects.toMatchObject({ code: ErrorCode.DataLoss, message: expect.stringContaining("seq 3") });
   });
 
   it("a row inserted past the head is tampered", async () => {
-    raw
+    ctx.raw
       .prepare(
         "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5",
       )
       .run();
-    expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 6 });
+    expect(await ctx.journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 6 });
   });
 });
 
 describe("sqlite journal: the head row beside the newest record (schema 2)", () => {
-  let file: string;
-  let journal: SqliteJournal;
-  let raw: Database.Database;
-
-  beforeEach(async () => {
-    file = join(tempDir(), "journal.db");
-    journal = SqliteJournal.open(file);
-    // Three appends: the session row's anchor is the first append's head (seq 1), the head row seq 5.
-    await journal.append("h", 0, 0, inputEvent("alpha"));
-    await journal.appendBatch("h", 1, 0, [outputEvent("bravo"), inputEvent("charlie")]);
-    await journal.appendBatch("h", 3, 0, [outputEvent("delta"), endEvent()]);
-    raw = new Database(file);
-  });
-
-  afterEach(async () => {
-    raw.close();
-    await journal.close();
+  // Three appends: the session row's anchor is the first append's head (seq 1), the head row seq 5.
+  const ctx = seededJournal(async (j) => {
+    await j.append("h", 0, 0, inputEvent("alpha"));
+    await j.appendBatch("h", 1, 0, [outputEvent("bravo"), inputEvent("charlie")]);
+    await j.appendBatch("h", 3, 0, [outputEvent("delta"), endEvent()]);
   });
 
   it("after a session's first append, appends write no session row: the head row moves, the anchor stays", async () => {
-    const anchor = raw.prepare("SELECT last_seq FROM sessions WHERE uid = 'h'").get() as { last_seq: number };
-    const headRow = raw.prepare(`SELECT head_seq, head_hash FROM events WHERE session = 'h' AND seq = ${HEAD_ROW_SEQ}`).get() as { head_seq: number; head_hash: string };
-    const head = await journal.head("h");
+    const anchor = ctx.raw.prepare("SELECT last_seq FROM sessions WHERE uid = 'h'").get() as { last_seq: number };
+    const headRow = ctx.raw.prepare(`SELECT head_seq, head_hash FROM events WHERE session = 'h' AND seq = ${HEAD_ROW_SEQ}`).get() as { head_seq: number; head_hash: string };
+    const head = await ctx.journal.head("h");
     expect(anchor.last_seq).toBe(1);
     expect(head.seq).toBe(5);
     expect(headRow).toEqual({ head_seq: 5, head_hash: head.hash });
-    expect((await journal.getSession("h"))?.lastSeq).toBe(5);
-    expect((await journal.readRange("h")).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(await journal.verify("h")).toMatchObject({ ok: true });
+    expect((await ctx.journal.getSession("h"))?.lastSeq).toBe(5);
+    expect((await ctx.journal.readRange("h")).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(await ctx.journal.verify("h")).toMatchObject({ ok: true });
   });
 
   it("a tail deleted together with the head row is still detected: the records outrun the anchor", async () => {
-    raw.prepare("DELETE FROM events WHERE session = 'h' AND seq > 3").run();
-    const result = await journal.verify("h");
+    ctx.raw.prepare("DELETE FROM events WHERE session = 'h' AND seq > 3").run();
+    const result = await ctx.journal.verify("h");
     expect(result).toMatchObject({ ok: false, kind: "tampered" });
     expect(result.ok ? "" : result.message).toContain("beyond the recorded head seq 1");
   });
 
   it("a session whose every events row was deleted reads as truncated, not as empty", async () => {
-    raw.prepare("DELETE FROM events WHERE session = 'h'").run();
-    expect(await journal.verify("h")).toMatchObject({ ok: false, kind: "truncated", seq: 1 });
+    ctx.raw.prepare("DELETE FROM events WHERE session = 'h'").run();
+    expect(await ctx.journal.verify("h")).toMatchObject({ ok: false, kind: "truncated", seq: 1 });
   });
 
   it("a version-1 database opens at version 2 with its heads intact, verifies and keeps appending", async () => {
