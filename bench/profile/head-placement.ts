@@ -1,7 +1,7 @@
 // Where the journal's head pointer lives, priced in place: one durable commit of an event row alone,
-// with the CAS read and head update of a separate sessions row (what SqliteJournal does: a second
+// with the CAS read and head update of a separate sessions row (SqliteJournal schema 1: a second
 // B-tree page in every WAL commit), and with the head kept in a sentinel row of the events table itself
-// (key (session, HEAD_ROW_SEQ): the newest event's neighbour, so usually the same leaf page). Interleaved,
+// (key (session, HEAD_ROW_SEQ), schema 2: the newest event's neighbour, usually the same leaf page). Interleaved,
 // per-operation medians; ratio = insert / variant. Observes only (a scratch database).
 // Run: npx tsx bench/profile/head-placement.ts [commits]
 import Database from "better-sqlite3";
