@@ -22,6 +22,10 @@ for (const key of keys) {
   const target = ok[0]?.target;
   const verdict = target ? (meets(m, target) ? "✓" : "✗") : "";
   const unit = ok[0]?.unit ?? "";
-  lines.push(`| \`${key}\` | ${m} ${unit} | ${ok.map((e) => round(e.value)).join(" / ")} | ${target ? `${target.op === ">=" ? "≥" : "≤"} ${target.value}` : "report"} | ${verdict} |`);
+  lines.push(
+    `| \`${key}\` | ${m} ${unit} | ${ok.map((e) => round(e.value)).join(" / ")} | ${target ? `${target.op === ">=" ? "≥" : "≤"} ${target.value}` : "report"} | ${verdict} |`,
+  );
 }
-process.stdout.write(`${lines.join("\n")}\n\n${reports.map((r) => `${r.startedAt}: ${(r.durationMs / 1000).toFixed(0)} s`).join("; ")}\n`);
+process.stdout.write(
+  `${lines.join("\n")}\n\n${reports.map((r) => `${r.startedAt}: ${(r.durationMs / 1000).toFixed(0)} s`).join("; ")}\n`,
+);

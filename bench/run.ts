@@ -50,11 +50,16 @@ function selected(all: readonly Figure[], only: readonly string[] | undefined): 
   if (!only) return [...all];
   const known = new Set(all.flatMap((f) => [f.key, ...(f.extraKeys ?? [])]));
   const unknown = only.filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new Error(`--only: unknown figure key(s) ${unknown.join(", ")}; known: ${[...known].join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`--only: unknown figure key(s) ${unknown.join(", ")}; known: ${[...known].join(", ")}`);
   return all.filter((f) => [f.key, ...(f.extraKeys ?? [])].some((k) => only.includes(k)));
 }
 
-async function runFigure(figure: Figure, opts: RunOptions, timeoutMs: number): Promise<FigureResult | { status: "error"; error: string }> {
+async function runFigure(
+  figure: Figure,
+  opts: RunOptions,
+  timeoutMs: number,
+): Promise<FigureResult | { status: "error"; error: string }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`figure did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
@@ -98,7 +103,10 @@ async function main(): Promise<number> {
   const json = `${JSON.stringify(report, null, 2)}\n`;
   if (flags.out) writeFileSync(flags.out, json);
   if (flags.json) process.stdout.write(json);
-  else process.stdout.write(`${table(reports)}\n\n${flags.quick ? "quick run: " : ""}${(report.durationMs / 1000).toFixed(1)} s on ${report.cpus} cpus, ${report.node}\n`);
+  else
+    process.stdout.write(
+      `${table(reports)}\n\n${flags.quick ? "quick run: " : ""}${(report.durationMs / 1000).toFixed(1)} s on ${report.cpus} cpus, ${report.node}\n`,
+    );
   return crashed ? 1 : 0;
 }
 

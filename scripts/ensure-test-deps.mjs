@@ -40,7 +40,10 @@ function ensurePythonGrpc() {
   }
   console.log(`ensure-test-deps: installing ${packages.join(" ")} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", ...packages]]) {
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", ...packages],
+  ]) {
     const r = run("apt-get", args, env);
     if (!r.ok) {
       console.error(`ensure-test-deps: apt-get ${args.join(" ")} failed:\n${r.output}`);
@@ -48,7 +51,9 @@ function ensurePythonGrpc() {
     }
   }
   if (!pythonGrpcPresent()) {
-    console.error(`ensure-test-deps: ${PY_PACKAGES.join(" ")} installed, but ${PYTHON} still cannot import grpc and google.protobuf`);
+    console.error(
+      `ensure-test-deps: ${PY_PACKAGES.join(" ")} installed, but ${PYTHON} still cannot import grpc and google.protobuf`,
+    );
     process.exit(1);
   }
 }
@@ -70,7 +75,9 @@ function postgresAnswers(timeoutMs = 500) {
 async function ensurePostgres() {
   if (await postgresAnswers()) return;
   if (!onPath("pg_ctlcluster") || !existsSync("/etc/postgresql")) {
-    console.log(`ensure-test-deps: PostgreSQL is not answering on ${PG_HOST}:${PG_PORT} and pg_ctlcluster is absent; PostgreSQL tests will skip`);
+    console.log(
+      `ensure-test-deps: PostgreSQL is not answering on ${PG_HOST}:${PG_PORT} and pg_ctlcluster is absent; PostgreSQL tests will skip`,
+    );
     return;
   }
   const version = readdirSync("/etc/postgresql").sort()[0];
@@ -87,7 +94,9 @@ async function ensurePostgres() {
   const deadline = Date.now() + PG_START_DEADLINE_MS;
   while (!(await postgresAnswers())) {
     if (Date.now() > deadline) {
-      console.error(`ensure-test-deps: PostgreSQL did not answer on ${PG_HOST}:${PG_PORT} within ${PG_START_DEADLINE_MS / 1000} s`);
+      console.error(
+        `ensure-test-deps: PostgreSQL did not answer on ${PG_HOST}:${PG_PORT} within ${PG_START_DEADLINE_MS / 1000} s`,
+      );
       process.exit(1);
     }
     await new Promise((r) => setTimeout(r, 200));

@@ -42,7 +42,12 @@ export const concurrentTurns: Figure = {
         status: "ok",
         value: round(perS),
         unit: "turns/s",
-        details: { sessions, turnsEach, seconds: round(seconds), path: `in-process Host placer.exec on the ${host.runtime} runtime (no client gRPC hop)` },
+        details: {
+          sessions,
+          turnsEach,
+          seconds: round(seconds),
+          path: `in-process Host placer.exec on the ${host.runtime} runtime (no client gRPC hop)`,
+        },
         also: {
           concurrent_errors: {
             value: errors,

@@ -28,25 +28,33 @@ async function forkOnce(host: Host, children: number, parentTurns: number): Prom
   const parent = (await host.createSession({ harness: HARNESS })).uid;
   for (let i = 1; i <= parentTurns; i++) {
     const r = await host.placer.exec({ session: parent, inputs: [textMessage("user", "tick")], signal });
-    if (r.outputs[0] !== String(i)) throw new Error(`parent counter answered ${JSON.stringify(r.outputs[0])}, expected ${i}`);
+    if (r.outputs[0] !== String(i))
+      throw new Error(`parent counter answered ${JSON.stringify(r.outputs[0])}, expected ${i}`);
   }
-  const metas = Array.from({ length: children }, () => ({ uid: newSessionUid(), project: "default", harness: HARNESS }));
+  const metas = Array.from({ length: children }, () => ({
+    uid: newSessionUid(),
+    project: "default",
+    harness: HARNESS,
+  }));
   const blobsBefore = (await host.snapshots.stats()).blobs;
   const t0 = performance.now();
   const forked = await host.placer.fork({ parent, atSeq: 0, children: metas, signal });
   const ms = performance.now() - t0;
   const blobsAdded = (await host.snapshots.stats()).blobs - blobsBefore;
-  if (forked.children.length !== children) throw new Error(`fork made ${forked.children.length} children, expected ${children}`);
+  if (forked.children.length !== children)
+    throw new Error(`fork made ${forked.children.length} children, expected ${children}`);
   const digests = new Set<string>();
   for (const m of metas) {
     const digest = (await host.journal.latestCheckpoint(m.uid))?.digest;
-    if (digest === undefined || !(await host.snapshots.has(digest))) throw new Error(`child ${m.uid} has no stored checkpoint`);
+    if (digest === undefined || !(await host.snapshots.has(digest)))
+      throw new Error(`child ${m.uid} has no stored checkpoint`);
     digests.add(digest);
   }
   // A child continues the parent's RAM (not a cold start, not a sibling's state).
   const last = metas[metas.length - 1]!.uid;
   const r = await host.placer.exec({ session: last, inputs: [textMessage("user", "tick")], signal });
-  if (r.outputs[0] !== String(parentTurns + 1)) throw new Error(`forked child answered ${JSON.stringify(r.outputs[0])}, expected ${parentTurns + 1}`);
+  if (r.outputs[0] !== String(parentTurns + 1))
+    throw new Error(`forked child answered ${JSON.stringify(r.outputs[0])}, expected ${parentTurns + 1}`);
   // Free the children's actors so the node does not grow across repetitions.
   const runtime = host.registry.resolve(HARNESS).runtime;
   await Promise.all(metas.map((m) => runtime.stop(m.uid)));
@@ -101,7 +109,11 @@ export const forkFanout: Figure = {
             value: blobs,
             unit: "blobs",
             target: { op: "<=", value: 1 },
-            details: { children: fanout, distinctChildDigests: digests, measure: "snapshot-store blobs added by the fork" },
+            details: {
+              children: fanout,
+              distinctChildDigests: digests,
+              measure: "snapshot-store blobs added by the fork",
+            },
           },
         },
       };

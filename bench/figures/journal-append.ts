@@ -83,10 +83,18 @@ export const journalAppend: Figure = {
         value: round(ratio),
         unit: "×",
         measured: sampleOf(runs.subject.map(round), "appends/s"),
-        baseline: { ...sampleOf(runs.baseline.map(round), "appends/s"), what: "raw better-sqlite3 INSERT, WAL + synchronous=FULL, one tx per row" },
+        baseline: {
+          ...sampleOf(runs.baseline.map(round), "appends/s"),
+          what: "raw better-sqlite3 INSERT, WAL + synchronous=FULL, one tx per row",
+        },
         ratio: round(ratio),
         target: { op: ">=", value: 0.7 },
-        details: { eventsPerRep: perRep, reps, avgEventBytes: Math.round(avgBytes), ratioOfMedians: round(median(runs.subject) / median(runs.baseline)) },
+        details: {
+          eventsPerRep: perRep,
+          reps,
+          avgEventBytes: Math.round(avgBytes),
+          ratioOfMedians: round(median(runs.subject) / median(runs.baseline)),
+        },
       };
     } finally {
       raw.close();

@@ -15,7 +15,13 @@ interface Run {
   readonly longMs: number[];
 }
 
-async function measure(host: EchoHost, longEvents: number, shortEvents: number, warmup: number, turns: number): Promise<Run> {
+async function measure(
+  host: EchoHost,
+  longEvents: number,
+  shortEvents: number,
+  warmup: number,
+  turns: number,
+): Promise<Run> {
   const seed = async (events: number): Promise<string> => {
     const uid = await host.newSession();
     const fence = await host.journal.newFence(uid);
@@ -27,13 +33,23 @@ async function measure(host: EchoHost, longEvents: number, shortEvents: number, 
   const run: Run = { shortMs: [], longMs: [] };
   for (let i = 0; i < warmup + turns; i++) {
     // Alternate which session goes first so neither always follows the other's fsync.
-    const order: [string, number[]][] = i % 2 === 0 ? [[short, run.shortMs], [long, run.longMs]] : [[long, run.longMs], [short, run.shortMs]];
+    const order: [string, number[]][] =
+      i % 2 === 0
+        ? [
+            [short, run.shortMs],
+            [long, run.longMs],
+          ]
+        : [
+            [long, run.longMs],
+            [short, run.shortMs],
+          ];
     for (const [session, into] of order) {
       const text = promptText(i);
       const t0 = performance.now();
       const result = await host.turn(session, text);
       const ms = performance.now() - t0;
-      if (result.outputs[0] !== `echo:${text}`) throw new Error(`echo turn answered ${JSON.stringify(result.outputs[0])}`);
+      if (result.outputs[0] !== `echo:${text}`)
+        throw new Error(`echo turn answered ${JSON.stringify(result.outputs[0])}`);
       if (i >= warmup) into.push(ms);
     }
   }
@@ -69,7 +85,11 @@ export const longSession: Figure = {
       value: round(ratio),
       unit: "×",
       measured: { ...sampleOf(spawned.longMs.map(round), "ms", true), p99: round(percentile(spawned.longMs, 99)) },
-      baseline: { ...sampleOf(spawned.shortMs.map(round), "ms", true), p99: round(percentile(spawned.shortMs, 99)), what: `p50 echo turn at ${shortEvents} prior events` },
+      baseline: {
+        ...sampleOf(spawned.shortMs.map(round), "ms", true),
+        p99: round(percentile(spawned.shortMs, 99)),
+        what: `p50 echo turn at ${shortEvents} prior events`,
+      },
       ratio: round(ratio),
       target: { op: "<=", value: 1.5 },
       details: {

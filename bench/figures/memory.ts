@@ -76,12 +76,23 @@ export const sessionMemory: Figure = {
         status: "ok",
         value: Math.round(perSuspended),
         unit: "bytes",
-        details: { sessions: n, batchBytesPerSession: suspended.heap.map(Math.round).join(" / "), rssBytesPerSession: round(median(suspended.rss)), measure: "heapUsed+external after gc, median of batch growths", path: `in-process Host, ${host.runtime} runtime` },
+        details: {
+          sessions: n,
+          batchBytesPerSession: suspended.heap.map(Math.round).join(" / "),
+          rssBytesPerSession: round(median(suspended.rss)),
+          measure: "heapUsed+external after gc, median of batch growths",
+          path: `in-process Host, ${host.runtime} runtime`,
+        },
         also: {
           live_echo_actor_rss_bytes: {
             value: Math.round(perLive),
             unit: "bytes",
-            details: { sessions: n, batchBytesPerSession: live.heap.map(Math.round).join(" / "), rssBytesPerSession: round(median(live.rss)), measure: "heapUsed+external after gc, median of batch growths" },
+            details: {
+              sessions: n,
+              batchBytesPerSession: live.heap.map(Math.round).join(" / "),
+              rssBytesPerSession: round(median(live.rss)),
+              measure: "heapUsed+external after gc, median of batch growths",
+            },
           },
         },
       };

@@ -32,12 +32,20 @@ export function echoBinding(): HarnessBinding {
 }
 
 /** Writes `turns` live echo turns through the controller. History is not needed: echo ignores it. */
-async function writeSession(journal: SqliteJournal, session: string, turns: number, model: ModelProvider): Promise<void> {
+async function writeSession(
+  journal: SqliteJournal,
+  session: string,
+  turns: number,
+  model: ModelProvider,
+): Promise<void> {
   const binding = echoBinding();
   const fence = await journal.newFence(session);
   const signal = new AbortController().signal;
   for (let i = 0; i < turns; i++) {
-    await execTurn({ journal, model }, { session, binding, fence, inputs: [textMessage("user", promptText(i))], history: [], signal });
+    await execTurn(
+      { journal, model },
+      { session, binding, fence, inputs: [textMessage("user", promptText(i))], history: [], signal },
+    );
   }
 }
 
@@ -61,7 +69,9 @@ export const replay: Figure = {
       const events = turns * EVENTS_PER_TURN;
       raw = new Database(path, { readonly: true });
       // The session's records (its head row, schema 2, holds no event).
-      const select = raw.prepare<[string], { event: Uint8Array }>(`SELECT event FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`);
+      const select = raw.prepare<[string], { event: Uint8Array }>(
+        `SELECT event FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`,
+      );
       const binding = echoBinding();
       const signal = new AbortController().signal;
       const runs = await paired(
@@ -71,8 +81,14 @@ export const replay: Figure = {
           const t0 = performance.now();
           const result = await replaySession({ journal }, { session, binding, signal });
           const ms = performance.now() - t0;
-          if (result.recordsRead !== events || result.outputs.length !== turns || result.outputs[turns - 1] !== `echo:${promptText(turns - 1)}`) {
-            throw new Error(`replay served ${result.outputs.length} outputs from ${result.recordsRead} records; expected ${turns} from ${events}`);
+          if (
+            result.recordsRead !== events ||
+            result.outputs.length !== turns ||
+            result.outputs[turns - 1] !== `echo:${promptText(turns - 1)}`
+          ) {
+            throw new Error(
+              `replay served ${result.outputs.length} outputs from ${result.recordsRead} records; expected ${turns} from ${events}`,
+            );
           }
           return events / (ms / 1000);
         },
@@ -94,10 +110,19 @@ export const replay: Figure = {
         value: round(ratio),
         unit: "×",
         measured: sampleOf(runs.subject.map(round), "events/s"),
-        baseline: { ...sampleOf(runs.baseline.map(round), "events/s"), what: "SELECT event … ORDER BY seq + fromBinary(EventSchema)" },
+        baseline: {
+          ...sampleOf(runs.baseline.map(round), "events/s"),
+          what: "SELECT event … ORDER BY seq + fromBinary(EventSchema)",
+        },
         ratio: round(ratio),
         target: { op: ">=", value: 0.5 },
-        details: { events, turns, reps, writeSeconds: round(writeMs / 1000), journalOn: dir.path.startsWith("/dev/shm") ? "tmpfs" : "disk" },
+        details: {
+          events,
+          turns,
+          reps,
+          writeSeconds: round(writeMs / 1000),
+          journalOn: dir.path.startsWith("/dev/shm") ? "tmpfs" : "disk",
+        },
       };
     } finally {
       raw?.close();

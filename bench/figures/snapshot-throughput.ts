@@ -42,7 +42,8 @@ export const snapshotThroughput: Figure = {
         const t0 = performance.now();
         const restored = codec.decodeActor(encoded, new BenchActor());
         const s = encoded.length / MB / ((performance.now() - t0) / 1000);
-        if (!(restored instanceof BenchActor) || restored.transcript.length !== actor.transcript.length) throw new Error("decodeActor lost state");
+        if (!(restored instanceof BenchActor) || restored.transcript.length !== actor.transcript.length)
+          throw new Error("decodeActor lost state");
         return s;
       },
       async () => {

@@ -68,7 +68,10 @@ interface EndToEnd {
 /** Suspend + resume cycles of a live counter session, end to end through a Host on the spawned runtime. */
 async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Promise<EndToEnd | Unmeasured> {
   try {
-    await lazyImport(new URL("../../src/runtime/builders.js", import.meta.url), "spawned runtime (src/runtime/builders.ts)");
+    await lazyImport(
+      new URL("../../src/runtime/builders.js", import.meta.url),
+      "spawned runtime (src/runtime/builders.ts)",
+    );
   } catch (err) {
     if (err instanceof Unavailable) return { unavailable: err.message };
     throw err;
@@ -85,24 +88,30 @@ async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Pr
   const journal = timed(await openJournal(dir.file("journal.db")), journalTally);
   const snapshots = timed(new FsSnapshotStore(dir.file("snapshots")), storeTally);
   const harness = policy === "every-turn" ? "counter" : "ocounter";
-  const extra = policy === "every-turn" ? {} : { harnesses: [{ name: harness, runtime: "spawned" as const, target: "counter", checkpointPolicy: policy }] };
+  const extra =
+    policy === "every-turn"
+      ? {}
+      : { harnesses: [{ name: harness, runtime: "spawned" as const, target: "counter", checkpointPolicy: policy }] };
   const host = await Host.open({ dataDir: dir.path, nodeIdleMs: 60_000, ...extra }, { journal, snapshots });
   const signal = new AbortController().signal;
   try {
-    if (!host.registry.get(harness)) return { unavailable: `the host serves no \`${harness}\` harness (spawned runtime not registered)` };
+    if (!host.registry.get(harness))
+      return { unavailable: `the host serves no \`${harness}\` harness (spawned runtime not registered)` };
     const session = (await host.createSession({ harness })).uid;
     let expected = 0;
     const turn = async () => {
       expected++;
       const r = await host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal });
-      if (r.outputs[0] !== String(expected)) throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}, expected ${expected}`);
+      if (r.outputs[0] !== String(expected))
+        throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}, expected ${expected}`);
     };
     try {
       await turn();
     } catch (err) {
       // No node process could be started at all: the spawned runtime's prerequisites (e.g. the
       // `harnesshost node` command) are not in this tree yet. Anything failing later is a crash.
-      if (isHostError(err, ErrorCode.Unavailable)) return { unavailable: `spawned runtime cannot start a node: ${err.message}` };
+      if (isHostError(err, ErrorCode.Unavailable))
+        return { unavailable: `spawned runtime cannot start a node: ${err.message}` };
       throw err;
     }
     const warmup = 3;

@@ -47,9 +47,18 @@ interface TransportRun {
   readonly commits: number[];
 }
 
-
-async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Transport, turns: number, warmup: number): Promise<TransportRun> {
-  const { startServer } = await guardImport(() => import("../../src/server/index.js"), "gRPC Sessions server (src/server)");
+async function measure(
+  host: Host,
+  tally: Tally,
+  dir: ScratchDir,
+  transport: Transport,
+  turns: number,
+  warmup: number,
+): Promise<TransportRun> {
+  const { startServer } = await guardImport(
+    () => import("../../src/server/index.js"),
+    "gRPC Sessions server (src/server)",
+  );
   const addr = transport === "unix" ? `unix://${dir.file(`sessions-${transport}.sock`)}` : "127.0.0.1:0";
   const rawAddr = transport === "unix" ? `unix://${dir.file(`raw-${transport}.sock`)}` : "127.0.0.1:0";
   const server = await startServer(host, { addr, registryAddr: "127.0.0.1:0", logger: SILENT });
@@ -57,11 +66,18 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
   const shapeAddr = transport === "unix" ? `unix://${dir.file(`shape-${transport}.sock`)}` : "127.0.0.1:0";
   const shape = await startRawTurnShape(shapeAddr, dir.file(`shape-node-${transport}.sock`));
   const floorAddr = transport === "unix" ? `unix://${dir.file(`floor-${transport}.sock`)}` : "127.0.0.1:0";
-  const floorShape = await startRawTurnShape(floorAddr, dir.file(`floor-node-${transport}.sock`), { commitDb: dir.file(`floor-${transport}.db`) });
+  const floorShape = await startRawTurnShape(floorAddr, dir.file(`floor-node-${transport}.sock`), {
+    commitDb: dir.file(`floor-${transport}.db`),
+  });
   const contractAddr = transport === "unix" ? `unix://${dir.file(`contract-${transport}.sock`)}` : "127.0.0.1:0";
   const { openJournal } = await import("../../src/journal/index.js");
   const contractJournal = await openJournal(dir.file(`contract-${transport}.db`));
-  const contract = await startContractTurnShape(contractAddr, dir.file(`contract-node-${transport}.sock`), contractJournal, `sess-contract-${transport}`);
+  const contract = await startContractTurnShape(
+    contractAddr,
+    dir.file(`contract-node-${transport}.sock`),
+    contractJournal,
+    `sess-contract-${transport}`,
+  );
   const client = createClient(Sessions, server.addr);
   try {
     const created = await client.createSession({ session: { harness: HARNESS } });
@@ -76,11 +92,13 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       for await (const update of client.exec({ session, inputs: [input] })) {
         if (update.update.case !== "record") continue;
         const event = update.update.value.event;
-        if (event?.kind === EventKind.EVENT_OUTPUT && event.body.case === "message") answer = messageText(event.body.value);
+        if (event?.kind === EventKind.EVENT_OUTPUT && event.body.case === "message")
+          answer = messageText(event.body.value);
         if (event?.kind === EventKind.EVENT_END) ended = true;
       }
       const ms = performance.now() - t0;
-      if (!ended || answer !== `echo:${text}`) throw new Error(`turn ${i} over ${transport}: answer ${JSON.stringify(answer)}, ended=${ended}`);
+      if (!ended || answer !== `echo:${text}`)
+        throw new Error(`turn ${i} over ${transport}: answer ${JSON.stringify(answer)}, ended=${ended}`);
       return ms;
     };
     const payload = Buffer.from(promptText(0));
@@ -101,7 +119,16 @@ async function measure(host: Host, tally: Tally, dir: ScratchDir, transport: Tra
       const journalMs = await contract.turn(promptText(i));
       return [performance.now() - t0, journalMs];
     };
-    const out: TransportRun = { turnMs: [], rawMs: [], shapeMs: [], floorMs: [], contractMs: [], contractJournalMs: [], journalMs: [], commits: [] };
+    const out: TransportRun = {
+      turnMs: [],
+      rawMs: [],
+      shapeMs: [],
+      floorMs: [],
+      contractMs: [],
+      contractJournalMs: [],
+      journalMs: [],
+      commits: [],
+    };
     for (let i = 0; i < warmup + turns; i++) {
       // Alternate the order so drift on a shared machine hits both alike.
       tally.reset();
@@ -145,7 +172,11 @@ function reading(run: TransportRun, transport: Transport, commitMs: number): Rea
     value: round(ratio),
     unit: "×",
     measured: { ...sampleOf(run.turnMs.map(round), "ms"), p99: round(percentile(run.turnMs, 99)) },
-    baseline: { ...sampleOf(run.rawMs.map(round), "ms"), p99: round(percentile(run.rawMs, 99)), what: `raw grpc-js unary round trip (${transport})` },
+    baseline: {
+      ...sampleOf(run.rawMs.map(round), "ms"),
+      p99: round(percentile(run.rawMs, 99)),
+      what: `raw grpc-js unary round trip (${transport})`,
+    },
     ratio: round(ratio),
     target: { op: "<=", value: 5 },
     details: {
@@ -180,12 +211,15 @@ export const turnLatency: Figure = {
     const dir = scratchDir("turn");
     const tally = newTally();
     const journal = timed(await openJournal(dir.file("journal.db")), tally);
-    const host = await Host.open({
-      dataDir: dir.path,
-      harnesses: [{ name: HARNESS, runtime: "spawned", target: "echo" }],
-      defaultHarness: HARNESS,
-      nodeIdleMs: 60_000,
-    }, { journal });
+    const host = await Host.open(
+      {
+        dataDir: dir.path,
+        harnesses: [{ name: HARNESS, runtime: "spawned", target: "echo" }],
+        defaultHarness: HARNESS,
+        nodeIdleMs: 60_000,
+      },
+      { journal },
+    );
     try {
       const unixRun = await measure(host, tally, dir, "unix", turns, warmup);
       const tcpRun = await measure(host, tally, dir, "tcp", turns, warmup);

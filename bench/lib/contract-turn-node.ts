@@ -23,14 +23,29 @@ server.addService(CONTRACT_TURN_SERVICE, {
             create(EventSchema, {
               executionId,
               kind: EventKind.EVENT_MODEL_CALL,
-              body: { case: "model", value: { model: "echo", id: randomBytes(8).toString("hex"), messages: frame.frame.value.inputs } },
+              body: {
+                case: "model",
+                value: { model: "echo", id: randomBytes(8).toString("hex"), messages: frame.frame.value.inputs },
+              },
             }),
           );
           return;
         case "model": {
           const message = frame.frame.value.message;
-          call.write(create(EventSchema, { executionId, kind: EventKind.EVENT_OUTPUT, body: { case: "message", value: message ?? { role: "assistant" } } }));
-          call.write(create(EventSchema, { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } }));
+          call.write(
+            create(EventSchema, {
+              executionId,
+              kind: EventKind.EVENT_OUTPUT,
+              body: { case: "message", value: message ?? { role: "assistant" } },
+            }),
+          );
+          call.write(
+            create(EventSchema, {
+              executionId,
+              kind: EventKind.EVENT_END,
+              body: { case: "end", value: { state: "COMPLETED" } },
+            }),
+          );
           call.end();
           return;
         }

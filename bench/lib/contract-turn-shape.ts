@@ -14,12 +14,20 @@ import { newExecutionId } from "../../src/controller/ids.js";
 import { modelInputHash } from "../../src/canon/index.js";
 import { EventKind, EventSchema, ModelCallSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ControllerFrameSchema, type ControllerFrame } from "../../src/gen/agentsessions/v1/harness_pb.js";
-import { ExecRequestSchema, ExecUpdateSchema, SessionSchema, type ExecRequest, type ExecUpdate } from "../../src/gen/agentsessions/v1/session_pb.js";
+import {
+  ExecRequestSchema,
+  ExecUpdateSchema,
+  SessionSchema,
+  type ExecRequest,
+  type ExecUpdate,
+} from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "../../src/server/record-proto.js";
 import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
 
-function codec<D extends DescMessage>(schema: D): { serialize(m: MessageShape<D>): Buffer; deserialize(b: Buffer): MessageShape<D> } {
+function codec<D extends DescMessage>(
+  schema: D,
+): { serialize(m: MessageShape<D>): Buffer; deserialize(b: Buffer): MessageShape<D> } {
   return {
     serialize: (m) => Buffer.from(toBinary(schema, m)),
     deserialize: (b) => fromBinary(schema, b),
@@ -61,13 +69,16 @@ export interface ContractTurnShape {
   close(): Promise<void>;
 }
 
-
-
 /**
  * `address`: where the in-process server listens; `nodeSocket`: a unix socket path for the child;
  * `journal`: where the turns commit (one session, `session`, whose fence is `fence`).
  */
-export async function startContractTurnShape(address: string, nodeSocket: string, journal: Journal, session: string): Promise<ContractTurnShape> {
+export async function startContractTurnShape(
+  address: string,
+  nodeSocket: string,
+  journal: Journal,
+  session: string,
+): Promise<ContractTurnShape> {
   const node = await forkSocketNode(CHILD, nodeSocket);
   const nodeClient = new Client(node.target, credentials.createInsecure());
   const fence = await journal.newFence(session);
@@ -81,14 +92,23 @@ export async function startContractTurnShape(address: string, nodeSocket: string
     return committed;
   };
   const now = timestampNow();
-  const sessionFrame = create(SessionSchema, { metadata: { uid: session, project: "default", createTime: now, updateTime: now }, harness: "echo", model: "echo", lastSeq: BigInt(head) });
+  const sessionFrame = create(SessionSchema, {
+    metadata: { uid: session, project: "default", createTime: now, updateTime: now },
+    harness: "echo",
+    model: "echo",
+    lastSeq: BigInt(head),
+  });
   const server = new Server();
   server.addService(CONTRACT_TURN_SERVICE, {
     exec: (call: ServerWritableStream<ExecRequest, ExecUpdate>) => {
       const input = call.request.inputs[0] ?? textMessage("user", "");
       const executionId = newExecutionId();
       call.write(sessionUpdate(sessionFrame));
-      const up = nodeClient.makeBidiStreamRequest<ControllerFrame, Event>("/bench.ContractTurn/Connect", frameCodec.serialize, eventCodec.deserialize);
+      const up = nodeClient.makeBidiStreamRequest<ControllerFrame, Event>(
+        "/bench.ContractTurn/Connect",
+        frameCodec.serialize,
+        eventCodec.deserialize,
+      );
       const outputs: Event[] = [];
       const fail = (err: unknown): void => {
         up.cancel();
@@ -100,17 +120,40 @@ export async function startContractTurnShape(address: string, nodeSocket: string
             case EventKind.EVENT_MODEL_CALL: {
               if (event.body.case !== "model") throw new Error("MODEL_CALL without a request");
               const request = event.body.value;
-              const inputHash = modelInputHash(create(ModelCallSchema, { model: request.model, messages: request.messages }));
+              const inputHash = modelInputHash(
+                create(ModelCallSchema, { model: request.model, messages: request.messages }),
+              );
               const first = [
-                ev.executionStart(executionId, { inputCount: 1, harness: "echo", harnessVersion: "1", config: new Uint8Array(), resumeFromSeq: 0 }),
+                ev.executionStart(executionId, {
+                  inputCount: 1,
+                  harness: "echo",
+                  harnessVersion: "1",
+                  config: new Uint8Array(),
+                  resumeFromSeq: 0,
+                }),
                 ev.input(executionId, input),
-                ev.modelCall(executionId, create(ModelCallSchema, { model: request.model, params: {}, inputHash, id: request.id })),
+                ev.modelCall(
+                  executionId,
+                  create(ModelCallSchema, { model: request.model, params: {}, inputHash, id: request.id }),
+                ),
               ];
               const committed = await commit(first);
               for (const rec of committed) call.write(recordUpdate(rec));
-              const text = request.messages.at(-1)?.parts[0]?.part.case === "text" ? (request.messages.at(-1)?.parts[0]?.part.value as { text: string }).text : "";
+              const text =
+                request.messages.at(-1)?.parts[0]?.part.case === "text"
+                  ? (request.messages.at(-1)?.parts[0]?.part.value as { text: string }).text
+                  : "";
               call.write(deltaUpdate(executionId, `echo:${text}`, true));
-              up.write(create(ControllerFrameSchema, { session, executionId, frame: { case: "model", value: { modelCallId: request.id, message: textMessage("assistant", `echo:${text}`) } } }));
+              up.write(
+                create(ControllerFrameSchema, {
+                  session,
+                  executionId,
+                  frame: {
+                    case: "model",
+                    value: { modelCallId: request.id, message: textMessage("assistant", `echo:${text}`) },
+                  },
+                }),
+              );
               return;
             }
             case EventKind.EVENT_OUTPUT:
@@ -131,7 +174,9 @@ export async function startContractTurnShape(address: string, nodeSocket: string
         })().catch(fail);
       });
       up.on("error", fail);
-      up.write(create(ControllerFrameSchema, { session, executionId, frame: { case: "start", value: { inputs: [input] } } }));
+      up.write(
+        create(ControllerFrameSchema, { session, executionId, frame: { case: "start", value: { inputs: [input] } } }),
+      );
     },
   });
   const target = (await bindInsecure(server, address)).target;
@@ -161,7 +206,11 @@ export async function startContractTurnShape(address: string, nodeSocket: string
         });
         stream.on("error", reject);
         stream.on("end", () =>
-          n === 7 && ended && answer === `echo:${text}` ? resolve(journalMs) : reject(new Error(`contract turn streamed ${n} messages (ended=${ended}, answer ${JSON.stringify(answer)})`)),
+          n === 7 && ended && answer === `echo:${text}`
+            ? resolve(journalMs)
+            : reject(
+                new Error(`contract turn streamed ${n} messages (ended=${ended}, answer ${JSON.stringify(answer)})`),
+              ),
         );
       }),
     close: async () => {

@@ -9,6 +9,7 @@ export function counterTurns(host: Host, session: string, signal: AbortSignal): 
   return async () => {
     expected++;
     const r = await host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal });
-    if (r.outputs[0] !== String(expected)) throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}, expected ${expected}`);
+    if (r.outputs[0] !== String(expected))
+      throw new Error(`counter answered ${JSON.stringify(r.outputs[0])}, expected ${expected}`);
   };
 }

@@ -24,7 +24,9 @@ export async function openEchoHost(dataDir: string, runtime: "local" | "spawned"
     dataDir,
     journal: `${dataDir}/journal.db`,
     defaultHarness: harness,
-    ...(runtime === "spawned" ? { harnesses: [{ name: harness, runtime: "spawned" as const, target: "echo" }], nodeIdleMs: 60_000 } : {}),
+    ...(runtime === "spawned"
+      ? { harnesses: [{ name: harness, runtime: "spawned" as const, target: "echo" }], nodeIdleMs: 60_000 }
+      : {}),
   });
   return {
     journal: host.journal,

@@ -7,7 +7,20 @@ import { ev, textMessage } from "../../src/controller/events.js";
 import { newCallId, newExecutionId } from "../../src/controller/ids.js";
 import { ModelCallSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 
-const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
+const WORDS = [
+  "alpha",
+  "bravo",
+  "charlie",
+  "delta",
+  "echo",
+  "foxtrot",
+  "golf",
+  "hotel",
+  "india",
+  "juliet",
+  "kilo",
+  "lima",
+];
 
 /** A deterministic user prompt of about `chars` characters, different for each `i`. */
 export function promptText(i: number, chars = 280): string {
@@ -26,7 +39,13 @@ export function echoTurnEvents(text: string): Event[] {
   const user = textMessage("user", text);
   const inputHash = modelInputHash(create(ModelCallSchema, { model: "echo", messages: [user] }));
   return [
-    ev.executionStart(executionId, { inputCount: 1, harness: "echo", harnessVersion: "1", config: new Uint8Array(), resumeFromSeq: 0 }),
+    ev.executionStart(executionId, {
+      inputCount: 1,
+      harness: "echo",
+      harnessVersion: "1",
+      config: new Uint8Array(),
+      resumeFromSeq: 0,
+    }),
     ev.input(executionId, user),
     ev.modelCall(executionId, create(ModelCallSchema, { model: "echo", params: {}, inputHash, id: newCallId() })),
     ev.output(executionId, textMessage("assistant", `echo:${text}`)),

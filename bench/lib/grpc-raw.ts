@@ -17,7 +17,10 @@ export async function bindInsecure(server: Server, address: string): Promise<Ret
 
 /** Forks `script` (a .ts module next to the caller, run through tsx) with `socket`; resolves once it announces its target. */
 export async function forkSocketNode(script: URL, socket: string): Promise<{ child: ChildProcess; target: string }> {
-  const child = fork(fileURLToPath(script), [socket], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(script), [socket], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   const target = await new Promise<string>((resolve, reject) => {
     child.once("message", (m) => resolve(String(m)));
     child.once("exit", (code) => reject(new Error(`${script.pathname} exited (${code})`)));

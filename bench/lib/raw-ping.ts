@@ -2,7 +2,14 @@
 // bytes as sent (no protobuf, no interceptors, no auth). Invariant: it is served and dialled exactly
 // like harnesshost's own listeners (same address forms, insecure credentials), so only the work above
 // the transport differs between a figure's subject and this baseline.
-import { Client, Server, credentials, type ServiceDefinition, type sendUnaryData, type ServerUnaryCall } from "@grpc/grpc-js";
+import {
+  Client,
+  Server,
+  credentials,
+  type ServiceDefinition,
+  type sendUnaryData,
+  type ServerUnaryCall,
+} from "@grpc/grpc-js";
 import { bindInsecure } from "./grpc-raw.js";
 
 const identity = (b: Buffer): Buffer => b;

@@ -12,7 +12,8 @@ server.addService(RAW_TURN_SERVICE, {
     let n = 0;
     call.on("data", (msg: Buffer) => {
       n++;
-      if (n === 1) call.write(msg); // MODEL_CALL
+      if (n === 1)
+        call.write(msg); // MODEL_CALL
       else {
         call.write(msg); // END
         call.end();

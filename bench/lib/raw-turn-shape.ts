@@ -8,20 +8,30 @@
 // turn's two durable commits in place (three rows before streaming EXECUTION_START…MODEL_CALL, two
 // before OUTPUT and END) as raw better-sqlite3 transactions: the floor including the disk, paid at the
 // moments the host pays it.
-import {
-  Client,
-  Server,
-  credentials,
-  type ServerWritableStream,
-  type ServiceDefinition,
-} from "@grpc/grpc-js";
+import { Client, Server, credentials, type ServerWritableStream, type ServiceDefinition } from "@grpc/grpc-js";
 import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
 import { rawCommitter } from "./raw-commit.js";
 
 const identity = (b: Buffer): Buffer => b;
 export const RAW_TURN_SERVICE: ServiceDefinition = {
-  turn: { path: "/bench.RawTurn/Turn", requestStream: false, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
-  connect: { path: "/bench.RawTurn/Connect", requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
+  turn: {
+    path: "/bench.RawTurn/Turn",
+    requestStream: false,
+    responseStream: true,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+  connect: {
+    path: "/bench.RawTurn/Connect",
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
 };
 const CHILD = new URL("./raw-turn-node.ts", import.meta.url);
 
@@ -31,10 +41,12 @@ export interface RawTurnShape {
   close(): Promise<void>;
 }
 
-
-
 /** `address` is where the in-process server listens; `nodeSocket` a unix socket path for the child. */
-export async function startRawTurnShape(address: string, nodeSocket: string, opts: { commitDb?: string } = {}): Promise<RawTurnShape> {
+export async function startRawTurnShape(
+  address: string,
+  nodeSocket: string,
+  opts: { commitDb?: string } = {},
+): Promise<RawTurnShape> {
   const node = await forkSocketNode(CHILD, nodeSocket);
   const committer = opts.commitDb !== undefined ? rawCommitter(opts.commitDb) : undefined;
   const nodeClient = new Client(node.target, credentials.createInsecure());
@@ -70,11 +82,18 @@ export async function startRawTurnShape(address: string, nodeSocket: string, opt
   return {
     turn: (payload) =>
       new Promise<void>((resolve, reject) => {
-        const stream = client.makeServerStreamRequest<Buffer, Buffer>("/bench.RawTurn/Turn", identity, identity, payload);
+        const stream = client.makeServerStreamRequest<Buffer, Buffer>(
+          "/bench.RawTurn/Turn",
+          identity,
+          identity,
+          payload,
+        );
         let n = 0;
         stream.on("data", () => n++);
         stream.on("error", reject);
-        stream.on("end", () => (n === 7 ? resolve() : reject(new Error(`raw turn streamed ${n} messages, expected 7`))));
+        stream.on("end", () =>
+          n === 7 ? resolve() : reject(new Error(`raw turn streamed ${n} messages, expected 7`)),
+        );
       }),
     close: async () => {
       client.close();

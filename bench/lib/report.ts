@@ -12,7 +12,10 @@ function okReport(title: string, reading: Reading): KeyReport {
 }
 
 /** The JSON entries of one figure's outcome (its main key plus its extra keys). */
-export function keyReports(figure: Figure, outcome: FigureResult | { status: "error"; error: string }): Record<string, KeyReport> {
+export function keyReports(
+  figure: Figure,
+  outcome: FigureResult | { status: "error"; error: string },
+): Record<string, KeyReport> {
   const keys = [figure.key, ...(figure.extraKeys ?? [])];
   const out: Record<string, KeyReport> = {};
   switch (outcome.status) {
@@ -21,15 +24,22 @@ export function keyReports(figure: Figure, outcome: FigureResult | { status: "er
       out[figure.key] = okReport(figure.title, main);
       for (const key of figure.extraKeys ?? []) {
         const reading = also?.[key];
-        if (reading === undefined) out[key] = { status: "unavailable", title: figure.title, reason: `figure ${figure.key} measured no ${key}` };
-        else if ("unavailable" in reading) out[key] = { status: "unavailable", title: figure.title, reason: reading.unavailable };
+        if (reading === undefined)
+          out[key] = { status: "unavailable", title: figure.title, reason: `figure ${figure.key} measured no ${key}` };
+        else if ("unavailable" in reading)
+          out[key] = { status: "unavailable", title: figure.title, reason: reading.unavailable };
         else out[key] = okReport(figure.title, reading);
       }
       return out;
     }
     case "unavailable":
       for (const key of keys) {
-        out[key] = { status: "unavailable", title: figure.title, reason: outcome.reason, ...(outcome.details ? { details: outcome.details } : {}) };
+        out[key] = {
+          status: "unavailable",
+          title: figure.title,
+          reason: outcome.reason,
+          ...(outcome.details ? { details: outcome.details } : {}),
+        };
       }
       return out;
     case "error":
@@ -59,7 +69,9 @@ export function table(reports: Readonly<Record<string, KeyReport>>): string {
   for (const [key, r] of Object.entries(reports)) {
     switch (r.status) {
       case "ok": {
-        const measured = r.measured ? `${fmt(r.measured.median, r.measured.unit)}${r.measured.p99 !== undefined ? ` (p99 ${fmt(r.measured.p99)})` : ""}` : fmt(r.value, r.unit);
+        const measured = r.measured
+          ? `${fmt(r.measured.median, r.measured.unit)}${r.measured.p99 !== undefined ? ` (p99 ${fmt(r.measured.p99)})` : ""}`
+          : fmt(r.value, r.unit);
         const baseline = r.baseline ? fmt(r.baseline.median, r.baseline.unit) : "";
         const ratio = r.ratio !== undefined ? fmt(r.ratio, "×") : "";
         const target = r.target ? `${r.target.op === ">=" ? "≥" : "≤"} ${r.target.value}` : "report";
@@ -80,6 +92,10 @@ export function table(reports: Readonly<Record<string, KeyReport>>): string {
     }
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line), "", ...notes].join("\n");
 }

@@ -42,6 +42,7 @@ export class Spans {
 
   /** One line per span: its median per operation, in ms. */
   print(): void {
-    for (const [k, v] of [...this.#done].sort(([a], [b]) => a.localeCompare(b))) console.log(`${k.padEnd(44)} ${median(v).toFixed(3)} ms  (n=${v.length})`);
+    for (const [k, v] of [...this.#done].sort(([a], [b]) => a.localeCompare(b)))
+      console.log(`${k.padEnd(44)} ${median(v).toFixed(3)} ms  (n=${v.length})`);
   }
 }

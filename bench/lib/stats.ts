@@ -19,7 +19,9 @@ export function percentile(xs: readonly number[], p: number): number {
 }
 
 export function sampleOf(xs: readonly number[], unit: string, withP99 = false): Sample {
-  return withP99 ? { median: median(xs), p99: percentile(xs, 99), n: xs.length, unit } : { median: median(xs), n: xs.length, unit };
+  return withP99
+    ? { median: median(xs), p99: percentile(xs, 99), n: xs.length, unit }
+    : { median: median(xs), n: xs.length, unit };
 }
 
 export function nowMs(): number {

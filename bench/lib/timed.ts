@@ -12,7 +12,8 @@ export interface Tally {
 
 export function newTally(): Tally {
   const byMethod = new Map<string, { calls: number; ms: number }>();
-  const pick = (methods: string[]) => [...byMethod.entries()].filter(([k]) => methods.length === 0 || methods.includes(k)).map(([, v]) => v);
+  const pick = (methods: string[]) =>
+    [...byMethod.entries()].filter(([k]) => methods.length === 0 || methods.includes(k)).map(([, v]) => v);
   return {
     byMethod,
     reset: () => byMethod.clear(),

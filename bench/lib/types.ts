@@ -58,7 +58,12 @@ export interface Figure {
 /** One key of the runner's JSON document. */
 export type KeyReport =
   | (Reading & { readonly status: "ok"; readonly title: string; readonly pass?: boolean })
-  | { readonly status: "unavailable"; readonly title: string; readonly reason: string; readonly details?: Readonly<Record<string, Detail>> }
+  | {
+      readonly status: "unavailable";
+      readonly title: string;
+      readonly reason: string;
+      readonly details?: Readonly<Record<string, Detail>>;
+    }
   | { readonly status: "error"; readonly title: string; readonly error: string };
 
 export interface BenchReport {

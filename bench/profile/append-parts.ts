@@ -39,7 +39,14 @@ const tx = (session: string, head: boolean, encode: boolean, chain: boolean) =>
     const r = records[i]!;
     if (chain) chainEvents({ seq: i, hash: r.prevHash }, 1, [events[i]!]);
     if (head) st.selectHead.get(session);
-    st.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, 1, encode ? toBinary(EventSchema, events[i]!) : encoded[i]!);
+    st.insertEvent.run(
+      session,
+      r.seq,
+      r.prevHash,
+      r.contentHash,
+      1,
+      encode ? toBinary(EventSchema, events[i]!) : encoded[i]!,
+    );
     if (head) st.moveHead.run(session, r.seq, r.contentHash, "NONE", Date.now());
   }).immediate;
 const steps: Record<(typeof names)[number], (i: number) => unknown> = {

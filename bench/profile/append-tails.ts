@@ -18,7 +18,9 @@ raw.pragma("journal_mode = WAL");
 raw.pragma("synchronous = FULL");
 raw.exec(`CREATE TABLE events (session TEXT NOT NULL, seq INTEGER NOT NULL, prev_hash TEXT NOT NULL, content_hash TEXT NOT NULL,
   fence INTEGER NOT NULL, event BLOB NOT NULL, PRIMARY KEY (session, seq)) WITHOUT ROWID`);
-const insert = raw.prepare<[string, number, string, string, Uint8Array]>("INSERT INTO events VALUES (?, ?, ?, ?, 1, ?)");
+const insert = raw.prepare<[string, number, string, string, Uint8Array]>(
+  "INSERT INTO events VALUES (?, ?, ?, ?, 1, ?)",
+);
 const events = echoEventStream(200);
 const records = chainEvents({ seq: 0, hash: "" }, 1, events);
 const bytes = records.map((r) => toBinary(EventSchema, r.event));

@@ -18,12 +18,17 @@ const signal = new AbortController().signal;
 try {
   const fence = await journal.newFence(session);
   for (let i = 0; i < 2000; i++) {
-    await execTurn({ journal, model: echoModel }, { session, binding, fence, inputs: [textMessage("user", promptText(i))], history: [], signal });
+    await execTurn(
+      { journal, model: echoModel },
+      { session, binding, fence, inputs: [textMessage("user", promptText(i))], history: [], signal },
+    );
   }
   process.stdout.write(`written at ${performance.now().toFixed(0)} ms since start\n`);
   const t0 = performance.now();
   for (let i = 0; i < reps; i++) await replaySession({ journal }, { session, binding, signal });
-  process.stdout.write(`${reps} replays in ${(performance.now() - t0).toFixed(0)} ms (${((performance.now() - t0) / reps).toFixed(1)} ms each)\n`);
+  process.stdout.write(
+    `${reps} replays in ${(performance.now() - t0).toFixed(0)} ms (${((performance.now() - t0) / reps).toFixed(1)} ms each)\n`,
+  );
 } finally {
   await journal.close();
   dir.dispose();

@@ -17,7 +17,21 @@ import { scratchDir } from "../lib/tmp.js";
 
 const cycles = Number(process.argv[2] ?? 100);
 const spans = new Spans();
-spans.wrap(Placer.prototype, ["suspend", "resume", "hold", "session", "resolveHarness", "incarnate", "commitLifecycle", "headCheckpoint", "requireLiveActor"], "placer");
+spans.wrap(
+  Placer.prototype,
+  [
+    "suspend",
+    "resume",
+    "hold",
+    "session",
+    "resolveHarness",
+    "incarnate",
+    "commitLifecycle",
+    "headCheckpoint",
+    "requireLiveActor",
+  ],
+  "placer",
+);
 spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
 spans.wrap(RecordCache.prototype, ["all"], "records");
 spans.wrap(SpawnedRuntime.prototype, ["restore", "stop", "status", "create"], "spawned");

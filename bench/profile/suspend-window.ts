@@ -57,7 +57,13 @@ try {
   await host.close();
   dir.dispose();
 }
-for (const [label, table] of [["self", self], ["inclusive", inclusive]] as const) {
-  process.stdout.write(`--- ${label}, ms per cycle (sampled total ${(totalMs / cycles).toFixed(2)} ms per cycle, profiler overhead included)\n`);
-  for (const [name, ms] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${(ms / cycles).toFixed(3).padStart(8)}  ${name}\n`);
+for (const [label, table] of [
+  ["self", self],
+  ["inclusive", inclusive],
+] as const) {
+  process.stdout.write(
+    `--- ${label}, ms per cycle (sampled total ${(totalMs / cycles).toFixed(2)} ms per cycle, profiler overhead included)\n`,
+  );
+  for (const [name, ms] of [...table].sort((a, b) => b[1] - a[1]).slice(0, top))
+    process.stdout.write(`${(ms / cycles).toFixed(3).padStart(8)}  ${name}\n`);
 }

@@ -19,7 +19,11 @@ import { scratchDir } from "../lib/tmp.js";
 
 const turns = Number(process.argv[2] ?? 200);
 const spans = new Spans();
-spans.wrap(Placer.prototype, ["exec", "hold", "session", "resolveHarness", "incarnate", "turnFence", "checkpointAfterTurn"], "placer");
+spans.wrap(
+  Placer.prototype,
+  ["exec", "hold", "session", "resolveHarness", "incarnate", "turnFence", "checkpointAfterTurn"],
+  "placer",
+);
 spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
 spans.wrap(HistoryCache.prototype, ["get"], "history");
 spans.wrap(RemoteHarness.prototype, ["run", "dispatch"], "remote");
@@ -28,8 +32,20 @@ const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const dir = scratchDir("turn-trace");
 const tally = newTally();
 const journal = timed(await openJournal(dir.file("journal.db")), tally);
-const host = await Host.open({ dataDir: dir.path, harnesses: [{ name: "necho", runtime: "spawned", target: "echo" }], defaultHarness: "necho", nodeIdleMs: 60_000 }, { journal });
-const server = await startServer(host, { addr: `unix://${dir.file("s.sock")}`, registryAddr: "127.0.0.1:0", logger: SILENT });
+const host = await Host.open(
+  {
+    dataDir: dir.path,
+    harnesses: [{ name: "necho", runtime: "spawned", target: "echo" }],
+    defaultHarness: "necho",
+    nodeIdleMs: 60_000,
+  },
+  { journal },
+);
+const server = await startServer(host, {
+  addr: `unix://${dir.file("s.sock")}`,
+  registryAddr: "127.0.0.1:0",
+  logger: SILENT,
+});
 const client = createClient(Sessions, server.addr);
 try {
   let session = "";

@@ -20,7 +20,10 @@ export class Shout implements Harness {
     await sink.model(
       {
         model: "echo",
-        messages: [textMessage("system", "Repeat the user's message exactly."), textMessage("user", last.toUpperCase())],
+        messages: [
+          textMessage("system", "Repeat the user's message exactly."),
+          textMessage("user", last.toUpperCase()),
+        ],
       },
       signal,
     );

@@ -20,7 +20,10 @@ export class Tally implements Harness {
 
   /** Counts the words of the last input; reports each one's running count and the session's total. */
   async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
-    const words = textOf(start.inputs.at(-1)).toLowerCase().split(/\s+/).filter((w) => w !== "");
+    const words = textOf(start.inputs.at(-1))
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((w) => w !== "");
     for (const word of words) this.counts.set(word, (this.counts.get(word) ?? 0) + 1);
     this.total += words.length;
     const counted = [...new Set(words)].map((w) => `${w}=${this.counts.get(w) ?? 0}`);

@@ -3,7 +3,12 @@
 // and idempotency key derive from the execution id, so a re-driven turn makes the very same call and
 // the host serves (or completes) it instead of writing twice.
 import { create } from "@bufbuild/protobuf";
-import { Mediation, ToolCallSchema, ToolResult_Code, type ToolResult } from "../../src/gen/agentsessions/v1/common_pb.js";
+import {
+  Mediation,
+  ToolCallSchema,
+  ToolResult_Code,
+  type ToolResult,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText } from "../../src/model/text.js";
 import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
@@ -28,7 +33,11 @@ export function demoWrite(start: StartInfo) {
 }
 
 export function demoToolSpec() {
-  return { name: DEMO_TOOL, description: "writes the turn's input (needs an operator's approval)", mediation: Mediation.REQUIRES_APPROVAL };
+  return {
+    name: DEMO_TOOL,
+    description: "writes the turn's input (needs an operator's approval)",
+    mediation: Mediation.REQUIRES_APPROVAL,
+  };
 }
 
 export class AskAgent implements Harness {

@@ -30,7 +30,9 @@ function assertJsonValue(value: unknown, path: string): void {
       }
       const proto = Object.getPrototypeOf(value) as unknown;
       if (proto !== Object.prototype && proto !== null) {
-        throw new NotCanonicalizableError(`${path}: ${(value as object).constructor?.name ?? "object"} is not a plain JSON object`);
+        throw new NotCanonicalizableError(
+          `${path}: ${(value as object).constructor?.name ?? "object"} is not a plain JSON object`,
+        );
       }
       for (const [k, v] of Object.entries(value)) {
         if (LONE_SURROGATE.test(k)) throw new NotCanonicalizableError(`${path}: key holds a lone surrogate`);

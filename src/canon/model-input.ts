@@ -18,7 +18,9 @@ function jsonString(s: string): string | undefined {
  * including strings JCS refuses (lone surrogates), which the reflective path then decides. It must
  * equal the reflective form exactly (test/canon/model-input.test.ts checks both on random requests).
  */
-function textOnlyCanonical(request: Pick<ModelCall, "model" | "params" | "messages" | "tools" | "toolChoice">): string | undefined {
+function textOnlyCanonical(
+  request: Pick<ModelCall, "model" | "params" | "messages" | "tools" | "toolChoice">,
+): string | undefined {
   if (request.tools.length > 0 || request.toolChoice !== undefined) return undefined;
   let out = "";
   if (request.messages.length > 0) {

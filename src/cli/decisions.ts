@@ -27,11 +27,18 @@ export function questionIn(records: readonly LogRecord[], tuple: PendingTuple): 
   for (const rec of records) {
     const ev = rec.event;
     if (ev?.executionId === tuple.executionId && ev.body.case === "tool" && ev.body.value.id === tuple.toolCallId) {
-      if (ev.body.value.tool !== ASK_TOOL) throw new HostError(ErrorCode.FailedPrecondition, `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`);
+      if (ev.body.value.tool !== ASK_TOOL)
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`,
+        );
       return questionOf(ev.body.value);
     }
   }
-  throw new HostError(ErrorCode.FailedPrecondition, `the pending approval's call ${tuple.toolCallId} is not in the session's records`);
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    `the pending approval's call ${tuple.toolCallId} is not in the session's records`,
+  );
 }
 
 /** The answer text for `--text` or `--choice N`. */

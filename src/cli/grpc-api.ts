@@ -80,7 +80,12 @@ export class GrpcApi implements SessionsApi {
     if (!uid) throw new HostError(ErrorCode.Internal, "Exec stream ended without a Session frame");
     const final = await this.get(uid);
     const last = records.at(-1);
-    return { session: final, output: outputsOf(records).join("\n"), lastSeq: last ? Number(last.seq) : Number(final.lastSeq), records };
+    return {
+      session: final,
+      output: outputsOf(records).join("\n"),
+      lastSeq: last ? Number(last.seq) : Number(final.lastSeq),
+      records,
+    };
   }
 
   async replay(session: string): Promise<{ outputs: string[]; modelCalls: number }> {
@@ -134,7 +139,8 @@ export class GrpcApi implements SessionsApi {
     const after = await this.client.resume({ session });
     const records: LogRecord[] = [];
     if (after.lastSeq > before.lastSeq) {
-      for await (const rec of this.client.replay({ session, fromSeq: before.lastSeq + 1n, toSeq: after.lastSeq })) records.push(rec);
+      for await (const rec of this.client.replay({ session, fromSeq: before.lastSeq + 1n, toSeq: after.lastSeq }))
+        records.push(rec);
     }
     return { session: after, outputs: outputsOf(records) };
   }
@@ -146,14 +152,28 @@ export class GrpcApi implements SessionsApi {
   async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
     const tuple = pendingTuple(await this.get(p.session));
     const records: LogRecord[] = [];
-    for await (const rec of this.client.replay({ session: p.session, fromSeq: 1n, toSeq: BigInt(tuple.requestSeq) })) records.push(rec);
+    for await (const rec of this.client.replay({ session: p.session, fromSeq: 1n, toSeq: BigInt(tuple.requestSeq) }))
+      records.push(rec);
     return this.decide(p.session, tuple, true, answerText(questionIn(records, tuple), p));
   }
 
-  private async decide(session: string, tuple: PendingTuple, approved: boolean, reason: string): Promise<DecisionOutcome> {
-    const res = await this.client.approve({ session, executionId: tuple.executionId, toolCallId: tuple.toolCallId, requestSeq: BigInt(tuple.requestSeq), approved, reason });
+  private async decide(
+    session: string,
+    tuple: PendingTuple,
+    approved: boolean,
+    reason: string,
+  ): Promise<DecisionOutcome> {
+    const res = await this.client.approve({
+      session,
+      executionId: tuple.executionId,
+      toolCallId: tuple.toolCallId,
+      requestSeq: BigInt(tuple.requestSeq),
+      approved,
+      reason,
+    });
     const decision = res.decision;
-    if (!res.session || !decision) throw new HostError(ErrorCode.Internal, "Approve answered without a session or decision");
+    if (!res.session || !decision)
+      throw new HostError(ErrorCode.Internal, "Approve answered without a session or decision");
     return { session: res.session, ...tuple, approved, decision };
   }
 

@@ -25,5 +25,9 @@ export async function openApi(values: FlagValues): Promise<SessionsApi> {
     return remoteFactory(values);
   }
   const journal = str(values, "journal");
-  return InProcessApi.open({ dataDir: str(values, "data") ?? DEFAULT_DATA_DIR, ...(journal ? { journal } : {}), nodeIdleMs: 0 });
+  return InProcessApi.open({
+    dataDir: str(values, "data") ?? DEFAULT_DATA_DIR,
+    ...(journal ? { journal } : {}),
+    nodeIdleMs: 0,
+  });
 }

@@ -15,7 +15,13 @@ import type { JournalRecord } from "../journal/types.js";
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 
 export function logRecord(rec: JournalRecord): LogRecord {
-  return create(LogRecordSchema, { seq: BigInt(rec.seq), prevHash: rec.prevHash, contentHash: rec.contentHash, fence: BigInt(rec.fence), event: rec.event });
+  return create(LogRecordSchema, {
+    seq: BigInt(rec.seq),
+    prevHash: rec.prevHash,
+    contentHash: rec.contentHash,
+    fence: BigInt(rec.fence),
+    event: rec.event,
+  });
 }
 
 export class InProcessApi implements SessionsApi {
@@ -26,7 +32,9 @@ export class InProcessApi implements SessionsApi {
   }
 
   async exec(p: Parameters<SessionsApi["exec"]>[0]): Promise<ExecOutcome> {
-    const info = p.session ? await this.host.getSession(p.session) : await this.host.createSession(p.harness ? { harness: p.harness } : {});
+    const info = p.session
+      ? await this.host.getSession(p.session)
+      : await this.host.createSession(p.harness ? { harness: p.harness } : {});
     const signal = new AbortController().signal;
     const result = await this.host.placer.exec({
       session: info.uid,
@@ -64,7 +72,12 @@ export class InProcessApi implements SessionsApi {
       annotations: parent.annotations,
       ...(parent.origin ? { origin: parent.origin } : {}),
     }));
-    const res = await this.host.placer.fork({ parent: p.session, atSeq: p.atSeq, children, signal: new AbortController().signal });
+    const res = await this.host.placer.fork({
+      parent: p.session,
+      atSeq: p.atSeq,
+      children,
+      signal: new AbortController().signal,
+    });
     return res.children.map(sessionProto);
   }
 
@@ -85,7 +98,10 @@ export class InProcessApi implements SessionsApi {
 
   async suspend(session: string): Promise<SuspendOutcome> {
     const res = await this.host.placer.suspend(session, new AbortController().signal);
-    return { session: sessionProto(await this.host.getSession(session)), snapshot: { memory: res.ref.memory, digest: res.ref.externalUri, local: res.ref.local } };
+    return {
+      session: sessionProto(await this.host.getSession(session)),
+      snapshot: { memory: res.ref.memory, digest: res.ref.externalUri, local: res.ref.local },
+    };
   }
 
   async resume(session: string): Promise<Session> {
@@ -108,7 +124,12 @@ export class InProcessApi implements SessionsApi {
     return this.decide(p.session, tuple, true, answerText(questionIn(recs, tuple), p));
   }
 
-  private async decide(session: string, tuple: ReturnType<typeof pendingTuple>, approved: boolean, reason: string): Promise<DecisionOutcome> {
+  private async decide(
+    session: string,
+    tuple: ReturnType<typeof pendingTuple>,
+    approved: boolean,
+    reason: string,
+  ): Promise<DecisionOutcome> {
     const res = await this.host.placer.approve(session, { ...tuple, approved, reason });
     return { session: await servedSession(this.host, session), ...tuple, approved, decision: logRecord(res.record) };
   }

@@ -12,7 +12,10 @@ function help(io: CommandIo): void {
   io.out("\nRun `harnesshost <command> --help` for its flags.");
 }
 
-export async function main(argv: readonly string[], io: CommandIo = { out: (t) => console.log(t), err: (t) => console.error(t) }): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CommandIo = { out: (t) => console.log(t), err: (t) => console.error(t) },
+): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     help(io);

@@ -50,7 +50,9 @@ export class SuiteEnv {
     readonly target: Target,
   ) {
     this.root = mkdtempSync(join(tmpdir(), "hh-conformance-"));
-    this.model = new CountingModel(modelFromFlag(options.model, options.modelName !== undefined ? { modelName: options.modelName } : {}));
+    this.model = new CountingModel(
+      modelFromFlag(options.model, options.modelName !== undefined ? { modelName: options.modelName } : {}),
+    );
   }
 
   get turns(): number {
@@ -111,7 +113,11 @@ export class SuiteEnv {
   /** Runs turn `i` (input `turn-i`) on a session. */
   async turn(host: Host, uid: string, i: number): Promise<Turn> {
     const before = this.model.calls;
-    const result = await host.placer.exec({ session: uid, inputs: [textMessage("user", inputOf(i))], signal: this.signal() });
+    const result = await host.placer.exec({
+      session: uid,
+      inputs: [textMessage("user", inputOf(i))],
+      signal: this.signal(),
+    });
     return { text: turnText(result.outputs), result, modelCalls: this.model.calls - before };
   }
 
@@ -174,7 +180,9 @@ export class SuiteEnv {
       if (!v.ok) fail(`chain of ${uid} does not verify: ${v.kind} at seq ${v.seq}: ${v.message}`);
       records += v.records;
     }
-    return uids.length === 1 ? `chain verifies (${records} records)` : `${uids.length} chains verify (${records} records)`;
+    return uids.length === 1
+      ? `chain verifies (${records} records)`
+      : `${uids.length} chains verify (${records} records)`;
   }
 
   async close(): Promise<void> {

@@ -47,7 +47,9 @@ export interface Signatures {
 export function divergence(turn: number, expected: string, got: string, sig: Signatures | undefined): string {
   const head = `turn ${turn}: expected ${q(expected)} (control) got ${q(got)}`;
   if (sig === undefined) return head;
-  if (got === sig.coldBoot) return `${head}: cold boot — the harness lost its RAM state (a fresh instance answers ${q(sig.coldBoot)})`;
-  if (got === sig.doubleApplied) return `${head}: double-applied history — the ${turn - 1} prior turns were applied again on top of the restored state`;
+  if (got === sig.coldBoot)
+    return `${head}: cold boot — the harness lost its RAM state (a fresh instance answers ${q(sig.coldBoot)})`;
+  if (got === sig.doubleApplied)
+    return `${head}: double-applied history — the ${turn - 1} prior turns were applied again on top of the restored state`;
   return `${head}: diverged from the control (neither a cold boot ${q(sig.coldBoot)} nor a double-applied history ${q(sig.doubleApplied)})`;
 }

@@ -9,7 +9,15 @@ export type { Suite } from "./runner.js";
 export { render, jsonReport, junitReport, prettyReport, progressLine, REPORTERS } from "./reporters/index.js";
 export type { ReporterName } from "./reporters/index.js";
 export { ConformanceOptions, TierOption, summarize } from "./types.js";
-export type { CheckResult, CheckStatus, ConformanceOptionsInput, ProgressEvent, ProgressListener, Report, Tier } from "./types.js";
+export type {
+  CheckResult,
+  CheckStatus,
+  ConformanceOptionsInput,
+  ProgressEvent,
+  ProgressListener,
+  Report,
+  Tier,
+} from "./types.js";
 export type { Check, CheckOutcome } from "./checks/check.js";
 
 export interface ConformanceSuiteOptions extends ConformanceOptionsInput {

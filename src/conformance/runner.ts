@@ -10,7 +10,15 @@ import { memoryWaitsChecks, statelessWaitsChecks } from "./checks/waits.js";
 import { SuiteEnv } from "./env.js";
 import { CheckFailure, errText } from "./evidence.js";
 import { classifyTarget } from "./target.js";
-import { ConformanceOptions, summarize, type CheckResult, type ConformanceOptionsInput, type ProgressListener, type Report, type Tier } from "./types.js";
+import {
+  ConformanceOptions,
+  summarize,
+  type CheckResult,
+  type ConformanceOptionsInput,
+  type ProgressListener,
+  type Report,
+  type Tier,
+} from "./types.js";
 
 /** Every check of a tier, in run order. */
 export function checksOf(tier: Tier): readonly Check[] {
@@ -87,7 +95,14 @@ export async function openSuite(input: ConformanceOptionsInput): Promise<Suite> 
         } finally {
           env.model.disarm();
         }
-        return { id: check.id, tier: check.tier, title: check.title, status, evidence, durationMs: Math.round(performance.now() - started) };
+        return {
+          id: check.id,
+          tier: check.tier,
+          title: check.title,
+          status,
+          evidence,
+          durationMs: Math.round(performance.now() - started),
+        };
       },
       close: () => env.close(),
     };
@@ -103,7 +118,12 @@ export async function runConformance(input: ConformanceOptionsInput, onProgress?
   const suite = await openSuite(input);
   const results: CheckResult[] = [];
   try {
-    onProgress?.({ type: "start", harness: suite.options.harness, tier: suite.tier, checks: suite.checks.map((c) => c.id) });
+    onProgress?.({
+      type: "start",
+      harness: suite.options.harness,
+      tier: suite.tier,
+      checks: suite.checks.map((c) => c.id),
+    });
     for (const [index, check] of suite.checks.entries()) {
       onProgress?.({ type: "check-start", id: check.id, tier: check.tier, index, total: suite.checks.length });
       const result = await suite.run(check);
@@ -113,5 +133,11 @@ export async function runConformance(input: ConformanceOptionsInput, onProgress?
   } finally {
     await suite.close();
   }
-  return summarize(suite.options.harness, suite.tier, suite.descriptorId, results, Math.round(performance.now() - started));
+  return summarize(
+    suite.options.harness,
+    suite.tier,
+    suite.descriptorId,
+    results,
+    Math.round(performance.now() - started),
+  );
 }

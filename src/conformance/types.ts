@@ -57,13 +57,34 @@ export interface Report {
 /** Live progress of a run, in order: one `start` per run, `check-start`/`check-end` per check. */
 export type ProgressEvent =
   | { readonly type: "start"; readonly harness: string; readonly tier: Tier; readonly checks: readonly string[] }
-  | { readonly type: "check-start"; readonly id: string; readonly tier: Tier; readonly index: number; readonly total: number }
+  | {
+      readonly type: "check-start";
+      readonly id: string;
+      readonly tier: Tier;
+      readonly index: number;
+      readonly total: number;
+    }
   | { readonly type: "check-end"; readonly result: CheckResult; readonly index: number; readonly total: number };
 
 export type ProgressListener = (event: ProgressEvent) => void;
 
 /** Summarises results into a report. */
-export function summarize(harness: string, tier: Tier, descriptorId: string, checks: readonly CheckResult[], durationMs: number): Report {
+export function summarize(
+  harness: string,
+  tier: Tier,
+  descriptorId: string,
+  checks: readonly CheckResult[],
+  durationMs: number,
+): Report {
   const count = (s: CheckStatus) => checks.filter((c) => c.status === s).length;
-  return { harness, tier, descriptorId, passed: count("pass"), failed: count("fail"), skipped: count("skip"), durationMs, checks };
+  return {
+    harness,
+    tier,
+    descriptorId,
+    passed: count("pass"),
+    failed: count("fail"),
+    skipped: count("skip"),
+    durationMs,
+    checks,
+  };
 }

@@ -37,7 +37,10 @@ export interface ApprovalRef {
 export class ApprovalParkedError extends HostError {
   readonly ref: ApprovalRef;
   constructor(ref: ApprovalRef) {
-    super(ErrorCode.FailedPrecondition, `turn ${ref.executionId} parked: tool call ${ref.toolCallId} awaits an approval decision (request seq ${ref.requestSeq})`);
+    super(
+      ErrorCode.FailedPrecondition,
+      `turn ${ref.executionId} parked: tool call ${ref.toolCallId} awaits an approval decision (request seq ${ref.requestSeq})`,
+    );
     this.ref = ref;
   }
 }
@@ -93,20 +96,29 @@ export function scanGates(records: readonly JournalRecord[]): GateScan {
     if (e.kind === EventKind.EVENT_END && lastExecution?.id === e.executionId) lastExecution.completed = true;
     switch (e.body.case) {
       case "tool":
-        if (e.body.value.mediation === Mediation.REQUIRES_APPROVAL) calls.set(key(e.executionId, e.body.value.id), { call: e.body.value, seq: rec.seq });
+        if (e.body.value.mediation === Mediation.REQUIRES_APPROVAL)
+          calls.set(key(e.executionId, e.body.value.id), { call: e.body.value, seq: rec.seq });
         break;
       case "approval": {
         const call = calls.get(key(e.executionId, e.body.value.toolCallId));
         if (!call) break;
         byKey.set(key(e.executionId, call.call.id), gates.length);
-        gates.push({ ref: { executionId: e.executionId, toolCallId: call.call.id, requestSeq: rec.seq }, call: call.call, callSeq: call.seq, inherited: rec.seq < marker });
+        gates.push({
+          ref: { executionId: e.executionId, toolCallId: call.call.id, requestSeq: rec.seq },
+          call: call.call,
+          callSeq: call.seq,
+          inherited: rec.seq < marker,
+        });
         break;
       }
       case "approvalResult": {
         const i = byKey.get(key(e.executionId, e.body.value.toolCallId));
         const gate = i === undefined ? undefined : gates[i];
         if (!gate || gate.decision || Number(e.body.value.requestSeq) !== gate.ref.requestSeq) break;
-        gates[i!] = { ...gate, decision: { record: rec, approved: e.body.value.approved, reason: e.body.value.reason } };
+        gates[i!] = {
+          ...gate,
+          decision: { record: rec, approved: e.body.value.approved, reason: e.body.value.reason },
+        };
         break;
       }
       case "result": {
@@ -150,7 +162,8 @@ export function parkDetail(ref: ApprovalRef): string {
 export function pendingFromLastRecord(last: JournalRecord | undefined): ApprovalRef | undefined {
   if (!last) return undefined;
   const e = last.event;
-  if (e.body.case === "approval") return { executionId: e.executionId, toolCallId: e.body.value.toolCallId, requestSeq: last.seq };
+  if (e.body.case === "approval")
+    return { executionId: e.executionId, toolCallId: e.body.value.toolCallId, requestSeq: last.seq };
   if (e.body.case !== "lifecycle" || e.body.value.kind !== Lifecycle_Kind.LIFECYCLE_SUSPEND) return undefined;
   const m = /^parked:([0-9a-f]+):(.+):(\d+)$/.exec(e.body.value.detail);
   if (!m) return undefined;
@@ -174,10 +187,13 @@ function identityText(identity: IdentityRef | undefined): string {
 export function checkDecisionShape(d: ApprovalDecision): void {
   if (d.executionId === "") throw new HostError(ErrorCode.InvalidArgument, "approve: execution_id is required");
   if (d.toolCallId === "") throw new HostError(ErrorCode.InvalidArgument, "approve: tool_call_id is required");
-  if (!Number.isSafeInteger(d.requestSeq) || d.requestSeq <= 0) throw new HostError(ErrorCode.InvalidArgument, "approve: request_seq must be > 0");
+  if (!Number.isSafeInteger(d.requestSeq) || d.requestSeq <= 0)
+    throw new HostError(ErrorCode.InvalidArgument, "approve: request_seq must be > 0");
 }
 
-export type DecisionPlan = { readonly kind: "existing"; readonly record: JournalRecord } | { readonly kind: "append"; readonly event: Event; readonly head: number };
+export type DecisionPlan =
+  | { readonly kind: "existing"; readonly record: JournalRecord }
+  | { readonly kind: "append"; readonly event: Event; readonly head: number };
 
 /**
  * What an Approve does to the log: return the committed decision (exact retry), refuse
@@ -187,25 +203,48 @@ export type DecisionPlan = { readonly kind: "existing"; readonly record: Journal
 export function planDecision(records: readonly JournalRecord[], d: ApprovalDecision): DecisionPlan {
   checkDecisionShape(d);
   const scan = scanGates(records);
-  const gate = scan.gates.find((g) => g.ref.executionId === d.executionId && g.ref.toolCallId === d.toolCallId && g.ref.requestSeq === d.requestSeq);
+  const gate = scan.gates.find(
+    (g) =>
+      g.ref.executionId === d.executionId && g.ref.toolCallId === d.toolCallId && g.ref.requestSeq === d.requestSeq,
+  );
   if (!gate) {
-    throw new HostError(ErrorCode.FailedPrecondition, `approve: no approval request (${d.executionId}, ${d.toolCallId}, seq ${d.requestSeq}) in this session`);
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `approve: no approval request (${d.executionId}, ${d.toolCallId}, seq ${d.requestSeq}) in this session`,
+    );
   }
-  if (gate.inherited) throw new HostError(ErrorCode.FailedPrecondition, `approve: request seq ${d.requestSeq} was inherited from the fork parent and cannot be decided here`);
+  if (gate.inherited)
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `approve: request seq ${d.requestSeq} was inherited from the fork parent and cannot be decided here`,
+    );
   if (gate.decision) {
     const recorded = gate.decision.record.event;
-    const same = gate.decision.approved === d.approved && gate.decision.reason === d.reason && identityText(recorded.actor) === identityText(d.identity);
+    const same =
+      gate.decision.approved === d.approved &&
+      gate.decision.reason === d.reason &&
+      identityText(recorded.actor) === identityText(d.identity);
     if (same) return { kind: "existing", record: gate.decision.record };
-    throw new HostError(ErrorCode.FailedPrecondition, `approve: request seq ${d.requestSeq} was already decided (seq ${gate.decision.record.seq}) differently`);
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `approve: request seq ${d.requestSeq} was already decided (seq ${gate.decision.record.seq}) differently`,
+    );
   }
-  if (openGate(scan) !== gate) throw new HostError(ErrorCode.FailedPrecondition, `approve: request seq ${d.requestSeq} is not the session's pending approval`);
+  if (openGate(scan) !== gate)
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `approve: request seq ${d.requestSeq} is not the session's pending approval`,
+    );
   if (gate.call.tool === ASK_TOOL && d.approved) checkAnswer(gate.call, d.reason);
   const event = create(EventSchema, {
     kind: EventKind.EVENT_APPROVAL_RESULT,
     executionId: d.executionId,
     ts: timestampNow(),
     ...(d.identity ? { actor: d.identity } : {}),
-    body: { case: "approvalResult", value: { toolCallId: d.toolCallId, approved: d.approved, reason: d.reason, requestSeq: BigInt(d.requestSeq) } },
+    body: {
+      case: "approvalResult",
+      value: { toolCallId: d.toolCallId, approved: d.approved, reason: d.reason, requestSeq: BigInt(d.requestSeq) },
+    },
   });
   return { kind: "append", event, head: scan.head };
 }
@@ -215,7 +254,10 @@ export function checkAnswer(call: ToolCall, answer: string): void {
   const q = questionOf(call);
   if (answer === "") throw new HostError(ErrorCode.InvalidArgument, "answer: the answer text is empty");
   if (q.choices.length > 0 && !q.allowFreeText && !q.choices.includes(answer)) {
-    throw new HostError(ErrorCode.InvalidArgument, `answer: ${JSON.stringify(answer)} is not one of the question's choices (${q.choices.map((c) => JSON.stringify(c)).join(", ")}) and free text is not allowed`);
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `answer: ${JSON.stringify(answer)} is not one of the question's choices (${q.choices.map((c) => JSON.stringify(c)).join(", ")}) and free text is not allowed`,
+    );
   }
 }
 
@@ -235,7 +277,10 @@ export function deniedReceipt(callId: string, requestSeq: number, decisionSeq: n
 /** Whether a receipt is valid for its decision (reference receipt validity rule). */
 export function receiptMatchesDecision(receipt: ToolResult, approved: boolean): boolean {
   if (!approved) return receipt.isError && receipt.code === ToolResult_Code.APPROVAL_DENIED;
-  return (!receipt.isError && receipt.code === ToolResult_Code.CODE_UNSPECIFIED) || (receipt.isError && receipt.code === ToolResult_Code.EXECUTOR_ERROR);
+  return (
+    (!receipt.isError && receipt.code === ToolResult_Code.CODE_UNSPECIFIED) ||
+    (receipt.isError && receipt.code === ToolResult_Code.EXECUTOR_ERROR)
+  );
 }
 
 /** The decision behind a gate's receipt: in-process only, never serialized (reference ToolResult.Approval). */

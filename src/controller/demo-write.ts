@@ -33,9 +33,12 @@ export class DemoWriteExecutor implements ToolExecutor {
   constructor(readonly file: string) {}
 
   async execute(call: ToolCall, ctx: ToolCallContext): Promise<{ output: { written: boolean; duplicate: boolean } }> {
-    if (call.tool !== DEMO_WRITE_TOOL) throw new Error(`no executor for tool "${call.tool}" (this host executes only ${DEMO_WRITE_TOOL})`);
+    if (call.tool !== DEMO_WRITE_TOOL)
+      throw new Error(`no executor for tool "${call.tool}" (this host executes only ${DEMO_WRITE_TOOL})`);
     const text = typeof call.args?.["text"] === "string" ? call.args["text"] : "";
-    const duplicate = readDemoWrites(this.file).some((w) => w.session === ctx.sessionUid && w.key === call.idempotencyKey);
+    const duplicate = readDemoWrites(this.file).some(
+      (w) => w.session === ctx.sessionUid && w.key === call.idempotencyKey,
+    );
     if (!duplicate) {
       mkdirSync(dirname(this.file), { recursive: true });
       const line: DemoWrite = { session: ctx.sessionUid, key: call.idempotencyKey, text };

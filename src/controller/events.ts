@@ -55,7 +55,10 @@ export const ev = {
     return hostEvent(EventKind.EVENT_TOOL_RESULT, executionId, { case: "result", value: result });
   },
   approvalRequest(executionId: string, toolCallId: string, reason: string): Event {
-    return hostEvent(EventKind.EVENT_APPROVAL_REQUEST, executionId, { case: "approval", value: { toolCallId, reason } });
+    return hostEvent(EventKind.EVENT_APPROVAL_REQUEST, executionId, {
+      case: "approval",
+      value: { toolCallId, reason },
+    });
   },
   usage(executionId: string, usage: Usage): Event {
     return hostEvent(EventKind.EVENT_USAGE, executionId, { case: "usage", value: usage });

@@ -10,7 +10,8 @@ let poolOffset = POOL_BYTES;
 
 /** `byteCount` fresh CSPRNG bytes as lowercase hex (2 × byteCount characters); byteCount ≤ 4096. */
 export function randomHex(byteCount: number): string {
-  if (!Number.isInteger(byteCount) || byteCount < 1 || byteCount > POOL_BYTES) throw new RangeError(`randomHex: byteCount ${byteCount} is outside 1..${POOL_BYTES}`);
+  if (!Number.isInteger(byteCount) || byteCount < 1 || byteCount > POOL_BYTES)
+    throw new RangeError(`randomHex: byteCount ${byteCount} is outside 1..${POOL_BYTES}`);
   if (poolOffset + byteCount > POOL_BYTES) {
     randomFillSync(pool);
     poolOffset = 0;

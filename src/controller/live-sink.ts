@@ -42,7 +42,15 @@ export class LiveEffects {
   async model(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     const hash = modelInputHash(modelCallOf(request));
     await this.ctx.append(
-      ev.modelCall(this.ctx.executionId, create(ModelCallSchema, { model: request.model, params: { ...(request.params ?? {}) }, inputHash: hash, id: newCallId() })),
+      ev.modelCall(
+        this.ctx.executionId,
+        create(ModelCallSchema, {
+          model: request.model,
+          params: { ...(request.params ?? {}) },
+          inputHash: hash,
+          id: newCallId(),
+        }),
+      ),
     );
     return this.invokeAndRecord(request, signal);
   }
@@ -89,7 +97,11 @@ export class LiveEffects {
     validateMediatedCall(call);
     if (call.mediation === Mediation.REQUIRES_APPROVAL) return this.gate(call, false);
     const executor = this.ctx.deps.tools;
-    if (!executor) throw new HostError(ErrorCode.FailedPrecondition, `no tool executor is configured for controller-mediated tool "${call.tool}"`);
+    if (!executor)
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `no tool executor is configured for controller-mediated tool "${call.tool}"`,
+      );
     await this.ctx.append(ev.toolCall(this.ctx.executionId, call));
     return this.execute(call, signal);
   }
@@ -97,13 +109,21 @@ export class LiveEffects {
   /** Runs the executor for a recorded intent and records the receipt (also the resume tool cut). */
   async execute(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     const executor = this.ctx.deps.tools;
-    if (!executor) throw new HostError(ErrorCode.FailedPrecondition, `no tool executor is configured for controller-mediated tool "${call.tool}"`);
+    if (!executor)
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `no tool executor is configured for controller-mediated tool "${call.tool}"`,
+      );
     let result: ToolResult;
     try {
       result = create(ToolResultSchema, await executor.execute(call, { sessionUid: this.ctx.session, signal }));
     } catch (err) {
       if (signal.aborted) throw err;
-      result = create(ToolResultSchema, { isError: true, code: ToolResult_Code.EXECUTOR_ERROR, error: err instanceof Error ? err.message : String(err) });
+      result = create(ToolResultSchema, {
+        isError: true,
+        code: ToolResult_Code.EXECUTOR_ERROR,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
     result.id = call.id;
     await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
@@ -118,11 +138,18 @@ export class LiveEffects {
     const { executionId } = this.ctx;
     if (!intentRecorded) {
       validateMediatedCall(call);
-      if (this.ctx.gatedIds.has(call.id)) throw new HostError(ErrorCode.InvalidArgument, `gated tool call id ${JSON.stringify(call.id)} is reused in this execution`);
+      if (this.ctx.gatedIds.has(call.id))
+        throw new HostError(
+          ErrorCode.InvalidArgument,
+          `gated tool call id ${JSON.stringify(call.id)} is reused in this execution`,
+        );
     }
     await this.ctx.requireParking();
     const reason = call.tool === ASK_TOOL ? questionOf(call).question : `tool "${call.tool}" requires approval`;
-    const events = [...(intentRecorded ? [] : [ev.toolCall(executionId, call)]), ev.approvalRequest(executionId, call.id, reason)];
+    const events = [
+      ...(intentRecorded ? [] : [ev.toolCall(executionId, call)]),
+      ev.approvalRequest(executionId, call.id, reason),
+    ];
     const recs = await this.ctx.appendBatch(events);
     this.ctx.gatedIds.add(call.id);
     throw new ApprovalParkedError({ executionId, toolCallId: call.id, requestSeq: recs.at(-1)!.seq });
@@ -133,7 +160,12 @@ export class LiveEffects {
    * question → its answer; approved → the executor, once, with the recorded idempotency key. A
    * missing executor is FAILED_PRECONDITION with nothing appended (the decision stays recoverable).
    */
-  async completeGate(call: ToolCall, requestSeq: number, decision: { seq: number; approved: boolean; reason: string }, signal: AbortSignal): Promise<ToolResult> {
+  async completeGate(
+    call: ToolCall,
+    requestSeq: number,
+    decision: { seq: number; approved: boolean; reason: string },
+    signal: AbortSignal,
+  ): Promise<ToolResult> {
     let result: ToolResult;
     if (!decision.approved) {
       result = deniedReceipt(call.id, requestSeq, decision.seq);
@@ -145,25 +177,42 @@ export class LiveEffects {
       });
     } else {
       const executor = this.ctx.deps.tools;
-      if (!executor) throw new HostError(ErrorCode.FailedPrecondition, `no tool executor is configured for approved tool "${call.tool}"; the decision stays recorded — configure one and resume`);
+      if (!executor)
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `no tool executor is configured for approved tool "${call.tool}"; the decision stays recorded — configure one and resume`,
+        );
       try {
         result = create(ToolResultSchema, await executor.execute(call, { sessionUid: this.ctx.session, signal }));
         if (result.isError) result.code = ToolResult_Code.EXECUTOR_ERROR;
         else result.code = ToolResult_Code.CODE_UNSPECIFIED;
       } catch (err) {
         if (signal.aborted) throw err;
-        result = create(ToolResultSchema, { isError: true, code: ToolResult_Code.EXECUTOR_ERROR, error: err instanceof Error ? err.message : String(err) });
+        result = create(ToolResultSchema, {
+          isError: true,
+          code: ToolResult_Code.EXECUTOR_ERROR,
+          error: err instanceof Error ? err.message : String(err),
+        });
       }
     }
     result.id = call.id;
     result.approvalRequestSeq = BigInt(requestSeq);
     result.approvalDecisionSeq = BigInt(decision.seq);
     await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
-    return attachDecision(result, { toolCallId: call.id, approved: decision.approved, reason: decision.reason, requestSeq });
+    return attachDecision(result, {
+      toolCallId: call.id,
+      approved: decision.approved,
+      reason: decision.reason,
+      requestSeq,
+    });
   }
 
   async report(result: ToolResult): Promise<void> {
-    if (result.code === ToolResult_Code.APPROVAL_DENIED || result.approvalRequestSeq !== 0n || result.approvalDecisionSeq !== 0n) {
+    if (
+      result.code === ToolResult_Code.APPROVAL_DENIED ||
+      result.approvalRequestSeq !== 0n ||
+      result.approvalDecisionSeq !== 0n
+    ) {
       throw new HostError(ErrorCode.InvalidArgument, "a reported tool result cannot carry approval fields");
     }
     await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
@@ -191,7 +240,10 @@ export function liveSink(ctx: TurnContext, guard: SinkGuard): EventSink {
     usage: (u, s) => guard.run(() => live.usage(u), sig(s)),
     ask: (req, s) => {
       const signal = sig(s);
-      return guard.run(async () => answerOf(await live.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal)), signal);
+      return guard.run(
+        async () => answerOf(await live.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal)),
+        signal,
+      );
     },
     emit: (effect) => emitInto(ctx, effect),
   };
@@ -200,6 +252,7 @@ export function liveSink(ctx: TurnContext, guard: SinkGuard): EventSink {
 /** Queues an effect for the turn's next commit (INVALID_ARGUMENT on a bad payload). */
 export function emitInto(ctx: TurnContext, effect: Parameters<NonNullable<EventSink["emit"]>>[0]): void {
   const batch = ctx.deps.effects;
-  if (!batch) throw new HostError(ErrorCode.FailedPrecondition, `effect ${effect.key}: this host has no effect registry`);
+  if (!batch)
+    throw new HostError(ErrorCode.FailedPrecondition, `effect ${effect.key}: this host has no effect registry`);
   batch.emit(effect);
 }

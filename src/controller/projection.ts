@@ -70,7 +70,8 @@ export function projectExecutions(records: readonly SeqEvent[]): RecordedExecuti
         throw invalid(rec.seq, "execution does not begin with EXECUTION_START");
       }
       const start = event.body.value;
-      if (start.inputCount === undefined || start.inputCount < 0n) throw invalid(rec.seq, "EXECUTION_START without input_count");
+      if (start.inputCount === undefined || start.inputCount < 0n)
+        throw invalid(rec.seq, "EXECUTION_START without input_count");
       exec = {
         executionId: event.executionId,
         startIndex: index,
@@ -110,7 +111,10 @@ export function projectExecutions(records: readonly SeqEvent[]): RecordedExecuti
   });
   for (const exec of order) {
     if (exec.completed && exec.inputs.length !== exec.inputCount) {
-      throw invalid(exec.startSeq, `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`);
+      throw invalid(
+        exec.startSeq,
+        `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
+      );
     }
   }
   return order;

@@ -7,7 +7,15 @@
 // recorded receipt; with a decision but no receipt, resume completes it (executor at most once, never
 // on a denial); with no decision the turn parks again without appending anything.
 import { toJson } from "@bufbuild/protobuf";
-import { EventKind, Mediation, type Event, type ToolCall, type ToolResult, type Usage, UsageSchema } from "../gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  Mediation,
+  type Event,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+  UsageSchema,
+} from "../gen/agentsessions/v1/common_pb.js";
 import { jcs, modelInputHash } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
@@ -64,8 +72,13 @@ export class ServingEffects {
 
   private take(kind: EventKind, what: string): Event {
     const next = this.peek();
-    if (!next) throw diverged(undefined, `harness made ${what} but the turn's ${this.effects.length} recorded effects are used up`);
-    if (next.event.kind !== kind) throw diverged(next.seq, `harness made ${what} but the journal records ${kindName(next.event.kind)}`);
+    if (!next)
+      throw diverged(
+        undefined,
+        `harness made ${what} but the turn's ${this.effects.length} recorded effects are used up`,
+      );
+    if (next.event.kind !== kind)
+      throw diverged(next.seq, `harness made ${what} but the journal records ${kindName(next.event.kind)}`);
     this.cursor++;
     return next.event;
   }
@@ -82,7 +95,10 @@ export class ServingEffects {
     const recorded = call.body.case === "model" ? call.body.value.inputHash : "";
     const hash = modelInputHash(modelCallOf(request));
     if (recorded !== hash) {
-      throw diverged(seq, "model input hash mismatch — the harness sent a different model request than the recorded one (I0: it violates STATELESS_REPLAY)");
+      throw diverged(
+        seq,
+        "model input hash mismatch — the harness sent a different model request than the recorded one (I0: it violates STATELESS_REPLAY)",
+      );
     }
     if (this.exhausted) {
       // The model cut: MODEL_CALL committed, OUTPUT never was. Invoke once, then continue live.
@@ -101,7 +117,8 @@ export class ServingEffects {
     const seq = this.peek()?.seq;
     const out = this.take(EventKind.EVENT_OUTPUT, "an output");
     const recorded = out.body.case === "message" ? textOf(out.body.value) : "";
-    if (recorded !== text) throw diverged(seq, `output ${JSON.stringify(text)} differs from the recorded ${JSON.stringify(recorded)}`);
+    if (recorded !== text)
+      throw diverged(seq, `output ${JSON.stringify(text)} differs from the recorded ${JSON.stringify(recorded)}`);
     this.ctx.noteOutput(text);
   }
 
@@ -118,7 +135,10 @@ export class ServingEffects {
       recorded.idempotencyKey !== call.idempotencyKey ||
       argsText(recorded) !== argsText(call)
     ) {
-      throw diverged(seq, `tool call ${call.tool}/${call.id} differs from the recorded ${recorded.tool}/${recorded.id}`);
+      throw diverged(
+        seq,
+        `tool call ${call.tool}/${call.id} differs from the recorded ${recorded.tool}/${recorded.id}`,
+      );
     }
     if (recorded.mediation === Mediation.REQUIRES_APPROVAL) return this.gated(recorded, seq ?? 0, signal);
     if (this.exhausted) {
@@ -128,7 +148,8 @@ export class ServingEffects {
     }
     const resSeq = this.peek()?.seq;
     const res = this.take(EventKind.EVENT_TOOL_RESULT, "a tool call");
-    if (res.body.case !== "result" || res.body.value.id !== call.id) throw diverged(resSeq, "recorded tool call has no result");
+    if (res.body.case !== "result" || res.body.value.id !== call.id)
+      throw diverged(resSeq, "recorded tool call has no result");
     return res.body.value;
   }
 
@@ -142,12 +163,21 @@ export class ServingEffects {
     }
     const reqSeq = this.peek()?.seq ?? 0;
     const request = this.take(EventKind.EVENT_APPROVAL_REQUEST, "a gated tool call");
-    if (request.body.case !== "approval" || request.body.value.toolCallId !== call.id) throw diverged(reqSeq, `approval request does not name call ${call.id}`);
-    const parked = new ApprovalParkedError({ executionId: this.ctx.executionId, toolCallId: call.id, requestSeq: reqSeq });
+    if (request.body.case !== "approval" || request.body.value.toolCallId !== call.id)
+      throw diverged(reqSeq, `approval request does not name call ${call.id}`);
+    const parked = new ApprovalParkedError({
+      executionId: this.ctx.executionId,
+      toolCallId: call.id,
+      requestSeq: reqSeq,
+    });
     if (this.exhausted) throw parked;
     const decSeq = this.peek()?.seq ?? 0;
     const decision = this.take(EventKind.EVENT_APPROVAL_RESULT, "a gated tool call");
-    if (decision.body.case !== "approvalResult" || decision.body.value.toolCallId !== call.id || Number(decision.body.value.requestSeq) !== reqSeq) {
+    if (
+      decision.body.case !== "approvalResult" ||
+      decision.body.value.toolCallId !== call.id ||
+      Number(decision.body.value.requestSeq) !== reqSeq
+    ) {
       throw diverged(decSeq, `approval decision does not match request seq ${reqSeq}`);
     }
     const { approved, reason } = decision.body.value;
@@ -157,7 +187,11 @@ export class ServingEffects {
     }
     const resSeq = this.peek()?.seq;
     const res = this.take(EventKind.EVENT_TOOL_RESULT, "a gated tool call");
-    if (res.body.case !== "result" || res.body.value.id !== call.id || !receiptMatchesDecision(res.body.value, approved)) {
+    if (
+      res.body.case !== "result" ||
+      res.body.value.id !== call.id ||
+      !receiptMatchesDecision(res.body.value, approved)
+    ) {
       throw diverged(resSeq, `recorded receipt of call ${call.id} does not match its decision`);
     }
     return attachDecision(res.body.value, { toolCallId: call.id, approved, reason, requestSeq: reqSeq });
@@ -168,7 +202,8 @@ export class ServingEffects {
     if (this.exhausted) return this.liveOr("a tool report").report(result);
     const seq = this.peek()?.seq;
     const res = this.take(EventKind.EVENT_TOOL_RESULT, "a tool report");
-    if (res.body.case !== "result" || res.body.value.id !== result.id) throw diverged(seq, `reported result ${result.id} differs from the recorded one`);
+    if (res.body.case !== "result" || res.body.value.id !== result.id)
+      throw diverged(seq, `reported result ${result.id} differs from the recorded one`);
   }
 
   async usage(usage: Usage, signal: AbortSignal): Promise<void> {
@@ -176,7 +211,8 @@ export class ServingEffects {
     if (this.exhausted) return this.liveOr("a usage report").usage(usage);
     const seq = this.peek()?.seq;
     const rec = this.take(EventKind.EVENT_USAGE, "a usage report");
-    const same = rec.body.case === "usage" && jcs(toJson(UsageSchema, rec.body.value)) === jcs(toJson(UsageSchema, usage));
+    const same =
+      rec.body.case === "usage" && jcs(toJson(UsageSchema, rec.body.value)) === jcs(toJson(UsageSchema, usage));
     if (!same) throw diverged(seq, "usage differs from the recorded one");
   }
 }
@@ -193,7 +229,10 @@ export function servingSink(serving: ServingEffects, ctx: TurnContext, guard: Si
     output: (text, s) => run(s, (signal) => serving.output(text, signal)),
     report: (result, s) => run(s, (signal) => serving.report(result, signal)),
     usage: (u, s) => run(s, (signal) => serving.usage(u, signal)),
-    ask: (req, s) => run(s, async (signal) => answerOf(await serving.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal))),
+    ask: (req, s) =>
+      run(s, async (signal) =>
+        answerOf(await serving.toolCall(askCall(ctx.executionId, ctx.nextAskIndex(), req), signal)),
+      ),
     // Effects emitted while recorded effects are being served were dispatched when they first
     // committed; only the live tail's emissions reach the batch (replay never dispatches).
     emit: (effect) => {

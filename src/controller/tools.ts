@@ -21,11 +21,13 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 function checkJsonSafe(value: unknown, path: string): void {
   if (value === null || typeof value === "boolean") return;
   if (typeof value === "string") {
-    if (!value.isWellFormed()) throw new HostError(ErrorCode.InvalidArgument, `tool arguments: ${path} is not valid UTF-16/UTF-8 text`);
+    if (!value.isWellFormed())
+      throw new HostError(ErrorCode.InvalidArgument, `tool arguments: ${path} is not valid UTF-16/UTF-8 text`);
     return;
   }
   if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new HostError(ErrorCode.InvalidArgument, `tool arguments: ${path} is not a finite number`);
+    if (!Number.isFinite(value))
+      throw new HostError(ErrorCode.InvalidArgument, `tool arguments: ${path} is not a finite number`);
     if (Number.isInteger(value) && Math.abs(value) > MAX_SAFE) {
       throw new HostError(ErrorCode.InvalidArgument, `tool arguments: ${path} is an integer beyond ±(2^53−1)`);
     }
@@ -45,7 +47,10 @@ function checkJsonSafe(value: unknown, path: string): void {
 /** Validates a controller-mediated call before anything is recorded. */
 export function validateMediatedCall(call: ToolCall): void {
   if (call.mediation !== Mediation.CONTROLLER_MEDIATED && call.mediation !== Mediation.REQUIRES_APPROVAL) {
-    throw new HostError(ErrorCode.InvalidArgument, "toolCall is for CONTROLLER_MEDIATED or REQUIRES_APPROVAL tools; report IN_HARNESS_REPORTED results with report()");
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      "toolCall is for CONTROLLER_MEDIATED or REQUIRES_APPROVAL tools; report IN_HARNESS_REPORTED results with report()",
+    );
   }
   if (call.id === "") throw new HostError(ErrorCode.InvalidArgument, "tool call needs an id");
   if (call.tool === "") throw new HostError(ErrorCode.InvalidArgument, "tool call needs a tool name");

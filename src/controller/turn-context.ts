@@ -71,7 +71,10 @@ export class TurnContext {
     const all = this.deferred.length > 0 ? [...this.deferred, ...events] : events;
     if (all.length === 0) return [];
     this.deps.effects?.beforeCommit();
-    const recs = all.length === 1 ? [await this.deps.journal.append(this.session, this.headSeq, this.fence, all[0]!)] : await this.deps.journal.appendBatch(this.session, this.headSeq, this.fence, all);
+    const recs =
+      all.length === 1
+        ? [await this.deps.journal.append(this.session, this.headSeq, this.fence, all[0]!)]
+        : await this.deps.journal.appendBatch(this.session, this.headSeq, this.fence, all);
     this.deferred = [];
     this.committed(recs);
     return recs.slice(recs.length - events.length);

@@ -71,13 +71,23 @@ function describeFailure(err: unknown): { code: number; description: string } {
 }
 
 function asTurnError(err: unknown, signal: AbortSignal): HostError {
-  if (isHostError(err) && (ABORTING.has(err.code) || err.code === ErrorCode.Diverged || err.code === ErrorCode.InvalidArgument || err.code === ErrorCode.FailedPrecondition)) {
+  if (
+    isHostError(err) &&
+    (ABORTING.has(err.code) ||
+      err.code === ErrorCode.Diverged ||
+      err.code === ErrorCode.InvalidArgument ||
+      err.code === ErrorCode.FailedPrecondition)
+  ) {
     return err;
   }
   if (signal.aborted) {
     const reason: unknown = signal.reason;
     const timedOut = reason instanceof DOMException && reason.name === "TimeoutError";
-    return new HostError(timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled, `turn ${timedOut ? "deadline exceeded" : "cancelled"}; the turn is resumable`, { cause: err });
+    return new HostError(
+      timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled,
+      `turn ${timedOut ? "deadline exceeded" : "cancelled"}; the turn is resumable`,
+      { cause: err },
+    );
   }
   const { description } = describeFailure(err);
   return new HostError(ErrorCode.Internal, `turn failed: ${description}; the turn is resumable`, { cause: err });
@@ -94,7 +104,14 @@ async function priorEvents(deps: ControllerDeps, session: string, uptoSeq: numbe
  * Runs the harness once (never retried); on success appends END, on a park returns the gate's ref
  * (nothing more appended), on failure a best-effort ERROR, then rethrows.
  */
-async function drive(ctx: TurnContext, harness: Harness, start: StartInfo, sink: ReturnType<typeof liveSink>, guard: SinkGuard, after?: () => void): Promise<ApprovalRef | undefined> {
+async function drive(
+  ctx: TurnContext,
+  harness: Harness,
+  start: StartInfo,
+  sink: ReturnType<typeof liveSink>,
+  guard: SinkGuard,
+  after?: () => void,
+): Promise<ApprovalRef | undefined> {
   let failure: unknown;
   try {
     await harness.run(start, sink, ctx.signal);
@@ -141,7 +158,15 @@ function startInfo(
 ): StartInfo {
   const identity = principal ? { identity: { principal, canMintTokens: false } } : {};
   if (typeof history !== "function") {
-    return { sessionUid: session, executionId, config: exec.config, history, inputs: exec.inputs, resumeFromSeq: exec.resumeFromSeq, ...identity };
+    return {
+      sessionUid: session,
+      executionId,
+      config: exec.config,
+      history,
+      inputs: exec.inputs,
+      resumeFromSeq: exec.resumeFromSeq,
+      ...identity,
+    };
   }
   let materialised: readonly Event[] | undefined;
   return {
@@ -163,7 +188,10 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   const head = await deps.journal.head(p.session);
   const expected = p.expectedLastSeq ?? head.seq;
   if (expected !== head.seq) {
-    throw new HostError(ErrorCode.Conflict, `expected_last_seq ${expected} does not match the journal head ${head.seq}`);
+    throw new HostError(
+      ErrorCode.Conflict,
+      `expected_last_seq ${expected} does not match the journal head ${head.seq}`,
+    );
   }
   const history = p.history ?? (await priorEvents(deps, p.session, head.seq));
   const executionId = newExecutionId();
@@ -242,7 +270,11 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     const history = p.noHistory ? [] : () => events.slice(0, exec.startIndex);
     let failure: unknown;
     try {
-      await p.binding.harness.run(startInfo(p.session, exec.executionId, exec, history), servingSink(serving, ctx, guard), p.signal);
+      await p.binding.harness.run(
+        startInfo(p.session, exec.executionId, exec, history),
+        servingSink(serving, ctx, guard),
+        p.signal,
+      );
     } catch (err) {
       failure = err;
     }
@@ -250,10 +282,17 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     failure = guard.failed ?? failure;
     if (failure !== undefined) {
       if (isHostError(failure, ErrorCode.Diverged)) throw failure;
-      throw new HostError(ErrorCode.Diverged, `replay of execution ${exec.executionId} failed: ${describeFailure(failure).description}`, { cause: failure });
+      throw new HostError(
+        ErrorCode.Diverged,
+        `replay of execution ${exec.executionId} failed: ${describeFailure(failure).description}`,
+        { cause: failure },
+      );
     }
     if (!serving.exhausted) {
-      throw new HostError(ErrorCode.Diverged, `replay diverged in execution ${exec.executionId}: consumed ${serving.consumed} of ${serving.total} recorded effects`);
+      throw new HostError(
+        ErrorCode.Diverged,
+        `replay diverged in execution ${exec.executionId}: consumed ${serving.consumed} of ${serving.total} recorded effects`,
+      );
     }
     results.push({ executionId: exec.executionId, outputs: [...ctx.outputs] });
   }
@@ -293,7 +332,10 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   if (!pending) return undefined;
   checkHarnessIdentity(pending, p.binding);
   if (pending.inputs.length < pending.inputCount) {
-    throw new HostError(ErrorCode.FailedPrecondition, `execution ${pending.executionId} recorded ${pending.inputs.length} of ${pending.inputCount} inputs; call Exec again with all inputs`);
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `execution ${pending.executionId} recorded ${pending.inputs.length} of ${pending.inputCount} inputs; call Exec again with all inputs`,
+    );
   }
   const marker = forkMarkerSeq(records);
   if (marker !== undefined && pending.startSeq < marker) {
@@ -310,10 +352,26 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const serving = new ServingEffects(ctx, pending.effects, "resume");
   const guard = new SinkGuard();
   const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
-  const parked = await drive(ctx, p.binding.harness, startInfo(p.session, pending.executionId, pending, history, p.identity), servingSink(serving, ctx, guard), guard, () => {
-    if (!serving.exhausted) {
-      throw new HostError(ErrorCode.Diverged, `resume diverged: the harness consumed ${serving.consumed} of ${serving.total} recorded effects`);
-    }
-  });
-  return { executionId: pending.executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
+  const parked = await drive(
+    ctx,
+    p.binding.harness,
+    startInfo(p.session, pending.executionId, pending, history, p.identity),
+    servingSink(serving, ctx, guard),
+    guard,
+    () => {
+      if (!serving.exhausted) {
+        throw new HostError(
+          ErrorCode.Diverged,
+          `resume diverged: the harness consumed ${serving.consumed} of ${serving.total} recorded effects`,
+        );
+      }
+    },
+  );
+  return {
+    executionId: pending.executionId,
+    outputs: ctx.outputs,
+    records: ctx.records,
+    lastSeq: ctx.head,
+    ...(parked ? { parked } : {}),
+  };
 }

@@ -22,14 +22,20 @@ export const webhookPost = defineEffect(
   "webhook.post",
   z
     .object({
-      url: z.string().url().refine((u) => /^https?:\/\//.test(u), "webhook URL must be http or https"),
+      url: z
+        .string()
+        .url()
+        .refine((u) => /^https?:\/\//.test(u), "webhook URL must be http or https"),
       body: z.json(),
     })
     .strict(),
 );
 
 /** Adds `by` (default 1) to the counter `name`. */
-export const metricsCount = defineEffect("metrics.count", z.object({ name: z.string().min(1), by: z.number().int().min(1).default(1) }).strict());
+export const metricsCount = defineEffect(
+  "metrics.count",
+  z.object({ name: z.string().min(1), by: z.number().int().min(1).default(1) }).strict(),
+);
 
 /** The metrics the `metrics.count` handler keeps. */
 export class MetricsCounters {
@@ -47,7 +53,14 @@ export class MetricsCounters {
 
 export function auditHandler(file: string) {
   return async (payload: z.output<typeof auditRecord.schema>, snap: EffectSnapshot): Promise<void> => {
-    const line = { ts: new Date().toISOString(), session: snap.session, seq: snap.committedSeq, last_seq: snap.lastSeq, event: payload.event, detail: payload.detail };
+    const line = {
+      ts: new Date().toISOString(),
+      session: snap.session,
+      seq: snap.committedSeq,
+      last_seq: snap.lastSeq,
+      event: payload.event,
+      detail: payload.detail,
+    };
     await appendFile(file, JSON.stringify(line) + "\n", "utf8");
   };
 }
@@ -56,18 +69,27 @@ export function auditHandler(file: string) {
 export const WEBHOOK_RETRY: RetryPolicy = { maxAttempts: 4, initialBackoffMs: 50, maxBackoffMs: 1000, multiplier: 2 };
 
 export function webhookHandler(policy: RetryPolicy = WEBHOOK_RETRY) {
-  return async (payload: z.output<typeof webhookPost.schema>, snap: EffectSnapshot, signal: AbortSignal): Promise<void> => {
+  return async (
+    payload: z.output<typeof webhookPost.schema>,
+    snap: EffectSnapshot,
+    signal: AbortSignal,
+  ): Promise<void> => {
     await withRetry(
       async () => {
         const res = await fetch(payload.url, {
           method: "POST",
-          headers: { "content-type": "application/json", "x-harnesshost-session": snap.session, "x-harnesshost-seq": String(snap.committedSeq) },
+          headers: {
+            "content-type": "application/json",
+            "x-harnesshost-session": snap.session,
+            "x-harnesshost-seq": String(snap.committedSeq),
+          },
           body: JSON.stringify(payload.body),
           signal,
         });
         await res.arrayBuffer().catch(() => undefined);
         if (res.ok) return;
-        if (isTransientHttpStatus(res.status)) throw new ModelUnavailableError(`webhook answered HTTP ${res.status}`, { status: res.status });
+        if (isTransientHttpStatus(res.status))
+          throw new ModelUnavailableError(`webhook answered HTTP ${res.status}`, { status: res.status });
         throw new ModelRequestError(`webhook refused with HTTP ${res.status}`, { status: res.status });
       },
       policy,

@@ -21,10 +21,12 @@ export interface EffectDefinition<T> {
 }
 
 export function defineEffect<S extends z.ZodType>(key: string, schema: S): EffectDefinition<z.output<S>> {
-  if (!KEY.test(key)) throw new HostError(ErrorCode.InvalidArgument, `effect key ${JSON.stringify(key)} is not "<plugin>.<name>"`);
+  if (!KEY.test(key))
+    throw new HostError(ErrorCode.InvalidArgument, `effect key ${JSON.stringify(key)} is not "<plugin>.<name>"`);
   const parse = (payload: unknown): z.output<S> => {
     const res = schema.safeParse(payload);
-    if (!res.success) throw new HostError(ErrorCode.InvalidArgument, `effect ${key}: invalid payload: ${res.error.message}`);
+    if (!res.success)
+      throw new HostError(ErrorCode.InvalidArgument, `effect ${key}: invalid payload: ${res.error.message}`);
     return res.data as z.output<S>;
   };
   const ctor = (payload: z.output<S>): Effect<z.output<S>> => ({ key, payload: parse(payload) });

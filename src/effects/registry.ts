@@ -68,7 +68,8 @@ export class EffectRegistry {
   constructor(private readonly logger?: EffectLogger) {}
 
   register<T>(definition: EffectDefinition<T>, handler: EffectHandler<T>, opts: { timeoutMs?: number } = {}): void {
-    if (this.handlers.has(definition.key)) throw new HostError(ErrorCode.AlreadyExists, `effect ${definition.key} already has a handler`);
+    if (this.handlers.has(definition.key))
+      throw new HostError(ErrorCode.AlreadyExists, `effect ${definition.key} already has a handler`);
     this.handlers.set(definition.key, {
       parse: definition.parse,
       handler: handler as EffectHandler<unknown>,
@@ -91,12 +92,18 @@ export class EffectRegistry {
   requireHandlers(effects: readonly EmittedEffect[]): void {
     const missing = [...new Set(effects.map((e) => e.key).filter((k) => !this.handlers.has(k)))];
     if (missing.length > 0) {
-      throw new HostError(ErrorCode.FailedPrecondition, `effect key${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ha${missing.length > 1 ? "ve" : "s"} no registered handler; the commit was refused`);
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `effect key${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ha${missing.length > 1 ? "ve" : "s"} no registered handler; the commit was refused`,
+      );
     }
   }
 
   /** Runs each handler in order against `snapshot`; failures are logged and counted. */
-  async dispatch(effects: readonly CommittedEffect[], snapshot: (c: CommittedEffect) => EffectSnapshot): Promise<DispatchReport> {
+  async dispatch(
+    effects: readonly CommittedEffect[],
+    snapshot: (c: CommittedEffect) => EffectSnapshot,
+  ): Promise<DispatchReport> {
     let dispatched = 0;
     let failed = 0;
     for (const c of effects) {
@@ -113,7 +120,10 @@ export class EffectRegistry {
         failed++;
         bump(this.total.failed, key);
         bump(counts.failed, key);
-        this.logger?.warn({ effect: key, session: c.session, seq: c.seq, err: err instanceof Error ? err.message : String(err) }, "effect handler failed");
+        this.logger?.warn(
+          { effect: key, session: c.session, seq: c.seq, err: err instanceof Error ? err.message : String(err) },
+          "effect handler failed",
+        );
       }
     }
     return { attempted: effects.length, dispatched, failed };

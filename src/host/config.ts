@@ -43,6 +43,11 @@ export type HostConfigInput = z.input<typeof HostConfig>;
 export function parseHarnessFlag(flag: string): HarnessSpecFlag {
   const eq = flag.indexOf("=");
   const colon = flag.indexOf(":", eq + 1);
-  if (eq < 1 || colon < 0) throw new Error(`--harness expects name=<local|spawned|remote>:<target>, got ${JSON.stringify(flag)}`);
-  return HarnessSpecFlag.parse({ name: flag.slice(0, eq), runtime: flag.slice(eq + 1, colon), target: flag.slice(colon + 1) });
+  if (eq < 1 || colon < 0)
+    throw new Error(`--harness expects name=<local|spawned|remote>:<target>, got ${JSON.stringify(flag)}`);
+  return HarnessSpecFlag.parse({
+    name: flag.slice(0, eq),
+    runtime: flag.slice(eq + 1, colon),
+    target: flag.slice(colon + 1),
+  });
 }

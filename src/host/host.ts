@@ -55,7 +55,10 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
 /** Blobs live beside the journal: in PostgreSQL when it is shared, else under the data directory. */
 async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<SnapshotStore> {
   if (journal.kind === "postgres") {
-    const [{ PgSnapshotStore }, { PostgresJournal }] = await Promise.all([import("../snapshot/pg-store.js"), import("../journal/postgres.js")]);
+    const [{ PgSnapshotStore }, { PostgresJournal }] = await Promise.all([
+      import("../snapshot/pg-store.js"),
+      import("../journal/postgres.js"),
+    ]);
     if (journal instanceof PostgresJournal) return new PgSnapshotStore(journal);
   }
   return new FsSnapshotStore(join(dataDir, "snapshots"));
@@ -81,14 +84,20 @@ export class Host {
     const config = HostConfig.parse(input);
     const journal = overrides.journal ?? (await openJournal(config.journal ?? join(config.dataDir, "journal.db")));
     const snapshots = overrides.snapshots ?? (await defaultSnapshotStore(journal, config.dataDir));
-    const model = overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
+    const model =
+      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
     const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
     try {
       for (const spec of statics) {
         const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs });
-        registry.addStatic({ name: spec.name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: spec.checkpointPolicy });
+        registry.addStatic({
+          name: spec.name,
+          runtime,
+          descriptorId: spec.descriptorId,
+          checkpointPolicy: spec.checkpointPolicy,
+        });
       }
     } catch (err) {
       await registry.close();
@@ -97,8 +106,17 @@ export class Host {
     }
     const tools = overrides.tools ?? new DemoWriteExecutor(join(config.dataDir, "demo-writes.jsonl"));
     const effects = overrides.effects ?? new EffectRegistry(overrides.logger);
-    const metrics = overrides.effects ? new MetricsCounters() : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});
-    const placer = new Placer({ journal, model, harnesses: registry, tools, effects, auditTurns: config.auditFile !== undefined });
+    const metrics = overrides.effects
+      ? new MetricsCounters()
+      : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});
+    const placer = new Placer({
+      journal,
+      model,
+      harnesses: registry,
+      tools,
+      effects,
+      auditTurns: config.auditFile !== undefined,
+    });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools);
   }
 

@@ -21,16 +21,22 @@ export async function loadHarnessFactory(target: string): Promise<HarnessFactory
   const builtin = builtinHarnesses[target];
   if (builtin) return builtin;
   if (!/\.(m?[jt]s)$/.test(target)) {
-    throw new HostError(ErrorCode.InvalidArgument, `unknown built-in harness "${target}" (built-ins: ${Object.keys(builtinHarnesses).join(", ")}); a module path must end in .js, .mjs or .ts`);
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `unknown built-in harness "${target}" (built-ins: ${Object.keys(builtinHarnesses).join(", ")}); a module path must end in .js, .mjs or .ts`,
+    );
   }
   const mod = (await import(pathToFileURL(resolve(target)).href)) as { default?: unknown };
-  if (typeof mod.default !== "function") throw new HostError(ErrorCode.InvalidArgument, `harness module ${target} has no default export factory`);
+  if (typeof mod.default !== "function")
+    throw new HostError(ErrorCode.InvalidArgument, `harness module ${target} has no default export factory`);
   return mod.default as HarnessFactory;
 }
 
 export type RuntimeBuilder = (spec: HarnessSpecFlag, ctx: RuntimeContext) => Promise<Runtime>;
 
-const builders = new Map<HarnessSpecFlag["runtime"], RuntimeBuilder>([["local", async (spec) => new LocalRuntime(await loadHarnessFactory(spec.target))]]);
+const builders = new Map<HarnessSpecFlag["runtime"], RuntimeBuilder>([
+  ["local", async (spec) => new LocalRuntime(await loadHarnessFactory(spec.target))],
+]);
 
 /** Registers the builder of a runtime kind (spawned and remote live in their own modules). */
 export function registerRuntimeBuilder(kind: HarnessSpecFlag["runtime"], builder: RuntimeBuilder): void {
@@ -43,6 +49,7 @@ export function hasRuntimeBuilder(kind: HarnessSpecFlag["runtime"]): boolean {
 
 export async function buildRuntime(spec: HarnessSpecFlag, ctx: RuntimeContext): Promise<Runtime> {
   const builder = builders.get(spec.runtime);
-  if (!builder) throw new HostError(ErrorCode.FailedPrecondition, `runtime "${spec.runtime}" is not available in this build`);
+  if (!builder)
+    throw new HostError(ErrorCode.FailedPrecondition, `runtime "${spec.runtime}" is not available in this build`);
   return builder(spec, ctx);
 }

@@ -44,8 +44,20 @@ export function sessionProtoWith(info: SessionInfo, pending: ApprovalRef | undef
     annotations: { ...info.annotations },
     ...(info.identity ? { identity: info.identity } : {}),
     ...(info.origin ? { origin: info.origin } : {}),
-    execState: pending ? ExecState.EXEC_AWAITING : info.lastSeq === 0 ? ExecState.EXEC_PENDING : ExecState.EXEC_COMPLETED,
-    ...(pending ? { pendingApproval: { executionId: pending.executionId, toolCallId: pending.toolCallId, requestSeq: BigInt(pending.requestSeq) } } : {}),
+    execState: pending
+      ? ExecState.EXEC_AWAITING
+      : info.lastSeq === 0
+        ? ExecState.EXEC_PENDING
+        : ExecState.EXEC_COMPLETED,
+    ...(pending
+      ? {
+          pendingApproval: {
+            executionId: pending.executionId,
+            toolCallId: pending.toolCallId,
+            requestSeq: BigInt(pending.requestSeq),
+          },
+        }
+      : {}),
     computeState: COMPUTE[info.computeState],
   });
 }

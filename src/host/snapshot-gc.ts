@@ -10,7 +10,11 @@ export interface GarbageReport {
   readonly deleted: readonly string[];
 }
 
-export async function collectSnapshotGarbage(journal: Journal, store: SnapshotStore, opts: GarbageOptions = {}): Promise<GarbageReport> {
+export async function collectSnapshotGarbage(
+  journal: Journal,
+  store: SnapshotStore,
+  opts: GarbageOptions = {},
+): Promise<GarbageReport> {
   const referenced = new Set<string>();
   for (const uid of await journal.allSessionUids()) {
     const latest = await journal.latestCheckpoint(uid);
@@ -31,14 +35,22 @@ export interface GcSchedule {
 export function scheduleSnapshotGarbage(
   journal: Journal,
   store: SnapshotStore,
-  opts: { intervalMs: number; graceMs?: number; onRun?: (report: GarbageReport) => void; onError?: (err: unknown) => void },
+  opts: {
+    intervalMs: number;
+    graceMs?: number;
+    onRun?: (report: GarbageReport) => void;
+    onError?: (err: unknown) => void;
+  },
 ): GcSchedule {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
     collectSnapshotGarbage(journal, store, opts.graceMs !== undefined ? { graceMs: opts.graceMs } : {})
-      .then((report) => opts.onRun?.(report), (err: unknown) => opts.onError?.(err))
+      .then(
+        (report) => opts.onRun?.(report),
+        (err: unknown) => opts.onError?.(err),
+      )
       .finally(() => {
         running = false;
       });

@@ -19,7 +19,9 @@ export function chainEvents(head: Head, fence: number, events: readonly Event[])
       contentHash = hashRecord(prevHash, seq, event);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      throw new HostError(ErrorCode.InvalidArgument, `event for seq ${seq} cannot be canonicalised: ${reason}`, { cause: err });
+      throw new HostError(ErrorCode.InvalidArgument, `event for seq ${seq} cannot be canonicalised: ${reason}`, {
+        cause: err,
+      });
     }
     records.push({ seq, prevHash, contentHash, fence, event });
     prevHash = contentHash;
@@ -28,7 +30,13 @@ export function chainEvents(head: Head, fence: number, events: readonly Event[])
 }
 
 /** CAS first, then fence: the order every backend checks an append in. */
-export function checkAppend(session: string, head: Head, expectedLastSeq: number, fence: number, currentFence: number): void {
+export function checkAppend(
+  session: string,
+  head: Head,
+  expectedLastSeq: number,
+  fence: number,
+  currentFence: number,
+): void {
   if (expectedLastSeq !== head.seq) {
     throw new HostError(
       ErrorCode.Conflict,
@@ -49,7 +57,10 @@ export function requireSession(session: string): void {
 export function requireAppendArgs(session: string, expectedLastSeq: number, fence: number): void {
   requireSession(session);
   if (!Number.isSafeInteger(expectedLastSeq) || expectedLastSeq < 0) {
-    throw new HostError(ErrorCode.InvalidArgument, `expected last seq must be a non-negative integer, got ${expectedLastSeq}`);
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `expected last seq must be a non-negative integer, got ${expectedLastSeq}`,
+    );
   }
   if (!Number.isSafeInteger(fence) || fence < 0) {
     throw new HostError(ErrorCode.InvalidArgument, `fence must be a non-negative integer, got ${fence}`);
@@ -90,7 +101,11 @@ export async function verifyChain(
   records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
   recordedHead: Head,
 ): Promise<VerifyResult> {
-  const fail = (kind: "tampered" | "undecodable" | "gap" | "truncated", seq: number, message: string): VerifyResult => ({
+  const fail = (
+    kind: "tampered" | "undecodable" | "gap" | "truncated",
+    seq: number,
+    message: string,
+  ): VerifyResult => ({
     ok: false,
     session,
     kind,
@@ -124,10 +139,18 @@ export async function verifyChain(
   }
   const count = expected - 1;
   if (count < recordedHead.seq) {
-    return fail("truncated", count + 1, `records end at seq ${count} but the session head is seq ${recordedHead.seq} (seq ${count + 1} is missing)`);
+    return fail(
+      "truncated",
+      count + 1,
+      `records end at seq ${count} but the session head is seq ${recordedHead.seq} (seq ${count + 1} is missing)`,
+    );
   }
   if (count > recordedHead.seq) {
-    return fail("tampered", recordedHead.seq + 1, `seq ${recordedHead.seq + 1} lies beyond the recorded head seq ${recordedHead.seq}`);
+    return fail(
+      "tampered",
+      recordedHead.seq + 1,
+      `seq ${recordedHead.seq + 1} lies beyond the recorded head seq ${recordedHead.seq}`,
+    );
   }
   if (prev !== recordedHead.hash) {
     return fail("tampered", count, `content_hash at seq ${count} does not match the recorded head hash`);

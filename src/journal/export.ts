@@ -60,14 +60,32 @@ export async function verifyJsonl(lines: Iterable<string> | AsyncIterable<string
     try {
       parsed = JSON.parse(text);
     } catch {
-      return { ok: false, kind: "undecodable", seq: expected, line: lineNo, message: `line ${lineNo} (seq ${expected}): not valid JSON` };
+      return {
+        ok: false,
+        kind: "undecodable",
+        seq: expected,
+        line: lineNo,
+        message: `line ${lineNo} (seq ${expected}): not valid JSON`,
+      };
     }
     if (!isObject(parsed)) {
-      return { ok: false, kind: "undecodable", seq: expected, line: lineNo, message: `line ${lineNo} (seq ${expected}): not a JSON object` };
+      return {
+        ok: false,
+        kind: "undecodable",
+        seq: expected,
+        line: lineNo,
+        message: `line ${lineNo} (seq ${expected}): not a JSON object`,
+      };
     }
     const seq = parseSeq(parsed["seq"]);
     if (seq === undefined) {
-      return { ok: false, kind: "undecodable", seq: expected, line: lineNo, message: `line ${lineNo} (seq ${expected}): missing or invalid seq` };
+      return {
+        ok: false,
+        kind: "undecodable",
+        seq: expected,
+        line: lineNo,
+        message: `line ${lineNo} (seq ${expected}): missing or invalid seq`,
+      };
     }
     const fail = (kind: "tampered" | "undecodable" | "gap", at: number, why: string): JsonlVerifyResult => ({
       ok: false,
@@ -85,13 +103,18 @@ export async function verifyJsonl(lines: Iterable<string> | AsyncIterable<string
     if (!isObject(event)) return fail("undecodable", seq, "record has no event object");
     const prevHash = parsed["prev_hash"] ?? "";
     const contentHash = parsed["content_hash"] ?? "";
-    if (typeof prevHash !== "string" || typeof contentHash !== "string") return fail("undecodable", seq, "hash fields are not strings");
+    if (typeof prevHash !== "string" || typeof contentHash !== "string")
+      return fail("undecodable", seq, "hash fields are not strings");
     if (prevHash !== prev) return fail("tampered", seq, "prev_hash mismatch");
     let computed: string;
     try {
       computed = hashRecordJson(prev, seq, event);
     } catch (err) {
-      return fail("undecodable", seq, `event cannot be canonicalised: ${err instanceof Error ? err.message : String(err)}`);
+      return fail(
+        "undecodable",
+        seq,
+        `event cannot be canonicalised: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (computed !== contentHash) return fail("tampered", seq, "content_hash mismatch");
     prev = contentHash;

@@ -13,13 +13,20 @@ export async function appendUnderNewFence(
   events: readonly Event[],
   opts: FencedAppendOptions = {},
 ): Promise<FencedAppend> {
-  if (events.length === 0) throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+  if (events.length === 0)
+    throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
   if (journal.appendUnderNewFence) return journal.appendUnderNewFence(session, expectedLastSeq, events, opts);
   const fence = await journal.newFence(session);
   const records = await journal.appendBatch(session, expectedLastSeq, fence, events);
   const last = records.at(-1);
   if (opts.checkpointDigest !== undefined && last !== undefined) {
-    await journal.putCheckpoint({ session, seq: last.seq, contentHash: last.contentHash, digest: opts.checkpointDigest, createdAtMs: Date.now() });
+    await journal.putCheckpoint({
+      session,
+      seq: last.seq,
+      contentHash: last.contentHash,
+      digest: opts.checkpointDigest,
+      createdAtMs: Date.now(),
+    });
   }
   return { fence, records };
 }

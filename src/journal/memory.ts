@@ -4,7 +4,16 @@
 import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import {
+  chainEvents,
+  checkAppend,
+  forkMarkerEvent,
+  requireAppendArgs,
+  requireForkRange,
+  requireSession,
+  verifyChain,
+  type StoredRecord,
+} from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
@@ -50,7 +59,12 @@ export class MemoryJournal implements Journal {
     return record;
   }
 
-  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+  async appendBatch(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): Promise<JournalRecord[]> {
     return this.commit(session, expectedLastSeq, fence, events);
   }
 
@@ -88,10 +102,16 @@ export class MemoryJournal implements Journal {
     return target.row.fence;
   }
 
-  async appendUnderNewFence(session: string, expectedLastSeq: number, events: readonly Event[], opts: FencedAppendOptions = {}): Promise<FencedAppend> {
+  async appendUnderNewFence(
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    opts: FencedAppendOptions = {},
+  ): Promise<FencedAppend> {
     this.assertOpen();
     requireAppendArgs(session, expectedLastSeq, 0);
-    if (events.length === 0) throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+    if (events.length === 0)
+      throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
     const existing = this.sessions.get(session);
     const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
     checkAppend(session, head, expectedLastSeq, 0, 0);
@@ -105,7 +125,13 @@ export class MemoryJournal implements Journal {
     this.advance(target.row, records);
     const last = records[records.length - 1];
     if (opts.checkpointDigest !== undefined && last !== undefined) {
-      this.storeCheckpoint({ session, seq: last.seq, contentHash: last.contentHash, digest: opts.checkpointDigest, createdAtMs: Date.now() });
+      this.storeCheckpoint({
+        session,
+        seq: last.seq,
+        contentHash: last.contentHash,
+        digest: opts.checkpointDigest,
+        createdAtMs: Date.now(),
+      });
     }
     return { fence, records: records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array))) };
   }
@@ -207,11 +233,15 @@ export class MemoryJournal implements Journal {
     const rows = [...this.sessions.values()]
       .map((s) => s.row)
       .filter((r) => r.project === project)
-      .filter((r) => !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid))
+      .filter(
+        (r) =>
+          !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid),
+      )
       .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
-    const nextPageToken = rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    const nextPageToken =
+      rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
     return { sessions: page.map(infoOf), nextPageToken };
   }
 
@@ -233,7 +263,9 @@ export class MemoryJournal implements Journal {
 
   async listRegistrations(): Promise<StoredRegistration[]> {
     this.assertOpen();
-    return [...this.registrations.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((r) => ({ ...r }));
+    return [...this.registrations.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((r) => ({ ...r }));
   }
 
   async putCheckpoint(row: CheckpointRow): Promise<void> {
@@ -287,7 +319,13 @@ function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {
 }
 
 function recordOf(s: StoredEvent): JournalRecord {
-  return { seq: s.seq, prevHash: s.prevHash, contentHash: s.contentHash, fence: s.fence, event: fromBinary(EventSchema, s.blob) };
+  return {
+    seq: s.seq,
+    prevHash: s.prevHash,
+    contentHash: s.contentHash,
+    fence: s.fence,
+    event: fromBinary(EventSchema, s.blob),
+  };
 }
 
 function infoOf(row: SessionRow): SessionInfo {

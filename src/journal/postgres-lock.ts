@@ -73,7 +73,9 @@ export class PgSessionLocks {
     this.held.set(session, giveBack);
     let locked: boolean;
     try {
-      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key]);
+      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [
+        key,
+      ]);
       locked = result.rows[0]?.locked === true;
     } catch (err) {
       giveBack(err instanceof Error ? err : new Error(String(err)));
@@ -104,9 +106,17 @@ export class PgSessionLocks {
     // Unlock explicitly first, so the sessions are free for other hosts when close() returns (a
     // destroyed connection also drops its locks, but only once the server notices its backend is
     // gone). Bounded: an unresponsive server must not hold up shutdown.
-    const unlocking = [...this.lockClients.values()].map((c) => c.query("SELECT pg_advisory_unlock_all()").then(() => undefined, () => undefined));
+    const unlocking = [...this.lockClients.values()].map((c) =>
+      c.query("SELECT pg_advisory_unlock_all()").then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(unlocking), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_UNLOCK_WAIT_MS)))]);
+    await Promise.race([
+      Promise.all(unlocking),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_UNLOCK_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     // Destroying a held connection ends its backend and so drops any lock left; pool.end() then finishes.
     for (const giveBack of [...this.held.values()]) giveBack(new Error("session locks closed"));

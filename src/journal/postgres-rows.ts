@@ -68,14 +68,16 @@ export interface CheckpointDbRow {
 
 export function int(value: Int8): number {
   const n = typeof value === "number" ? value : Number(value);
-  if (!Number.isSafeInteger(n)) throw new HostError(ErrorCode.DataLoss, `stored integer ${String(value)} is not a safe integer`);
+  if (!Number.isSafeInteger(n))
+    throw new HostError(ErrorCode.DataLoss, `stored integer ${String(value)} is not a safe integer`);
   return n;
 }
 
 /** The parameters of `INSERT INTO sessions (…SESSION_COLUMNS) VALUES ($1..$17)`, in column order. */
 export const SESSION_COLUMNS =
   "uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin, identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state";
-export const SESSION_VALUES = "$1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17";
+export const SESSION_VALUES =
+  "$1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17";
 
 export function sessionParams(row: SessionRow): Array<string | number | Uint8Array | null> {
   return [
@@ -134,12 +136,20 @@ export function decodeEvent(session: string, row: EventDbRow): Event {
   try {
     return fromBinary(EventSchema, row.event);
   } catch (err) {
-    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${String(row.seq)} cannot be decoded`, { cause: err });
+    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${String(row.seq)} cannot be decoded`, {
+      cause: err,
+    });
   }
 }
 
 export function recordOf(session: string, row: EventDbRow): JournalRecord {
-  return { seq: int(row.seq), prevHash: row.prev_hash, contentHash: row.content_hash, fence: int(row.fence), event: decodeEvent(session, row) };
+  return {
+    seq: int(row.seq),
+    prevHash: row.prev_hash,
+    contentHash: row.content_hash,
+    fence: int(row.fence),
+    event: decodeEvent(session, row),
+  };
 }
 
 export function registrationOf(row: RegistrationDbRow): StoredRegistration {
@@ -161,5 +171,11 @@ function parseRegistrationState(state: string): RegistrationState {
 }
 
 export function checkpointOf(row: CheckpointDbRow): CheckpointRow {
-  return { session: row.session, seq: int(row.seq), contentHash: row.content_hash, digest: row.digest, createdAtMs: int(row.created_at_ms) };
+  return {
+    session: row.session,
+    seq: int(row.seq),
+    contentHash: row.content_hash,
+    digest: row.digest,
+    createdAtMs: int(row.created_at_ms),
+  };
 }

@@ -98,13 +98,20 @@ export async function migrate(client: pg.ClientBase, schema: string | undefined)
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`harnesshost-migrate:${schema ?? ""}`]);
     if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await client.query("CREATE TABLE IF NOT EXISTS harnesshost_schema (version integer PRIMARY KEY, applied_at_ms bigint NOT NULL)");
-    const seen = await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM harnesshost_schema");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS harnesshost_schema (version integer PRIMARY KEY, applied_at_ms bigint NOT NULL)",
+    );
+    const seen = await client.query<{ version: number | null }>(
+      "SELECT MAX(version) AS version FROM harnesshost_schema",
+    );
     const version = seen.rows[0]?.version ?? 0;
     if (version > PG_SCHEMA_VERSION) refuseVersion(version);
     if (version < PG_SCHEMA_VERSION) {
       await client.query(SCHEMA_V1);
-      await client.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES ($1, $2)", [PG_SCHEMA_VERSION, Date.now()]);
+      await client.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES ($1, $2)", [
+        PG_SCHEMA_VERSION,
+        Date.now(),
+      ]);
     }
     await client.query("COMMIT");
   } catch (err) {

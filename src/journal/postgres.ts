@@ -6,7 +6,16 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import {
+  chainEvents,
+  checkAppend,
+  forkMarkerEvent,
+  requireAppendArgs,
+  requireForkRange,
+  requireSession,
+  verifyChain,
+  type StoredRecord,
+} from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
@@ -92,7 +101,9 @@ export class PostgresJournal implements Journal {
       await pool.end().catch(() => undefined);
       if (err instanceof HostError) throw err;
       if (isConnectionError(err)) {
-        throw new HostError(ErrorCode.Unavailable, `cannot connect to the PostgreSQL journal: ${errorText(err)}`, { cause: err });
+        throw new HostError(ErrorCode.Unavailable, `cannot connect to the PostgreSQL journal: ${errorText(err)}`, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -120,23 +131,42 @@ export class PostgresJournal implements Journal {
     return record;
   }
 
-  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+  async appendBatch(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): Promise<JournalRecord[]> {
     return this.commit(session, expectedLastSeq, fence, events);
   }
 
-  private async commit(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+  private async commit(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): Promise<JournalRecord[]> {
     requireAppendArgs(session, expectedLastSeq, fence);
     if (events.length === 0) {
       // Nothing to write: the checks still apply, but no row is locked or created.
       const row = await this.headRow(session);
-      checkAppend(session, { seq: row ? int(row.last_seq) : 0, hash: row?.last_hash ?? "" }, expectedLastSeq, fence, row ? int(row.fence) : 0);
+      checkAppend(
+        session,
+        { seq: row ? int(row.last_seq) : 0, hash: row?.last_hash ?? "" },
+        expectedLastSeq,
+        fence,
+        row ? int(row.fence) : 0,
+      );
       return [];
     }
     return this.transaction(`append to session ${session}`, async (client) => {
       const now = Date.now();
       let row = await lockHead(client, session);
       if (!row) {
-        await client.query(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`, sessionParams(implicitRow(session, now)));
+        await client.query(
+          `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
+          sessionParams(implicitRow(session, now)),
+        );
         row = await lockHead(client, session);
         if (!row) throw new Error(`session ${session}: row vanished after insert`);
       }
@@ -231,7 +261,9 @@ export class PostgresJournal implements Journal {
     );
     const found = pointer.rows[0];
     const recorded: Head =
-      found && found.last_seq !== null ? { seq: int(found.last_seq), hash: found.last_hash ?? "" } : { seq: 0, hash: "" };
+      found && found.last_seq !== null
+        ? { seq: int(found.last_seq), hash: found.last_hash ?? "" }
+        : { seq: 0, hash: "" };
     const stray = found && found.max_seq !== null ? int(found.max_seq) : 0;
     if (stray > recorded.seq) {
       return {
@@ -245,7 +277,12 @@ export class PostgresJournal implements Journal {
     const rows = this.rows(client, session, 1, Math.max(recorded.seq, 1));
     async function* stored(): AsyncIterable<StoredRecord> {
       for await (const row of rows) {
-        yield { seq: int(row.seq), prevHash: row.prev_hash, contentHash: row.content_hash, decode: () => fromBinary(EventSchema, row.event) };
+        yield {
+          seq: int(row.seq),
+          prevHash: row.prev_hash,
+          contentHash: row.content_hash,
+          decode: () => fromBinary(EventSchema, row.event),
+        };
       }
     }
     return verifyChain(session, stored(), recorded);
@@ -255,7 +292,10 @@ export class PostgresJournal implements Journal {
     requireSession(parent);
     requireSession(child);
     await this.transaction(`fork session ${parent} into ${child}`, async (client) => {
-      const source = await client.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE", [parent]);
+      const source = await client.query<HeadDbRow>(
+        "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE",
+        [parent],
+      );
       const parentRow = source.rows[0];
       if (!parentRow) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
       requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
@@ -267,16 +307,23 @@ export class PostgresJournal implements Journal {
         sessionParams(row),
       );
       if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
-      const forkPoint = await client.query<{ content_hash: string }>("SELECT content_hash FROM events WHERE session = $1 AND seq = $2", [parent, atSeq]);
+      const forkPoint = await client.query<{ content_hash: string }>(
+        "SELECT content_hash FROM events WHERE session = $1 AND seq = $2",
+        [parent, atSeq],
+      );
       const pointHash = forkPoint.rows[0]?.content_hash;
-      if (pointHash === undefined) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
+      if (pointHash === undefined)
+        throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
       const copied = await client.query(
         `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
          SELECT $1, seq, prev_hash, content_hash, fence, event FROM events WHERE session = $2 AND seq <= $3`,
         [child, parent, atSeq],
       );
       if (copied.rowCount !== atSeq) {
-        throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`);
+        throw new HostError(
+          ErrorCode.DataLoss,
+          `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
+        );
       }
       const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
       await insertChained(client, child, marker, "NONE", now);
@@ -288,7 +335,10 @@ export class PostgresJournal implements Journal {
     validateMeta(meta);
     const row = rowFromMeta(meta, Date.now());
     const result = await this.write(`create session ${meta.uid}`, () =>
-      this.pool.query(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`, sessionParams(row)),
+      this.pool.query(
+        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
+        sessionParams(row),
+      ),
     );
     if (result.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
     return row;
@@ -311,10 +361,14 @@ export class PostgresJournal implements Journal {
            ORDER BY created_at_ms DESC, uid ASC LIMIT $4`,
           [project, cursor.createdAtMs, cursor.uid, size + 1],
         )
-      : await pool.query<SessionDbRow>("SELECT * FROM sessions WHERE project = $1 ORDER BY created_at_ms DESC, uid ASC LIMIT $2", [project, size + 1]);
+      : await pool.query<SessionDbRow>(
+          "SELECT * FROM sessions WHERE project = $1 ORDER BY created_at_ms DESC, uid ASC LIMIT $2",
+          [project, size + 1],
+        );
     const page = result.rows.slice(0, size).map(sessionInfoOf);
     const last = page[page.length - 1];
-    const nextPageToken = result.rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    const nextPageToken =
+      result.rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
     return { sessions: page, nextPageToken };
   }
 
@@ -331,7 +385,17 @@ export class PostgresJournal implements Journal {
          ON CONFLICT (name) DO UPDATE SET uid = EXCLUDED.uid, spec = EXCLUDED.spec, spec_digest = EXCLUDED.spec_digest,
            state = EXCLUDED.state, retire_reason = EXCLUDED.retire_reason, retired_at_ms = EXCLUDED.retired_at_ms,
            created_at_ms = EXCLUDED.created_at_ms, updated_at_ms = EXCLUDED.updated_at_ms`,
-        [reg.name, reg.uid, reg.spec, reg.specDigest, reg.state, reg.retireReason, reg.retiredAtMs, reg.createdAtMs, reg.updatedAtMs],
+        [
+          reg.name,
+          reg.uid,
+          reg.spec,
+          reg.specDigest,
+          reg.state,
+          reg.retireReason,
+          reg.retiredAtMs,
+          reg.createdAtMs,
+          reg.updatedAtMs,
+        ],
       ),
     );
   }
@@ -368,7 +432,9 @@ export class PostgresJournal implements Journal {
   }
 
   async checkpointDigests(): Promise<string[]> {
-    const result = await this.live().pool.query<{ digest: string }>("SELECT DISTINCT digest FROM checkpoints ORDER BY digest");
+    const result = await this.live().pool.query<{ digest: string }>(
+      "SELECT DISTINCT digest FROM checkpoints ORDER BY digest",
+    );
     return result.rows.map((r) => r.digest);
   }
 
@@ -381,7 +447,10 @@ export class PostgresJournal implements Journal {
   }
 
   private async headRow(session: string): Promise<HeadDbRow | undefined> {
-    const result = await this.live().pool.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1", [session]);
+    const result = await this.live().pool.query<HeadDbRow>(
+      "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1",
+      [session],
+    );
     return result.rows[0];
   }
 
@@ -424,7 +493,10 @@ export class PostgresJournal implements Journal {
 }
 
 async function lockHead(client: pg.PoolClient, session: string): Promise<HeadDbRow | undefined> {
-  const result = await client.query<HeadDbRow>("SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR UPDATE", [session]);
+  const result = await client.query<HeadDbRow>(
+    "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR UPDATE",
+    [session],
+  );
   return result.rows[0];
 }
 
@@ -456,23 +528,24 @@ async function insertChained(
   for (const r of records) computeState = projectComputeState(computeState, r.event);
   const last = records[records.length - 1];
   if (last !== undefined) {
-    await client.query("UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4 WHERE uid = $5", [
-      last.seq,
-      last.contentHash,
-      computeState,
-      now,
-      session,
-    ]);
+    await client.query(
+      "UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4 WHERE uid = $5",
+      [last.seq, last.contentHash, computeState, now, session],
+    );
   }
 }
 
 function mapWriteError(what: string, err: unknown): unknown {
   if (err instanceof HostError) return err;
   if (isUniqueViolation(err)) {
-    return new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, { cause: err });
+    return new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, {
+      cause: err,
+    });
   }
   if (isSerializationFailure(err)) {
-    return new HostError(ErrorCode.Conflict, `${what}: lost a serialization race with a concurrent writer`, { cause: err });
+    return new HostError(ErrorCode.Conflict, `${what}: lost a serialization race with a concurrent writer`, {
+      cause: err,
+    });
   }
   return err;
 }
@@ -480,7 +553,8 @@ function mapWriteError(what: string, err: unknown): unknown {
 function parseSchema(schema: string | undefined): string | undefined {
   if (schema === undefined) return undefined;
   const parsed = PgSchemaName.safeParse(schema);
-  if (!parsed.success) throw new HostError(ErrorCode.InvalidArgument, `invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
+  if (!parsed.success)
+    throw new HostError(ErrorCode.InvalidArgument, `invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
   return parsed.data;
 }
 
@@ -500,7 +574,8 @@ function splitSchemaParam(url: string): { url: string; schema: string | undefine
 
 function positive(value: number | undefined, fallback: number, what: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) throw new HostError(ErrorCode.InvalidArgument, `${what} must be a positive integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new HostError(ErrorCode.InvalidArgument, `${what} must be a positive integer, got ${value}`);
   return value;
 }
 

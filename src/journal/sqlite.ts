@@ -7,7 +7,16 @@ import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import { chainEvents, checkAppend, forkMarkerEvent, requireAppendArgs, requireForkRange, requireSession, verifyChain, type StoredRecord } from "./chain.js";
+import {
+  chainEvents,
+  checkAppend,
+  forkMarkerEvent,
+  requireAppendArgs,
+  requireForkRange,
+  requireSession,
+  verifyChain,
+  type StoredRecord,
+} from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
@@ -147,14 +156,20 @@ function prepareStatements(db: Database.Database) {
       )
       .raw(true),
     readEventsPageRaw: db
-      .prepare<[string, number, number, number], [number, Uint8Array]>("SELECT seq, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?")
+      .prepare<[string, number, number, number], [number, Uint8Array]>(
+        "SELECT seq, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
+      )
       .raw(true),
-    maxSeq: db.prepare<[string], { max_seq: number | null }>(`SELECT MAX(seq) AS max_seq FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ}`),
+    maxSeq: db.prepare<[string], { max_seq: number | null }>(
+      `SELECT MAX(seq) AS max_seq FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ}`,
+    ),
     headAndMax: db.prepare<[string], { last_seq: number; last_hash: string; max_seq: number | null }>(
       `SELECT ${HEAD_COLUMNS}, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
        ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
-    recordHash: db.prepare<[string, number], { content_hash: string }>("SELECT content_hash FROM events WHERE session = ? AND seq = ?"),
+    recordHash: db.prepare<[string, number], { content_hash: string }>(
+      "SELECT content_hash FROM events WHERE session = ? AND seq = ?",
+    ),
     copyPrefix: db.prepare<[string, string, number]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT ?, seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq <= ?",
     ),
@@ -192,9 +207,19 @@ type Statements = ReturnType<typeof prepareStatements>;
 export class SqliteJournal implements Journal {
   readonly kind = "sqlite";
   private readonly stmts: Statements;
-  private readonly commitTx: (session: string, expectedLastSeq: number, fence: number, events: readonly Event[]) => JournalRecord[];
+  private readonly commitTx: (
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ) => JournalRecord[];
   private readonly forkTx: (parent: string, child: string, atSeq: number, meta: SessionMetaInput) => void;
-  private readonly fencedTx: (session: string, expectedLastSeq: number, events: readonly Event[], checkpointDigest: string | undefined) => FencedAppend;
+  private readonly fencedTx: (
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    checkpointDigest: string | undefined,
+  ) => FencedAppend;
 
   private constructor(private readonly db: Database.Database) {
     this.stmts = prepareStatements(db);
@@ -225,7 +250,12 @@ export class SqliteJournal implements Journal {
     return record;
   }
 
-  async appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]> {
+  async appendBatch(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): Promise<JournalRecord[]> {
     return this.commit(session, expectedLastSeq, fence, events);
   }
 
@@ -234,7 +264,12 @@ export class SqliteJournal implements Journal {
     return this.write(`append to session ${session}`, () => this.commitTx(session, expectedLastSeq, fence, events));
   }
 
-  private commitInTx(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): JournalRecord[] {
+  private commitInTx(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): JournalRecord[] {
     const row = this.stmts.selectHead.get(session);
     const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
     checkAppend(session, head, expectedLastSeq, fence, row?.fence ?? 0);
@@ -247,7 +282,13 @@ export class SqliteJournal implements Journal {
   }
 
   /** Inserts chained records and moves the head row; the append that creates the head row also anchors it. */
-  private insertChained(session: string, records: readonly JournalRecord[], state: ComputeStateName, now: number, hasHead: boolean): void {
+  private insertChained(
+    session: string,
+    records: readonly JournalRecord[],
+    state: ComputeStateName,
+    now: number,
+    hasHead: boolean,
+  ): void {
     let computeState = state;
     for (const r of records) {
       this.stmts.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
@@ -267,14 +308,27 @@ export class SqliteJournal implements Journal {
     return row.fence;
   }
 
-  async appendUnderNewFence(session: string, expectedLastSeq: number, events: readonly Event[], opts: FencedAppendOptions = {}): Promise<FencedAppend> {
+  async appendUnderNewFence(
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    opts: FencedAppendOptions = {},
+  ): Promise<FencedAppend> {
     requireAppendArgs(session, expectedLastSeq, 0);
-    if (events.length === 0) throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
-    return this.write(`append to session ${session} under a new fence`, () => this.fencedTx(session, expectedLastSeq, events, opts.checkpointDigest));
+    if (events.length === 0)
+      throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+    return this.write(`append to session ${session} under a new fence`, () =>
+      this.fencedTx(session, expectedLastSeq, events, opts.checkpointDigest),
+    );
   }
 
   /** CAS, mint, chain, insert and (optionally) the checkpoint row: one transaction, one WAL commit. */
-  private fencedInTx(session: string, expectedLastSeq: number, events: readonly Event[], checkpointDigest: string | undefined): FencedAppend {
+  private fencedInTx(
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    checkpointDigest: string | undefined,
+  ): FencedAppend {
     const row = this.stmts.selectHead.get(session);
     const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
     checkAppend(session, head, expectedLastSeq, 0, 0);
@@ -301,7 +355,13 @@ export class SqliteJournal implements Journal {
 
   async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
     for await (const row of this.rows(session, from, to)) {
-      yield { seq: row.seq, prevHash: row.prev_hash, contentHash: row.content_hash, fence: row.fence, event: decodeStored(session, row) };
+      yield {
+        seq: row.seq,
+        prevHash: row.prev_hash,
+        contentHash: row.content_hash,
+        fence: row.fence,
+        event: decodeStored(session, row),
+      };
     }
   }
 
@@ -316,7 +376,13 @@ export class SqliteJournal implements Journal {
       for (let i = 0; i < page.length; i++) {
         const row = page[i]!;
         const seq = row[0];
-        out.push({ seq, prevHash: row[1], contentHash: row[2], fence: row[3], event: decodeBytes(session, seq, row[4]) });
+        out.push({
+          seq,
+          prevHash: row[1],
+          contentHash: row[2],
+          fence: row[3],
+          event: decodeBytes(session, seq, row[4]),
+        });
       }
       const tail = page[page.length - 1];
       if (page.length < READ_PAGE_SIZE || tail === undefined) break;
@@ -376,7 +442,12 @@ export class SqliteJournal implements Journal {
     async function* stored(): AsyncIterable<StoredRecord> {
       for await (const row of rows) {
         if (row.seq > recorded.seq) return;
-        yield { seq: row.seq, prevHash: row.prev_hash, contentHash: row.content_hash, decode: () => fromBinary(EventSchema, row.event) };
+        yield {
+          seq: row.seq,
+          prevHash: row.prev_hash,
+          contentHash: row.content_hash,
+          decode: () => fromBinary(EventSchema, row.event),
+        };
       }
     }
     return verifyChain(session, stored(), recorded);
@@ -393,7 +464,8 @@ export class SqliteJournal implements Journal {
     const source = this.stmts.selectHead.get(parent);
     if (!source) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
     requireForkRange(parent, atSeq, { seq: source.last_seq, hash: source.last_hash });
-    if (this.stmts.selectHead.get(child)) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
+    if (this.stmts.selectHead.get(child))
+      throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
     const childFence = 1;
@@ -412,7 +484,10 @@ export class SqliteJournal implements Journal {
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
     validateMeta(meta);
     const row = rowFromMeta(meta, Date.now());
-    const inserted = this.write(`create session ${meta.uid}`, () => this.stmts.insertSession.run(sessionParams(row)).changes);
+    const inserted = this.write(
+      `create session ${meta.uid}`,
+      () => this.stmts.insertSession.run(sessionParams(row)).changes,
+    );
     if (inserted === 0) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
     return row;
   }
@@ -432,12 +507,15 @@ export class SqliteJournal implements Journal {
       : stmts.listFirst.all(project, size + 1);
     const page = rows.slice(0, size).map(sessionInfoOf);
     const last = page[page.length - 1];
-    const nextPageToken = rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
+    const nextPageToken =
+      rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
     return { sessions: page, nextPageToken };
   }
 
   async allSessionUids(): Promise<string[]> {
-    return this.live().stmts.allUids.all().map((r) => r.uid);
+    return this.live()
+      .stmts.allUids.all()
+      .map((r) => r.uid);
   }
 
   async putRegistration(reg: StoredRegistration): Promise<void> {
@@ -474,12 +552,20 @@ export class SqliteJournal implements Journal {
   async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
     const row = this.live().stmts.latestCheckpoint.get(session);
     return row
-      ? { session: row.session, seq: row.seq, contentHash: row.content_hash, digest: row.digest, createdAtMs: row.created_at_ms }
+      ? {
+          session: row.session,
+          seq: row.seq,
+          contentHash: row.content_hash,
+          digest: row.digest,
+          createdAtMs: row.created_at_ms,
+        }
       : undefined;
   }
 
   async checkpointDigests(): Promise<string[]> {
-    return this.live().stmts.checkpointDigests.all().map((r) => r.digest);
+    return this.live()
+      .stmts.checkpointDigests.all()
+      .map((r) => r.digest);
   }
 
   async close(): Promise<void> {
@@ -494,7 +580,9 @@ export class SqliteJournal implements Journal {
     } catch (err) {
       if (err instanceof HostError) throw err;
       if (isPrimaryKeyViolation(err)) {
-        throw new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, { cause: err });
+        throw new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, {
+          cause: err,
+        });
       }
       if (isBusy(err)) throw new HostError(ErrorCode.SessionBusy, `${what}: database is locked`, { cause: err });
       throw err;
@@ -515,7 +603,9 @@ function decodeBytes(session: string, seq: number, bytes: Uint8Array): Event {
   try {
     return fromBinary(EventSchema, bytes);
   } catch (err) {
-    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${seq} cannot be decoded`, { cause: err });
+    throw new HostError(ErrorCode.DataLoss, `session ${session}: event at seq ${seq} cannot be decoded`, {
+      cause: err,
+    });
   }
 }
 

@@ -135,7 +135,15 @@ export interface FencedAppendOptions {
  * The Journal methods that commit a durable transaction (one fsync on SQLite). Diagnostics, tests and
  * bench/ count calls to these to say how many commits an operation made.
  */
-export const DURABLE_JOURNAL_METHODS: readonly string[] = ["append", "appendBatch", "appendUnderNewFence", "newFence", "putCheckpoint", "fork", "createSession"];
+export const DURABLE_JOURNAL_METHODS: readonly string[] = [
+  "append",
+  "appendBatch",
+  "appendUnderNewFence",
+  "newFence",
+  "putCheckpoint",
+  "fork",
+  "createSession",
+];
 
 /** A journal record's position and event, without its chain fields (see Journal.readEvents). */
 export interface SeqEvent {
@@ -155,7 +163,12 @@ export interface Journal {
   append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord>;
 
   /** Like append for several events chained in order, atomically: all or none. */
-  appendBatch(session: string, expectedLastSeq: number, fence: number, events: readonly Event[]): Promise<JournalRecord[]>;
+  appendBatch(
+    session: string,
+    expectedLastSeq: number,
+    fence: number,
+    events: readonly Event[],
+  ): Promise<JournalRecord[]>;
 
   /** Increments and returns the session's fence (the first is 1). Creates the session row if missing. */
   newFence(session: string): Promise<number>;
@@ -166,7 +179,12 @@ export interface Journal {
    * `checkpointDigest` — putCheckpoint bound to the last record, all in ONE transaction: all or none.
    * CAS as append (Conflict, checked first, and nothing is minted); a freshly minted fence is never stale.
    */
-  appendUnderNewFence?(session: string, expectedLastSeq: number, events: readonly Event[], opts?: FencedAppendOptions): Promise<FencedAppend>;
+  appendUnderNewFence?(
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    opts?: FencedAppendOptions,
+  ): Promise<FencedAppend>;
 
   /** The session's current fence (0 when none was minted). */
   currentFence(session: string): Promise<number>;

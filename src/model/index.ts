@@ -46,5 +46,8 @@ export function modelFromFlag(flag: string, opts: ModelFlagOptions = {}): ModelP
       ...(apiKey !== undefined ? { apiKey } : {}),
     });
   }
-  throw new HostError(ErrorCode.InvalidArgument, `--model must be "echo" or an http(s) base URL, got ${JSON.stringify(flag)}`);
+  throw new HostError(
+    ErrorCode.InvalidArgument,
+    `--model must be "echo" or an http(s) base URL, got ${JSON.stringify(flag)}`,
+  );
 }

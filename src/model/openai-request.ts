@@ -36,7 +36,14 @@ const NUMERIC_PARAMS: ReadonlySet<string> = new Set([
 /** Params parsed as booleans ("true"/"false"). */
 const BOOLEAN_PARAMS: ReadonlySet<string> = new Set(["parallel_tool_calls", "logprobs", "store"]);
 /** Body fields the provider owns; a param may not override them. */
-const RESERVED_PARAMS: ReadonlySet<string> = new Set(["model", "messages", "stream", "stream_options", "tools", "tool_choice"]);
+const RESERVED_PARAMS: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "tools",
+  "tool_choice",
+]);
 
 function toolResultText(result: ToolResult): string {
   let text = "";
@@ -75,10 +82,16 @@ function toChatMessages(message: Message): ChatMessageJson[] {
       return results;
     case "assistant": {
       const calls = toolCallsOf(message).map(
-        (c): ToolCallJson => ({ id: c.id, type: "function", function: { name: c.tool, arguments: JSON.stringify(c.args ?? {}) } }),
+        (c): ToolCallJson => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.tool, arguments: JSON.stringify(c.args ?? {}) },
+        }),
       );
       const assistant: ChatMessageJson =
-        calls.length > 0 ? { role: "assistant", content: text === "" ? null : text, tool_calls: calls } : { role: "assistant", content: text };
+        calls.length > 0
+          ? { role: "assistant", content: text === "" ? null : text, tool_calls: calls }
+          : { role: "assistant", content: text };
       return [...results, assistant];
     }
     default:

@@ -30,7 +30,9 @@ const ChunkJson = z.object({
     .array(
       z.object({
         index: z.number().int().nullish(),
-        delta: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCallFragmentJson).nullish() }).nullish(),
+        delta: z
+          .object({ content: z.string().nullish(), tool_calls: z.array(ToolCallFragmentJson).nullish() })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -48,7 +50,12 @@ const CompletionJson = z.object({
         message: z.object({
           content: z.string().nullish(),
           tool_calls: z
-            .array(z.object({ id: z.string().nullish(), function: z.object({ name: z.string(), arguments: z.string().nullish() }) }))
+            .array(
+              z.object({
+                id: z.string().nullish(),
+                function: z.object({ name: z.string(), arguments: z.string().nullish() }),
+              }),
+            )
             .nullish(),
         }),
         finish_reason: z.string().nullish(),

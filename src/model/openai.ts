@@ -55,13 +55,19 @@ function endpointUrl(baseUrl: string, path: string): string {
   } catch {
     throw new ModelRequestError("model base URL is not a URL");
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new ModelRequestError("model base URL must be http(s)");
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new ModelRequestError("model base URL must be http(s)");
   return baseUrl.replace(/\/+$/, "") + (path.startsWith("/") ? path : `/${path}`);
 }
 
 function networkErrorName(err: unknown): string {
   for (const candidate of [err, err instanceof Error ? err.cause : undefined]) {
-    if (typeof candidate === "object" && candidate !== null && "code" in candidate && typeof candidate.code === "string") {
+    if (
+      typeof candidate === "object" &&
+      candidate !== null &&
+      "code" in candidate &&
+      typeof candidate.code === "string"
+    ) {
       return candidate.code;
     }
   }
@@ -109,7 +115,10 @@ async function httpFailure(response: Response, now: () => number): Promise<Error
     : new ModelRequestError(message, { status });
 }
 
-async function* bodyChunks(body: ReadableStream<Uint8Array>, onError: (err: unknown) => Error): AsyncGenerator<Uint8Array> {
+async function* bodyChunks(
+  body: ReadableStream<Uint8Array>,
+  onError: (err: unknown) => Error,
+): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   let drained = false;
   try {
@@ -146,13 +155,19 @@ async function attemptOnce(ctx: AttemptContext): Promise<ModelResponse> {
         }, ctx.timeoutMs);
   const transportError = (err: unknown): Error => {
     if (ctx.signal?.aborted) return new ModelInterruptedError("model call cancelled", { cause: err });
-    if (timedOut) return new ModelUnavailableError(`model call attempt timed out after ${ctx.timeoutMs} ms`, { cause: err });
+    if (timedOut)
+      return new ModelUnavailableError(`model call attempt timed out after ${ctx.timeoutMs} ms`, { cause: err });
     return new ModelUnavailableError(`model endpoint unreachable (${networkErrorName(err)})`, { cause: err });
   };
   try {
     let response: Response;
     try {
-      response = await ctx.fetchImpl(ctx.url, { method: "POST", headers: ctx.headers, body: ctx.body, signal: controller.signal });
+      response = await ctx.fetchImpl(ctx.url, {
+        method: "POST",
+        headers: ctx.headers,
+        body: ctx.body,
+        signal: controller.signal,
+      });
     } catch (err) {
       throw transportError(err);
     }

@@ -66,7 +66,10 @@ function resolvePolicy(policy: RetryPolicy): ResolvedPolicy {
     resolved.maxBackoffMs >= 0 &&
     resolved.multiplier >= 1;
   if (!valid) {
-    throw new HostError(ErrorCode.InvalidArgument, "retry policy: maxAttempts must be an integer >= 1, backoffs >= 0, multiplier >= 1");
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      "retry policy: maxAttempts must be an integer >= 1, backoffs >= 0, multiplier >= 1",
+    );
   }
   return resolved;
 }

@@ -52,7 +52,9 @@ export class ActorsClient {
 
   constructor(opts: ActorsClientOptions) {
     this.address = opts.address;
-    this.#client = createClient(Actors, opts.address, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
+    this.#client = createClient(Actors, opts.address, {
+      ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
+    });
   }
 
   /** The actor's state bytes (see snapshotWithTrailer for the digest and codec). */
@@ -87,7 +89,9 @@ export class ActorsClient {
     if (trailer === undefined) throw dataLoss(`snapshot of ${session}: stream ended without a trailer`);
     const digest = hash.digest("hex");
     if (digest !== trailer.sha256 || BigInt(size) !== trailer.size) {
-      throw dataLoss(`snapshot of ${session}: got ${size} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`);
+      throw dataLoss(
+        `snapshot of ${session}: got ${size} bytes sha256:${digest}, trailer says ${trailer.size} bytes sha256:${trailer.sha256}`,
+      );
     }
     return { bytes: concat(chunks, size), sha256: digest, codec: trailer.codec };
   }
@@ -105,15 +109,28 @@ export class ActorsClient {
     async function* frames(): AsyncGenerator<MessageInitShape<typeof RestoreActorRequestSchema>> {
       yield { item: { case: "header", value: { session, replace, instance } } };
       for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
-        yield { item: { case: "chunk", value: { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } } } };
+        yield {
+          item: {
+            case: "chunk",
+            value: { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } },
+          },
+        };
       }
-      yield { item: { case: "chunk", value: { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec } } } } };
+      yield {
+        item: {
+          case: "chunk",
+          value: { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec } } },
+        },
+      };
     }
     if (this.#wholeRestore && bytes.length <= SNAPSHOT_CHUNK_BYTES) {
       // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
       const trailer = { sha256, size: BigInt(bytes.length), codec };
       try {
-        return Number((await this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, opts)).size);
+        return Number(
+          (await this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, opts))
+            .size,
+        );
       } catch (err) {
         // UNIMPLEMENTED: the handler never ran (e.g. an older node now answers at this address).
         if (!(err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED)) throw err;
@@ -140,7 +157,13 @@ export class ActorsClient {
   async nodeInfo(opts: Call = {}): Promise<NodeInfo> {
     const res = await this.#client.nodeInfo({}, opts);
     this.#wholeRestore = res.wholeRestore;
-    return { pid: Number(res.pid), incrementalHistory: res.incrementalHistory, codecs: res.codecs, instanceDrops: res.instanceDrops, wholeRestore: res.wholeRestore };
+    return {
+      pid: Number(res.pid),
+      incrementalHistory: res.incrementalHistory,
+      codecs: res.codecs,
+      instanceDrops: res.instanceDrops,
+      wholeRestore: res.wholeRestore,
+    };
   }
 
   close(): void {

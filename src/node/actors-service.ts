@@ -15,7 +15,11 @@ import type { HistoryStore } from "./history-store.js";
 
 export const NODE_CODECS: readonly string[] = [ACTOR_CODEC];
 
-export function actorsService(table: ActorTable, factory: HarnessFactory, histories?: HistoryStore): ServiceImpl<MethodsOf<typeof Actors>> {
+export function actorsService(
+  table: ActorTable,
+  factory: HarnessFactory,
+  histories?: HistoryStore,
+): ServiceImpl<MethodsOf<typeof Actors>> {
   function checkHeader(header: RestoreActorHeader): void {
     if (header.session === "") throw invalid("RestoreActor header needs a session");
     if (table.has(header.session) && !header.replace) {
@@ -40,9 +44,13 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
       restored = decodeActor(bytes, fresh, { classes: snapshotClassesOf(fresh) });
     } catch (err) {
       if (err instanceof HostError) throw err;
-      throw new HostError(ErrorCode.DataLoss, `snapshot does not decode: ${err instanceof Error ? err.message : String(err)}`, {
-        cause: err,
-      });
+      throw new HostError(
+        ErrorCode.DataLoss,
+        `snapshot does not decode: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
     table.install(header.session, restored, header.replace, header.instance);
     histories?.drop(header.session);
@@ -128,7 +136,13 @@ export function actorsService(table: ActorTable, factory: HarnessFactory, histor
     },
 
     nodeInfo() {
-      return { pid: BigInt(process.pid), incrementalHistory: histories !== undefined, codecs: [...NODE_CODECS], instanceDrops: true, wholeRestore: true };
+      return {
+        pid: BigInt(process.pid),
+        incrementalHistory: histories !== undefined,
+        codecs: [...NODE_CODECS],
+        instanceDrops: true,
+        wholeRestore: true,
+      };
     },
   };
 }

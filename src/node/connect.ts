@@ -21,7 +21,11 @@ import { StreamSink } from "./stream-sink.js";
 
 type ConnectMethod = MethodsOf<typeof HarnessService>["connect"];
 
-export function connectHandler(table: ActorTable, histories: HistoryStore | undefined, logger?: NodeLogger): ServerHandler<ConnectMethod> {
+export function connectHandler(
+  table: ActorTable,
+  histories: HistoryStore | undefined,
+  logger?: NodeLogger,
+): ServerHandler<ConnectMethod> {
   return (frames, ctx) => {
     const events = new AsyncQueue<Event>();
     runTurn(table, histories, frames[Symbol.asyncIterator](), ctx, events, logger).then(
@@ -75,7 +79,10 @@ async function runTurn(
       create(EventSchema, {
         executionId: start.executionId,
         kind: EventKind.EVENT_PARKED,
-        body: { case: "parked", value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) } },
+        body: {
+          case: "parked",
+          value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) },
+        },
       }),
     );
     return;
@@ -148,7 +155,12 @@ async function pumpReplies(
       }
       const frame = next.value;
       if (frame.frame.case === "cancel") {
-        turn.abort(new HostError(ErrorCode.Cancelled, `controller cancelled the turn (${frame.frame.value.reason || "no reason"})`));
+        turn.abort(
+          new HostError(
+            ErrorCode.Cancelled,
+            `controller cancelled the turn (${frame.frame.value.reason || "no reason"})`,
+          ),
+        );
         continue;
       }
       replies.offer(frame);
@@ -168,7 +180,11 @@ function follow(source: AbortSignal, target: AbortController): () => void {
 
 function endEvent(executionId: string, failure: unknown, turnAborted: boolean): Event {
   if (failure === undefined) {
-    return create(EventSchema, { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } });
+    return create(EventSchema, {
+      executionId,
+      kind: EventKind.EVENT_END,
+      body: { case: "end", value: { state: "COMPLETED" } },
+    });
   }
   const cancelled = turnAborted && isHostError(failure, ErrorCode.Cancelled);
   const code = failure instanceof HostError ? grpcStatusOf(failure.code) : GrpcStatus.INTERNAL;

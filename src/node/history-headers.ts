@@ -57,7 +57,10 @@ export function staleHistory(trailers: Metadata, why: string): HostError {
 /** Whether a failed Connect is a node's refusal of a tail (so the full history may be resent). */
 export function isStaleHistory(err: unknown): boolean {
   if (!(err instanceof RpcError) || err.grpcCode !== GrpcStatus.FAILED_PRECONDITION) return false;
-  return err.metadata.get(HISTORY_STALE_TRAILER).includes(HISTORY_STALE_VALUE) || err.details.startsWith(HISTORY_STALE_PREFIX);
+  return (
+    err.metadata.get(HISTORY_STALE_TRAILER).includes(HISTORY_STALE_VALUE) ||
+    err.details.startsWith(HISTORY_STALE_PREFIX)
+  );
 }
 
 function single(metadata: Metadata, key: string): string | undefined {

@@ -39,7 +39,10 @@ export class HistoryStore {
     this.#maxSessions = limits.maxSessions ?? HISTORY_CACHE_MAX_SESSIONS;
     this.#maxEvents = limits.maxEvents ?? HISTORY_CACHE_MAX_EVENTS;
     if (!(this.#maxSessions >= 1 && this.#maxEvents >= 1)) {
-      throw new HostError(ErrorCode.InvalidArgument, "history cache limits must be at least 1 (disable the cache instead)");
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        "history cache limits must be at least 1 (disable the cache instead)",
+      );
     }
   }
 
@@ -72,9 +75,13 @@ export class HistoryStore {
     }
     const entry = this.#entries.get(session);
     if (entry === undefined) throw staleHistory(trailers, `node holds no history for session ${session}`);
-    if (entry.token !== request.token) throw staleHistory(trailers, `node holds the history of session ${session} under another token`);
+    if (entry.token !== request.token)
+      throw staleHistory(trailers, `node holds the history of session ${session} under another token`);
     if (entry.events.length !== request.base) {
-      throw staleHistory(trailers, `node holds ${entry.events.length} events of session ${session}, the tail starts at ${request.base}`);
+      throw staleHistory(
+        trailers,
+        `node holds ${entry.events.length} events of session ${session}, the tail starts at ${request.base}`,
+      );
     }
     this.#entries.delete(session);
     this.#total -= entry.events.length;

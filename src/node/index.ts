@@ -12,4 +12,10 @@ export type { ActorSnapshot, ActorSummary, ActorsClientOptions, NodeInfo } from 
 export { snapshotClassesOf } from "./actor-table.js";
 export type { SnapshotAware, SnapshotClass } from "./actor-table.js";
 export type { NodeLogger } from "./logger.js";
-export { END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES, HISTORY_CACHE_MAX_EVENTS, HISTORY_CACHE_MAX_SESSIONS, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+export {
+  END_CLOSE_WAIT_MS,
+  HARNESS_MAX_RECEIVE_BYTES,
+  HISTORY_CACHE_MAX_EVENTS,
+  HISTORY_CACHE_MAX_SESSIONS,
+  SNAPSHOT_CHUNK_BYTES,
+} from "./limits.js";

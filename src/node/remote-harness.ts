@@ -79,7 +79,10 @@ export class RemoteTurnError extends HostError {
   readonly state: string;
   readonly grpcCode: number;
   constructor(state: string, grpcCode: number, description: string) {
-    super(grpcCode !== 0 ? errorCodeOfStatus(grpcCode) : state === "CANCELED" ? ErrorCode.Cancelled : ErrorCode.Internal, description);
+    super(
+      grpcCode !== 0 ? errorCodeOfStatus(grpcCode) : state === "CANCELED" ? ErrorCode.Cancelled : ErrorCode.Internal,
+      description,
+    );
     this.state = state;
     this.grpcCode = grpcCode;
   }
@@ -125,7 +128,9 @@ export class RemoteHarness implements Harness {
     this.#incremental = typeof incremental === "function" ? incremental : () => incremental;
     this.#ownsConnection = opts.connection === undefined;
     this.#connection = opts.connection ?? dialHarness(opts.address);
-    this.#client = createClient(HarnessService, this.#connection, { ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}) });
+    this.#client = createClient(HarnessService, this.#connection, {
+      ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
+    });
   }
 
   /** Unavailable when the node cannot be reached (admission). */
@@ -133,8 +138,13 @@ export class RemoteHarness implements Harness {
     try {
       return await this.#client.describe({}, { timeoutMs: this.#describeTimeoutMs });
     } catch (err) {
-      if (err instanceof RpcError && (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) {
-        throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} unavailable: ${err.details}`, { cause: err });
+      if (
+        err instanceof RpcError &&
+        (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)
+      ) {
+        throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} unavailable: ${err.details}`, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -173,7 +183,12 @@ export class RemoteHarness implements Harness {
    * One Connect stream. Resolves to what the node now holds (after END COMPLETED), or "stale" when the
    * node refused a tail before sending any event; every other ending throws.
    */
-  async #turn(start: StartInfo, plan: HistoryPlan, sink: EventSink, signal: AbortSignal): Promise<HeldHistory | undefined | "stale"> {
+  async #turn(
+    start: StartInfo,
+    plan: HistoryPlan,
+    sink: EventSink,
+    signal: AbortSignal,
+  ): Promise<HeldHistory | undefined | "stale"> {
     let heldHeader: string | undefined;
     const call: ConnectCall = this.#client.connect({
       signal,
@@ -188,7 +203,8 @@ export class RemoteHarness implements Harness {
         : {}),
     });
     const events = call[Symbol.asyncIterator]();
-    const transport = <T>(p: Promise<T>): Promise<T> => p.catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
+    const transport = <T>(p: Promise<T>): Promise<T> =>
+      p.catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
     let received = 0;
     let closed = false;
     try {
@@ -241,7 +257,13 @@ export class RemoteHarness implements Harness {
    */
   #plan(history: readonly Event[]): HistoryPlan {
     const held = this.#held;
-    if (this.#incremental() && this.session !== "" && held !== undefined && held.count <= history.length && sameEvent(history[held.count - 1], held.last)) {
+    if (
+      this.#incremental() &&
+      this.session !== "" &&
+      held !== undefined &&
+      held.count <= history.length &&
+      sameEvent(history[held.count - 1], held.last)
+    ) {
       return {
         events: history.slice(held.count),
         metadata: { [HISTORY_TOKEN_HEADER]: held.token, [HISTORY_BASE_HEADER]: String(held.count) },
@@ -258,7 +280,12 @@ export class RemoteHarness implements Harness {
       return { events: [...history], metadata: undefined, hold: undefined, tail: false };
     }
     const token = randomBytes(16).toString("hex");
-    return { events: [...history], metadata: { [HISTORY_TOKEN_HEADER]: token }, hold: { token, count: history.length, last }, tail: false };
+    return {
+      events: [...history],
+      metadata: { [HISTORY_TOKEN_HEADER]: token },
+      hold: { token, count: history.length, last },
+      tail: false,
+    };
   }
 
   /**
@@ -274,14 +301,31 @@ export class RemoteHarness implements Harness {
   ): Promise<void> {
     const ref = parked.ref;
     await transport(
-      call.send({ session: this.session, executionId, frame: { case: "park", value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) } } }),
+      call.send({
+        session: this.session,
+        executionId,
+        frame: {
+          case: "park",
+          value: { executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: BigInt(ref.requestSeq) },
+        },
+      }),
     );
     const ack = await transport(events.next());
-    if (ack.done === true) throw new HostError(ErrorCode.Internal, "harness closed the stream without acknowledging the park");
+    if (ack.done === true)
+      throw new HostError(ErrorCode.Internal, "harness closed the stream without acknowledging the park");
     const ev = ack.value;
     const got = ev.body.case === "parked" ? ev.body.value : undefined;
-    if (ev.kind !== EventKind.EVENT_PARKED || !got || got.executionId !== ref.executionId || got.toolCallId !== ref.toolCallId || Number(got.requestSeq) !== ref.requestSeq) {
-      throw new HostError(ErrorCode.Internal, `harness answered the park with ${EventKind[ev.kind] ?? ev.kind} instead of a matching EVENT_PARKED`);
+    if (
+      ev.kind !== EventKind.EVENT_PARKED ||
+      !got ||
+      got.executionId !== ref.executionId ||
+      got.toolCallId !== ref.toolCallId ||
+      Number(got.requestSeq) !== ref.requestSeq
+    ) {
+      throw new HostError(
+        ErrorCode.Internal,
+        `harness answered the park with ${EventKind[ev.kind] ?? ev.kind} instead of a matching EVENT_PARKED`,
+      );
     }
     const end = await transport(events.next());
     if (end.done !== true) throw new HostError(ErrorCode.Internal, "harness kept the stream open after EVENT_PARKED");
@@ -319,7 +363,11 @@ export class RemoteHarness implements Harness {
   }
 
   /** Acts on one event; returns the reply frames for blocking calls, or "end" on END COMPLETED. */
-  private async dispatch(event: Event, sink: EventSink, signal: AbortSignal): Promise<ControllerFrame["frame"][] | "end"> {
+  private async dispatch(
+    event: Event,
+    sink: EventSink,
+    signal: AbortSignal,
+  ): Promise<ControllerFrame["frame"][] | "end"> {
     const kind = event.kind;
     const body = event.body;
     switch (kind) {
@@ -358,7 +406,15 @@ export class RemoteHarness implements Harness {
         if (decision === undefined) return [tool];
         // A decided gate: the decision first, then the receipt (wire-contract §8.4 step 6).
         const approval = create(ControllerFrameSchema, {
-          frame: { case: "approval", value: { toolCallId: decision.toolCallId, approved: decision.approved, reason: decision.reason, requestSeq: BigInt(decision.requestSeq) } },
+          frame: {
+            case: "approval",
+            value: {
+              toolCallId: decision.toolCallId,
+              approved: decision.approved,
+              reason: decision.reason,
+              requestSeq: BigInt(decision.requestSeq),
+            },
+          },
         }).frame;
         return [approval, tool];
       }
@@ -374,7 +430,11 @@ export class RemoteHarness implements Harness {
         if (body.case !== "end") throw malformed(kind);
         const end = body.value;
         if (end.state === "COMPLETED") return "end";
-        throw new RemoteTurnError(end.state, end.error?.code ?? 0, end.error?.description || `harness ended the turn ${end.state || "without a state"}`);
+        throw new RemoteTurnError(
+          end.state,
+          end.error?.code ?? 0,
+          end.error?.description || `harness ended the turn ${end.state || "without a state"}`,
+        );
       }
       case EventKind.EVENT_ERROR: {
         const error = body.case === "error" ? body.value : undefined;
@@ -411,7 +471,11 @@ export class RemoteHarness implements Harness {
       return new HostError(ErrorCode.Internal, `harness lost mid-turn: ${err.details}`, { cause: err });
     }
     if (err instanceof HostError) return err;
-    return new HostError(ErrorCode.Internal, `harness lost mid-turn: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    return new HostError(
+      ErrorCode.Internal,
+      `harness lost mid-turn: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -430,7 +494,13 @@ async function closeAfterEnd(call: ConnectCall, events: AsyncIterator<Event>): P
     timer = setTimeout(resolve, END_CLOSE_WAIT_MS, false);
   });
   try {
-    return await Promise.race([events.next().then((n) => n.done === true, () => false), timeout]);
+    return await Promise.race([
+      events.next().then(
+        (n) => n.done === true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

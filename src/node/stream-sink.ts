@@ -29,7 +29,13 @@ export class StreamSink implements EventSink {
   /** Serialises sends and request/reply pairs. */
   #lock: Promise<unknown> = Promise.resolve();
 
-  constructor(executionId: string, events: AsyncQueue<Event>, replies: AsyncIterator<ControllerFrame>, turnSignal: AbortSignal, session = "") {
+  constructor(
+    executionId: string,
+    events: AsyncQueue<Event>,
+    replies: AsyncIterator<ControllerFrame>,
+    turnSignal: AbortSignal,
+    session = "",
+  ) {
     this.#executionId = executionId;
     this.#session = session;
     this.#events = events;
@@ -94,22 +100,45 @@ export class StreamSink implements EventSink {
 
   /** The host's answer to a gated call: park, or the decision then a matching receipt. */
   async #gated(call: ToolCall, frame: ControllerFrame, signal: AbortSignal | undefined): Promise<ToolResult> {
-    const mismatch = (why: string): HostError => this.#latch(new HostError(ErrorCode.Internal, `approval correlation mismatch: ${why}`));
+    const mismatch = (why: string): HostError =>
+      this.#latch(new HostError(ErrorCode.Internal, `approval correlation mismatch: ${why}`));
     if (this.#session !== "" && frame.session !== "" && frame.session !== this.#session) throw mismatch("session");
     if (frame.frame.case === "park") {
       const ref = frame.frame.value;
-      if (ref.executionId !== this.#executionId || ref.toolCallId !== call.id || ref.requestSeq <= 0n) throw mismatch("park tuple");
-      throw this.#latch(new ApprovalParkedError({ executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: Number(ref.requestSeq) }));
+      if (ref.executionId !== this.#executionId || ref.toolCallId !== call.id || ref.requestSeq <= 0n)
+        throw mismatch("park tuple");
+      throw this.#latch(
+        new ApprovalParkedError({
+          executionId: ref.executionId,
+          toolCallId: ref.toolCallId,
+          requestSeq: Number(ref.requestSeq),
+        }),
+      );
     }
-    if (frame.frame.case !== "approval" || frame.frame.value.toolCallId !== call.id || frame.frame.value.requestSeq <= 0n) throw mismatch("decision");
+    if (
+      frame.frame.case !== "approval" ||
+      frame.frame.value.toolCallId !== call.id ||
+      frame.frame.value.requestSeq <= 0n
+    )
+      throw mismatch("decision");
     const decision = frame.frame.value;
     const next = await this.#receive(signal);
     if (next.frame.case !== "tool") throw mismatch("receipt expected after the decision");
     const receipt = next.frame.value;
-    if (receipt.id !== call.id || receipt.approvalRequestSeq !== decision.requestSeq || receipt.approvalDecisionSeq <= 0n || !receiptMatchesDecision(receipt, decision.approved)) {
+    if (
+      receipt.id !== call.id ||
+      receipt.approvalRequestSeq !== decision.requestSeq ||
+      receipt.approvalDecisionSeq <= 0n ||
+      !receiptMatchesDecision(receipt, decision.approved)
+    ) {
       throw mismatch("receipt does not match the decision");
     }
-    return attachDecision(receipt, { toolCallId: call.id, approved: decision.approved, reason: decision.reason, requestSeq: Number(decision.requestSeq) });
+    return attachDecision(receipt, {
+      toolCallId: call.id,
+      approved: decision.approved,
+      reason: decision.reason,
+      requestSeq: Number(decision.requestSeq),
+    });
   }
 
   output(text: string, signal?: AbortSignal): Promise<void> {
@@ -191,7 +220,9 @@ export class StreamSink implements EventSink {
   #latch(err: unknown): HostError {
     if (this.#failure !== undefined) return this.#failure;
     const failure =
-      err instanceof HostError ? err : new HostError(ErrorCode.Internal, err instanceof Error ? err.message : String(err), { cause: err });
+      err instanceof HostError
+        ? err
+        : new HostError(ErrorCode.Internal, err instanceof Error ? err.message : String(err), { cause: err });
     this.#failure = failure;
     return failure;
   }

@@ -27,11 +27,27 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
   } catch (err) {
     if (signal?.aborted) {
       const reason: unknown = signal.reason;
-      const timedOut = (reason instanceof DOMException && reason.name === "TimeoutError") || (reason instanceof HostError && reason.code === ErrorCode.DeadlineExceeded);
-      throw new HostError(timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled, `admission of harness "${entry.name}" interrupted by the caller`, { cause: err });
+      const timedOut =
+        (reason instanceof DOMException && reason.name === "TimeoutError") ||
+        (reason instanceof HostError && reason.code === ErrorCode.DeadlineExceeded);
+      throw new HostError(
+        timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled,
+        `admission of harness "${entry.name}" interrupted by the caller`,
+        { cause: err },
+      );
     }
-    if (isHostError(err) && err.code !== ErrorCode.Unavailable && err.code !== ErrorCode.Internal && err.code !== ErrorCode.DeadlineExceeded) throw err;
-    throw new HostError(ErrorCode.Unavailable, `placement: harness "${entry.name}" is unavailable: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    if (
+      isHostError(err) &&
+      err.code !== ErrorCode.Unavailable &&
+      err.code !== ErrorCode.Internal &&
+      err.code !== ErrorCode.DeadlineExceeded
+    )
+      throw err;
+    throw new HostError(
+      ErrorCode.Unavailable,
+      `placement: harness "${entry.name}" is unavailable: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   if (entry.descriptorId !== "" && descriptor.id !== entry.descriptorId) {
     throw new HostError(

@@ -7,7 +7,10 @@ import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import type { Head, Journal } from "../journal/types.js";
 
 function dataLoss(session: string, seq: number, why: string): HostError {
-  return new HostError(ErrorCode.DataLoss, `session ${session} failed verification at seq ${seq} (${why}); refusing to run on a tampered journal — run \`harnesshost verify --session ${session}\``);
+  return new HostError(
+    ErrorCode.DataLoss,
+    `session ${session} failed verification at seq ${seq} (${why}); refusing to run on a tampered journal — run \`harnesshost verify --session ${session}\``,
+  );
 }
 
 export class ChainCheck {
@@ -36,7 +39,8 @@ export class ChainCheck {
     let expected = known.seq + 1;
     try {
       for await (const rec of journal.read(session, known.seq + 1, head.seq)) {
-        if (rec.seq !== expected || rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash) return false;
+        if (rec.seq !== expected || rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
+          return false;
         prev = rec.contentHash;
         expected += 1;
       }

@@ -10,8 +10,23 @@
 // effects emitted during an operation are dispatched after it released the session.
 import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
-import { execTurn, replaySession, resumeTurn, type ControllerDeps, type ReplayResult, type TurnObserver, type TurnResult } from "../controller/index.js";
-import { openGate, planDecision, checkDecisionShape, scanGates, type ApprovalDecision, type ApprovalRef } from "../controller/approvals.js";
+import {
+  execTurn,
+  replaySession,
+  resumeTurn,
+  type ControllerDeps,
+  type ReplayResult,
+  type TurnObserver,
+  type TurnResult,
+} from "../controller/index.js";
+import {
+  openGate,
+  planDecision,
+  checkDecisionShape,
+  scanGates,
+  type ApprovalDecision,
+  type ApprovalRef,
+} from "../controller/approvals.js";
 import { pendingExecution, projectExecutions } from "../controller/projection.js";
 import { EffectBatch } from "../effects/batch.js";
 import { auditRecord } from "../effects/builtins.js";
@@ -115,8 +130,19 @@ export class Placer {
    * Mints a fence and appends one lifecycle record under it (plus, for a memory ref, the checkpoint
    * bound to it) in one durable commit where the journal can; the placement caches learn the record.
    */
-  private async commitLifecycle(session: string, head: number, event: Event, checkpointDigest?: string): Promise<{ fence: number; record: JournalRecord }> {
-    const { fence, records } = await appendUnderNewFence(this.deps.journal, session, head, [event], checkpointDigest !== undefined ? { checkpointDigest } : {});
+  private async commitLifecycle(
+    session: string,
+    head: number,
+    event: Event,
+    checkpointDigest?: string,
+  ): Promise<{ fence: number; record: JournalRecord }> {
+    const { fence, records } = await appendUnderNewFence(
+      this.deps.journal,
+      session,
+      head,
+      [event],
+      checkpointDigest !== undefined ? { checkpointDigest } : {},
+    );
     this.rememberMinted(session, fence);
     this.chain.noteAppended(session, records);
     this.records.noteAppended(session, records);
@@ -174,7 +200,14 @@ export class Placer {
 
   private controller(observer?: TurnObserver, waits: Pick<ControllerDeps, "effects" | "parking"> = {}): ControllerDeps {
     const { journal, model, tools, modelCalls } = this.deps;
-    return { journal, model, ...(tools ? { tools } : {}), ...(modelCalls ? { modelCalls } : {}), ...(observer ? { observer } : {}), ...waits };
+    return {
+      journal,
+      model,
+      ...(tools ? { tools } : {}),
+      ...(modelCalls ? { modelCalls } : {}),
+      ...(observer ? { observer } : {}),
+      ...waits,
+    };
   }
 
   /** The effects of one operation (none without a registry). */
@@ -182,7 +215,12 @@ export class Placer {
     return this.deps.effects ? new EffectBatch(this.deps.effects, session) : undefined;
   }
 
-  private audit(batch: EffectBatch | undefined, rec: JournalRecord | undefined, event: string, detail: Record<string, string | number>): void {
+  private audit(
+    batch: EffectBatch | undefined,
+    rec: JournalRecord | undefined,
+    event: string,
+    detail: Record<string, string | number>,
+  ): void {
     if (!batch || !rec || this.deps.auditTurns !== true || !this.deps.effects?.has(auditRecord.key)) return;
     batch.attach(auditRecord({ event, detail }), rec.seq);
   }
@@ -197,7 +235,12 @@ export class Placer {
     const journal = this.deps.journal;
     this.dispatching = this.dispatching.then(async () => {
       const head = await journal.head(batch.session).catch(() => ({ seq: 0, hash: "" }));
-      await registry.dispatch(effects, (c) => ({ session: c.session, lastSeq: head.seq, lastHash: head.hash, committedSeq: c.seq }));
+      await registry.dispatch(effects, (c) => ({
+        session: c.session,
+        lastSeq: head.seq,
+        lastHash: head.hash,
+        committedSeq: c.seq,
+      }));
     });
   }
 
@@ -216,12 +259,32 @@ export class Placer {
   }
 
   /** Parks a turn that stopped at an undecided gate: SUSPEND at the head, actor freed. */
-  private async park(entry: HarnessEntry, session: string, fence: number, turn: TurnResult & { parked: ApprovalRef }, start: LazyTurnStart, observer: TurnObserver | undefined, batch: EffectBatch | undefined): Promise<TurnResult> {
-    const record = await commitPark(this.deps.journal, entry, session, fence, turn, await start.start(turn.executionId), observer);
+  private async park(
+    entry: HarnessEntry,
+    session: string,
+    fence: number,
+    turn: TurnResult & { parked: ApprovalRef },
+    start: LazyTurnStart,
+    observer: TurnObserver | undefined,
+    batch: EffectBatch | undefined,
+  ): Promise<TurnResult> {
+    const record = await commitPark(
+      this.deps.journal,
+      entry,
+      session,
+      fence,
+      turn,
+      await start.start(turn.executionId),
+      observer,
+    );
     this.actorFence.delete(session);
     this.history.forget(session);
     this.chain.noteAppended(session, [...turn.records, record]);
-    this.audit(batch, record, "turn.parked", { execution_id: turn.parked.executionId, tool_call_id: turn.parked.toolCallId, request_seq: turn.parked.requestSeq });
+    this.audit(batch, record, "turn.parked", {
+      execution_id: turn.parked.executionId,
+      tool_call_id: turn.parked.toolCallId,
+      request_seq: turn.parked.requestSeq,
+    });
     return { ...turn, records: [...turn.records, record], lastSeq: record.seq };
   }
 
@@ -242,7 +305,11 @@ export class Placer {
       const fence = await this.mint(session);
       const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
       this.chain.noteAppended(session, [record]);
-      this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", { execution_id: decision.executionId, tool_call_id: decision.toolCallId, request_seq: decision.requestSeq });
+      this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", {
+        execution_id: decision.executionId,
+        tool_call_id: decision.toolCallId,
+        request_seq: decision.requestSeq,
+      });
       return { record, existing: false };
     } finally {
       await release();
@@ -265,25 +332,43 @@ export class Placer {
       if (admission.memory) this.actorFence.set(req.session, fence);
       const head = await this.deps.journal.head(req.session);
       const history = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
-      const start = new LazyTurnStart(async (id) => (admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, inc, id) : { kind: "stateless" }));
-      const result = await execTurn(this.controller(req.observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }), {
-        session: req.session,
-        binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
-        fence,
-        inputs: req.inputs,
-        ...(req.expectedLastSeq !== undefined ? { expectedLastSeq: req.expectedLastSeq } : {}),
-        ...(req.config ? { config: req.config } : {}),
-        ...(req.resumeFromSeq ? { resumeFromSeq: req.resumeFromSeq } : {}),
-        history,
-        ...(info.identity ? { identity: info.identity } : {}),
-        signal: req.signal,
-      });
-      if (result.parked) return await this.park(entry, req.session, fence, { ...result, parked: result.parked }, start, req.observer, batch);
+      const start = new LazyTurnStart(async (id) =>
+        admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, inc, id) : { kind: "stateless" },
+      );
+      const result = await execTurn(
+        this.controller(req.observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
+        {
+          session: req.session,
+          binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+          fence,
+          inputs: req.inputs,
+          ...(req.expectedLastSeq !== undefined ? { expectedLastSeq: req.expectedLastSeq } : {}),
+          ...(req.config ? { config: req.config } : {}),
+          ...(req.resumeFromSeq ? { resumeFromSeq: req.resumeFromSeq } : {}),
+          history,
+          ...(info.identity ? { identity: info.identity } : {}),
+          signal: req.signal,
+        },
+      );
+      if (result.parked)
+        return await this.park(
+          entry,
+          req.session,
+          fence,
+          { ...result, parked: result.parked },
+          start,
+          req.observer,
+          batch,
+        );
       if (!admission.memory) this.history.extend(req.session, result.records);
       this.chain.noteAppended(req.session, result.records);
       this.records.noteAppended(req.session, result.records);
       await this.checkpointAfterTurn(entry, admission, req.session, result);
-      this.audit(batch, result.records.at(-1), "turn.completed", { execution_id: result.executionId, harness: entry.name, records: result.records.length });
+      this.audit(batch, result.records.at(-1), "turn.completed", {
+        execution_id: result.executionId,
+        harness: entry.name,
+        records: result.records.length,
+      });
       return result;
     } finally {
       await release();
@@ -306,34 +391,64 @@ export class Placer {
       const entry = await this.resolveHarness(info.harness);
       const admission = await admit(entry, signal);
       // A memory turn parked as the session's first turn restarts on a fresh actor (its start state).
-      const inc = admission.memory && isFreshPark(records, session, pendingId) ? await this.freshActor(entry, session) : await this.incarnate(entry, admission, info);
+      const inc =
+        admission.memory && isFreshPark(records, session, pendingId)
+          ? await this.freshActor(entry, session)
+          : await this.incarnate(entry, admission, info);
       if (pendingId === undefined) {
         // Nothing to re-drive (resumeTurn would write nothing): the new fence and RESUME are one commit.
-        const { fence, record } = await this.commitLifecycle(session, records.at(-1)?.seq ?? 0, ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME));
+        const { fence, record } = await this.commitLifecycle(
+          session,
+          records.at(-1)?.seq ?? 0,
+          ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+        );
         if (admission.memory) this.actorFence.set(session, fence);
         observer?.onRecord?.(record);
         return { turn: undefined, record };
       }
       const fence = await this.mint(session);
       if (admission.memory) this.actorFence.set(session, fence);
-      const start = new LazyTurnStart(async () => (admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" }));
-      const turn = await resumeTurn(this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }), {
-        session,
-        binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
-        fence,
-        ...(admission.memory ? { history: [] } : {}),
-        records,
-        ...(info.identity ? { identity: info.identity } : {}),
-        signal,
-      });
+      const start = new LazyTurnStart(async () =>
+        admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" },
+      );
+      const turn = await resumeTurn(
+        this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
+        {
+          session,
+          binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+          fence,
+          ...(admission.memory ? { history: [] } : {}),
+          records,
+          ...(info.identity ? { identity: info.identity } : {}),
+          signal,
+        },
+      );
       if (turn?.parked) {
-        const parkedTurn = await this.park(entry, session, fence, { ...turn, parked: turn.parked }, start, observer, batch);
+        const parkedTurn = await this.park(
+          entry,
+          session,
+          fence,
+          { ...turn, parked: turn.parked },
+          start,
+          observer,
+          batch,
+        );
         return { turn: parkedTurn, record: parkedTurn.records.at(-1)!, parked: turn.parked };
       }
       if (turn) await this.checkpointAfterTurn(entry, admission, session, turn);
-      if (turn) this.audit(batch, turn.records.at(-1), "turn.completed", { execution_id: turn.executionId, harness: entry.name, records: turn.records.length });
+      if (turn)
+        this.audit(batch, turn.records.at(-1), "turn.completed", {
+          execution_id: turn.executionId,
+          harness: entry.name,
+          records: turn.records.length,
+        });
       const head = await this.deps.journal.head(session);
-      const record = await this.deps.journal.append(session, head.seq, fence, ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME));
+      const record = await this.deps.journal.append(
+        session,
+        head.seq,
+        fence,
+        ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+      );
       observer?.onRecord?.(record);
       return { turn, record };
     } finally {
@@ -366,7 +481,11 @@ export class Placer {
       const { record } = await this.commitLifecycle(
         session,
         records.at(-1)?.seq ?? 0,
-        ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: ref.local, snapshotExternalUri: ref.externalUri, snapshotMemory: ref.memory }),
+        ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
+          snapshotLocal: ref.local,
+          snapshotExternalUri: ref.externalUri,
+          snapshotMemory: ref.memory,
+        }),
         ref.memory ? ref.externalUri : undefined,
       );
       await entry.runtime.stop(session);
@@ -389,7 +508,10 @@ export class Placer {
       const head = await this.deps.journal.head(req.parent);
       const atSeq = req.atSeq === 0 ? head.seq : req.atSeq;
       if (atSeq < 1 || atSeq > head.seq) {
-        throw new HostError(ErrorCode.InvalidArgument, `fork at seq ${atSeq} is outside the session's records 1..${head.seq}`);
+        throw new HostError(
+          ErrorCode.InvalidArgument,
+          `fork at seq ${atSeq} is outside the session's records 1..${head.seq}`,
+        );
       }
       let ref: SnapshotRef = { local: req.parent, externalUri: "", memory: false, sealed: false };
       if (admission.memory) {
@@ -397,7 +519,8 @@ export class Placer {
           // RAM state exists only at the head — or at the newest checkpoint, whose blob captured it
           // (how a lost on-suspend actor is recovered).
           const checkpoint = await this.deps.journal.latestCheckpoint(req.parent);
-          const bound = checkpoint?.seq === atSeq ? (await this.deps.journal.readRange(req.parent, atSeq, atSeq))[0] : undefined;
+          const bound =
+            checkpoint?.seq === atSeq ? (await this.deps.journal.readRange(req.parent, atSeq, atSeq))[0] : undefined;
           if (!checkpoint || !bound || bound.contentHash !== checkpoint.contentHash) {
             throw new HostError(
               ErrorCode.Unplaceable,
@@ -421,11 +544,21 @@ export class Placer {
         throw err;
       }
       for (const meta of req.children) {
-        const recs = await this.deps.journal.fork(req.parent, meta.uid, atSeq, { ...meta, parentUid: req.parent, forkSeq: atSeq });
+        const recs = await this.deps.journal.fork(req.parent, meta.uid, atSeq, {
+          ...meta,
+          parentUid: req.parent,
+          forkSeq: atSeq,
+        });
         const marker = recs.at(-1)!;
         if (ref.memory) {
           this.actorFence.set(meta.uid, marker.fence);
-          await this.deps.journal.putCheckpoint({ session: meta.uid, seq: marker.seq, contentHash: marker.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
+          await this.deps.journal.putCheckpoint({
+            session: meta.uid,
+            seq: marker.seq,
+            contentHash: marker.contentHash,
+            digest: ref.externalUri,
+            createdAtMs: Date.now(),
+          });
         }
         children.push(await this.session(meta.uid));
       }
@@ -442,14 +575,22 @@ export class Placer {
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();
     try {
-      return await replaySession({ journal: this.deps.journal }, { session, binding: { harness: eph.harness, name: entry.name, descriptor }, signal });
+      return await replaySession(
+        { journal: this.deps.journal },
+        { session, binding: { harness: eph.harness, name: entry.name, descriptor }, signal },
+      );
     } finally {
       await eph.release();
     }
   }
 
   /** The parent's checkpoint for a memory fork: its SUSPEND ref if cold, else a new SUSPEND. */
-  private async memoryForkSource(entry: HarnessEntry, admission: Admission, info: SessionInfo, atSeq: number): Promise<SnapshotRef> {
+  private async memoryForkSource(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    atSeq: number,
+  ): Promise<SnapshotRef> {
     const records = await this.records.all(this.deps.journal, info.uid);
     const own = lastOwnSuspend(records, info.uid);
     if (info.computeState === "COLD" && own && own.seq === atSeq && own.ref.memory) return own.ref;
@@ -458,12 +599,19 @@ export class Placer {
     await this.requireLiveActor(entry, admission, info, records);
     const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL");
     if (!ref.memory || ref.externalUri === "") {
-      throw new HostError(ErrorCode.Unplaceable, `runtime ${entry.runtime.name} produced no external snapshot handle to clone from`);
+      throw new HostError(
+        ErrorCode.Unplaceable,
+        `runtime ${entry.runtime.name} produced no external snapshot handle to clone from`,
+      );
     }
     await this.commitLifecycle(
       info.uid,
       atSeq,
-      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: ref.local, snapshotExternalUri: ref.externalUri, snapshotMemory: true }),
+      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
+        snapshotLocal: ref.local,
+        snapshotExternalUri: ref.externalUri,
+        snapshotMemory: true,
+      }),
       ref.externalUri,
     );
     await entry.runtime.stop(info.uid);
@@ -506,7 +654,12 @@ export class Placer {
     return { local: session, externalUri: checkpoint.digest, memory: true, sealed: false };
   }
 
-  private async requireLiveActor(entry: HarnessEntry, admission: Admission, info: SessionInfo, records: readonly JournalRecord[]): Promise<void> {
+  private async requireLiveActor(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    records: readonly JournalRecord[],
+  ): Promise<void> {
     void admission;
     const status = await entry.runtime.status(info.uid);
     if (status === "LIVE" && !this.movedOn(info)) return;
@@ -517,7 +670,12 @@ export class Placer {
     await this.recoverLostActor(entry, admission, info, records);
   }
 
-  private async recoverLostActor(entry: HarnessEntry, admission: Admission, info: SessionInfo, records: readonly JournalRecord[]): Promise<Incarnation> {
+  private async recoverLostActor(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    records: readonly JournalRecord[],
+  ): Promise<Incarnation> {
     const checkpoint = await this.deps.journal.latestCheckpoint(info.uid);
     const spec = { sessionUid: info.uid, harnessName: entry.name };
     if (checkpoint) {
@@ -525,14 +683,17 @@ export class Placer {
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
         if (lastEndSeq(records) <= checkpoint.seq) return entry.runtime.restore(ref, spec);
-        if (this.inCheckpointWindow(entry, records, checkpoint.seq)) return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
+        if (this.inCheckpointWindow(entry, records, checkpoint.seq))
+          return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
       }
     } else if (info.parentUid === "" && this.inCheckpointWindow(entry, records, 0)) {
       // The crash fell in the first turn's checkpoint window: the state before it is a fresh actor.
       return this.rebuildAfterCheckpoint(entry, admission, info, records, 0, undefined);
     }
     await entry.runtime.stop(info.uid);
-    const at = checkpoint ? `the last good snapshot is at seq ${checkpoint.seq}; \`harnesshost fork --session ${info.uid} --at ${checkpoint.seq}\` recovers a consistent child from it` : "no snapshot of it exists";
+    const at = checkpoint
+      ? `the last good snapshot is at seq ${checkpoint.seq}; \`harnesshost fork --session ${info.uid} --at ${checkpoint.seq}\` recovers a consistent child from it`
+      : "no snapshot of it exists";
     throw new HostError(
       ErrorCode.FailedPrecondition,
       `the live RAM state of memory actor ${info.uid} (harness "${entry.name}", checkpoint policy ${entry.checkpointPolicy}) was lost with its node or host; ${at}`,
@@ -568,7 +729,13 @@ export class Placer {
     try {
       await replaySession(
         { journal: this.deps.journal },
-        { session: info.uid, binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor }, signal: AbortSignal.timeout(REBUILD_TIMEOUT_MS), afterSeq: checkpointSeq, noHistory: true },
+        {
+          session: info.uid,
+          binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+          signal: AbortSignal.timeout(REBUILD_TIMEOUT_MS),
+          afterSeq: checkpointSeq,
+          noHistory: true,
+        },
       );
     } catch (err) {
       await entry.runtime.stop(info.uid);
@@ -577,7 +744,14 @@ export class Placer {
     const end = records.find((r) => r.seq === lastEndSeq(records));
     try {
       const snap = await entry.runtime.snapshot(info.uid, "EXTERNAL");
-      if (end && snap.memory) await this.deps.journal.putCheckpoint({ session: info.uid, seq: end.seq, contentHash: end.contentHash, digest: snap.externalUri, createdAtMs: Date.now() });
+      if (end && snap.memory)
+        await this.deps.journal.putCheckpoint({
+          session: info.uid,
+          seq: end.seq,
+          contentHash: end.contentHash,
+          digest: snap.externalUri,
+          createdAtMs: Date.now(),
+        });
     } catch {
       // The rebuilt actor is live; the next completed turn checkpoints it again.
     }
@@ -590,14 +764,25 @@ export class Placer {
    * (a caller would retry a turn that happened); it only leaves the newest checkpoint behind the last
    * END, which recoverLostActor reports loudly if the RAM is lost, and Suspend re-raises the cause.
    */
-  private async checkpointAfterTurn(entry: HarnessEntry, admission: Admission, session: string, turn: TurnResult): Promise<void> {
+  private async checkpointAfterTurn(
+    entry: HarnessEntry,
+    admission: Admission,
+    session: string,
+    turn: TurnResult,
+  ): Promise<void> {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
     if (!end) return;
     try {
       const ref = await entry.runtime.snapshot(session, "EXTERNAL");
       if (!ref.memory) return;
-      await this.deps.journal.putCheckpoint({ session, seq: end.seq, contentHash: end.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
+      await this.deps.journal.putCheckpoint({
+        session,
+        seq: end.seq,
+        contentHash: end.contentHash,
+        digest: ref.externalUri,
+        createdAtMs: Date.now(),
+      });
     } catch {
       // See above: the committed turn stands; the missing checkpoint is detected where it matters.
     }

@@ -18,7 +18,12 @@ export class RecordCache {
     const head = await journal.head(session);
     let records = this.entries.get(session);
     const last = records?.at(-1);
-    if (records && (records.length > head.seq || (last !== undefined && last.seq !== records.length) || (records.length === head.seq && (last?.contentHash ?? "") !== head.hash))) {
+    if (
+      records &&
+      (records.length > head.seq ||
+        (last !== undefined && last.seq !== records.length) ||
+        (records.length === head.seq && (last?.contentHash ?? "") !== head.hash))
+    ) {
       records = undefined;
     }
     if (!records) records = [];

@@ -25,14 +25,16 @@ export class HarnessRegistry implements HarnessResolver {
   }
 
   addStatic(entry: Omit<HarnessEntry, "source" | "state">): void {
-    if (this.entries.has(entry.name)) throw new HostError(ErrorCode.AlreadyExists, `harness "${entry.name}" is configured twice`);
+    if (this.entries.has(entry.name))
+      throw new HostError(ErrorCode.AlreadyExists, `harness "${entry.name}" is configured twice`);
     this.entries.set(entry.name, { ...entry, source: "static", state: "active" });
   }
 
   /** Adds or replaces a registered (non-static) entry. */
   putRegistered(entry: Omit<HarnessEntry, "source">): void {
     const existing = this.entries.get(entry.name);
-    if (existing?.source === "static") throw new HostError(ErrorCode.AlreadyExists, `"${entry.name}" is a static harness`);
+    if (existing?.source === "static")
+      throw new HostError(ErrorCode.AlreadyExists, `"${entry.name}" is a static harness`);
     this.entries.set(entry.name, { ...entry, source: "registered" });
   }
 
@@ -43,7 +45,10 @@ export class HarnessRegistry implements HarnessResolver {
   resolve(name: string): HarnessEntry {
     const entry = this.entries.get(name || this.defaultName);
     if (!entry) {
-      throw new HostError(ErrorCode.InvalidArgument, `unknown harness "${name}"; this host serves: ${[...this.entries.keys()].sort().join(", ")}`);
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `unknown harness "${name}"; this host serves: ${[...this.entries.keys()].sort().join(", ")}`,
+      );
     }
     return entry;
   }
@@ -51,7 +56,11 @@ export class HarnessRegistry implements HarnessResolver {
   /** Resolves a harness for a new session: retired harnesses are refused. */
   resolveForNewSession(name: string): HarnessEntry {
     const entry = this.resolve(name);
-    if (entry.state === "retired") throw new HostError(ErrorCode.FailedPrecondition, `harness "${entry.name}" is retired; existing sessions keep running but new ones are refused`);
+    if (entry.state === "retired")
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `harness "${entry.name}" is retired; existing sessions keep running but new ones are refused`,
+      );
     return entry;
   }
 

@@ -21,7 +21,12 @@ export function lastOwnSuspend(records: readonly JournalRecord[], session: strin
     return {
       seq: rec.seq,
       contentHash: rec.contentHash,
-      ref: { local: lc.snapshotLocal, externalUri: lc.snapshotExternalUri, memory: lc.snapshotMemory, sealed: lc.snapshotSealed },
+      ref: {
+        local: lc.snapshotLocal,
+        externalUri: lc.snapshotExternalUri,
+        memory: lc.snapshotMemory,
+        sealed: lc.snapshotSealed,
+      },
     };
   }
   return undefined;
@@ -29,7 +34,8 @@ export function lastOwnSuspend(records: readonly JournalRecord[], session: strin
 
 /** Seq of the last END record (0 when no turn completed). */
 export function lastEndSeq(records: readonly JournalRecord[]): number {
-  for (let i = records.length - 1; i >= 0; i--) if (records[i]!.event.kind === EventKind.EVENT_END) return records[i]!.seq;
+  for (let i = records.length - 1; i >= 0; i--)
+    if (records[i]!.event.kind === EventKind.EVENT_END) return records[i]!.seq;
   return 0;
 }
 

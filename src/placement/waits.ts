@@ -28,7 +28,13 @@ export type TurnStart =
  * Where a memory turn starts from: the newest checkpoint, if nothing but `pendingExecution` ran after
  * it (or it is the park SUSPEND of `pendingExecution`); a fresh actor before any turn; else none.
  */
-export async function memoryTurnStart(journal: Journal, entry: HarnessEntry, session: string, inc: Incarnation, pendingExecution?: string): Promise<TurnStart> {
+export async function memoryTurnStart(
+  journal: Journal,
+  entry: HarnessEntry,
+  session: string,
+  inc: Incarnation,
+  pendingExecution?: string,
+): Promise<TurnStart> {
   const checkpoint = await journal.latestCheckpoint(session);
   if (checkpoint) {
     const after = await journal.readRange(session, checkpoint.seq);
@@ -37,12 +43,17 @@ export async function memoryTurnStart(journal: Journal, entry: HarnessEntry, ses
       const ref: SnapshotRef = { local: session, externalUri: checkpoint.digest, memory: true, sealed: false };
       const parkedHere = pendingFromLastRecord(bound)?.executionId;
       if (pendingExecution !== undefined && parkedHere === pendingExecution) return { kind: "checkpoint", ref };
-      const ranAfter = after.slice(1).some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution);
-      if (!ranAfter && !(parkedHere !== undefined && parkedHere !== pendingExecution)) return { kind: "checkpoint", ref };
+      const ranAfter = after
+        .slice(1)
+        .some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution);
+      if (!ranAfter && !(parkedHere !== undefined && parkedHere !== pendingExecution))
+        return { kind: "checkpoint", ref };
     }
   } else if (inc.origin === "created") {
     const records = await journal.readRange(session);
-    const turns = records.filter((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution);
+    const turns = records.filter(
+      (r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution,
+    );
     if (turns.length === 0) return { kind: "fresh" };
   }
   return {
@@ -119,11 +130,22 @@ export async function commitPark(
     session,
     turn.lastSeq,
     fence,
-    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { detail: parkDetail(turn.parked), snapshotLocal: ref.local, snapshotExternalUri: ref.externalUri, snapshotMemory: ref.memory }),
+    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
+      detail: parkDetail(turn.parked),
+      snapshotLocal: ref.local,
+      snapshotExternalUri: ref.externalUri,
+      snapshotMemory: ref.memory,
+    }),
   );
   observer?.onRecord?.(record);
   if (ref.memory) {
-    await journal.putCheckpoint({ session, seq: record.seq, contentHash: record.contentHash, digest: ref.externalUri, createdAtMs: Date.now() });
+    await journal.putCheckpoint({
+      session,
+      seq: record.seq,
+      contentHash: record.contentHash,
+      digest: ref.externalUri,
+      createdAtMs: Date.now(),
+    });
   }
   await entry.runtime.stop(session);
   return record;
@@ -134,11 +156,22 @@ export async function commitPark(
  * its own park SUSPEND carries no memory ref and no other turn ever ran. Resume then starts it on a
  * fresh actor — exactly the state that turn started from.
  */
-export function isFreshPark(records: readonly JournalRecord[], session: string, pendingExecution: string | undefined): boolean {
+export function isFreshPark(
+  records: readonly JournalRecord[],
+  session: string,
+  pendingExecution: string | undefined,
+): boolean {
   if (pendingExecution === undefined) return false;
-  if (records.some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution)) return false;
+  if (records.some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution))
+    return false;
   return records.some((r) => {
     const b = r.event.body;
-    return b.case === "lifecycle" && b.value.kind === Lifecycle_Kind.LIFECYCLE_SUSPEND && b.value.snapshotLocal === session && !b.value.snapshotMemory && pendingFromLastRecord(r)?.executionId === pendingExecution;
+    return (
+      b.case === "lifecycle" &&
+      b.value.kind === Lifecycle_Kind.LIFECYCLE_SUSPEND &&
+      b.value.snapshotLocal === session &&
+      !b.value.snapshotMemory &&
+      pendingFromLastRecord(r)?.executionId === pendingExecution
+    );
   });
 }

@@ -4,7 +4,14 @@ import { loadHarnessFactory, registerRuntimeBuilder } from "../host/runtimes.js"
 import { RemoteRuntime } from "./remote.js";
 import { SpawnedRuntime } from "./spawned.js";
 
-registerRuntimeBuilder("spawned", async (spec, ctx) =>
-  new SpawnedRuntime({ target: spec.target, factory: await loadHarnessFactory(spec.target), snapshots: ctx.snapshots, idleMs: ctx.nodeIdleMs }),
+registerRuntimeBuilder(
+  "spawned",
+  async (spec, ctx) =>
+    new SpawnedRuntime({
+      target: spec.target,
+      factory: await loadHarnessFactory(spec.target),
+      snapshots: ctx.snapshots,
+      idleMs: ctx.nodeIdleMs,
+    }),
 );
 registerRuntimeBuilder("remote", async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots));

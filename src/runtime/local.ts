@@ -42,7 +42,11 @@ export class LocalRuntime implements Runtime {
   }
 
   async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
-    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "local: warm (LOCAL) snapshots are not supported; the journal is the durable state — use EXTERNAL");
+    if (kind === "LOCAL")
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        "local: warm (LOCAL) snapshots are not supported; the journal is the durable state — use EXTERNAL",
+      );
     // Filesystem-only: the ref names the session to replay; the actor is freed.
     this.actors.delete(sessionUid);
     return { local: sessionUid, externalUri: "", memory: false, sealed: false };
@@ -54,7 +58,8 @@ export class LocalRuntime implements Runtime {
   }
 
   async fork(_ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    if (!opts.childSessionUid) throw new HostError(ErrorCode.InvalidArgument, "local: fork requires a child session uid");
+    if (!opts.childSessionUid)
+      throw new HostError(ErrorCode.InvalidArgument, "local: fork requires a child session uid");
     return this.create({ sessionUid: opts.childSessionUid, harnessName: opts.harnessName });
   }
 

@@ -6,15 +6,27 @@ import { ActorsClient } from "../node/actors-client.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import type { SnapshotRef } from "./types.js";
 
-export async function snapshotActorToStore(actors: ActorsClient, store: SnapshotStore, session: string): Promise<SnapshotRef> {
+export async function snapshotActorToStore(
+  actors: ActorsClient,
+  store: SnapshotStore,
+  session: string,
+): Promise<SnapshotRef> {
   const bytes = await actors.snapshot(session);
   const digest = await store.put(bytes);
   return { local: session, externalUri: digest, memory: true, sealed: false };
 }
 
-export async function restoreActorFromStore(actors: ActorsClient, store: SnapshotStore, ref: SnapshotRef, session: string): Promise<void> {
+export async function restoreActorFromStore(
+  actors: ActorsClient,
+  store: SnapshotStore,
+  ref: SnapshotRef,
+  session: string,
+): Promise<void> {
   if (!ref.memory || ref.externalUri === "") {
-    throw new HostError(ErrorCode.FailedPrecondition, `snapshot ref of ${ref.local || session} holds no memory snapshot to restore`);
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `snapshot ref of ${ref.local || session} holds no memory snapshot to restore`,
+    );
   }
   const bytes = await store.get(ref.externalUri);
   await actors.restore(session, bytes, { replace: true });

@@ -61,20 +61,39 @@ export class NodeProcess {
   }
 
   static async start(target: string, socketPath: string): Promise<NodeProcess> {
-    const child = spawn(process.execPath, [...profilingFlags(), BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"], {
-      stdio: ["pipe", "pipe", "inherit"],
-      env: process.env,
-    });
+    const child = spawn(
+      process.execPath,
+      [...profilingFlags(), BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"],
+      {
+        stdio: ["pipe", "pipe", "inherit"],
+        env: process.env,
+      },
+    );
     const lines = createInterface({ input: child.stdout! });
     const announced = await new Promise<{ address: string; pid: number }>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new HostError(ErrorCode.Unavailable, `harness node for "${target}" did not start within ${NODE_START_TIMEOUT_MS} ms`)), NODE_START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          fail(
+            new HostError(
+              ErrorCode.Unavailable,
+              `harness node for "${target}" did not start within ${NODE_START_TIMEOUT_MS} ms`,
+            ),
+          ),
+        NODE_START_TIMEOUT_MS,
+      );
       const fail = (err: Error) => {
         clearTimeout(timer);
         child.kill("SIGKILL");
         reject(err);
       };
-      child.once("exit", (code) => fail(new HostError(ErrorCode.Unavailable, `harness node for "${target}" exited (code ${code}) before listening`)));
-      child.once("error", (err) => fail(new HostError(ErrorCode.Unavailable, `cannot start harness node: ${err.message}`)));
+      child.once("exit", (code) =>
+        fail(
+          new HostError(ErrorCode.Unavailable, `harness node for "${target}" exited (code ${code}) before listening`),
+        ),
+      );
+      child.once("error", (err) =>
+        fail(new HostError(ErrorCode.Unavailable, `cannot start harness node: ${err.message}`)),
+      );
       lines.on("line", (line) => {
         try {
           const msg = JSON.parse(line) as { event?: string; address?: string; pid?: number };

@@ -14,7 +14,16 @@ import type { Harness } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { RpcError, parseAddress } from "../wire/index.js";
 import { restoreActorFromStore, snapshotActorToStore } from "./node-actors.js";
-import { NO_CAPABILITIES, type ForkOptions, type Incarnation, type Runtime, type RuntimeCapabilities, type SessionSpec, type SnapshotKind, type SnapshotRef } from "./types.js";
+import {
+  NO_CAPABILITIES,
+  type ForkOptions,
+  type Incarnation,
+  type Runtime,
+  type RuntimeCapabilities,
+  type SessionSpec,
+  type SnapshotKind,
+  type SnapshotRef,
+} from "./types.js";
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
 
@@ -45,12 +54,16 @@ export class RemoteRuntime implements Runtime {
       const info = await this.actors.nodeInfo(signal ? { signal } : {});
       this.memory = true;
       this.incremental = info.incrementalHistory;
-      if (this.nodePid !== undefined && this.nodePid !== info.pid) for (const h of this.harnesses.values()) h.forgetHistory();
+      if (this.nodePid !== undefined && this.nodePid !== info.pid)
+        for (const h of this.harnesses.values()) h.forgetHistory();
       this.nodePid = info.pid;
     } catch (err) {
       this.incremental = false;
       if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) this.memory = false;
-      else if (err instanceof RpcError && (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) {
+      else if (
+        err instanceof RpcError &&
+        (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)
+      ) {
         throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} is unavailable`, { cause: err });
       } else throw err;
     }
@@ -71,7 +84,12 @@ export class RemoteRuntime implements Runtime {
   }
 
   private remoteHarness(session: string): RemoteHarness {
-    return new RemoteHarness({ address: this.address, session, connection: this.connection, incrementalHistory: () => this.incremental });
+    return new RemoteHarness({
+      address: this.address,
+      session,
+      connection: this.connection,
+      incrementalHistory: () => this.incremental,
+    });
   }
 
   async create(spec: SessionSpec): Promise<Incarnation> {
@@ -80,11 +98,22 @@ export class RemoteRuntime implements Runtime {
       const live = await this.actors.list();
       if (live.some((a) => a.session === spec.sessionUid)) origin = "attached";
     }
-    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin, harness: this.harnessFor(spec.sessionUid) };
+    return {
+      sessionUid: spec.sessionUid,
+      runtime: this.name,
+      worker: this.address,
+      address: this.address,
+      origin,
+      harness: this.harnessFor(spec.sessionUid),
+    };
   }
 
   async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
-    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL");
+    if (kind === "LOCAL")
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL",
+      );
     if (!this.memory) return { local: sessionUid, externalUri: "", memory: false, sealed: false };
     return snapshotActorToStore(this.actors, this.store, sessionUid);
   }
@@ -94,7 +123,14 @@ export class RemoteRuntime implements Runtime {
     await restoreActorFromStore(this.actors, this.store, ref, spec.sessionUid);
     const harness = this.harnessFor(spec.sessionUid);
     harness.forgetHistory();
-    return { sessionUid: spec.sessionUid, runtime: this.name, worker: this.address, address: this.address, origin: "restored", harness };
+    return {
+      sessionUid: spec.sessionUid,
+      runtime: this.name,
+      worker: this.address,
+      address: this.address,
+      origin: "restored",
+      harness,
+    };
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {

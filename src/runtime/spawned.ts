@@ -17,7 +17,16 @@ import type { Harness, HarnessFactory } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { snapshotActorToStore } from "./node-actors.js";
 import { NodeProcess } from "./node-process.js";
-import { NO_CAPABILITIES, type ForkOptions, type Incarnation, type Runtime, type RuntimeCapabilities, type SessionSpec, type SnapshotKind, type SnapshotRef } from "./types.js";
+import {
+  NO_CAPABILITIES,
+  type ForkOptions,
+  type Incarnation,
+  type Runtime,
+  type RuntimeCapabilities,
+  type SessionSpec,
+  type SnapshotKind,
+  type SnapshotRef,
+} from "./types.js";
 
 export interface SpawnedRuntimeOptions {
   /** A built-in harness name or a module path; passed to `harnesshost node --harness`. */
@@ -103,11 +112,23 @@ export class SpawnedRuntime implements Runtime {
       harness = this.remoteHarness(node, session);
       this.harnesses.set(session, harness);
     } else if (origin === "restored") harness.forgetHistory();
-    return { sessionUid: session, runtime: this.name, worker: `pid:${node.pid}`, address: node.address, origin, harness };
+    return {
+      sessionUid: session,
+      runtime: this.name,
+      worker: `pid:${node.pid}`,
+      address: node.address,
+      origin,
+      harness,
+    };
   }
 
   private remoteHarness(node: NodeProcess, session: string): RemoteHarness {
-    return new RemoteHarness({ address: node.address, session, connection: node.connection, incrementalHistory: node.incrementalHistory });
+    return new RemoteHarness({
+      address: node.address,
+      session,
+      connection: node.connection,
+      incrementalHistory: node.incrementalHistory,
+    });
   }
 
   async create(spec: SessionSpec): Promise<Incarnation> {
@@ -121,9 +142,14 @@ export class SpawnedRuntime implements Runtime {
   }
 
   async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
-    if (kind === "LOCAL") throw new HostError(ErrorCode.FailedPrecondition, "spawned: warm (LOCAL) snapshots are not supported; use EXTERNAL");
+    if (kind === "LOCAL")
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        "spawned: warm (LOCAL) snapshots are not supported; use EXTERNAL",
+      );
     const node = this.placed.get(sessionUid);
-    if (!node?.alive) throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
+    if (!node?.alive)
+      throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
     return snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid);
   }
 
@@ -132,7 +158,10 @@ export class SpawnedRuntime implements Runtime {
     // Read (and verify) the blob before starting anything: a corrupt blob changes nothing. A drop in
     // flight is waited for unless it names an instance: that one can never remove the new instance.
     const pending = this.dropping.get(spec.sessionUid);
-    const [bytes] = await Promise.all([this.opts.snapshots.get(ref.externalUri), pending?.named ? undefined : pending?.done]);
+    const [bytes] = await Promise.all([
+      this.opts.snapshots.get(ref.externalUri),
+      pending?.named ? undefined : pending?.done,
+    ]);
     const current = this.placed.get(spec.sessionUid);
     const node = current?.alive ? current : await this.ensureNode();
     const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";

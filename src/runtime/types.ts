@@ -24,7 +24,12 @@ export interface RuntimeCapabilities {
   readonly gpuState: boolean;
 }
 
-export const NO_CAPABILITIES: RuntimeCapabilities = { memorySnapshot: false, cowFork: false, attest: false, gpuState: false };
+export const NO_CAPABILITIES: RuntimeCapabilities = {
+  memorySnapshot: false,
+  cowFork: false,
+  attest: false,
+  gpuState: false,
+};
 
 export interface SessionSpec {
   readonly sessionUid: string;

@@ -1,7 +1,15 @@
 // `harnesshost/sdk`: everything a harness author imports, in one place. Invariant: this module only
 // re-exports, so an author's harness sees exactly the types, enums, text helpers and serving entry
 // point the host itself uses — never a parallel copy.
-export type { EventSink, Harness, HarnessDescriptor, HarnessFactory, ModelRequest, ModelResponse, StartInfo } from "./types.js";
+export type {
+  EventSink,
+  Harness,
+  HarnessDescriptor,
+  HarnessFactory,
+  ModelRequest,
+  ModelResponse,
+  StartInfo,
+} from "./types.js";
 export { serveHarness } from "../node/serve.js";
 export type { HarnessNode, ServeHarnessOptions } from "../node/serve.js";
 export type { SnapshotAware, SnapshotClass } from "../node/actor-table.js";

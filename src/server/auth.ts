@@ -17,7 +17,8 @@ export class BearerAuth {
   private readonly digests: readonly Buffer[];
 
   constructor(tokens: readonly string[]) {
-    if (tokens.length === 0 || tokens.some((t) => t === "")) throw new Error("bearer auth needs at least one non-empty token");
+    if (tokens.length === 0 || tokens.some((t) => t === ""))
+      throw new Error("bearer auth needs at least one non-empty token");
     this.digests = tokens.map(digest);
   }
 
@@ -28,7 +29,8 @@ export class BearerAuth {
       return { code: GrpcStatus.UNAUTHENTICATED, details: "missing bearer token (authorization: Bearer <token>)" };
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) return { code: GrpcStatus.UNAUTHENTICATED, details: "malformed authorization header; expected Bearer <token>" };
+    if (!match?.[1])
+      return { code: GrpcStatus.UNAUTHENTICATED, details: "malformed authorization header; expected Bearer <token>" };
     const presented = digest(match[1]);
     let ok = false;
     for (const d of this.digests) ok = timingSafeEqual(presented, d) || ok;

@@ -117,7 +117,13 @@ function levelOf(code: number, quiet: boolean, logger: ServerLogger): LogFn {
 /** The session uid a request or response names, for the log line ("" when none). */
 export function sessionUidOf(message: unknown): string {
   if (typeof message !== "object" || message === null) return "";
-  const m = message as { $typeName?: unknown; session?: unknown; uid?: unknown; metadata?: { uid?: unknown }; update?: { case?: unknown; value?: unknown } };
+  const m = message as {
+    $typeName?: unknown;
+    session?: unknown;
+    uid?: unknown;
+    metadata?: { uid?: unknown };
+    update?: { case?: unknown; value?: unknown };
+  };
   switch (m.$typeName) {
     case "agentsessions.v1.Session":
       return typeof m.metadata?.uid === "string" ? m.metadata.uid : "";

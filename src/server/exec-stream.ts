@@ -25,7 +25,8 @@ interface ExecPlan {
 }
 
 function planOf(req: ExecRequest): ExecPlan {
-  const expectedLastSeq = req.expectedLastSeq === undefined ? undefined : int64(req.expectedLastSeq, "expected_last_seq");
+  const expectedLastSeq =
+    req.expectedLastSeq === undefined ? undefined : int64(req.expectedLastSeq, "expected_last_seq");
   const resumeFromSeq = int64(req.resumeFromSeq, "resume_from_seq");
   const deadlineUnix = int64(req.deadlineUnix, "deadline_unix", 0, MAX_DEADLINE_UNIX);
   const deadlineMs = deadlineUnix === 0 ? undefined : deadlineUnix * 1000;
@@ -64,7 +65,10 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
   if (plan.expectedLastSeq !== undefined) {
     const head = await host.journal.head(info.uid);
     if (head.seq !== plan.expectedLastSeq) {
-      throw new HostError(ErrorCode.Conflict, `expected_last_seq ${plan.expectedLastSeq} but the session's head is ${head.seq}`);
+      throw new HostError(
+        ErrorCode.Conflict,
+        `expected_last_seq ${plan.expectedLastSeq} but the session's head is ${head.seq}`,
+      );
     }
   }
 
@@ -100,7 +104,8 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
         try {
-          if (result.parked) updates.offer(sessionUpdate(await sessionView(host.journal, await host.getSession(info.uid))));
+          if (result.parked)
+            updates.offer(sessionUpdate(await sessionView(host.journal, await host.getSession(info.uid))));
           updates.end();
         } catch (err) {
           updates.fail(err);
@@ -108,7 +113,11 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
       },
       (err: unknown) => {
         settled = true;
-        updates.fail(deadline.signal.aborted ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err }) : err);
+        updates.fail(
+          deadline.signal.aborted
+            ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err })
+            : err,
+        );
       },
     )
     .finally(() => {
@@ -127,7 +136,10 @@ function armDeadline(controller: AbortController, deadlineMs: number | undefined
   if (deadlineMs === undefined) return undefined;
   const ms = deadlineMs - Date.now();
   if (ms > MAX_TIMER_MS) return undefined;
-  const timer = setTimeout(() => controller.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded")), Math.max(0, ms));
+  const timer = setTimeout(
+    () => controller.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded")),
+    Math.max(0, ms),
+  );
   timer.unref();
   return timer;
 }

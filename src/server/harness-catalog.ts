@@ -77,7 +77,8 @@ export class HarnessCatalog {
         }
         const current = this.registered(row.name);
         if (current) {
-          if (current.state !== row.state) this.host.registry.putRegistered({ ...entryFields(current), state: row.state });
+          if (current.state !== row.state)
+            this.host.registry.putRegistered({ ...entryFields(current), state: row.state });
           continue;
         }
         try {
@@ -114,14 +115,20 @@ export class HarnessCatalog {
     await this.lock.run(async () => undefined);
   }
 
-  async register(name: string, spec: HarnessSpec | undefined): Promise<{ harness: HarnessRegistration; outcome: RegisterOutcome }> {
+  async register(
+    name: string,
+    spec: HarnessSpec | undefined,
+  ): Promise<{ harness: HarnessRegistration; outcome: RegisterOutcome }> {
     checkName(name);
     if (this.isStatic(name)) throw new HostError(ErrorCode.AlreadyExists, `"${name}" is a static harness name`);
     const checked = checkSpec(spec);
     return this.lock.run(async () => {
       const existing = await this.host.journal.getRegistration(name);
       if (existing && existing.specDigest !== checked.digest) {
-        throw new HostError(ErrorCode.AlreadyExists, `harness "${name}" is registered with a different spec; registrations are immutable, use a new name`);
+        throw new HostError(
+          ErrorCode.AlreadyExists,
+          `harness "${name}" is registered with a different spec; registrations are immutable, use a new name`,
+        );
       }
       servableAddress(checked.spec);
       const current = this.registered(name);
@@ -179,7 +186,10 @@ export class HarnessCatalog {
     if (pageSize < 0) throw invalid(`page_size must be ≥ 0, got ${pageSize}`);
     const size = pageSize === 0 ? DEFAULT_HARNESS_PAGE : Math.min(pageSize, MAX_HARNESS_PAGE);
     const after = decodeNameToken(pageToken);
-    const statics = this.host.registry.all().filter((e) => e.source === "static").map(staticRegistration);
+    const statics = this.host.registry
+      .all()
+      .filter((e) => e.source === "static")
+      .map(staticRegistration);
     const rows = (await this.host.journal.listRegistrations())
       .filter((r) => !this.isStatic(r.name) && (includeRetired || r.state !== "retired"))
       .map((r) => this.registrationOf(r));
@@ -188,12 +198,16 @@ export class HarnessCatalog {
       .filter((r) => after === undefined || compareNames(nameOf(r), after) > 0);
     const page = all.slice(0, size);
     const last = page.at(-1);
-    return { harnesses: page, nextPageToken: all.length > size && last ? Buffer.from(nameOf(last), "utf8").toString("base64url") : "" };
+    return {
+      harnesses: page,
+      nextPageToken: all.length > size && last ? Buffer.from(nameOf(last), "utf8").toString("base64url") : "",
+    };
   }
 
   async retire(name: string, reason: string): Promise<HarnessRegistration> {
     if (name === "") throw invalid("name is required");
-    if (Buffer.byteLength(reason, "utf8") > MAX_RETIRE_REASON_BYTES) throw invalid(`reason is longer than ${MAX_RETIRE_REASON_BYTES} bytes`);
+    if (Buffer.byteLength(reason, "utf8") > MAX_RETIRE_REASON_BYTES)
+      throw invalid(`reason is longer than ${MAX_RETIRE_REASON_BYTES} bytes`);
     if (this.host.registry.get(name)?.source === "static") {
       throw new HostError(ErrorCode.FailedPrecondition, `"${name}" is a static harness and cannot be retired`);
     }
@@ -202,7 +216,13 @@ export class HarnessCatalog {
       if (!row) throw new HostError(ErrorCode.NotFound, `harness "${name}" not found`);
       if (row.state === "retired") return this.registrationOf(row);
       const now = Date.now();
-      const retired: StoredRegistration = { ...row, state: "retired", retireReason: reason, retiredAtMs: now, updatedAtMs: now };
+      const retired: StoredRegistration = {
+        ...row,
+        state: "retired",
+        retireReason: reason,
+        retiredAtMs: now,
+        updatedAtMs: now,
+      };
       await this.host.journal.putRegistration(retired);
       const entry = this.registered(name);
       if (entry) this.host.registry.putRegistered({ ...entryFields(entry), state: "retired" });
@@ -229,7 +249,14 @@ export class HarnessCatalog {
 
   private serve(name: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired"): void {
     const declaredMemory = spec.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
-    this.host.registry.putRegistered({ name, runtime, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn", state, declaredMemory });
+    this.host.registry.putRegistered({
+      name,
+      runtime,
+      descriptorId: spec.descriptorId,
+      checkpointPolicy: "every-turn",
+      state,
+      declaredMemory,
+    });
   }
 
   private registrationOf(row: StoredRegistration): HarnessRegistration {
@@ -237,9 +264,17 @@ export class HarnessCatalog {
     const served = this.registered(row.name) !== undefined;
     const unservable = served
       ? ""
-      : (this.unservable.get(row.name) ?? (spec ? "registered on another host; served here from this host's next registry sync (the first call naming it, or the periodic one)" : "the stored spec cannot be decoded"));
+      : (this.unservable.get(row.name) ??
+        (spec
+          ? "registered on another host; served here from this host's next registry sync (the first call naming it, or the periodic one)"
+          : "the stored spec cannot be decoded"));
     return create(HarnessRegistrationSchema, {
-      metadata: { name: row.name, uid: row.uid, createTime: timestampFromMs(row.createdAtMs), updateTime: timestampFromMs(row.updatedAtMs) },
+      metadata: {
+        name: row.name,
+        uid: row.uid,
+        createTime: timestampFromMs(row.createdAtMs),
+        updateTime: timestampFromMs(row.updatedAtMs),
+      },
       ...(spec ? { spec } : {}),
       specDigest: row.specDigest,
       state: row.state === "retired" ? HarnessState.RETIRED : HarnessState.ACTIVE,
@@ -252,7 +287,14 @@ export class HarnessCatalog {
 }
 
 function entryFields(e: HarnessEntry): Omit<HarnessEntry, "source"> {
-  return { name: e.name, runtime: e.runtime, descriptorId: e.descriptorId, checkpointPolicy: e.checkpointPolicy, state: e.state, ...(e.declaredMemory ? { declaredMemory: true } : {}) };
+  return {
+    name: e.name,
+    runtime: e.runtime,
+    descriptorId: e.descriptorId,
+    checkpointPolicy: e.checkpointPolicy,
+    state: e.state,
+    ...(e.declaredMemory ? { declaredMemory: true } : {}),
+  };
 }
 
 function decodeSpec(text: string): HarnessSpec | undefined {
@@ -264,11 +306,19 @@ function decodeSpec(text: string): HarnessSpec | undefined {
 }
 
 function staticRegistration(entry: HarnessEntry): HarnessRegistration {
-  return create(HarnessRegistrationSchema, { metadata: { name: entry.name }, state: HarnessState.ACTIVE, source: HarnessSource.STATIC });
+  return create(HarnessRegistrationSchema, {
+    metadata: { name: entry.name },
+    state: HarnessState.ACTIVE,
+    source: HarnessSource.STATIC,
+  });
 }
 
 /** GetHarness{observe}: Describe bounded in time; a failure fills observe_error, never fails the call. */
-async function observeInto(reg: HarnessRegistration, entry: HarnessEntry | undefined, signal: AbortSignal): Promise<void> {
+async function observeInto(
+  reg: HarnessRegistration,
+  entry: HarnessEntry | undefined,
+  signal: AbortSignal,
+): Promise<void> {
   if (!entry) {
     reg.observeError = "not served on this host";
     return;
@@ -284,7 +334,8 @@ async function observeInto(reg: HarnessRegistration, entry: HarnessEntry | undef
 
 function aborted(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
-    const fail = (): void => reject(new HostError(ErrorCode.Unavailable, `Describe did not answer within ${DESCRIBE_TIMEOUT_MS} ms`));
+    const fail = (): void =>
+      reject(new HostError(ErrorCode.Unavailable, `Describe did not answer within ${DESCRIBE_TIMEOUT_MS} ms`));
     if (signal.aborted) fail();
     else signal.addEventListener("abort", fail, { once: true });
   });
@@ -302,6 +353,7 @@ function compareNames(a: string, b: string): number {
 function decodeNameToken(token: string): string | undefined {
   if (token === "") return undefined;
   const name = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
-  if (!HARNESS_NAME.test(name) || Buffer.from(name, "utf8").toString("base64url") !== token) throw invalid("invalid page_token");
+  if (!HARNESS_NAME.test(name) || Buffer.from(name, "utf8").toString("base64url") !== token)
+    throw invalid("invalid page_token");
   return name;
 }

@@ -55,7 +55,8 @@ export function checkSpec(spec: HarnessSpec | undefined): CheckedSpec {
   if (resumability === Resumability.UNSPECIFIED) throw invalid("spec.capabilities.resumability is required");
   const canonical = canonicalProto(HarnessSpecSchema, spec);
   const size = Buffer.byteLength(canonical, "utf8");
-  if (size > MAX_CANONICAL_SPEC_BYTES) throw invalid(`spec is ${size} bytes in canonical form; the limit is ${MAX_CANONICAL_SPEC_BYTES}`);
+  if (size > MAX_CANONICAL_SPEC_BYTES)
+    throw invalid(`spec is ${size} bytes in canonical form; the limit is ${MAX_CANONICAL_SPEC_BYTES}`);
   return { spec, canonical, digest: protoDigest(HarnessSpecSchema, spec) };
 }
 
@@ -67,12 +68,17 @@ export function servableAddress(spec: HarnessSpec): string {
       try {
         parseAddress(address);
       } catch (err) {
-        throw new HostError(ErrorCode.FailedPrecondition, err instanceof Error ? err.message : String(err), { cause: err });
+        throw new HostError(ErrorCode.FailedPrecondition, err instanceof Error ? err.message : String(err), {
+          cause: err,
+        });
       }
       return address;
     }
     case "substrate":
-      throw new HostError(ErrorCode.FailedPrecondition, "substrate placement is not supported: this host has no substrate backend");
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        "substrate placement is not supported: this host has no substrate backend",
+      );
     case undefined:
       throw invalid("spec needs exactly one placement (remote or substrate)");
     default: {

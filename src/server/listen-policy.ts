@@ -16,7 +16,11 @@ export function isLoopbackLiteral(host: string): boolean {
 }
 
 /** Throws InvalidArgument when the pair of addresses is not allowed. */
-export function checkListenAddresses(addr: string, registryAddr: string, secured: boolean): { sessions: Address; registry: Address } {
+export function checkListenAddresses(
+  addr: string,
+  registryAddr: string,
+  secured: boolean,
+): { sessions: Address; registry: Address } {
   const sessions = parseAddress(addr);
   const registry = parseAddress(registryAddr);
   if (!secured) {
@@ -26,8 +30,10 @@ export function checkListenAddresses(addr: string, registryAddr: string, secured
       );
     }
   }
-  const samePort = sessions.kind === "tcp" && registry.kind === "tcp" && sessions.port !== 0 && sessions.port === registry.port;
+  const samePort =
+    sessions.kind === "tcp" && registry.kind === "tcp" && sessions.port !== 0 && sessions.port === registry.port;
   const samePath = sessions.kind === "unix" && registry.kind === "unix" && sessions.path === registry.path;
-  if (samePort || samePath) throw refuse(`the Sessions listener (${addr}) and the registry listener (${registryAddr}) must not share a port`);
+  if (samePort || samePath)
+    throw refuse(`the Sessions listener (${addr}) and the registry listener (${registryAddr}) must not share a port`);
   return { sessions, registry };
 }

@@ -8,6 +8,9 @@ const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
 let cached: PackageDefinition | undefined;
 
 export function reflectedPackage(): PackageDefinition {
-  cached ??= loadSync(["agentsessions/v1/session.proto", healthProtoPath], { includeDirs: [PROTO_ROOT], keepCase: true });
+  cached ??= loadSync(["agentsessions/v1/session.proto", healthProtoPath], {
+    includeDirs: [PROTO_ROOT],
+    keepCase: true,
+  });
   return cached;
 }

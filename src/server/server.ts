@@ -64,7 +64,11 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   addService(registry, HarnessRegistry, registryService(catalog));
 
   const credentials = opts.tls
-    ? ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(opts.tls.cert), private_key: Buffer.from(opts.tls.key) }], false)
+    ? ServerCredentials.createSsl(
+        null,
+        [{ cert_chain: Buffer.from(opts.tls.cert), private_key: Buffer.from(opts.tls.key) }],
+        false,
+      )
     : undefined;
   let addr: string;
   let registryAddr: string;

@@ -4,7 +4,13 @@
 import { create } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
-import { ApproveResponseSchema, ForkResponseSchema, ListSessionsResponseSchema, type Session, type Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import {
+  ApproveResponseSchema,
+  ForkResponseSchema,
+  ListSessionsResponseSchema,
+  type Session,
+  type Sessions,
+} from "../gen/agentsessions/v1/session_pb.js";
 import { newSessionUid } from "../controller/ids.js";
 import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
@@ -66,7 +72,10 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         pageSize: req.pageSize,
         pageToken: req.pageToken,
       });
-      return create(ListSessionsResponseSchema, { sessions: page.sessions.map(sessionProto), nextPageToken: page.nextPageToken });
+      return create(ListSessionsResponseSchema, {
+        sessions: page.sessions.map(sessionProto),
+        nextPageToken: page.nextPageToken,
+      });
     },
 
     deleteSession() {
@@ -121,10 +130,14 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async fork(req, ctx) {
       const session = required(req.session, "session");
-      if (req.count < 1 || req.count > MAX_FORK_CHILDREN) throw invalid(`count must be 1..${MAX_FORK_CHILDREN}, got ${req.count}`);
-      if (req.identity !== undefined) throw invalid("identity is not supported on Fork (children carry no per-child principal)");
+      if (req.count < 1 || req.count > MAX_FORK_CHILDREN)
+        throw invalid(`count must be 1..${MAX_FORK_CHILDREN}, got ${req.count}`);
+      if (req.identity !== undefined)
+        throw invalid("identity is not supported on Fork (children carry no per-child principal)");
       if (req.childNames.length !== 0 && req.childNames.length !== req.count) {
-        throw invalid(`child_names must be empty or have exactly count (${req.count}) entries, got ${req.childNames.length}`);
+        throw invalid(
+          `child_names must be empty or have exactly count (${req.count}) entries, got ${req.childNames.length}`,
+        );
       }
       const atSeq = int64(req.atSeq, "at_seq");
       const parent = await host.getSession(session);

@@ -89,7 +89,10 @@ function parseEnvelope(bytes: Uint8Array): Envelope {
     throw new HostError(ErrorCode.DataLoss, `snapshot: bytes are not a v8 actor snapshot: ${reason}`, { cause: err });
   }
   if (isObject(raw) && "codec" in raw && typeof raw.codec === "string" && raw.codec !== ACTOR_CODEC) {
-    throw new HostError(ErrorCode.DataLoss, `snapshot: unknown actor codec ${JSON.stringify(raw.codec)} (expected ${ACTOR_CODEC})`);
+    throw new HostError(
+      ErrorCode.DataLoss,
+      `snapshot: unknown actor codec ${JSON.stringify(raw.codec)} (expected ${ACTOR_CODEC})`,
+    );
   }
   if (!isEnvelope(raw)) {
     throw new HostError(ErrorCode.DataLoss, "snapshot: bytes are not a v8 actor snapshot (malformed envelope)");
@@ -108,7 +111,10 @@ export function decodeActor<T extends object>(bytes: Uint8Array, fresh: T, opts?
     const name = envelope.names[i] ?? "";
     const proto = registry.protoOf(name);
     if (proto === undefined) {
-      throw new HostError(ErrorCode.FailedPrecondition, `snapshot: state holds an instance of class ${name}, which is not registered`);
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `snapshot: state holds an instance of class ${name}, which is not registered`,
+      );
     }
     if (Object.getPrototypeOf(obj) !== Object.prototype) {
       throw new HostError(ErrorCode.DataLoss, `snapshot: tagged instance of ${name} is not a plain object`);
@@ -120,7 +126,12 @@ export function decodeActor<T extends object>(bytes: Uint8Array, fresh: T, opts?
       if (!(ref.in instanceof Map)) throw new HostError(ErrorCode.DataLoss, "snapshot: malformed back reference");
       ref.in.set(ref.key, fresh);
     } else {
-      Object.defineProperty(ref.in, String(ref.key), { value: fresh, writable: true, enumerable: true, configurable: true });
+      Object.defineProperty(ref.in, String(ref.key), {
+        value: fresh,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
     }
   }
   const captured = envelope.root as Record<string, unknown>;

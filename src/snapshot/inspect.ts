@@ -108,7 +108,8 @@ class StateInspector implements StateGraphFacts {
 
   /** A value stored where restore cannot re-point it (Map key, Set member). */
   private visitFixed(value: unknown): void {
-    if (value === this.actor) this.fail("reference back to the actor itself (only properties, array items and Map values may hold it)");
+    if (value === this.actor)
+      this.fail("reference back to the actor itself (only properties, array items and Map values may hold it)");
     this.visit(value);
   }
 
@@ -177,7 +178,9 @@ class StateInspector implements StateGraphFacts {
       return this.visitProps(value);
     }
     if (isNativeClass(proto)) return this.fail(className(proto));
-    return this.fail(`instance of unregistered class ${className(proto)} (register it in classes to keep its prototype)`);
+    return this.fail(
+      `instance of unregistered class ${className(proto)} (register it in classes to keep its prototype)`,
+    );
   }
 
   private visitMap(map: Map<unknown, unknown>, proto: object): void {
@@ -227,7 +230,10 @@ export function inspectActorState(actor: object, registry: ClassRegistry): State
     inspector.inspectActor();
   } catch (err) {
     if (err instanceof RangeError) {
-      throw new HostError(ErrorCode.FailedPrecondition, `snapshot: state graph is too deeply nested to serialize (${err.message})`);
+      throw new HostError(
+        ErrorCode.FailedPrecondition,
+        `snapshot: state graph is too deeply nested to serialize (${err.message})`,
+      );
     }
     throw err;
   }

@@ -83,10 +83,14 @@ export class PgSnapshotStore implements SnapshotStore {
     await this.tables();
     const blob = await readBlob(this.pool, digest);
     if (blob === undefined) throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is missing`);
-    if (typeof blob === "string") throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is corrupt: ${blob}`);
+    if (typeof blob === "string")
+      throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is corrupt: ${blob}`);
     const actual = sha256(blob);
     if (actual !== hex) {
-      throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is corrupt: its ${blob.length} bytes hash to sha256:${actual}`);
+      throw new HostError(
+        ErrorCode.DataLoss,
+        `snapshot blob ${digest} is corrupt: its ${blob.length} bytes hash to sha256:${actual}`,
+      );
     }
     return blob;
   }
@@ -112,7 +116,10 @@ export class PgSnapshotStore implements SnapshotStore {
   async storedAtMs(digest: string): Promise<number | undefined> {
     parseDigest(digest);
     await this.tables();
-    const result = await this.pool.query<{ created_at_ms: string }>("SELECT created_at_ms FROM snapshot_blobs WHERE digest = $1", [digest]);
+    const result = await this.pool.query<{ created_at_ms: string }>(
+      "SELECT created_at_ms FROM snapshot_blobs WHERE digest = $1",
+      [digest],
+    );
     const row = result.rows[0];
     return row ? Number(row.created_at_ms) : undefined;
   }

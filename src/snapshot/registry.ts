@@ -22,7 +22,10 @@ export class ClassRegistry {
       }
       const name = cls.name;
       if (name === "" || name === ACTOR_CLASS_NAME) {
-        throw new HostError(ErrorCode.InvalidArgument, `snapshot: registered class needs a usable name, got ${JSON.stringify(name)}`);
+        throw new HostError(
+          ErrorCode.InvalidArgument,
+          `snapshot: registered class needs a usable name, got ${JSON.stringify(name)}`,
+        );
       }
       const known = this.protoByName.get(name);
       if (known !== undefined && known !== proto) {

@@ -28,7 +28,8 @@ const HEX_NAME = /^[0-9a-f]{64}$/;
 /** The hex part of a `sha256:<hex>` digest; InvalidArgument for anything else. */
 export function parseDigest(digest: string): string {
   const hex = DIGEST.exec(digest)?.[1];
-  if (hex === undefined) throw new HostError(ErrorCode.InvalidArgument, `invalid snapshot digest ${JSON.stringify(digest)}`);
+  if (hex === undefined)
+    throw new HostError(ErrorCode.InvalidArgument, `invalid snapshot digest ${JSON.stringify(digest)}`);
   return hex;
 }
 
@@ -39,7 +40,10 @@ function sha256(bytes: Uint8Array): string {
 function verified(digest: string, hex: string, bytes: Uint8Array): Uint8Array {
   const actual = sha256(bytes);
   if (actual !== hex) {
-    throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is corrupt: its ${bytes.length} bytes hash to sha256:${actual}`);
+    throw new HostError(
+      ErrorCode.DataLoss,
+      `snapshot blob ${digest} is corrupt: its ${bytes.length} bytes hash to sha256:${actual}`,
+    );
   }
   return bytes;
 }
@@ -280,7 +284,11 @@ export interface GarbageOptions {
   readonly nowMs?: number;
 }
 
-export async function collectGarbage(store: SnapshotStore, referenced: Iterable<string>, opts: GarbageOptions = {}): Promise<{ deleted: string[] }> {
+export async function collectGarbage(
+  store: SnapshotStore,
+  referenced: Iterable<string>,
+  opts: GarbageOptions = {},
+): Promise<{ deleted: string[] }> {
   const graceMs = opts.graceMs ?? 10 * 60_000;
   const now = opts.nowMs ?? Date.now();
   const keep = new Set<string>();

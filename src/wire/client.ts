@@ -259,7 +259,13 @@ function bidiCall(
   options: CallOptions,
 ): BidiCall<unknown, Message> {
   const s = setup(method, base, options);
-  const call = client.makeBidiStreamRequest<unknown, Message>(s.path, s.serialize, s.deserialize, s.metadata, s.grpcOptions);
+  const call = client.makeBidiStreamRequest<unknown, Message>(
+    s.path,
+    s.serialize,
+    s.deserialize,
+    s.metadata,
+    s.grpcOptions,
+  );
   const responses = readResponses(call, options);
   return {
     send(request: unknown): Promise<void> {

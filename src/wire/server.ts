@@ -130,7 +130,10 @@ function grpcHandler(method: DescMethod, fn: (...a: never[]) => unknown): Untype
 /** The request as decoded, or INVALID_ARGUMENT when its bytes were not a valid message. */
 function decoded<T>(request: T): T {
   if (request instanceof UndecodableRequest) {
-    throw new HostError(ErrorCode.InvalidArgument, `request is not a valid ${request.typeName} message: ${request.reason}`);
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `request is not a valid ${request.typeName} message: ${request.reason}`,
+    );
   }
   return request;
 }
@@ -166,7 +169,12 @@ function bidiHandler(fn: BidiFn): UntypedHandleCall {
 }
 
 /** Runs a single-response handler and sends its result or error as the call's status. */
-function answerOnce(handler: () => unknown, ctx: CallContext, finished: () => void, callback: sendUnaryData<unknown>): void {
+function answerOnce(
+  handler: () => unknown,
+  ctx: CallContext,
+  finished: () => void,
+  callback: sendUnaryData<unknown>,
+): void {
   // Through an async function, so a handler that throws synchronously is answered like a rejection.
   void (async () => handler())().then(
     (res) => {
@@ -183,7 +191,12 @@ function answerOnce(handler: () => unknown, ctx: CallContext, finished: () => vo
 type StreamingCall = Writable & { end(metadata?: Metadata): unknown };
 
 /** Drains the handler's responses into the call with backpressure, then ends it with a status. */
-async function writeAll(call: StreamingCall, ctx: CallContext, finished: () => void, responses: () => AsyncIterable<unknown>): Promise<void> {
+async function writeAll(
+  call: StreamingCall,
+  ctx: CallContext,
+  finished: () => void,
+  responses: () => AsyncIterable<unknown>,
+): Promise<void> {
   try {
     for await (const res of responses()) {
       if (ctx.signal.aborted) return;
@@ -278,17 +291,20 @@ function callContext(call: AnyServerCall): [CallContext, () => void] {
   const finished = (): void => {
     done = true;
   };
-  return [{
-    metadata: call.metadata,
-    signal: controller.signal,
-    peer: call.getPeer(),
-    trailers: new Metadata(),
-    sendHeader(metadata: Metadata) {
-      if (headerSent) return;
-      headerSent = true;
-      call.sendMetadata(metadata);
+  return [
+    {
+      metadata: call.metadata,
+      signal: controller.signal,
+      peer: call.getPeer(),
+      trailers: new Metadata(),
+      sendHeader(metadata: Metadata) {
+        if (headerSent) return;
+        headerSent = true;
+        call.sendMetadata(metadata);
+      },
     },
-  }, finished];
+    finished,
+  ];
 }
 
 function cancelledError(call: Pick<AnyServerCall, "getDeadline">): HostError {

@@ -55,7 +55,10 @@ function decodeRequest(schema: DescMessage, bytes: Buffer): Message {
   try {
     return fromBinary(schema, bytes);
   } catch (err) {
-    return new UndecodableRequest(schema.typeName, err instanceof Error ? err.message : String(err)) as unknown as Message;
+    return new UndecodableRequest(
+      schema.typeName,
+      err instanceof Error ? err.message : String(err),
+    ) as unknown as Message;
   }
 }
 

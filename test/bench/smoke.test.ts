@@ -29,10 +29,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runBench(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("npx", ["tsx", "bench/run.ts", ...args], { cwd: process.cwd(), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      "npx",
+      ["tsx", "bench/run.ts", ...args],
+      { cwd: process.cwd(), maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -41,7 +46,10 @@ describe("npm run bench -- --quick", () => {
     const out = join(dir, "bench.json");
     const run = await runBench(["--quick", "--json", "--out", out]);
     expect(run.code, run.stderr).toBe(0);
-    const fromFile = JSON.parse(readFileSync(out, "utf8")) as { quick: boolean; figures: Record<string, Record<string, unknown>> };
+    const fromFile = JSON.parse(readFileSync(out, "utf8")) as {
+      quick: boolean;
+      figures: Record<string, Record<string, unknown>>;
+    };
     const fromStdout = JSON.parse(run.stdout) as typeof fromFile;
     expect(fromStdout.figures).toEqual(fromFile.figures);
     expect(fromFile.quick).toBe(true);

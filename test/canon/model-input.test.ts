@@ -6,7 +6,12 @@ import { create } from "@bufbuild/protobuf";
 import { ModelCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { modelInputHash, reflectiveModelInputHash } from "../../src/canon/model-input.js";
 
-const text = fc.oneof(fc.constant(""), fc.string(), fc.string({ unit: "grapheme" }), fc.string({ unit: "binary", maxLength: 6 }));
+const text = fc.oneof(
+  fc.constant(""),
+  fc.string(),
+  fc.string({ unit: "grapheme" }),
+  fc.string({ unit: "binary", maxLength: 6 }),
+);
 const part = fc.oneof(
   text.map((t) => ({ part: { case: "text" as const, value: { text: t } } })),
   fc.constant({}),
@@ -14,8 +19,15 @@ const part = fc.oneof(
 );
 const request = fc.record({
   model: fc.oneof(fc.constant(""), fc.string(), fc.string({ unit: "binary", maxLength: 4 })),
-  params: fc.dictionary(fc.oneof(fc.string({ maxLength: 5 }), fc.string({ unit: "binary", maxLength: 3 })), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
-  messages: fc.array(fc.record({ role: fc.constantFrom("", "user", "assistant", "system"), parts: fc.array(part, { maxLength: 3 }) }), { maxLength: 4 }),
+  params: fc.dictionary(
+    fc.oneof(fc.string({ maxLength: 5 }), fc.string({ unit: "binary", maxLength: 3 })),
+    fc.string({ maxLength: 5 }),
+    { maxKeys: 3 },
+  ),
+  messages: fc.array(
+    fc.record({ role: fc.constantFrom("", "user", "assistant", "system"), parts: fc.array(part, { maxLength: 3 }) }),
+    { maxLength: 4 },
+  ),
   tools: fc.boolean().map((withTool) => (withTool ? [{ name: "t" }] : [])),
 });
 
@@ -40,11 +52,26 @@ describe("model-input hash", () => {
   });
 
   it("a different text, role, model or param gives a different hash", () => {
-    const base = { model: "m", params: { a: "1" }, messages: [{ role: "user", parts: [{ part: { case: "text" as const, value: { text: "hi" } } }] }] };
+    const base = {
+      model: "m",
+      params: { a: "1" },
+      messages: [{ role: "user", parts: [{ part: { case: "text" as const, value: { text: "hi" } } }] }],
+    };
     const h = modelInputHash(create(ModelCallSchema, base));
     expect(modelInputHash(create(ModelCallSchema, { ...base, model: "n" }))).not.toBe(h);
     expect(modelInputHash(create(ModelCallSchema, { ...base, params: { a: "2" } }))).not.toBe(h);
-    expect(modelInputHash(create(ModelCallSchema, { ...base, messages: [{ role: "system", parts: base.messages[0]!.parts }] }))).not.toBe(h);
-    expect(modelInputHash(create(ModelCallSchema, { ...base, messages: [{ role: "user", parts: [{ part: { case: "text" as const, value: { text: "ho" } } }] }] }))).not.toBe(h);
+    expect(
+      modelInputHash(
+        create(ModelCallSchema, { ...base, messages: [{ role: "system", parts: base.messages[0]!.parts }] }),
+      ),
+    ).not.toBe(h);
+    expect(
+      modelInputHash(
+        create(ModelCallSchema, {
+          ...base,
+          messages: [{ role: "user", parts: [{ part: { case: "text" as const, value: { text: "ho" } } }] }],
+        }),
+      ),
+    ).not.toBe(h);
   });
 });

@@ -14,7 +14,10 @@ describe("canon: reference vectors", () => {
       schemaVersion: 1,
       ts: timestampFromDate(new Date("2023-11-14T22:13:20Z")),
       kind: EventKind.EVENT_OUTPUT,
-      body: { case: "message", value: { role: "assistant", parts: [{ part: { case: "text", value: { text: "hello" } } }] } },
+      body: {
+        case: "message",
+        value: { role: "assistant", parts: [{ part: { case: "text", value: { text: "hello" } } }] },
+      },
       actor: { principal: "agent://a", issuer: "entra", subject: "sub-1" },
     });
     expect(canonicalRecord("", 1, ev)).toBe(
@@ -26,7 +29,11 @@ describe("canon: reference vectors", () => {
   const jsonVectors: Array<[string, unknown, string]> = [
     [
       "vector 2: EXECUTION_START with bytes config and a 2^53+1 cursor",
-      { execution_id: "exec-config", kind: "EVENT_EXECUTION_START", execution_start: { config: "AP8gCgk=", input_count: "2", resume_from_seq: "9007199254740993" } },
+      {
+        execution_id: "exec-config",
+        kind: "EVENT_EXECUTION_START",
+        execution_start: { config: "AP8gCgk=", input_count: "2", resume_from_seq: "9007199254740993" },
+      },
       "aa1f42a26b7a227836d32d31608ebb69c59f3b1c57eadd8537b6faf88a01c790",
     ],
     [
@@ -39,7 +46,11 @@ describe("canon: reference vectors", () => {
       { execution_id: "exec-default", kind: "EVENT_EXECUTION_START", execution_start: { input_count: "2" } },
       "f06c25ee5b3673ee23b8f91883c7f1c6c5682d94986caf5bc067908a61b2ac4f",
     ],
-    ["vector 5: present sub-message", { kind: "EVENT_TOOL_RESULT", result: { id: "c1" } }, "2eddf9826b382796691c15da8ee7dd6af7b41dbab55c949f131ed2933e0b0d8e"],
+    [
+      "vector 5: present sub-message",
+      { kind: "EVENT_TOOL_RESULT", result: { id: "c1" } },
+      "2eddf9826b382796691c15da8ee7dd6af7b41dbab55c949f131ed2933e0b0d8e",
+    ],
     [
       "vector 6: false bool omitted",
       { approval_result: { reason: "no", tool_call_id: "c1" }, kind: "EVENT_APPROVAL_RESULT" },
@@ -57,14 +68,22 @@ describe("canon: reference vectors", () => {
       descriptor_id: "echo",
       remote: { address: "127.0.0.1:9000" },
     });
-    expect(protoDigest(HarnessSpecSchema, spec)).toBe("sha256:f0c96c8b67d5dc75be557f64ccd59496eaf9cfb102754ee54e9d4c571eb2eafc");
+    expect(protoDigest(HarnessSpecSchema, spec)).toBe(
+      "sha256:f0c96c8b67d5dc75be557f64ccd59496eaf9cfb102754ee54e9d4c571eb2eafc",
+    );
   });
 
   it("canonical-bytes literals from the reference tests", () => {
     const denied = fromJson(EventSchema, {
       execution_id: "e1",
       kind: "EVENT_TOOL_RESULT",
-      result: { approval_decision_seq: "9007199254740994", approval_request_seq: "9007199254740993", code: "APPROVAL_DENIED", id: "c1", is_error: true },
+      result: {
+        approval_decision_seq: "9007199254740994",
+        approval_request_seq: "9007199254740993",
+        code: "APPROVAL_DENIED",
+        id: "c1",
+        is_error: true,
+      },
     });
     expect(canonicalRecord("", 1, denied)).toBe(
       '{"event":{"execution_id":"e1","kind":"EVENT_TOOL_RESULT","result":{"approval_decision_seq":"9007199254740994","approval_request_seq":"9007199254740993","code":"APPROVAL_DENIED","id":"c1","is_error":true}},"prev_hash":"","seq":"1"}',
@@ -76,12 +95,18 @@ describe("canon: reference vectors", () => {
       kind: EventKind.EVENT_INPUT,
       body: { case: "message", value: { role: "user", parts: [{ part: { case: "text", value: { text: "" } } }, {}] } },
     });
-    expect(canonicalRecord("h", 7, ev)).toBe('{"event":{"kind":"EVENT_INPUT","message":{"parts":[{"text":{}},{}],"role":"user"}},"prev_hash":"h","seq":"7"}');
+    expect(canonicalRecord("h", 7, ev)).toBe(
+      '{"event":{"kind":"EVENT_INPUT","message":{"parts":[{"text":{}},{}],"role":"user"}},"prev_hash":"h","seq":"7"}',
+    );
   });
 
   it("timestamps use 0, 3, 6 or 9 fractional digits", () => {
     const at = (nanos: number) =>
-      canonicalRecord("", 1, create(EventSchema, { kind: EventKind.EVENT_OUTPUT, ts: { seconds: 1700000000n, nanos } }));
+      canonicalRecord(
+        "",
+        1,
+        create(EventSchema, { kind: EventKind.EVENT_OUTPUT, ts: { seconds: 1700000000n, nanos } }),
+      );
     expect(at(500_000_000)).toContain('"ts":"2023-11-14T22:13:20.500Z"');
     expect(at(123_456_000)).toContain('"ts":"2023-11-14T22:13:20.123456Z"');
     expect(at(123_456_789)).toContain('"ts":"2023-11-14T22:13:20.123456789Z"');
@@ -90,7 +115,10 @@ describe("canon: reference vectors", () => {
   it("refuses NaN and Infinity inside a Struct", () => {
     const ev = create(EventSchema, {
       kind: EventKind.EVENT_TOOL_CALL,
-      body: { case: "tool", value: { id: "t", args: { fields: { x: { kind: { case: "numberValue", value: Number.NaN } } } } } },
+      body: {
+        case: "tool",
+        value: { id: "t", args: { fields: { x: { kind: { case: "numberValue", value: Number.NaN } } } } },
+      },
     });
     expect(() => hashRecord("", 1, ev)).toThrow();
   });
@@ -105,6 +133,8 @@ describe("canon: reference vectors", () => {
   });
 
   it("JCS follows RFC 8785 number and string rules", () => {
-    expect(jcs({ b: -0, a: 1e21, c: 1e-7, d: 4.5, e: "€$\u000f\nA'B\"\\/" })).toBe('{"a":1e+21,"b":0,"c":1e-7,"d":4.5,"e":"€$\\u000f\\nA\'B\\"\\\\/"}');
+    expect(jcs({ b: -0, a: 1e21, c: 1e-7, d: 4.5, e: "€$\u000f\nA'B\"\\/" })).toBe(
+      '{"a":1e+21,"b":0,"c":1e-7,"d":4.5,"e":"€$\\u000f\\nA\'B\\"\\\\/"}',
+    );
   });
 });

@@ -55,7 +55,10 @@ describe("harnesshost CLI (in-process)", () => {
     const py = await run("python3", ["test/verify_chain.py", file]);
     expect(py.stdout).toContain("ok 10 records");
     // One changed character in an event is detected and named by seq.
-    writeFileSync(join(dir, "bad.jsonl"), lines.map((l, i) => (i === 3 ? l.replace("echo:hi", "echo:ho") : l)).join("\n") + "\n");
+    writeFileSync(
+      join(dir, "bad.jsonl"),
+      lines.map((l, i) => (i === 3 ? l.replace("echo:hi", "echo:ho") : l)).join("\n") + "\n",
+    );
     const bad = await cli("verify", "--jsonl", join(dir, "bad.jsonl"));
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/seq 4/);
@@ -80,9 +83,13 @@ describe("harnesshost CLI (in-process)", () => {
     const child = children[0]!;
     const turn = await cli("exec", "--journal", journal, "--session", child, "--input", "branch", "--json");
     expect(JSON.parse(turn.out)).toMatchObject({ output: "echo:branch", last_seq: 11 });
-    expect((await cli("replay", "--journal", journal, "--session", child, "--json")).out).toContain('"outputs":["echo:hi","echo:branch"]');
+    expect((await cli("replay", "--journal", journal, "--session", child, "--json")).out).toContain(
+      '"outputs":["echo:hi","echo:branch"]',
+    );
     expect((await cli("verify", "--journal", journal, "--session", child)).code).toBe(0);
-    const parent = JSON.parse((await cli("get", "--journal", journal, "--session", session, "--json")).out) as { last_seq: string };
+    const parent = JSON.parse((await cli("get", "--journal", journal, "--session", session, "--json")).out) as {
+      last_seq: string;
+    };
     expect(parent.last_seq).toBe("10");
   });
 
@@ -96,7 +103,15 @@ describe("harnesshost CLI (in-process)", () => {
   });
 
   it("the bin entry runs the same CLI as a process", async () => {
-    const { stdout } = await run(process.execPath, ["bin/harnesshost.js", "exec", "--journal", journal, "--input", "proc", "--json"]);
+    const { stdout } = await run(process.execPath, [
+      "bin/harnesshost.js",
+      "exec",
+      "--journal",
+      journal,
+      "--input",
+      "proc",
+      "--json",
+    ]);
     expect(JSON.parse(stdout)).toMatchObject({ output: "echo:proc" });
   });
 });

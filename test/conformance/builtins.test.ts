@@ -12,7 +12,13 @@ describe("harnesshost conformance on the built-ins", () => {
   it("echo: every stateless check passes, JSON report, exit 0", async () => {
     const res = await cli("conformance", "--harness", "echo", "--reporter", "json");
     const report = JSON.parse(res.out) as JsonReport;
-    expect(report).toMatchObject({ harness: "echo", tier: "stateless", failed: 0, skipped: 0, passed: stateless.length });
+    expect(report).toMatchObject({
+      harness: "echo",
+      tier: "stateless",
+      failed: 0,
+      skipped: 0,
+      passed: stateless.length,
+    });
     expect(report.checks.map((c) => c.id)).toEqual(stateless);
     const replay = report.checks.find((c) => c.id === "stateless.replay-byte-identical");
     expect(replay?.evidence).toContain("model calls during replay: 0");
@@ -30,7 +36,14 @@ describe("harnesshost conformance on the built-ins", () => {
 
   it("a harness module path is served by a spawned node and passes", async () => {
     const only = ["stateless.describe-valid", "stateless.replay-byte-identical", "stateless.suspend-resume"];
-    const res = await cli("conformance", "--harness", "harnesses/echoagent/index.ts", "--reporter", "json", ...only.flatMap((id) => ["--check", id]));
+    const res = await cli(
+      "conformance",
+      "--harness",
+      "harnesses/echoagent/index.ts",
+      "--reporter",
+      "json",
+      ...only.flatMap((id) => ["--check", id]),
+    );
     const report = JSON.parse(res.out) as JsonReport;
     expect(report).toMatchObject({ tier: "stateless", failed: 0, passed: only.length });
     expect(report.checks.map((c) => c.id)).toEqual(only);

@@ -20,7 +20,16 @@ describe("lying fixtures fail the suite", () => {
   it("secret-counter (STATELESS_REPLAY with a RAM counter) fails the host-restart check as a cold boot; the real process exits 1 and writes JUnit", async () => {
     const xmlFile = join(dir, "secret-counter.xml");
     const bin = join(process.cwd(), "bin", "harnesshost.js");
-    const res = await run(process.execPath, [bin, "conformance", "--harness", "harnesses/fixtures/secret-counter.ts", "--reporter", "junit", "--out", xmlFile]).then(
+    const res = await run(process.execPath, [
+      bin,
+      "conformance",
+      "--harness",
+      "harnesses/fixtures/secret-counter.ts",
+      "--reporter",
+      "junit",
+      "--out",
+      xmlFile,
+    ]).then(
       () => ({ code: 0, stdout: "" }),
       (err: { code?: number; stdout?: string }) => ({ code: err.code ?? -1, stdout: err.stdout ?? "" }),
     );
@@ -33,7 +42,9 @@ describe("lying fixtures fail the suite", () => {
     expect(xml).toMatch(/<testsuites [^>]*tests="7" failures="3" skipped="1"/);
     expect(xml.match(/<failure /g)).toHaveLength(3);
     expect(xml).toMatch(/name="stateless\.replay-byte-identical"[^>]*>\s*<system-out>/);
-    expect(xml).toMatch(/name="stateless\.restart-continues"[^>]*>\s*<failure message="turn 4: expected &quot;4&quot; \(control\) got &quot;1&quot;: cold boot/);
+    expect(xml).toMatch(
+      /name="stateless\.restart-continues"[^>]*>\s*<failure message="turn 4: expected &quot;4&quot; \(control\) got &quot;1&quot;: cold boot/,
+    );
   }, 180_000);
 
   it("history-rebuilder (memory harness re-applying its history after restore) fails memory.restore-continues as double-applied history", async () => {
@@ -45,15 +56,30 @@ describe("lying fixtures fail the suite", () => {
       'turn 4: expected "4" (control) got "7": double-applied history — the 3 prior turns were applied again on top of the restored state',
     );
     // Every restore path shows the same signature; checks without a restore pass.
-    expect(failedIds(report)).toEqual(["memory.restore-continues", "memory.restore-after-node-kill", "memory.fork-children", "memory.corrupt-snapshot-refused"]);
-    expect(report.checks.filter((c) => c.status === "fail").every((c) => c.evidence.includes("double-applied history"))).toBe(true);
+    expect(failedIds(report)).toEqual([
+      "memory.restore-continues",
+      "memory.restore-after-node-kill",
+      "memory.fork-children",
+      "memory.corrupt-snapshot-refused",
+    ]);
+    expect(
+      report.checks.filter((c) => c.status === "fail").every((c) => c.evidence.includes("double-applied history")),
+    ).toBe(true);
   }, 180_000);
 
   it("nondeterministic-model (model input carries a nonce) fails replay with the I0 message", async () => {
-    const res = await cli("conformance", "--harness", "harnesses/fixtures/nondeterministic-model.ts", "--reporter", "json");
+    const res = await cli(
+      "conformance",
+      "--harness",
+      "harnesses/fixtures/nondeterministic-model.ts",
+      "--reporter",
+      "json",
+    );
     expect(res.code).toBe(1);
     const report = JSON.parse(res.out) as JsonReport;
-    expect(evidenceOf(report, "stateless.replay-byte-identical")).toMatch(/^I0 violated: on replay the harness sent a different model request/);
+    expect(evidenceOf(report, "stateless.replay-byte-identical")).toMatch(
+      /^I0 violated: on replay the harness sent a different model request/,
+    );
     // The re-driven cut re-issues the request too, so it is caught there as well; continuity checks pass.
     expect(failedIds(report)).toEqual(["stateless.replay-byte-identical", "stateless.model-cut-redrive"]);
     expect(evidenceOf(report, "stateless.model-cut-redrive")).toMatch(/^I0 violated/);

@@ -52,7 +52,8 @@ export function xmlProblem(xml: string): string {
     pos = token.lastIndex;
     const [whole, name, , selfClose, text] = m;
     if (text !== undefined) {
-      if (/&(?!(amp|lt|gt|quot|apos);)/.test(text)) return `unescaped & in text near ${JSON.stringify(text.slice(0, 40))}`;
+      if (/&(?!(amp|lt|gt|quot|apos);)/.test(text))
+        return `unescaped & in text near ${JSON.stringify(text.slice(0, 40))}`;
       continue;
     }
     if (whole.startsWith("</")) {

@@ -34,7 +34,10 @@ describe("conformance by address and with a real provider protocol", () => {
     const res = await cli("conformance", "--harness", node.address, "--reporter", "json");
     const report = JSON.parse(res.out) as JsonReport;
     expect(report).toMatchObject({ tier: "memory", failed: 0, passed: 5, skipped: 2 });
-    expect(report.checks.filter((c) => c.status === "skip").map((c) => c.id)).toEqual(["memory.refused-on-filesystem", "memory.restore-after-node-kill"]);
+    expect(report.checks.filter((c) => c.status === "skip").map((c) => c.id)).toEqual([
+      "memory.refused-on-filesystem",
+      "memory.restore-after-node-kill",
+    ]);
     expect(res.code).toBe(0);
   }, 180_000);
 
@@ -45,8 +48,12 @@ describe("conformance by address and with a real provider protocol", () => {
     expect(report.checks.filter((c) => c.status !== "pass")).toEqual([]);
     expect(report).toMatchObject({ tier: "stateless", passed: 7 });
     expect(events.filter((e) => e.type === "check-end")).toHaveLength(7);
-    expect(report.checks.find((c) => c.id === "stateless.historical-fork")?.evidence).toContain('"seen 3 messages, last: turn-2" = control');
-    expect(report.checks.find((c) => c.id === "stateless.replay-byte-identical")?.evidence).toContain("model calls during replay: 0");
+    expect(report.checks.find((c) => c.id === "stateless.historical-fork")?.evidence).toContain(
+      '"seen 3 messages, last: turn-2" = control',
+    );
+    expect(report.checks.find((c) => c.id === "stateless.replay-byte-identical")?.evidence).toContain(
+      "model calls during replay: 0",
+    );
     expect(endpoint.requests).toBeGreaterThan(0);
   }, 180_000);
 });

@@ -3,13 +3,41 @@
 // table listing every check. Also: the library example in docs/conformance.md is the file CI runs.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { jsonReport, junitReport, prettyReport, progressLine, summarize, type CheckResult } from "../../src/conformance/index.js";
+import {
+  jsonReport,
+  junitReport,
+  prettyReport,
+  progressLine,
+  summarize,
+  type CheckResult,
+} from "../../src/conformance/index.js";
 import { xmlProblem } from "./helpers.js";
 
 const checks: CheckResult[] = [
-  { id: "memory.describe-valid", tier: "memory", title: "t", status: "pass", evidence: 'id "x" declares <memory> & more', durationMs: 12 },
-  { id: "memory.restore-continues", tier: "memory", title: "t", status: "fail", evidence: 'turn 4: expected "4" (control) got "7": double-applied <history> & \u0001 \'q\'', durationMs: 1500 },
-  { id: "memory.restore-after-node-kill", tier: "memory", title: "t", status: "skip", evidence: "not owned", durationMs: 0 },
+  {
+    id: "memory.describe-valid",
+    tier: "memory",
+    title: "t",
+    status: "pass",
+    evidence: 'id "x" declares <memory> & more',
+    durationMs: 12,
+  },
+  {
+    id: "memory.restore-continues",
+    tier: "memory",
+    title: "t",
+    status: "fail",
+    evidence: 'turn 4: expected "4" (control) got "7": double-applied <history> & \u0001 \'q\'',
+    durationMs: 1500,
+  },
+  {
+    id: "memory.restore-after-node-kill",
+    tier: "memory",
+    title: "t",
+    status: "skip",
+    evidence: "not owned",
+    durationMs: 0,
+  },
 ];
 const report = summarize("a<b>&c", "memory", "x", checks, 2345);
 
@@ -21,7 +49,15 @@ describe("conformance reporters", () => {
   it("json carries harness, tier, counts and id/tier/status/evidence per check", () => {
     const doc = JSON.parse(jsonReport(report)) as Record<string, unknown>;
     expect(doc).toMatchObject({ harness: "a<b>&c", tier: "memory", passed: 1, failed: 1, skipped: 1 });
-    expect(doc["checks"]).toEqual(checks.map((c) => ({ id: c.id, tier: c.tier, status: c.status, evidence: c.evidence, duration_ms: c.durationMs })));
+    expect(doc["checks"]).toEqual(
+      checks.map((c) => ({
+        id: c.id,
+        tier: c.tier,
+        status: c.status,
+        evidence: c.evidence,
+        duration_ms: c.durationMs,
+      })),
+    );
   });
 
   it("junit is well-formed XML with one failure and one skipped testcase", () => {
@@ -44,7 +80,9 @@ describe("conformance reporters", () => {
     const text = prettyReport(report);
     for (const c of checks) expect(text).toContain(c.id);
     expect(text).toMatch(/FAILED: 1 passed, 1 failed, 1 skipped — a<b>&c \(memory, descriptor x\) in 2\.3s/);
-    expect(progressLine({ type: "check-end", result: checks[1]!, index: 1, total: 3 })).toMatch(/^\[2\/3\] FAIL memory\.restore-continues \(1\.5s\) — turn 4/);
+    expect(progressLine({ type: "check-end", result: checks[1]!, index: 1, total: 3 })).toMatch(
+      /^\[2\/3\] FAIL memory\.restore-continues \(1\.5s\) — turn 4/,
+    );
   });
 
   it("docs/conformance.md shows exactly the library example CI runs", () => {

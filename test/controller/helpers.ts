@@ -14,7 +14,10 @@ export class CountingModel implements ModelProvider {
   calls = 0;
   failNext = 0;
   reply?: (req: ModelRequest) => Message;
-  async invoke(request: ModelRequest, opts: { signal?: AbortSignal; onDelta?: (c: string) => void }): Promise<ModelResponse> {
+  async invoke(
+    request: ModelRequest,
+    opts: { signal?: AbortSignal; onDelta?: (c: string) => void },
+  ): Promise<ModelResponse> {
     this.calls++;
     if (this.failNext > 0) {
       this.failNext--;
@@ -40,7 +43,10 @@ export function user(text: string): Message {
 }
 
 /** A harness whose run body is given inline. */
-export function harnessOf(run: (start: StartInfo, sink: EventSink, signal: AbortSignal) => Promise<void>, id = "test"): Harness {
+export function harnessOf(
+  run: (start: StartInfo, sink: EventSink, signal: AbortSignal) => Promise<void>,
+  id = "test",
+): Harness {
   return { describe: () => descriptor(id), run };
 }
 

@@ -1,7 +1,13 @@
 // Controller invariants (SPEC §5; docs/protocol.md §5). Each invariant has a test named after it.
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { EventKind, IdentityRefSchema, Mediation, MessageSchema, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  IdentityRefSchema,
+  Mediation,
+  MessageSchema,
+  ToolCallSchema,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
 import { execTurn, replaySession, resumeTurn, ModelCallCounter } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
@@ -25,10 +31,22 @@ function kinds(recs: readonly { event: { kind: EventKind } }[]): string[] {
 describe("controller: one turn", () => {
   it("appends EXECUTION_START, INPUT, MODEL_CALL, OUTPUT, END and the chain verifies", async () => {
     const { journal, deps, fence } = await setup();
-    const res = await execTurn(deps, { session: S, binding: bind(harnessOf(echoRun), "echo"), fence, inputs: [user("hi")], signal: signal() });
+    const res = await execTurn(deps, {
+      session: S,
+      binding: bind(harnessOf(echoRun), "echo"),
+      fence,
+      inputs: [user("hi")],
+      signal: signal(),
+    });
     expect(res.outputs).toEqual(["echo:hi"]);
     const recs = await journal.readRange(S);
-    expect(kinds(recs)).toEqual(["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_MODEL_CALL", "EVENT_OUTPUT", "EVENT_END"]);
+    expect(kinds(recs)).toEqual([
+      "EVENT_EXECUTION_START",
+      "EVENT_INPUT",
+      "EVENT_MODEL_CALL",
+      "EVENT_OUTPUT",
+      "EVENT_END",
+    ]);
     const start = recs[0]!.event.body;
     expect(start.case === "executionStart" && start.value.inputCount).toBe(1n);
     expect(start.case === "executionStart" && start.value.harness).toBe("echo");
@@ -65,7 +83,10 @@ describe("controller: one turn", () => {
         seen.push(rec.seq);
       },
     };
-    const res = await execTurn({ ...deps, observer }, { session: S, binding: bind(harnessOf(echoRun), "echo"), fence, inputs: [user("hi")], signal: signal() });
+    const res = await execTurn(
+      { ...deps, observer },
+      { session: S, binding: bind(harnessOf(echoRun), "echo"), fence, inputs: [user("hi")], signal: signal() },
+    );
     expect(res.outputs).toEqual(["echo:hi"]);
     expect(commits).toEqual([
       ["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_MODEL_CALL"],
@@ -81,13 +102,25 @@ describe("controller: one turn", () => {
       name: "chunked",
       async invoke(_req: unknown, opts: { onDelta?: (c: string) => void }) {
         for (const c of ["a", "b", "c"]) opts.onDelta?.(c);
-        return { message: create(MessageSchema, { role: "assistant", parts: [{ part: { case: "text", value: { text: "abc" } } }] }) };
+        return {
+          message: create(MessageSchema, {
+            role: "assistant",
+            parts: [{ part: { case: "text", value: { text: "abc" } } }],
+          }),
+        };
       },
     };
     const deltas: [string, boolean][] = [];
     const observer = { onDelta: (_id: string, chunk: string, done: boolean) => void deltas.push([chunk, done]) };
-    await execTurn({ ...deps, model: chunked, observer }, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("q")], signal: signal() });
-    expect(deltas).toEqual([["a", false], ["b", false], ["c", true]]);
+    await execTurn(
+      { ...deps, model: chunked, observer },
+      { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("q")], signal: signal() },
+    );
+    expect(deltas).toEqual([
+      ["a", false],
+      ["b", false],
+      ["c", true],
+    ]);
   });
 
   it("a harness that fails before its first sink call commits EXECUTION_START, INPUT and ERROR together", async () => {
@@ -101,7 +134,9 @@ describe("controller: one turn", () => {
     const h = harnessOf(async () => {
       throw new Error("boom before anything");
     });
-    await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("x")], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Internal });
+    await expect(
+      execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("x")], signal: signal() }),
+    ).rejects.toMatchObject({ code: ErrorCode.Internal });
     expect(commits).toBe(1);
     expect(kinds(await journal.readRange(S))).toEqual(["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_ERROR"]);
     expect((await journal.verify(S)).ok).toBe(true);
@@ -109,14 +144,25 @@ describe("controller: one turn", () => {
 
   it("refuses a stale expected_last_seq with Conflict and writes nothing", async () => {
     const { journal, deps, fence } = await setup();
-    await expect(execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], expectedLastSeq: 3, signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Conflict });
+    await expect(
+      execTurn(deps, {
+        session: S,
+        binding: bind(harnessOf(echoRun)),
+        fence,
+        inputs: [user("a")],
+        expectedLastSeq: 3,
+        signal: signal(),
+      }),
+    ).rejects.toMatchObject({ code: ErrorCode.Conflict });
     expect((await journal.head(S)).seq).toBe(0);
   });
 
   it("refuses a superseded fence with Fenced and writes nothing", async () => {
     const { journal, deps, fence } = await setup();
     await journal.newFence(S);
-    await expect(execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Fenced });
+    await expect(
+      execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], signal: signal() }),
+    ).rejects.toMatchObject({ code: ErrorCode.Fenced });
     expect((await journal.head(S)).seq).toBe(0);
   });
 
@@ -127,7 +173,9 @@ describe("controller: one turn", () => {
       await echoRun(start, sink);
       if (fail) throw new Error("boom");
     });
-    await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("x")], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.Internal });
+    await expect(
+      execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("x")], signal: signal() }),
+    ).rejects.toMatchObject({ code: ErrorCode.Internal });
     expect(kinds(await journal.readRange(S)).at(-1)).toBe("EVENT_ERROR");
     fail = false;
     const resumed = await resumeTurn(deps, { session: S, binding: bind(h), fence, signal: signal() });
@@ -139,10 +187,14 @@ describe("controller: one turn", () => {
   it("divergence is sticky: a harness that swallows a sink error still fails the turn", async () => {
     const { deps, fence } = await setup();
     const h = harnessOf(async (_s, sink) => {
-      await sink.toolCall(create(ToolCallSchema, { id: "t1", tool: "x", mediation: Mediation.CONTROLLER_MEDIATED })).catch(() => undefined);
+      await sink
+        .toolCall(create(ToolCallSchema, { id: "t1", tool: "x", mediation: Mediation.CONTROLLER_MEDIATED }))
+        .catch(() => undefined);
       await sink.output("after");
     });
-    await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [], signal: signal() })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+    await expect(
+      execTurn(deps, { session: S, binding: bind(h), fence, inputs: [], signal: signal() }),
+    ).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
   });
 });
 
@@ -164,18 +216,41 @@ describe("controller: start info", () => {
 describe("controller invariants", () => {
   it("I0 replay recomputes the model-input hash and refuses a mismatch", async () => {
     const { journal, deps, fence } = await setup();
-    await execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], signal: signal() });
-    const liar = harnessOf(async (_s, sink) => {
-      await sink.model({ model: "echo", messages: [create(MessageSchema, { role: "user", parts: [{ part: { case: "text", value: { text: "different" } } }] })] });
+    await execTurn(deps, {
+      session: S,
+      binding: bind(harnessOf(echoRun)),
+      fence,
+      inputs: [user("a")],
+      signal: signal(),
     });
-    await expect(replaySession({ journal }, { session: S, binding: bind(liar), signal: signal() })).rejects.toThrow(/seq 3.*I0/);
+    const liar = harnessOf(async (_s, sink) => {
+      await sink.model({
+        model: "echo",
+        messages: [
+          create(MessageSchema, { role: "user", parts: [{ part: { case: "text", value: { text: "different" } } }] }),
+        ],
+      });
+    });
+    await expect(replaySession({ journal }, { session: S, binding: bind(liar), signal: signal() })).rejects.toThrow(
+      /seq 3.*I0/,
+    );
   });
 
   it("I1 replay never invokes the model", async () => {
     const { journal, model, deps, fence } = await setup();
-    for (const t of ["a", "b", "c"]) await execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user(t)], signal: signal() });
+    for (const t of ["a", "b", "c"])
+      await execTurn(deps, {
+        session: S,
+        binding: bind(harnessOf(echoRun)),
+        fence,
+        inputs: [user(t)],
+        signal: signal(),
+      });
     const before = model.calls;
-    const replay = await replaySession({ journal }, { session: S, binding: bind(harnessOf(echoRun)), signal: signal() });
+    const replay = await replaySession(
+      { journal },
+      { session: S, binding: bind(harnessOf(echoRun)), signal: signal() },
+    );
     expect(replay.outputs).toEqual(["echo:a", "echo:b", "echo:c"]);
     expect(model.calls).toBe(before);
   });
@@ -187,7 +262,17 @@ describe("controller invariants", () => {
       create(MessageSchema, {
         role: "assistant",
         parts: [
-          { part: { case: "reasoning", value: { provider: "anthropic", modelId: "m", opaque: { case: "opaqueBytes", value: opaque }, ordinal: 1 } } },
+          {
+            part: {
+              case: "reasoning",
+              value: {
+                provider: "anthropic",
+                modelId: "m",
+                opaque: { case: "opaqueBytes", value: opaque },
+                ordinal: 1,
+              },
+            },
+          },
           { part: { case: "text", value: { text: "done" } } },
         ],
       });
@@ -212,7 +297,9 @@ describe("controller invariants", () => {
     const tools: ToolExecutor = {
       async execute(call) {
         const recs = await journal.readRange(S);
-        const intents = recs.filter((r) => r.event.body.case === "tool" && r.event.body.value.idempotencyKey === call.idempotencyKey);
+        const intents = recs.filter(
+          (r) => r.event.body.case === "tool" && r.event.body.value.idempotencyKey === call.idempotencyKey,
+        );
         executed.push(intents.length === 1 ? call.idempotencyKey : "no-durable-intent"); // the intent is durable first
         if (crash) {
           // The host dies mid-effect: the caller's context ends before a receipt exists.
@@ -224,10 +311,21 @@ describe("controller invariants", () => {
       },
     };
     const h = harnessOf(async (_s, sink) => {
-      const r = await sink.toolCall(create(ToolCallSchema, { id: "c1", tool: "write", mediation: Mediation.CONTROLLER_MEDIATED, idempotencyKey: "k1", args: { path: "/x" } }));
+      const r = await sink.toolCall(
+        create(ToolCallSchema, {
+          id: "c1",
+          tool: "write",
+          mediation: Mediation.CONTROLLER_MEDIATED,
+          idempotencyKey: "k1",
+          args: { path: "/x" },
+        }),
+      );
       await sink.output(r.isError ? "error" : "ok");
     });
-    const cut = execTurn({ ...deps, tools }, { session: S, binding: bind(h), fence, inputs: [user("go")], signal: ac.signal });
+    const cut = execTurn(
+      { ...deps, tools },
+      { session: S, binding: bind(h), fence, inputs: [user("go")], signal: ac.signal },
+    );
     await expect(cut).rejects.toBeInstanceOf(HostError);
     const afterCut = await journal.readRange(S);
     expect(afterCut.filter((r) => r.event.kind === EventKind.EVENT_TOOL_RESULT)).toHaveLength(0);
@@ -235,7 +333,9 @@ describe("controller invariants", () => {
     const res = await resumeTurn({ ...deps, tools }, { session: S, binding: bind(h), fence: f2, signal: signal() });
     expect(res?.outputs).toEqual(["ok"]);
     expect(executed).toEqual(["k1", "k1"]);
-    expect(await resumeTurn({ ...deps, tools }, { session: S, binding: bind(h), fence: f2, signal: signal() })).toBeUndefined();
+    expect(
+      await resumeTurn({ ...deps, tools }, { session: S, binding: bind(h), fence: f2, signal: signal() }),
+    ).toBeUndefined();
     expect(executed).toHaveLength(2);
   });
 
@@ -243,18 +343,36 @@ describe("controller invariants", () => {
     const { journal, deps, fence } = await setup();
     const tools: ToolExecutor = { execute: async () => ({}) };
     const h = harnessOf(async (_s, sink) => {
-      await sink.toolCall(create(ToolCallSchema, { id: "c1", tool: "write", mediation: Mediation.CONTROLLER_MEDIATED }));
+      await sink.toolCall(
+        create(ToolCallSchema, { id: "c1", tool: "write", mediation: Mediation.CONTROLLER_MEDIATED }),
+      );
     });
-    await expect(execTurn({ ...deps, tools }, { session: S, binding: bind(h), fence, inputs: [], signal: signal() })).rejects.toThrow(/idempotency key/);
+    await expect(
+      execTurn({ ...deps, tools }, { session: S, binding: bind(h), fence, inputs: [], signal: signal() }),
+    ).rejects.toThrow(/idempotency key/);
     expect(kinds(await journal.readRange(S)).includes("EVENT_TOOL_CALL")).toBe(false);
   });
 
   it("I5 replay is byte-identical and read-only", async () => {
     const { journal, deps, fence } = await setup();
     const live: string[] = [];
-    for (const t of ["one", "two"]) live.push(...(await execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user(t)], signal: signal() })).outputs);
+    for (const t of ["one", "two"])
+      live.push(
+        ...(
+          await execTurn(deps, {
+            session: S,
+            binding: bind(harnessOf(echoRun)),
+            fence,
+            inputs: [user(t)],
+            signal: signal(),
+          })
+        ).outputs,
+      );
     const before = (await journal.readRange(S)).map((r) => r.contentHash);
-    const replay = await replaySession({ journal }, { session: S, binding: bind(harnessOf(echoRun)), signal: signal() });
+    const replay = await replaySession(
+      { journal },
+      { session: S, binding: bind(harnessOf(echoRun)), signal: signal() },
+    );
     expect(replay.outputs).toEqual(live);
     expect((await journal.readRange(S)).map((r) => r.contentHash)).toEqual(before);
   });
@@ -262,8 +380,15 @@ describe("controller invariants", () => {
   it("recovery: a turn cut after MODEL_CALL is re-driven with exactly one extra model call", async () => {
     const { journal, model, deps, fence } = await setup();
     model.failNext = 1;
-    await expect(execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("z")], signal: signal() })).rejects.toBeInstanceOf(HostError);
-    expect(kinds(await journal.readRange(S))).toEqual(["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_MODEL_CALL", "EVENT_ERROR"]);
+    await expect(
+      execTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("z")], signal: signal() }),
+    ).rejects.toBeInstanceOf(HostError);
+    expect(kinds(await journal.readRange(S))).toEqual([
+      "EVENT_EXECUTION_START",
+      "EVENT_INPUT",
+      "EVENT_MODEL_CALL",
+      "EVENT_ERROR",
+    ]);
     const calls = model.calls;
     const res = await resumeTurn(deps, { session: S, binding: bind(harnessOf(echoRun)), fence, signal: signal() });
     expect(res?.outputs).toEqual(["echo:z"]);
@@ -282,7 +407,9 @@ describe("controller invariants", () => {
       if (stop) throw new Error("cut");
       await echoRun(start, sink);
     });
-    await expect(execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("q")], signal: signal() })).rejects.toBeInstanceOf(HostError);
+    await expect(
+      execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("q")], signal: signal() }),
+    ).rejects.toBeInstanceOf(HostError);
     stop = false;
     const calls = model.calls;
     const res = await resumeTurn(deps, { session: S, binding: bind(h), fence, signal: signal() });
@@ -294,7 +421,10 @@ describe("controller invariants", () => {
   it("replay counts zero provider calls with a ModelCallCounter", async () => {
     const { journal, model, fence } = await setup();
     const counter = new ModelCallCounter();
-    await execTurn({ journal, model, modelCalls: counter }, { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], signal: signal() });
+    await execTurn(
+      { journal, model, modelCalls: counter },
+      { session: S, binding: bind(harnessOf(echoRun)), fence, inputs: [user("a")], signal: signal() },
+    );
     expect(counter.count).toBe(1);
     await replaySession({ journal }, { session: S, binding: bind(harnessOf(echoRun)), signal: signal() });
     expect(counter.count).toBe(1);

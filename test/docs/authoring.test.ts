@@ -10,7 +10,16 @@ import shout from "../../docs/examples/shout.js";
 import tally, { Tally } from "../../docs/examples/tally.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { snapshotClassesOf } from "../../src/node/actor-table.js";
-import { create, Mediation, Resumability, textMessage, ToolCallSchema, type EventSink, type Harness, type StartInfo } from "../../src/sdk/index.js";
+import {
+  create,
+  Mediation,
+  Resumability,
+  textMessage,
+  ToolCallSchema,
+  type EventSink,
+  type Harness,
+  type StartInfo,
+} from "../../src/sdk/index.js";
 import { decodeActor, encodeActor } from "../../src/snapshot/codec.js";
 import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
 
@@ -45,7 +54,8 @@ async function localize(script: string, dir: string): Promise<string> {
         .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
         .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
         .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
-      if (/ serve /.test(line) && !line.includes("--addr")) line = line.replace(" serve ", " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 ");
+      if (/ serve /.test(line) && !line.includes("--addr"))
+        line = line.replace(" serve ", " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 ");
       return line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
     });
   return withBackgroundWaits(lines.join("\n"), 300);
@@ -91,7 +101,14 @@ describe("docs/harness-authoring.md", () => {
       const live = new Tally();
       const outputs: string[] = [];
       const sink = { output: async (text: string) => void outputs.push(text) } as unknown as EventSink;
-      const start = (text: string): StartInfo => ({ sessionUid: "s", executionId: "e", config: new Uint8Array(), history: [], inputs: [textMessage("user", text)], resumeFromSeq: 0 });
+      const start = (text: string): StartInfo => ({
+        sessionUid: "s",
+        executionId: "e",
+        config: new Uint8Array(),
+        history: [],
+        inputs: [textMessage("user", text)],
+        resumeFromSeq: 0,
+      });
       await live.run(start("to be or not to be"), sink, new AbortController().signal);
       const restored = decodeActor(encodeActor(live), new Tally());
       await restored.run(start("to do"), sink, new AbortController().signal);
@@ -109,7 +126,9 @@ describe("docs/harness-authoring.md", () => {
         caught = err;
       }
       expect(isHostError(caught, ErrorCode.FailedPrecondition)).toBe(true);
-      expect((caught as Error).message).toContain('snapshot: cannot serialize state.entries.get("to"): instance of unregistered class Entry');
+      expect((caught as Error).message).toContain(
+        'snapshot: cannot serialize state.entries.get("to"): instance of unregistered class Entry',
+      );
 
       class Ledger {
         static snapshotClasses = [Entry];
@@ -146,7 +165,9 @@ describe("docs/harness-authoring.md", () => {
     const dir = tempDir();
     const out = await bash(await localize([...shBlocksOf(5), ...shBlocksOf(6)].join("\n"), dir), dir);
     const lines = out.split("\n");
-    expect(out).toMatch(/^created harness shout source=registered state=active address=unix:\/\/\S+shout\.sock digest=sha256:[0-9a-f]{64}$/m);
+    expect(out).toMatch(
+      /^created harness shout source=registered state=active address=unix:\/\/\S+shout\.sock digest=sha256:[0-9a-f]{64}$/m,
+    );
     expect(lines).toContain("echo:MAKE SOME NOISE");
     expect(out).toContain("echo:MAKE SOME NOISE\necho:HELLO\necho:MAKE SOME NOISE\n");
     expect(out).toMatch(/^ok sess-[0-9a-f]{24} 10 records$/m);

@@ -36,7 +36,11 @@ describe("docs/protocol.md section links", () => {
   });
 
   it("every docs/protocol.md §N cited in test/, src/ and proto/ exists", () => {
-    const files = [...sourceFiles("test", /\.ts$/), ...sourceFiles("src", /\.ts$/), ...sourceFiles("proto", /\.proto$/)];
+    const files = [
+      ...sourceFiles("test", /\.ts$/),
+      ...sourceFiles("src", /\.ts$/),
+      ...sourceFiles("proto", /\.proto$/),
+    ];
     const citations = files.flatMap((f) => citationsIn(f, readFileSync(join(repo, f), "utf8")));
     // This file and the authoring tests cite sections themselves, so the scan must find some.
     expect(citations.length).toBeGreaterThan(0);

@@ -10,7 +10,16 @@ import { z } from "zod";
 import { main } from "../../src/cli/run.js";
 import "../../src/cli/commands/all.js";
 import { textMessage } from "../../src/controller/index.js";
-import { defineEffect, EffectRegistry, metricsCount, MetricsCounters, registerBuiltinEffects, webhookHandler, webhookPost, type EffectSnapshot } from "../../src/effects/index.js";
+import {
+  defineEffect,
+  EffectRegistry,
+  metricsCount,
+  MetricsCounters,
+  registerBuiltinEffects,
+  webhookHandler,
+  webhookPost,
+  type EffectSnapshot,
+} from "../../src/effects/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import type { Host } from "../../src/host/host.js";
@@ -29,7 +38,10 @@ afterEach(async () => {
 const testEffect = (key: string) => defineEffect(key, z.object({}).strict());
 
 async function emitterHost(registry: EffectRegistry, config: Record<string, unknown> = {}): Promise<Host> {
-  return openTestHost({ harnesses: [{ name: "emitter", runtime: "local", target: emitter }], ...config }, { effects: registry });
+  return openTestHost(
+    { harnesses: [{ name: "emitter", runtime: "local", target: emitter }], ...config },
+    { effects: registry },
+  );
 }
 
 async function run(host: Host, session: string, input: string) {
@@ -90,10 +102,14 @@ describe("effects through a turn", () => {
       order.push("fail");
       throw new Error("handler exploded");
     });
-    registry.register(testEffect("test.hang"), () => {
-      order.push("hang");
-      return new Promise<void>(() => undefined);
-    }, { timeoutMs: 50 });
+    registry.register(
+      testEffect("test.hang"),
+      () => {
+        order.push("hang");
+        return new Promise<void>(() => undefined);
+      },
+      { timeoutMs: 50 },
+    );
     registry.register(metricsCount, (p, s) => {
       order.push("count");
       snap = s;
@@ -111,7 +127,10 @@ describe("effects through a turn", () => {
     const head = await host.journal.head(s);
     expect(snap).toMatchObject({ session: s, lastSeq: head.seq, lastHash: head.hash });
     expect((await records(host, s)).map((r) => r.event.kind)).toContain(EventKind.EVENT_END);
-    expect(registry.counters(s)).toEqual({ dispatched: { "metrics.count": 1 }, failed: { "test.fail": 1, "test.hang": 1 } });
+    expect(registry.counters(s)).toEqual({
+      dispatched: { "metrics.count": 1 },
+      failed: { "test.fail": 1, "test.hang": 1 },
+    });
   });
 
   it("the audit handler writes one JSON line per committed turn; counters show in `get --json`", async () => {
@@ -126,14 +145,24 @@ describe("effects through a turn", () => {
     const s = (await audited.createSession({ harness: "emitter" })).uid;
     await run(audited, s, "test.fail");
     await audited.placer.effectsIdle();
-    const lines = readFileSync(auditFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { session: string; event: string; seq: number });
+    const lines = readFileSync(auditFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { session: string; event: string; seq: number });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ session: s, event: "turn.completed", seq: (await audited.journal.head(s)).seq });
 
-    const server: RunningServer = await startServer(audited, { addr: "127.0.0.1:0", registryAddr: "127.0.0.1:0", logger: quiet });
+    const server: RunningServer = await startServer(audited, {
+      addr: "127.0.0.1:0",
+      registryAddr: "127.0.0.1:0",
+      logger: quiet,
+    });
     cleanups.push(() => server.close(1000));
     const out: string[] = [];
-    const code = await main(["get", "--server", server.addr, "--session", s, "--json"], { out: (t) => out.push(t), err: () => undefined });
+    const code = await main(["get", "--server", server.addr, "--session", s, "--json"], {
+      out: (t) => out.push(t),
+      err: () => undefined,
+    });
     expect(code).toBe(0);
     const doc = JSON.parse(out.join("")) as { effects?: unknown };
     expect(doc.effects).toEqual({ dispatched: { "audit.record": 1 }, failed: { "test.fail": 1 } });
@@ -166,7 +195,10 @@ describe("webhook.post", () => {
     const hook = await hookServer([503, 503, 200]);
     const registry = new EffectRegistry();
     registry.register(webhookPost, webhookHandler(fast));
-    const report = await registry.dispatch([{ effect: webhookPost({ url: hook.url, body: { turn: 1 } }), session: "sess-x", seq: 3 }], () => snap);
+    const report = await registry.dispatch(
+      [{ effect: webhookPost({ url: hook.url, body: { turn: 1 } }), session: "sess-x", seq: 3 }],
+      () => snap,
+    );
     expect(report).toEqual({ attempted: 1, dispatched: 1, failed: 0 });
     expect(hook.hits).toEqual(['{"turn":1}', '{"turn":1}', '{"turn":1}']);
   });
@@ -176,7 +208,10 @@ describe("webhook.post", () => {
     const logged: object[] = [];
     const registry = new EffectRegistry({ warn: (fields) => void logged.push(fields) });
     registry.register(webhookPost, webhookHandler(fast));
-    const report = await registry.dispatch([{ effect: webhookPost({ url: hook.url, body: { secret: "s3cr3t" } }), session: "sess-x", seq: 3 }], () => snap);
+    const report = await registry.dispatch(
+      [{ effect: webhookPost({ url: hook.url, body: { secret: "s3cr3t" } }), session: "sess-x", seq: 3 }],
+      () => snap,
+    );
     expect(report).toEqual({ attempted: 1, dispatched: 0, failed: 1 });
     expect(hook.hits).toHaveLength(1);
     expect(registry.counters()).toEqual({ dispatched: {}, failed: { "webhook.post": 1 } });

@@ -2,7 +2,15 @@
 // the last input; counter keeps RAM state and never reads history (I4); chat sends the conversation.
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
-import { EventKind, EventSchema, type Event, type Message, type ToolCall, type ToolResult, type Usage } from "../../src/gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  EventSchema,
+  type Event,
+  type Message,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/sdk/types.js";
@@ -51,7 +59,11 @@ function start(inputs: string[], opts: { history?: Event[]; config?: string } = 
 }
 
 function messageEvent(kind: EventKind, role: string, text: string): Event {
-  return create(EventSchema, { executionId: "fedcba9876543210", kind, body: { case: "message", value: textMessage(role, text) } });
+  return create(EventSchema, {
+    executionId: "fedcba9876543210",
+    kind,
+    body: { case: "message", value: textMessage(role, text) },
+  });
 }
 
 function modelRequests(sink: RecordingSink): ModelRequest[] {
@@ -133,9 +145,15 @@ describe("chat harness", () => {
 
   it("sends INPUT and OUTPUT history in journal order, then all inputs, in one call", async () => {
     const history = [
-      create(EventSchema, { kind: EventKind.EVENT_EXECUTION_START, body: { case: "executionStart", value: { inputCount: 1n } } }),
+      create(EventSchema, {
+        kind: EventKind.EVENT_EXECUTION_START,
+        body: { case: "executionStart", value: { inputCount: 1n } },
+      }),
       messageEvent(EventKind.EVENT_INPUT, "user", "hi"),
-      create(EventSchema, { kind: EventKind.EVENT_MODEL_CALL, body: { case: "model", value: { model: "echo", inputHash: "h" } } }),
+      create(EventSchema, {
+        kind: EventKind.EVENT_MODEL_CALL,
+        body: { case: "model", value: { model: "echo", inputHash: "h" } },
+      }),
       messageEvent(EventKind.EVENT_OUTPUT, "assistant", "echo:hi"),
       create(EventSchema, { kind: EventKind.EVENT_END, body: { case: "end", value: {} } }),
       messageEvent(EventKind.EVENT_INPUT, "user", "failed turn input"),
@@ -163,8 +181,12 @@ describe("chat harness", () => {
 
   it("fails the turn on a config that is not JSON, before calling the model", async () => {
     const sink = new RecordingSink();
-    await expect(new ChatAgent().run(start(["x"], { config: "not json" }), sink, signal)).rejects.toThrow(/not valid JSON/);
-    await expect(new ChatAgent().run(start(["x"], { config: '{"system_prompt":7}' }), sink, signal)).rejects.toThrow(/invalid/);
+    await expect(new ChatAgent().run(start(["x"], { config: "not json" }), sink, signal)).rejects.toThrow(
+      /not valid JSON/,
+    );
+    await expect(new ChatAgent().run(start(["x"], { config: '{"system_prompt":7}' }), sink, signal)).rejects.toThrow(
+      /invalid/,
+    );
     expect(sink.calls).toEqual([]);
   });
 });

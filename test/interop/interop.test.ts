@@ -40,7 +40,10 @@ function run(cmd: string, args: readonly string[], cwd = ROOT): Promise<Finished
   });
 }
 
-const ErrorReport = z.object({ error: z.object({ code: z.string(), details: z.string() }), session: z.string().optional() });
+const ErrorReport = z.object({
+  error: z.object({ code: z.string(), details: z.string() }),
+  session: z.string().optional(),
+});
 const Registered = z.object({ outcome: z.string(), uid: z.string(), spec_digest: z.string() });
 const ExecSummary = z.object({
   session: z.string(),
@@ -61,7 +64,8 @@ function report<T>(done: Finished, schema: z.ZodType<T>): T {
     throw new Error(`client.py printed no JSON (exit ${String(done.code)}):\n${done.stdout}\n${done.stderr}`);
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new Error(`unexpected client.py report (exit ${String(done.code)}): ${line}\n${done.stderr}`);
+  if (!parsed.success)
+    throw new Error(`unexpected client.py report (exit ${String(done.code)}): ${line}\n${done.stderr}`);
   return parsed.data;
 }
 
@@ -86,7 +90,9 @@ function startPythonNode(name: string, resumability: Resumability): Promise<stri
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   return new Promise((resolvePromise, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`echo_node.py exited (${String(code)}) before it was ready:\n${stderr}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`echo_node.py exited (${String(code)}) before it was ready:\n${stderr}`)),
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       if (line.startsWith("ready ")) resolvePromise(line.slice("ready ".length));
     });

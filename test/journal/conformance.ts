@@ -5,7 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { hashRecord } from "../../src/canon/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import { EventKind, IdentityRefSchema, Lifecycle_Kind, OriginSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  IdentityRefSchema,
+  Lifecycle_Kind,
+  OriginSchema,
+  type Event,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
 import type { Journal, SessionInfo, StoredRegistration } from "../../src/journal/types.js";
 import {
   approvalRequestEvent,
@@ -152,9 +158,15 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
           j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), unhashableEvent(), inputEvent("c")]),
           ErrorCode.InvalidArgument,
         );
-        await expectHostError(j.appendBatch("s-batch-atomic", 0, 0, [inputEvent("a"), inputEvent("b")]), ErrorCode.Conflict);
+        await expectHostError(
+          j.appendBatch("s-batch-atomic", 0, 0, [inputEvent("a"), inputEvent("b")]),
+          ErrorCode.Conflict,
+        );
         await j.newFence("s-batch-atomic");
-        await expectHostError(j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), inputEvent("b")]), ErrorCode.Fenced);
+        await expectHostError(
+          j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), inputEvent("b")]),
+          ErrorCode.Fenced,
+        );
         expect(await j.readRange("s-batch-atomic")).toHaveLength(1);
         expect((await j.head("s-batch-atomic")).seq).toBe(1);
         expect((await j.verify("s-batch-atomic")).ok).toBe(true);
@@ -163,7 +175,11 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
 
     describe("read", () => {
       it("returns inclusive ranges, to=0 meaning the head", async () => {
-        await appendAll(j, "s-range", [1, 2, 3, 4, 5].map((i) => outputEvent(`m${i}`)));
+        await appendAll(
+          j,
+          "s-range",
+          [1, 2, 3, 4, 5].map((i) => outputEvent(`m${i}`)),
+        );
         const seqs = async (from?: number, to?: number) => (await j.readRange("s-range", from, to)).map((r) => r.seq);
         expect(await seqs()).toEqual([1, 2, 3, 4, 5]);
         expect(await seqs(2, 4)).toEqual([2, 3, 4]);
@@ -172,14 +188,21 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(await seqs(6)).toEqual([]);
         expect(await j.readRange("s-unknown")).toEqual([]);
         const texts = (await j.readRange("s-range", 5, 5)).map((r) =>
-          r.event.body.case === "message" && r.event.body.value.parts[0]?.part.case === "text" ? r.event.body.value.parts[0].part.value.text : "",
+          r.event.body.case === "message" && r.event.body.value.parts[0]?.part.case === "text"
+            ? r.event.body.value.parts[0].part.value.text
+            : "",
         );
         expect(texts).toEqual(["m5"]);
       });
 
       it("streams a session longer than one page in order", async () => {
         const total = 2_345;
-        await j.appendBatch("s-pages", 0, 0, Array.from({ length: total }, (_, i) => outputEvent(`p${i + 1}`)));
+        await j.appendBatch(
+          "s-pages",
+          0,
+          0,
+          Array.from({ length: total }, (_, i) => outputEvent(`p${i + 1}`)),
+        );
         let expected = 1;
         let prev = "";
         for await (const rec of j.read("s-pages")) {
@@ -189,13 +212,20 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
           expected += 1;
         }
         expect(expected - 1).toBe(total);
-        expect((await j.readRange("s-pages", 995, 1_005)).map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 995 + i));
+        expect((await j.readRange("s-pages", 995, 1_005)).map((r) => r.seq)).toEqual(
+          Array.from({ length: 11 }, (_, i) => 995 + i),
+        );
         expect(await j.verify("s-pages")).toMatchObject({ ok: true, records: total });
       });
 
       it("readEvents returns readRange's seqs and events across pages", async () => {
         const total = 1_234;
-        await j.appendBatch("s-events", 0, 0, Array.from({ length: total }, (_, i) => outputEvent(`e${i + 1}`)));
+        await j.appendBatch(
+          "s-events",
+          0,
+          0,
+          Array.from({ length: total }, (_, i) => outputEvent(`e${i + 1}`)),
+        );
         const full = await j.readRange("s-events");
         const lean = await j.readEvents("s-events");
         expect(lean.map((r) => r.seq)).toEqual(full.map((r) => r.seq));
@@ -207,7 +237,11 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
 
     describe("verify", () => {
       it("accepts an intact chain and an empty or unknown session", async () => {
-        await appendAll(j, "s-verify", [inputEvent("a"), toolCallEvent("c1", { city: "Paris", days: 2.5 }), endEvent()]);
+        await appendAll(j, "s-verify", [
+          inputEvent("a"),
+          toolCallEvent("c1", { city: "Paris", days: 2.5 }),
+          endEvent(),
+        ]);
         const head = await j.head("s-verify");
         expect(await j.verify("s-verify")).toEqual({ ok: true, session: "s-verify", records: 3, head });
         expect(await j.verify("s-nobody")).toMatchObject({ ok: true, records: 0 });
@@ -216,7 +250,13 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
 
     describe("fork", () => {
       async function parentOf5(): Promise<string[]> {
-        await appendAll(j, "s-parent", [inputEvent("a"), outputEvent("b"), inputEvent("c"), outputEvent("d"), endEvent()]);
+        await appendAll(j, "s-parent", [
+          inputEvent("a"),
+          outputEvent("b"),
+          inputEvent("c"),
+          outputEvent("d"),
+          endEvent(),
+        ]);
         return (await j.readRange("s-parent")).map((r) => r.contentHash);
       }
 
@@ -239,7 +279,15 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(await j.verify("s-parent")).toMatchObject({ ok: true, records: 5 });
         expect(await j.verify("s-child")).toMatchObject({ ok: true, records: 4 });
         const info = await j.getSession("s-child");
-        expect(info).toMatchObject({ parentUid: "s-parent", forkSeq: 3, fence: 1, lastSeq: 4, project: "p-fork", harness: "echo", computeState: "COLD" });
+        expect(info).toMatchObject({
+          parentUid: "s-parent",
+          forkSeq: 3,
+          fence: 1,
+          lastSeq: 4,
+          project: "p-fork",
+          harness: "echo",
+          computeState: "COLD",
+        });
         expect((await j.head("s-parent")).seq).toBe(5);
         const next = await j.append("s-child", 4, 1, inputEvent("branch"));
         expect(next.seq).toBe(5);
@@ -282,7 +330,10 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
           await appendAll(j, "s-cs", [ev]);
           expect(await state()).toBe(want);
         }
-        const batch = await j.appendBatch("s-cs", steps.length, 0, [outputEvent("x"), lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)]);
+        const batch = await j.appendBatch("s-cs", steps.length, 0, [
+          outputEvent("x"),
+          lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND),
+        ]);
         expect(batch).toHaveLength(2);
         expect(await state()).toBe("COLD");
       });
@@ -321,7 +372,10 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(info?.origin?.attributes).toEqual({ k: "v" });
         expect(info?.identity?.principal).toBe("user:alice");
         expect(info?.createdAtMs).toBeGreaterThan(0);
-        await expectHostError(j.createSession({ uid: "s-meta", project: "p-meta", harness: "chat" }), ErrorCode.AlreadyExists);
+        await expectHostError(
+          j.createSession({ uid: "s-meta", project: "p-meta", harness: "chat" }),
+          ErrorCode.AlreadyExists,
+        );
         expect(await j.getSession("s-none")).toBeUndefined();
         expect(await j.allSessionUids()).toContain("s-meta");
       });
@@ -356,7 +410,10 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         const page = await j.listSessions({ project: "", pageSize: 0, pageToken: "" });
         expect(page.sessions.map((s) => s.uid)).toContain("s-default-list");
         for (const bad of ["!!!", "bm90LWEtY3Vyc29y", "a"]) {
-          await expectHostError(j.listSessions({ project: "default", pageSize: 10, pageToken: bad }), ErrorCode.InvalidArgument);
+          await expectHostError(
+            j.listSessions({ project: "default", pageSize: 10, pageToken: bad }),
+            ErrorCode.InvalidArgument,
+          );
         }
       });
     });
@@ -367,7 +424,12 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         await j.putRegistration(registration("echo"));
         await j.putRegistration(registration("chat"));
         expect(await j.getRegistration("echo")).toEqual(registration("echo"));
-        const retired = registration("echo", { state: "retired", retireReason: "replaced", retiredAtMs: 1_700_000_001_000, updatedAtMs: 1_700_000_001_000 });
+        const retired = registration("echo", {
+          state: "retired",
+          retireReason: "replaced",
+          retiredAtMs: 1_700_000_001_000,
+          updatedAtMs: 1_700_000_001_000,
+        });
         await j.putRegistration(retired);
         expect(await j.getRegistration("echo")).toEqual(retired);
         expect((await j.listRegistrations()).map((r) => r.name)).toEqual(["chat", "echo"]);
@@ -377,7 +439,13 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
     describe("checkpoints", () => {
       it("upserts per (session, seq), returns the newest, and lists every digest", async () => {
         expect(await j.latestCheckpoint("s-ck")).toBeUndefined();
-        const row = (seq: number, digest: string) => ({ session: "s-ck", seq, contentHash: `h${seq}`, digest, createdAtMs: 1_700_000_000_000 + seq });
+        const row = (seq: number, digest: string) => ({
+          session: "s-ck",
+          seq,
+          contentHash: `h${seq}`,
+          digest,
+          createdAtMs: 1_700_000_000_000 + seq,
+        });
         await j.putCheckpoint(row(5, "sha256:aa"));
         await j.putCheckpoint(row(9, "sha256:bb"));
         await j.putCheckpoint(row(3, "sha256:cc"));

@@ -1,7 +1,13 @@
 // Event builders shared by the journal tests: small, realistic turn events of several kinds.
 import { create } from "@bufbuild/protobuf";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { EventKind, EventSchema, Lifecycle_Kind, Mediation, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  EventSchema,
+  Lifecycle_Kind,
+  Mediation,
+  type Event,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
 
 export function inputEvent(text: string, executionId = "e1"): Event {
   return create(EventSchema, {
@@ -23,7 +29,10 @@ export function toolCallEvent(id: string, args: JsonObject, executionId = "e1"):
   return create(EventSchema, {
     executionId,
     kind: EventKind.EVENT_TOOL_CALL,
-    body: { case: "tool", value: { id, tool: "weather", args, mediation: Mediation.CONTROLLER_MEDIATED, idempotencyKey: `k-${id}` } },
+    body: {
+      case: "tool",
+      value: { id, tool: "weather", args, mediation: Mediation.CONTROLLER_MEDIATED, idempotencyKey: `k-${id}` },
+    },
   });
 }
 
@@ -48,7 +57,11 @@ export function lifecycleEvent(kind: Lifecycle_Kind, detail = ""): Event {
 }
 
 export function endEvent(executionId = "e1"): Event {
-  return create(EventSchema, { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } });
+  return create(EventSchema, {
+    executionId,
+    kind: EventKind.EVENT_END,
+    body: { case: "end", value: { state: "COMPLETED" } },
+  });
 }
 
 /** An event whose Struct holds NaN: it has no canonical form, so appending it must fail cleanly. */

@@ -22,14 +22,25 @@ describe("journal export", () => {
     expect(second["seq"]).toBe("2");
     expect(second["event"]).toMatchObject({ execution_id: "0123456789abcdef", kind: "EVENT_INPUT" });
     const first = JSON.parse(lines[0] ?? "{}") as { event: { execution_start: Record<string, unknown> } };
-    expect(first.event.execution_start).toMatchObject({ config: "AP8gCgk=", resume_from_seq: "9007199254740993", input_count: "1" });
+    expect(first.event.execution_start).toMatchObject({
+      config: "AP8gCgk=",
+      resume_from_seq: "9007199254740993",
+      input_count: "1",
+    });
   });
 
   it("verifies an intact export", async () => {
     const { lines, count } = await exported();
     const result = await verifyJsonl(lines);
     expect(result).toMatchObject({ ok: true, records: count });
-    expect(await verifyJsonl(lines.map((l) => `${l}\n`).join("").split("\n"))).toMatchObject({ ok: true, records: count });
+    expect(
+      await verifyJsonl(
+        lines
+          .map((l) => `${l}\n`)
+          .join("")
+          .split("\n"),
+      ),
+    ).toMatchObject({ ok: true, records: count });
   });
 
   it("names the seq of a line whose event was edited by one character", async () => {

@@ -68,12 +68,22 @@ for (const [name, make] of backends) {
       const j = make();
       await j.appendBatch("s", 0, 0, [inputEvent("a"), endEvent()]);
       const before = await j.newFence("s");
-      const { fence, records } = await appendUnderNewFence(j, "s", 2, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)], { checkpointDigest: DIGEST });
+      const { fence, records } = await appendUnderNewFence(
+        j,
+        "s",
+        2,
+        [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)],
+        { checkpointDigest: DIGEST },
+      );
       expect(fence).toBe(before + 1);
       expect(await j.currentFence("s")).toBe(fence);
       expect(records.map((r) => [r.seq, r.fence])).toEqual([[3, fence]]);
       expect(await j.head("s")).toEqual({ seq: 3, hash: records[0]!.contentHash });
-      expect(await j.latestCheckpoint("s")).toMatchObject({ seq: 3, contentHash: records[0]!.contentHash, digest: DIGEST });
+      expect(await j.latestCheckpoint("s")).toMatchObject({
+        seq: 3,
+        contentHash: records[0]!.contentHash,
+        digest: DIGEST,
+      });
       expect((await j.getSession("s"))?.computeState).toBe("COLD");
       expect(await j.verify("s")).toMatchObject({ ok: true });
     });
@@ -91,7 +101,12 @@ for (const [name, make] of backends) {
       const j = make();
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const head = await j.head("s");
-      await rejectsWith(appendUnderNewFence(j, "s", 0, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)], { checkpointDigest: DIGEST }), ErrorCode.Conflict);
+      await rejectsWith(
+        appendUnderNewFence(j, "s", 0, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)], {
+          checkpointDigest: DIGEST,
+        }),
+        ErrorCode.Conflict,
+      );
       expect(await j.head("s")).toEqual(head);
       expect(await j.latestCheckpoint("s")).toBeUndefined();
     });
@@ -108,7 +123,10 @@ for (const [name, make] of backends.slice(0, 2)) {
       const j = make();
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const fence = await j.newFence("s");
-      await rejectsWith(appendUnderNewFence(j, "s", 5, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_RESUME)]), ErrorCode.Conflict);
+      await rejectsWith(
+        appendUnderNewFence(j, "s", 5, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_RESUME)]),
+        ErrorCode.Conflict,
+      );
       expect(await j.currentFence("s")).toBe(fence);
     });
 
@@ -117,7 +135,13 @@ for (const [name, make] of backends.slice(0, 2)) {
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const fence = await j.newFence("s");
       const head = await j.head("s");
-      const err = await appendUnderNewFence(j, "s", 1, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND), unhashableEvent()], { checkpointDigest: DIGEST }).then(
+      const err = await appendUnderNewFence(
+        j,
+        "s",
+        1,
+        [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND), unhashableEvent()],
+        { checkpointDigest: DIGEST },
+      ).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -57,7 +57,13 @@ describe("postgres journal: tamper detection by raw SQL", () => {
   beforeEach(async () => {
     const name = schema();
     journal = await openFresh(name);
-    await journal.appendBatch("s", 0, 0, [inputEvent("alpha"), outputEvent("bravo"), inputEvent("charlie"), outputEvent("delta"), endEvent()]);
+    await journal.appendBatch("s", 0, 0, [
+      inputEvent("alpha"),
+      outputEvent("bravo"),
+      inputEvent("charlie"),
+      outputEvent("delta"),
+      endEvent(),
+    ]);
     raw = await rawClient(name);
   });
 
@@ -67,7 +73,8 @@ describe("postgres journal: tamper detection by raw SQL", () => {
   });
 
   it("a changed byte inside an event blob is tampered at that seq", async () => {
-    const row = (await raw.query<{ event: Buffer }>("SELECT event FROM events WHERE session = 's' AND seq = 2")).rows[0];
+    const row = (await raw.query<{ event: Buffer }>("SELECT event FROM events WHERE session = 's' AND seq = 2"))
+      .rows[0];
     const at = row?.event.indexOf("bravo") ?? -1;
     expect(at).toBeGreaterThan(0);
     const blob = Buffer.from(row?.event ?? []);
@@ -93,13 +100,17 @@ describe("postgres journal: tamper detection by raw SQL", () => {
   });
 
   it("a garbage blob is undecodable and reading it is DataLoss", async () => {
-    await raw.query("UPDATE events SET event = $1 WHERE session = 's' AND seq = 4", [Buffer.from([0xff, 0xff, 0xff, 0xff])]);
+    await raw.query("UPDATE events SET event = $1 WHERE session = 's' AND seq = 4", [
+      Buffer.from([0xff, 0xff, 0xff, 0xff]),
+    ]);
     expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "undecodable", seq: 4 });
     await expect(journal.readRange("s")).rejects.toMatchObject({ code: ErrorCode.DataLoss });
   });
 
   it("a row inserted past the head is tampered", async () => {
-    await raw.query("INSERT INTO events SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5");
+    await raw.query(
+      "INSERT INTO events SELECT session, 6, content_hash, content_hash, fence, event FROM events WHERE session = 's' AND seq = 5",
+    );
     expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 6 });
   });
 });
@@ -112,7 +123,9 @@ describe("postgres journal: schema", () => {
     await journal.close();
     const raw = await rawClient(name);
     try {
-      expect((await raw.query<{ version: number }>("SELECT version FROM harnesshost_schema")).rows).toEqual([{ version: 1 }]);
+      expect((await raw.query<{ version: number }>("SELECT version FROM harnesshost_schema")).rows).toEqual([
+        { version: 1 },
+      ]);
       await raw.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES (7, 0)");
     } finally {
       await raw.end();
@@ -162,7 +175,9 @@ describe("postgres journal: schema", () => {
   });
 
   it("refuses a schema name it would have to quote", async () => {
-    await expect(PostgresJournal.open(PG_URL, { schema: 'x"; DROP TABLE y; --' })).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+    await expect(PostgresJournal.open(PG_URL, { schema: 'x"; DROP TABLE y; --' })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+    });
   });
 });
 
@@ -200,7 +215,10 @@ describe("postgres journal: two hosts", () => {
 
   it("appending concurrently to one session with CAS retry ends dense and verifiable", async () => {
     const perHost = 25;
-    await Promise.all([appendWithRetry(hostA, "shared", "ha", perHost), appendWithRetry(hostB, "shared", "hb", perHost)]);
+    await Promise.all([
+      appendWithRetry(hostA, "shared", "ha", perHost),
+      appendWithRetry(hostB, "shared", "hb", perHost),
+    ]);
     const records = await hostA.readRange("shared");
     expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 2 * perHost }, (_, i) => i + 1));
     const byHost = (id: string) => records.filter((r) => r.event.executionId === id).map((r) => r.event);

@@ -14,14 +14,27 @@ export function multiTurnEvents(): Event[] {
       kind: EventKind.EVENT_EXECUTION_START,
       body: {
         case: "executionStart",
-        value: { config: new Uint8Array([0, 255, 32, 10, 9]), resumeFromSeq: 9_007_199_254_740_993n, inputCount: 1n, harness: "chat" },
+        value: {
+          config: new Uint8Array([0, 255, 32, 10, 9]),
+          resumeFromSeq: 9_007_199_254_740_993n,
+          inputCount: 1n,
+          harness: "chat",
+        },
       },
     }),
     inputEvent(AWKWARD_TEXT, "0123456789abcdef"),
     create(EventSchema, {
       executionId: "0123456789abcdef",
       kind: EventKind.EVENT_MODEL_CALL,
-      body: { case: "model", value: { model: "gpt-x", params: { temperature: "0.2", "z-last": "1" }, inputHash: "ab".repeat(32), id: "fedcba9876543210" } },
+      body: {
+        case: "model",
+        value: {
+          model: "gpt-x",
+          params: { temperature: "0.2", "z-last": "1" },
+          inputHash: "ab".repeat(32),
+          id: "fedcba9876543210",
+        },
+      },
     }),
     toolCallEvent(
       "call-1",
@@ -42,7 +55,14 @@ export function multiTurnEvents(): Event[] {
     create(EventSchema, {
       executionId: "0123456789abcdef",
       kind: EventKind.EVENT_TOOL_RESULT,
-      body: { case: "result", value: { id: "call-1", output: { tempC: 21.25, summary: "ensoleillé ☀" }, approvalRequestSeq: 9_007_199_254_740_994n } },
+      body: {
+        case: "result",
+        value: {
+          id: "call-1",
+          output: { tempC: 21.25, summary: "ensoleillé ☀" },
+          approvalRequestSeq: 9_007_199_254_740_994n,
+        },
+      },
     }),
     create(EventSchema, {
       executionId: "0123456789abcdef",
@@ -57,7 +77,10 @@ export function multiTurnEvents(): Event[] {
       kind: EventKind.EVENT_APPROVAL_RESULT,
       ts: { seconds: 1_700_000_000n, nanos: 123_456_789 },
       actor: { principal: "human:alice" },
-      body: { case: "approvalResult", value: { toolCallId: "call-2", approved: false, reason: "nope", requestSeq: 9n } },
+      body: {
+        case: "approvalResult",
+        value: { toolCallId: "call-2", approved: false, reason: "nope", requestSeq: 9n },
+      },
     }),
     lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND, "idle"),
   ];

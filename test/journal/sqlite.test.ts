@@ -36,7 +36,10 @@ journalConformance("sqlite", async () => {
  * A journal file seeded by `seed` before each test, with a second raw connection to tamper through;
  * both are closed after each test. Read the fields inside tests (they are replaced per test).
  */
-function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): { journal: SqliteJournal; raw: Database.Database } {
+function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): {
+  journal: SqliteJournal;
+  raw: Database.Database;
+} {
   const ctx = {} as { journal: SqliteJournal; raw: Database.Database };
   beforeEach(async () => {
     const file = join(tempDir(), "journal.db");
@@ -52,7 +55,15 @@ function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): { jo
 }
 
 describe("sqlite journal: tamper detection by raw SQL", () => {
-  const ctx = seededJournal((j) => j.appendBatch("s", 0, 0, [inputEvent("alpha"), outputEvent("bravo"), inputEvent("charlie"), outputEvent("delta"), endEvent()]));
+  const ctx = seededJournal((j) =>
+    j.appendBatch("s", 0, 0, [
+      inputEvent("alpha"),
+      outputEvent("bravo"),
+      inputEvent("charlie"),
+      outputEvent("delta"),
+      endEvent(),
+    ]),
+  );
 
   it("a changed byte inside an event blob is tampered at that seq", async () => {
     const row = ctx.raw.prepare("SELECT event FROM events WHERE session = 's' AND seq = 2").get() as { event: Buffer };
@@ -91,13 +102,18 @@ describe("sqlite journal: tamper detection by raw SQL", () => {
   });
 
   it("a garbage blob is undecodable, a class apart from tampering", async () => {
-    ctx.raw.prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 3").run(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    ctx.raw
+      .prepare("UPDATE events SET event = ? WHERE session = 's' AND seq = 3")
+      .run(Buffer.from([0xff, 0xff, 0xff, 0xff]));
     const result = await ctx.journal.verify("s");
     expect(result).toMatchObject({ ok: false, kind: "undecodable", seq: 3 });
     const reading = ctx.journal.readRange("s");
     await expect(reading).rejects.toBeInstanceOf(HostError);
     await expect(reading).rejects.toMatchObject({ code: ErrorCode.DataLoss });
-    await expect(ctx.journal.readEvents("s")).rejects.toMatchObject({ code: ErrorCode.DataLoss, message: expect.stringContaining("seq 3") });
+    await expect(ctx.journal.readEvents("s")).rejects.toMatchObject({
+      code: ErrorCode.DataLoss,
+      message: expect.stringContaining("seq 3"),
+    });
   });
 
   it("a row inserted past the head is tampered", async () => {
@@ -120,7 +136,9 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
 
   it("after a session's first append, appends write no session row: the head row moves, the anchor stays", async () => {
     const anchor = ctx.raw.prepare("SELECT last_seq FROM sessions WHERE uid = 'h'").get() as { last_seq: number };
-    const headRow = ctx.raw.prepare(`SELECT head_seq, head_hash FROM events WHERE session = 'h' AND seq = ${HEAD_ROW_SEQ}`).get() as { head_seq: number; head_hash: string };
+    const headRow = ctx.raw
+      .prepare(`SELECT head_seq, head_hash FROM events WHERE session = 'h' AND seq = ${HEAD_ROW_SEQ}`)
+      .get() as { head_seq: number; head_hash: string };
     const head = await ctx.journal.head("h");
     expect(anchor.last_seq).toBe(1);
     expect(head.seq).toBe(5);
@@ -148,10 +166,15 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
     old.exec(SCHEMA_V1);
     old.pragma("user_version = 1");
     const records = chainEvents({ seq: 0, hash: "" }, 1, [inputEvent("one"), outputEvent("two")]);
-    const insert = old.prepare("INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)");
-    for (const r of records) insert.run("old", r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
+    const insert = old.prepare(
+      "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    for (const r of records)
+      insert.run("old", r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
     old
-      .prepare("INSERT INTO sessions (uid, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state) VALUES ('old', 1, 1, 1, 2, ?, 'NONE')")
+      .prepare(
+        "INSERT INTO sessions (uid, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state) VALUES ('old', 1, 1, 1, 2, ?, 'NONE')",
+      )
       .run(records[1]!.contentHash);
     old.close();
 
@@ -240,10 +263,14 @@ describe("sqlite journal: two processes on one file", () => {
   }
 
   function startWriter(file: string, session: string, count: number, id: string): Writer {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/journal/fixtures/writer.ts", file, session, String(count), id], {
-      cwd: process.cwd(),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "test/journal/fixtures/writer.ts", file, session, String(count), id],
+      {
+        cwd: process.cwd(),
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     let out = "";
     let err = "";
     let markReady: () => void = () => {};

@@ -15,7 +15,10 @@ describe("echoModel", () => {
       ],
     });
     const deltas: string[] = [];
-    const res = await echoModel.invoke({ model: "echo", messages: [textMessage("user", "first"), last] }, { onDelta: (d) => deltas.push(d) });
+    const res = await echoModel.invoke(
+      { model: "echo", messages: [textMessage("user", "first"), last] },
+      { onDelta: (d) => deltas.push(d) },
+    );
     expect(res.message.role).toBe("assistant");
     expect(res.message.parts).toHaveLength(1);
     expect(messageText(res.message)).toBe("echo:ab");
@@ -28,6 +31,8 @@ describe("echoModel", () => {
   });
 
   it("refuses an already-cancelled call as an interrupt", async () => {
-    await expect(echoModel.invoke({ model: "echo", messages: [] }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ModelInterruptedError);
+    await expect(
+      echoModel.invoke({ model: "echo", messages: [] }, { signal: AbortSignal.abort() }),
+    ).rejects.toBeInstanceOf(ModelInterruptedError);
   });
 });

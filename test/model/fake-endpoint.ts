@@ -83,9 +83,20 @@ export function sse(chunks: readonly unknown[], opts: { done?: boolean; hang?: b
 export const silence: Reply = () => undefined;
 
 export function textChunk(content: string, extra: Record<string, unknown> = {}): unknown {
-  return { id: "c1", object: "chat.completion.chunk", model: "gpt-test", choices: [{ index: 0, delta: { content }, finish_reason: null }], ...extra };
+  return {
+    id: "c1",
+    object: "chat.completion.chunk",
+    model: "gpt-test",
+    choices: [{ index: 0, delta: { content }, finish_reason: null }],
+    ...extra,
+  };
 }
 
 export function finishChunk(reason: string): unknown {
-  return { id: "c1", object: "chat.completion.chunk", model: "gpt-test", choices: [{ index: 0, delta: {}, finish_reason: reason }] };
+  return {
+    id: "c1",
+    object: "chat.completion.chunk",
+    model: "gpt-test",
+    choices: [{ index: 0, delta: {}, finish_reason: reason }],
+  };
 }

@@ -55,7 +55,12 @@ const usageChunk = {
   object: "chat.completion.chunk",
   model: "gpt-test-0001",
   choices: [],
-  usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 1 } },
+  usage: {
+    prompt_tokens: 12,
+    completion_tokens: 3,
+    total_tokens: 15,
+    completion_tokens_details: { reasoning_tokens: 1 },
+  },
 };
 
 describe("openAICompatible: request mapping", () => {
@@ -73,7 +78,14 @@ describe("openAICompatible: request mapping", () => {
       }),
       create(MessageSchema, {
         role: "tool",
-        parts: [{ part: { case: "toolResult", value: { id: "call_1", content: [{ part: { case: "text", value: { text: "sunny" } } }] } } }],
+        parts: [
+          {
+            part: {
+              case: "toolResult",
+              value: { id: "call_1", content: [{ part: { case: "text", value: { text: "sunny" } } }] },
+            },
+          },
+        ],
       }),
     ];
     await provider({ model: "gpt-test" }).invoke(
@@ -81,7 +93,13 @@ describe("openAICompatible: request mapping", () => {
         model: "from-request",
         messages,
         params: { temperature: "0.5", max_tokens: "64", user: "u-1" },
-        tools: [create(ToolDefinitionSchema, { name: "get_weather", description: "Weather", inputSchema: { type: "object" } })],
+        tools: [
+          create(ToolDefinitionSchema, {
+            name: "get_weather",
+            description: "Weather",
+            inputSchema: { type: "object" },
+          }),
+        ],
         toolChoice: create(ToolChoiceSchema, { mode: ToolChoice_Mode.REQUIRED, name: "get_weather" }),
       },
       {},
@@ -104,11 +122,15 @@ describe("openAICompatible: request mapping", () => {
         {
           role: "assistant",
           content: "checking",
-          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+          ],
         },
         { role: "tool", tool_call_id: "call_1", content: "sunny" },
       ],
-      tools: [{ type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object" } } }],
+      tools: [
+        { type: "function", function: { name: "get_weather", description: "Weather", parameters: { type: "object" } } },
+      ],
       tool_choice: { type: "function", function: { name: "get_weather" } },
     });
   });
@@ -144,7 +166,11 @@ describe("openAICompatible: streaming", () => {
   });
 
   it("assembles tool calls from streamed fragments", async () => {
-    const toolChunk = (fragments: unknown[]) => ({ id: "c1", model: "gpt-test", choices: [{ index: 0, delta: { tool_calls: fragments } }] });
+    const toolChunk = (fragments: unknown[]) => ({
+      id: "c1",
+      model: "gpt-test",
+      choices: [{ index: 0, delta: { tool_calls: fragments } }],
+    });
     endpoint.reply(
       sse([
         toolChunk([{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }]),
@@ -167,7 +193,17 @@ describe("openAICompatible: streaming", () => {
 
   it("treats malformed tool-call arguments as a defect (one request)", async () => {
     endpoint.reply(
-      sse([{ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "x", function: { name: "f", arguments: "{not json" } }] } }] }, finishChunk("tool_calls")]),
+      sse([
+        {
+          choices: [
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, id: "x", function: { name: "f", arguments: "{not json" } }] },
+            },
+          ],
+        },
+        finishChunk("tool_calls"),
+      ]),
     );
     await expect(provider().invoke(hello, {})).rejects.toBeInstanceOf(ModelRequestError);
     expect(endpoint.requests).toHaveLength(1);
@@ -209,7 +245,10 @@ describe("openAICompatible: non-streaming", () => {
 
 describe("openAICompatible: failures and retries", () => {
   it("retries a 429 once, waiting what Retry-After asks", async () => {
-    endpoint.reply(json(429, { error: { message: "slow down", type: "rate_limit" } }, { "retry-after": "2" }), sse([textChunk("fine"), finishChunk("stop")]));
+    endpoint.reply(
+      json(429, { error: { message: "slow down", type: "rate_limit" } }, { "retry-after": "2" }),
+      sse([textChunk("fine"), finishChunk("stop")]),
+    );
     const res = await provider().invoke(hello, {});
     expect(messageText(res.message)).toBe("fine");
     expect(endpoint.requests).toHaveLength(2);
@@ -218,7 +257,9 @@ describe("openAICompatible: failures and retries", () => {
 
   it("gives up after maxAttempts 500s with ModelUnavailableError", async () => {
     endpoint.reply(json(500, {}), json(502, {}), json(503, {}), sse([textChunk("too late")]));
-    const err = await provider({ retry: { maxAttempts: 3, sleep: recordingSleep } }).invoke(hello, {}).catch((e: unknown) => e);
+    const err = await provider({ retry: { maxAttempts: 3, sleep: recordingSleep } })
+      .invoke(hello, {})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelUnavailableError);
     expect((err as ModelUnavailableError).status).toBe(503);
     expect(endpoint.requests).toHaveLength(3);
@@ -226,8 +267,13 @@ describe("openAICompatible: failures and retries", () => {
   });
 
   it("does not retry a 400 (a defect), and keeps the key and content out of the error", async () => {
-    endpoint.reply(json(400, { error: { message: "unknown parameter", type: "invalid_request_error" } }), sse([textChunk("never")]));
-    const err = await provider().invoke(hello, {}).catch((e: unknown) => e);
+    endpoint.reply(
+      json(400, { error: { message: "unknown parameter", type: "invalid_request_error" } }),
+      sse([textChunk("never")]),
+    );
+    const err = await provider()
+      .invoke(hello, {})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelRequestError);
     expect((err as ModelRequestError).status).toBe(400);
     expect((err as Error).message).toContain("invalid_request_error");
@@ -291,7 +337,10 @@ describe("modelFromFlag", () => {
 
   it("an http base URL is an OpenAI-compatible endpoint keyed from MODEL_API_KEY, then OPENAI_API_KEY", async () => {
     endpoint.reply(sse([textChunk("a"), finishChunk("stop")]), sse([textChunk("b"), finishChunk("stop")]));
-    await modelFromFlag(endpoint.baseUrl, { modelName: "m1", apiKeyEnv: { MODEL_API_KEY: "k1", OPENAI_API_KEY: "k2" } }).invoke(hello, {});
+    await modelFromFlag(endpoint.baseUrl, {
+      modelName: "m1",
+      apiKeyEnv: { MODEL_API_KEY: "k1", OPENAI_API_KEY: "k2" },
+    }).invoke(hello, {});
     await modelFromFlag(endpoint.baseUrl, { apiKeyEnv: { OPENAI_API_KEY: "k2" } }).invoke(hello, {});
     expect(endpoint.requests.map((r) => [r.headers["authorization"], r.body["model"]])).toEqual([
       ["Bearer k1", "m1"],

@@ -26,7 +26,9 @@ describe("classifyFailure", () => {
     expect(classifyFailure(new ModelRequestError("400", { status: 400 }))).toBe("defect");
     expect(classifyFailure(new ModelInterruptedError())).toBe("interrupt");
     expect(classifyFailure(new DOMException("aborted", "AbortError"))).toBe("interrupt");
-    expect(classifyFailure(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ECONNRESET" }) }))).toBe("expected");
+    expect(
+      classifyFailure(new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code: "ECONNRESET" }) })),
+    ).toBe("expected");
     expect(classifyFailure(new HostError(ErrorCode.Unavailable, "down"))).toBe("expected");
     expect(classifyFailure(new TypeError("undefined is not a function"))).toBe("defect");
     expect(classifyFailure("a string")).toBe("defect");
@@ -56,11 +58,14 @@ describe("withRetry", () => {
   it("returns the first success after expected failures", async () => {
     const { sleep } = recordingSleep();
     let calls = 0;
-    const value = await withRetry(async () => {
-      calls++;
-      if (calls < 3) throw new ModelUnavailableError("blip");
-      return "ok";
-    }, { sleep });
+    const value = await withRetry(
+      async () => {
+        calls++;
+        if (calls < 3) throw new ModelUnavailableError("blip");
+        return "ok";
+      },
+      { sleep },
+    );
     expect(value).toBe("ok");
     expect(calls).toBe(3);
   });
@@ -68,10 +73,13 @@ describe("withRetry", () => {
   it("runs a defect exactly once even with retries left", async () => {
     const { sleep, delays } = recordingSleep();
     let calls = 0;
-    const run = withRetry(async () => {
-      calls++;
-      throw new ModelRequestError("bad request", { status: 400 });
-    }, { maxAttempts: 5, sleep });
+    const run = withRetry(
+      async () => {
+        calls++;
+        throw new ModelRequestError("bad request", { status: 400 });
+      },
+      { maxAttempts: 5, sleep },
+    );
     await expect(run).rejects.toBeInstanceOf(ModelRequestError);
     expect(calls).toBe(1);
     expect(delays).toEqual([]);
@@ -80,20 +88,26 @@ describe("withRetry", () => {
   it("treats an unknown error as a defect and does not retry it", async () => {
     let calls = 0;
     await expect(
-      withRetry(async () => {
-        calls++;
-        throw new RangeError("bug");
-      }, { maxAttempts: 5, sleep: async () => undefined }),
+      withRetry(
+        async () => {
+          calls++;
+          throw new RangeError("bug");
+        },
+        { maxAttempts: 5, sleep: async () => undefined },
+      ),
     ).rejects.toBeInstanceOf(RangeError);
     expect(calls).toBe(1);
   });
 
   it("does not retry an interrupt", async () => {
     let calls = 0;
-    const run = withRetry(async () => {
-      calls++;
-      throw new ModelInterruptedError();
-    }, { maxAttempts: 5, sleep: async () => undefined });
+    const run = withRetry(
+      async () => {
+        calls++;
+        throw new ModelInterruptedError();
+      },
+      { maxAttempts: 5, sleep: async () => undefined },
+    );
     await expect(run).rejects.toBeInstanceOf(ModelInterruptedError);
     expect(calls).toBe(1);
   });
@@ -101,11 +115,15 @@ describe("withRetry", () => {
   it("turns any failure after the signal fired into an interrupt, without retrying", async () => {
     const controller = new AbortController();
     let calls = 0;
-    const run = withRetry(async () => {
-      calls++;
-      controller.abort();
-      throw new ModelUnavailableError("would be retried");
-    }, { maxAttempts: 5, sleep: async () => undefined }, controller.signal);
+    const run = withRetry(
+      async () => {
+        calls++;
+        controller.abort();
+        throw new ModelUnavailableError("would be retried");
+      },
+      { maxAttempts: 5, sleep: async () => undefined },
+      controller.signal,
+    );
     await expect(run).rejects.toBeInstanceOf(ModelInterruptedError);
     expect(calls).toBe(1);
   });
@@ -141,9 +159,19 @@ describe("withRetry", () => {
   });
 
   it("honours Retry-After, capped at maxBackoffMs", () => {
-    expect(backoffDelayMs({ maxBackoffMs: 5000 }, 1, new ModelUnavailableError("x", { retryAfterMs: 2000 }))).toBe(2000);
-    expect(backoffDelayMs({ maxBackoffMs: 5000 }, 1, new ModelUnavailableError("x", { retryAfterMs: 60_000 }))).toBe(5000);
-    expect(backoffDelayMs({ initialBackoffMs: 200, maxBackoffMs: 5000, random: () => 0.999 }, 10, new ModelUnavailableError("x"))).toBe(4995);
+    expect(backoffDelayMs({ maxBackoffMs: 5000 }, 1, new ModelUnavailableError("x", { retryAfterMs: 2000 }))).toBe(
+      2000,
+    );
+    expect(backoffDelayMs({ maxBackoffMs: 5000 }, 1, new ModelUnavailableError("x", { retryAfterMs: 60_000 }))).toBe(
+      5000,
+    );
+    expect(
+      backoffDelayMs(
+        { initialBackoffMs: 200, maxBackoffMs: 5000, random: () => 0.999 },
+        10,
+        new ModelUnavailableError("x"),
+      ),
+    ).toBe(4995);
   });
 
   it("refuses an invalid policy", async () => {

@@ -44,14 +44,18 @@ async function turns(host: Host): Promise<{ seq: number; concurrent: number }> {
   const signal = new AbortController().signal;
   const one = await host.createSession({ harness: "echo" });
   let t = performance.now();
-  for (let i = 0; i < TURNS; i++) await host.placer.exec({ session: one.uid, inputs: [textMessage("user", `t${i}`)], signal });
+  for (let i = 0; i < TURNS; i++)
+    await host.placer.exec({ session: one.uid, inputs: [textMessage("user", `t${i}`)], signal });
   const seq = rate(TURNS, performance.now() - t);
   const many = await Promise.all(Array.from({ length: SESSIONS }, () => host.createSession({ harness: "echo" })));
   const per = Math.floor(TURNS / SESSIONS);
   t = performance.now();
-  await Promise.all(many.map(async (s) => {
-    for (let i = 0; i < per; i++) await host.placer.exec({ session: s.uid, inputs: [textMessage("user", `t${i}`)], signal });
-  }));
+  await Promise.all(
+    many.map(async (s) => {
+      for (let i = 0; i < per; i++)
+        await host.placer.exec({ session: s.uid, inputs: [textMessage("user", `t${i}`)], signal });
+    }),
+  );
   return { seq, concurrent: rate(per * SESSIONS, performance.now() - t) };
 }
 
@@ -94,10 +98,12 @@ async function served(hosts: number): Promise<number> {
       }),
     );
     const t = performance.now();
-    await Promise.all(sessions.map(async (s, i) => {
-      const api = cluster.host(i % hosts).api;
-      for (let k = 0; k < TURNS_PER_SESSION; k++) await api.exec({ session: s, inputs: [`t${k}`] });
-    }));
+    await Promise.all(
+      sessions.map(async (s, i) => {
+        const api = cluster.host(i % hosts).api;
+        for (let k = 0; k < TURNS_PER_SESSION; k++) await api.exec({ session: s, inputs: [`t${k}`] });
+      }),
+    );
     return rate(SESSIONS * TURNS_PER_SESSION, performance.now() - t);
   } finally {
     await cluster.close();
@@ -105,7 +111,11 @@ async function served(hosts: number): Promise<number> {
 }
 
 const report = {
-  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "", loadavg_before: loadavg().map((l) => Math.round(l * 10) / 10) },
+  machine: {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? "",
+    loadavg_before: loadavg().map((l) => Math.round(l * 10) / 10),
+  },
   sizes: { appends: APPENDS, turns: TURNS, sessions: SESSIONS, grpc_turns_per_session: TURNS_PER_SESSION },
   ...(await inProcess()),
   grpc_echo_turn_per_s: { one_host: await served(1), two_hosts: await served(2) },

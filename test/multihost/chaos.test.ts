@@ -17,7 +17,13 @@ const OPS_PER_WORKER = 24;
 const TOTAL = WORKERS * OPS_PER_WORKER;
 const MAX_SESSIONS = 12;
 /** Codes a racing or dying cluster may answer with; anything else fails the test. */
-const TOLERATED = new Set([GrpcStatus.ABORTED, GrpcStatus.FAILED_PRECONDITION, GrpcStatus.UNAVAILABLE, GrpcStatus.INTERNAL, GrpcStatus.CANCELLED]);
+const TOLERATED = new Set([
+  GrpcStatus.ABORTED,
+  GrpcStatus.FAILED_PRECONDITION,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.CANCELLED,
+]);
 
 let cluster: Cluster | undefined;
 afterEach(async () => {
@@ -78,7 +84,9 @@ async function worker(c: Cluster, t: Tally, sessions: string[], rnd: () => numbe
     const what = `worker ${id} op ${i} on ${host.name} session ${session}`;
     t.inflight.set(host.name, (t.inflight.get(host.name) ?? 0) + 1);
     if (r < 0.6) {
-      await attempt(t, `${what} exec`, async () => ack(t, session, await host.api.exec({ session, inputs: [`w${id}-${i}`] })));
+      await attempt(t, `${what} exec`, async () =>
+        ack(t, session, await host.api.exec({ session, inputs: [`w${id}-${i}`] })),
+      );
     } else if (r < 0.72) {
       await attempt(t, `${what} suspend`, async () => {
         const s = await host.api.suspend(session);
@@ -91,7 +99,8 @@ async function worker(c: Cluster, t: Tally, sessions: string[], rnd: () => numbe
       });
     } else if (sessions.length < MAX_SESSIONS) {
       await attempt(t, `${what} fork`, async () => {
-        for (const child of await host.api.fork({ session, atSeq: 0, count: 1 })) sessions.push(child.metadata?.uid ?? "");
+        for (const child of await host.api.fork({ session, atSeq: 0, count: 1 }))
+          sessions.push(child.metadata?.uid ?? "");
       });
     }
     t.inflight.set(host.name, (t.inflight.get(host.name) ?? 1) - 1);
@@ -103,7 +112,14 @@ describe("three hosts under random traffic", () => {
   it(`stays sound through a SIGKILL of one host (seed ${SEED})`, async () => {
     const c = (cluster = await Cluster.start(3));
     const rnd = prng(SEED);
-    const t: Tally = { acked: new Map(), lifecycle: [], unexpected: [], codes: new Map(), inflight: new Map(), done: 0 };
+    const t: Tally = {
+      acked: new Map(),
+      lifecycle: [],
+      unexpected: [],
+      codes: new Map(),
+      inflight: new Map(),
+      done: 0,
+    };
     const sessions: string[] = [];
     for (const [i, harness] of ["echo", "counter", "echo", "counter"].entries()) {
       const res = await c.host(i % 3).api.exec({ harness, inputs: ["seed"] });
@@ -115,13 +131,17 @@ describe("three hosts under random traffic", () => {
     const victim: HostProcess = c.host(2);
     const chaos = (async () => {
       // Mid-run, preferably while a call is in flight on the victim (its turn is then cut).
-      const busy = async (): Promise<boolean> => (t.done >= TOTAL / 3 && (t.inflight.get(victim.name) ?? 0) > 0) || t.done >= TOTAL / 2;
+      const busy = async (): Promise<boolean> =>
+        (t.done >= TOTAL / 3 && (t.inflight.get(victim.name) ?? 0) > 0) || t.done >= TOTAL / 2;
       await eventually("a third of the traffic", busy, 120_000);
       await victim.kill();
       await eventually("two thirds of the traffic", async () => t.done >= (2 * TOTAL) / 3, 120_000);
       await victim.start();
     })();
-    await Promise.all([...Array.from({ length: WORKERS }, (_, id) => worker(c, t, sessions, prng(SEED + id + 1), id)), chaos]);
+    await Promise.all([
+      ...Array.from({ length: WORKERS }, (_, id) => worker(c, t, sessions, prng(SEED + id + 1), id)),
+      chaos,
+    ]);
     expect(t.unexpected).toEqual([]);
     expect(victim.running).toBe(true);
 
@@ -135,7 +155,10 @@ describe("three hosts under random traffic", () => {
     }
     for (const { session, seq, kind } of t.lifecycle) {
       const [rec] = await j.readRange(session, seq, seq);
-      expect(rec?.event.body.case === "lifecycle" ? rec.event.body.value.kind : undefined, `${session} seq ${seq}`).toBe(kind);
+      expect(
+        rec?.event.body.case === "lifecycle" ? rec.event.body.value.kind : undefined,
+        `${session} seq ${seq}`,
+      ).toBe(kind);
     }
 
     // Every session carries on from some host; a counter answers exactly one more than the turns its
@@ -152,7 +175,10 @@ describe("three hosts under random traffic", () => {
         } else expect(res.output).toBe("echo:final");
       } catch (err) {
         expect(info?.harness, `${uid}: ${String(err)}`).toBe("counter");
-        expect(err instanceof RpcError && err.grpcCode === GrpcStatus.FAILED_PRECONDITION && /was lost/.test(err.message), String(err)).toBe(true);
+        expect(
+          err instanceof RpcError && err.grpcCode === GrpcStatus.FAILED_PRECONDITION && /was lost/.test(err.message),
+          String(err),
+        ).toBe(true);
       }
     }
     await expectSound(j, all);

@@ -55,7 +55,20 @@ export class HostProcess {
     this.stderr = "";
     const proc = spawn(
       process.execPath,
-      [BIN, "serve", "--journal", this.journal, "--data", this.dataDir, "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0", "--log-level", "warn"],
+      [
+        BIN,
+        "serve",
+        "--journal",
+        this.journal,
+        "--data",
+        this.dataDir,
+        "--addr",
+        "127.0.0.1:0",
+        "--registry-addr",
+        "127.0.0.1:0",
+        "--log-level",
+        "warn",
+      ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     this.proc = proc;
@@ -106,7 +119,10 @@ export class Cluster {
     private readonly root: string,
     size: number,
   ) {
-    this.hosts = Array.from({ length: size }, (_, i) => new HostProcess(`host${String.fromCharCode(65 + i)}`, join(root, `host-${i}`), journalUrl(schema)));
+    this.hosts = Array.from(
+      { length: size },
+      (_, i) => new HostProcess(`host${String.fromCharCode(65 + i)}`, join(root, `host-${i}`), journalUrl(schema)),
+    );
   }
 
   /** Starts `size` hosts on one fresh schema (the first creates it; the rest start together). */

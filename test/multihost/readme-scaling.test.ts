@@ -26,7 +26,8 @@ async function localize(script: string, dir: string, schema: string): Promise<st
     .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
     .replaceAll(README_PG_URL, `'${journalUrl(schema)}'`)
     .replaceAll("/tmp/x.sock", join(dir, "x.sock"));
-  for (const port of ["7233", "7234", "7235", "7236"]) text = text.replaceAll(`127.0.0.1:${port}`, `127.0.0.1:${await freePort()}`);
+  for (const port of ["7233", "7234", "7235", "7236"])
+    text = text.replaceAll(`127.0.0.1:${port}`, `127.0.0.1:${await freePort()}`);
   return withBackgroundWaits(text);
 }
 

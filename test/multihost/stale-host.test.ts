@@ -74,12 +74,16 @@ describe("a stale host", () => {
       (err: unknown) => err,
     );
     await gate.entered; // A has written EXECUTION_START + INPUT and is inside the harness
-    await expect(b.placer.exec({ session, inputs: input("busy"), signal })).rejects.toSatisfy((e) => isHostError(e, ErrorCode.SessionBusy));
+    await expect(b.placer.exec({ session, inputs: input("busy"), signal })).rejects.toSatisfy((e) =>
+      isHostError(e, ErrorCode.SessionBusy),
+    );
 
     expect(await killLockHolder(schema, session)).toBe(1);
     // B takes the session and mints a newer fence; its own turn is refused by CAS, so the head is
     // where A left it and only the fence can stop A.
-    await expect(b.placer.exec({ session, inputs: input("cas"), expectedLastSeq: 1, signal })).rejects.toSatisfy((e) => isHostError(e, ErrorCode.Conflict));
+    await expect(b.placer.exec({ session, inputs: input("cas"), expectedLastSeq: 1, signal })).rejects.toSatisfy((e) =>
+      isHostError(e, ErrorCode.Conflict),
+    );
     const head = await b.journal.head(session);
     gate.open();
     expect(await staleOutcome).toSatisfy((e) => isHostError(e, ErrorCode.Fenced));

@@ -69,7 +69,9 @@ describe("two hosts, one database", () => {
 
     const j = await c.journal();
     const records = await j.readRange(s);
-    const inputs = records.filter((r) => r.event.kind === EventKind.EVENT_INPUT).map((r) => (r.event.body.case === "message" ? messageText(r.event.body.value) : ""));
+    const inputs = records
+      .filter((r) => r.event.kind === EventKind.EVENT_INPUT)
+      .map((r) => (r.event.body.case === "message" ? messageText(r.event.body.value) : ""));
     expect(inputs).toEqual(["one", "two"]); // nothing of the refused calls was written
     expect(await b.api.exec({ session: s, inputs: ["five"] })).toMatchObject({ output: "echo:five" });
     await expectSound(j, [s]);
@@ -81,7 +83,10 @@ describe("two hosts, one database", () => {
     node = await serveHarness(() => new GatedEcho(), { listen: "127.0.0.1:0", actors: false });
     await b.registry.registerHarness({ name: "later", spec: gatedSpec(node.address) });
     // GetHarness reads the stored row without loading it; only the background sync makes it servable.
-    await eventually("A to serve the harness registered on B", async () => (await a.registry.getHarness({ name: "later" })).unservableReason === "");
+    await eventually(
+      "A to serve the harness registered on B",
+      async () => (await a.registry.getHarness({ name: "later" })).unservableReason === "",
+    );
     expect((await a.api.exec({ harness: "later", inputs: ["hi"] })).output).toBe("echo:hi");
   });
 
@@ -101,7 +106,14 @@ describe("two hosts, one database", () => {
     }
     // Host A's actor saw 1 then sat idle while B counted: attaching it would answer 2, not 3.
     expect(counts).toEqual(["1", "2", "3", "4", "5", "6"]);
-    expect((await hosts[1]!.api.replay(e)).outputs).toEqual(["echo:t0", "echo:t1", "echo:t2", "echo:t3", "echo:t4", "echo:t5"]);
+    expect((await hosts[1]!.api.replay(e)).outputs).toEqual([
+      "echo:t0",
+      "echo:t1",
+      "echo:t2",
+      "echo:t3",
+      "echo:t4",
+      "echo:t5",
+    ]);
     await expectSound(await c.journal(), [e, k]);
   });
 

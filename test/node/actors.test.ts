@@ -40,7 +40,13 @@ afterAll(async () => {
 
 describe("Actors service", () => {
   it("reports node info", async () => {
-    expect(await actors.nodeInfo()).toEqual({ pid: process.pid, incrementalHistory: true, codecs: ["v8/1"], instanceDrops: true, wholeRestore: true });
+    expect(await actors.nodeInfo()).toEqual({
+      pid: process.pid,
+      incrementalHistory: true,
+      codecs: ["v8/1"],
+      instanceDrops: true,
+      wholeRestore: true,
+    });
   });
 
   // docs/protocol.md §8.5
@@ -106,7 +112,12 @@ describe("Actors service", () => {
     async function* frames() {
       yield { item: { case: "header" as const, value: { session: "sess-3-copy" } } };
       yield { item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: flipped } } } };
-      yield { item: { case: "chunk" as const, value: { chunk: { case: "trailer" as const, value: { sha256, size: BigInt(bytes.length), codec: "v8/1" } } } } };
+      yield {
+        item: {
+          case: "chunk" as const,
+          value: { chunk: { case: "trailer" as const, value: { sha256, size: BigInt(bytes.length), codec: "v8/1" } } },
+        },
+      };
     }
     const err = await failureOf(raw.restoreActor(frames()));
     raw.close();
@@ -119,7 +130,9 @@ describe("Actors service", () => {
     const raw = createClient(Actors, node.address);
     async function* frames() {
       yield { item: { case: "header" as const, value: { session: "sess-trunc" } } };
-      yield { item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: new Uint8Array([1, 2, 3]) } } } };
+      yield {
+        item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: new Uint8Array([1, 2, 3]) } } },
+      };
     }
     const err = await failureOf(raw.restoreActor(frames()));
     raw.close();
@@ -158,7 +171,10 @@ describe("Actors service", () => {
   });
 
   it("a node served with actors: false does not serve Actors", async () => {
-    const bare = await serveHarness(() => new ScriptedHarness(), { listen: `unix://${join(dir, "bare.sock")}`, actors: false });
+    const bare = await serveHarness(() => new ScriptedHarness(), {
+      listen: `unix://${join(dir, "bare.sock")}`,
+      actors: false,
+    });
     const client = new ActorsClient({ address: bare.address });
     const err = await failureOf(client.nodeInfo());
     client.close();

@@ -83,7 +83,10 @@ function loggedConnection(target: string): { connection: Client; log: CallLog } 
         next();
       },
     });
-  return { connection: new Client(parseAddress(target).target, credentials.createInsecure(), { interceptors: [interceptor] }), log };
+  return {
+    connection: new Client(parseAddress(target).target, credentials.createInsecure(), { interceptors: [interceptor] }),
+    log,
+  };
 }
 
 describe("after END the host lets the node close the stream", () => {
@@ -93,7 +96,11 @@ describe("after END the host lets the node close the stream", () => {
     try {
       for (let i = 0; i < 3; i++) {
         const sink = new RecordingSink();
-        await r.run(startInfo(`00000000000000f${i}`, "count", { sessionUid: "sdk" }), sink, new AbortController().signal);
+        await r.run(
+          startInfo(`00000000000000f${i}`, "count", { sessionUid: "sdk" }),
+          sink,
+          new AbortController().signal,
+        );
         expect(sink.outputs()).toEqual([`count=${i + 1}`]);
       }
       expect(log).toEqual({ halfCloses: 3, cancels: 0, statuses: [0, 0, 0] });
@@ -107,7 +114,11 @@ describe("after END the host lets the node close the stream", () => {
     const { connection, log } = loggedConnection(address);
     const r = new RemoteHarness({ address, session: "lingering", connection });
     try {
-      await r.run(startInfo("00000000000000e2", "go", { sessionUid: "lingering" }), new RecordingSink(), new AbortController().signal);
+      await r.run(
+        startInfo("00000000000000e2", "go", { sessionUid: "lingering" }),
+        new RecordingSink(),
+        new AbortController().signal,
+      );
       // The stream did not outlive run(): it was cancelled before run() resolved.
       expect(log.cancels).toBeGreaterThan(0);
       expect(await endings.get("lingering")).toBe("cancelled");
@@ -121,7 +132,13 @@ describe("after END the host lets the node close the stream", () => {
     const { connection, log } = loggedConnection(sdkNode.address);
     const r = new RemoteHarness({ address: sdkNode.address, session: "sdk-fail", connection });
     try {
-      await expect(r.run(startInfo("00000000000000e3", "throw", { sessionUid: "sdk-fail" }), new RecordingSink(), new AbortController().signal)).rejects.toThrow(/scripted failure/);
+      await expect(
+        r.run(
+          startInfo("00000000000000e3", "throw", { sessionUid: "sdk-fail" }),
+          new RecordingSink(),
+          new AbortController().signal,
+        ),
+      ).rejects.toThrow(/scripted failure/);
       expect(log.cancels).toBeGreaterThan(0);
     } finally {
       r.close();

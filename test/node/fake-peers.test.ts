@@ -67,16 +67,33 @@ describe("a misbehaving node", () => {
         yield output("partial");
         throw new Error("node exploded");
       case "error-event":
-        yield { executionId, kind: EventKind.EVENT_ERROR, body: { case: "error", value: { code: 9, description: "bad args" } } };
+        yield {
+          executionId,
+          kind: EventKind.EVENT_ERROR,
+          body: { case: "error", value: { code: 9, description: "bad args" } },
+        };
         return;
       case "canceled-end":
-        yield { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "CANCELED", error: { description: "stopped" } } } };
+        yield {
+          executionId,
+          kind: EventKind.EVENT_END,
+          body: { case: "end", value: { state: "CANCELED", error: { description: "stopped" } } },
+        };
         return;
       case "model-then-end": {
-        yield { executionId, kind: EventKind.EVENT_MODEL_CALL, body: { case: "model", value: { id: "m-1", model: "m", messages: [textMessage("hi")] } } };
+        yield {
+          executionId,
+          kind: EventKind.EVENT_MODEL_CALL,
+          body: { case: "model", value: { id: "m-1", model: "m", messages: [textMessage("hi")] } },
+        };
         const reply = await it.next();
-        const ok = reply.done !== true && reply.value.frame.case === "model" && reply.value.frame.value.modelCallId === "m-1";
-        yield output(ok ? `reply ok: usage ${reply.value.frame.case === "model" ? String(reply.value.frame.value.usage?.inputTokens) : ""}` : "reply bad");
+        const ok =
+          reply.done !== true && reply.value.frame.case === "model" && reply.value.frame.value.modelCallId === "m-1";
+        yield output(
+          ok
+            ? `reply ok: usage ${reply.value.frame.case === "model" ? String(reply.value.frame.value.usage?.inputTokens) : ""}`
+            : "reply bad",
+        );
         yield { executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } };
         return;
       }
@@ -203,13 +220,20 @@ describe("a misbehaving host against serveHarness", () => {
   it("a wrong model_call_id is a sticky sink failure: END FAILED 'model result correlation mismatch'", async () => {
     const call = harness.connect();
     const exec = "0123456789abcdef";
-    await call.send({ session: "h2", executionId: exec, frame: { case: "start", value: { inputs: [textMessage("model")] } } });
+    await call.send({
+      session: "h2",
+      executionId: exec,
+      frame: { case: "start", value: { inputs: [textMessage("model")] } },
+    });
     const it = call[Symbol.asyncIterator]();
     const mc = await it.next();
     expect(mc.done !== true && mc.value.kind).toBe(EventKind.EVENT_MODEL_CALL);
     const id = mc.done !== true && mc.value.body.case === "model" ? mc.value.body.value.id : "";
     expect(id).toMatch(/^[0-9a-f]{16}$/);
-    await call.send({ executionId: exec, frame: { case: "model", value: { modelCallId: "not-" + id, message: textMessage("x", "assistant") } } });
+    await call.send({
+      executionId: exec,
+      frame: { case: "model", value: { modelCallId: "not-" + id, message: textMessage("x", "assistant") } },
+    });
     const end = await it.next();
     expect(end.done !== true && end.value.kind).toBe(EventKind.EVENT_END);
     const body = end.done !== true && end.value.body.case === "end" ? end.value.body.value : undefined;
@@ -223,7 +247,11 @@ describe("a misbehaving host against serveHarness", () => {
   it("a reply with a foreign execution_id fails the turn", async () => {
     const call = harness.connect();
     const exec = "0123456789abcdef";
-    await call.send({ session: "h3", executionId: exec, frame: { case: "start", value: { inputs: [textMessage("model")] } } });
+    await call.send({
+      session: "h3",
+      executionId: exec,
+      frame: { case: "start", value: { inputs: [textMessage("model")] } },
+    });
     const it = call[Symbol.asyncIterator]();
     const mc = await it.next();
     const id = mc.done !== true && mc.value.body.case === "model" ? mc.value.body.value.id : "";
@@ -237,7 +265,11 @@ describe("a misbehaving host against serveHarness", () => {
   it("a Cancel frame mid-turn aborts the harness and ends the turn CANCELED", async () => {
     const call = harness.connect();
     const exec = "00000000000000ce";
-    await call.send({ session: "h4", executionId: exec, frame: { case: "start", value: { inputs: [textMessage("wait")] } } });
+    await call.send({
+      session: "h4",
+      executionId: exec,
+      frame: { case: "start", value: { inputs: [textMessage("wait")] } },
+    });
     const it = call[Symbol.asyncIterator]();
     const waiting = await it.next();
     expect(waiting.done !== true && waiting.value.kind).toBe(EventKind.EVENT_OUTPUT);

@@ -25,7 +25,10 @@ export class RecordingSink implements EventSink {
     const last = request.messages.at(-1);
     const text = last?.parts[0]?.part.case === "text" ? last.parts[0].part.value.text : "";
     return {
-      message: create(MessageSchema, { role: "assistant", parts: [{ part: { case: "text", value: { text: `host says: ${text}` } } }] }),
+      message: create(MessageSchema, {
+        role: "assistant",
+        parts: [{ part: { case: "text", value: { text: `host says: ${text}` } } }],
+      }),
       usage: create(UsageSchema, { model: request.model, inputTokens: 7n, outputTokens: 3n }),
     };
   }
@@ -121,7 +124,13 @@ export class ScriptedHarness implements Harness {
         await sink.report(create(ToolResultSchema, { id: "t-self", error: "reported" }));
         await sink.usage(create(UsageSchema, { model: "m1", inputTokens: 1n, outputTokens: 2n }));
         {
-          const r = await sink.toolCall({ $typeName: "agentsessions.v1.ToolCall", id: "t-1", tool: "search", mediation: 2, idempotencyKey: "k-1" });
+          const r = await sink.toolCall({
+            $typeName: "agentsessions.v1.ToolCall",
+            id: "t-1",
+            tool: "search",
+            mediation: 2,
+            idempotencyKey: "k-1",
+          });
           await sink.output(`tool said ${r.error}`);
         }
         return;

@@ -14,7 +14,12 @@ import { ApprovalParkedError } from "../../src/controller/approvals.js";
 import { ErrorCode, HostError, isHostError } from "../../src/errors/index.js";
 import { ActorsClient, HistoryStore, RemoteHarness, serveHarness } from "../../src/node/index.js";
 import type { HarnessNode, ServeHarnessOptions } from "../../src/node/index.js";
-import { HISTORY_BASE_HEADER, HISTORY_TOKEN_HEADER, historyRequestOf, isStaleHistory } from "../../src/node/history-headers.js";
+import {
+  HISTORY_BASE_HEADER,
+  HISTORY_TOKEN_HEADER,
+  historyRequestOf,
+  isStaleHistory,
+} from "../../src/node/history-headers.js";
 import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
 import { RpcError, createClient } from "../../src/wire/index.js";
 import { RecordingSink, failureOf, startInfo, textMessage } from "./fixtures.js";
@@ -45,7 +50,16 @@ class HistoryProbe implements Harness {
       throw new HostError(ErrorCode.Cancelled, "probe saw the abort");
     }
     if (command === "gate") {
-      await sink.toolCall({ $typeName: "agentsessions.v1.ToolCall", id: "t-gate", tool: "deploy", mediation: Mediation.REQUIRES_APPROVAL, idempotencyKey: "k" } as ToolCall, signal);
+      await sink.toolCall(
+        {
+          $typeName: "agentsessions.v1.ToolCall",
+          id: "t-gate",
+          tool: "deploy",
+          mediation: Mediation.REQUIRES_APPROVAL,
+          idempotencyKey: "k",
+        } as ToolCall,
+        signal,
+      );
     }
     await sink.output(`history=${start.history.length}`, signal);
   }
@@ -61,7 +75,13 @@ class FakeJournal {
   readonly events: Event[] = [];
   append(n: number, tag: string): void {
     for (let i = 0; i < n; i++) {
-      this.events.push(create(EventSchema, { executionId: tag, kind: EventKind.EVENT_OUTPUT, body: { case: "message", value: textMessage(`${tag}#${this.events.length}`, "assistant") } }));
+      this.events.push(
+        create(EventSchema, {
+          executionId: tag,
+          kind: EventKind.EVENT_OUTPUT,
+          body: { case: "message", value: textMessage(`${tag}#${this.events.length}`, "assistant") },
+        }),
+      );
     }
   }
   /** A copy (histories are handed over as fresh arrays, like HistoryCache re-reads). */
@@ -75,7 +95,10 @@ const remotes: RemoteHarness[] = [];
 const clients: ActorsClient[] = [];
 let sockets = 0;
 
-async function node(opts: Partial<ServeHarnessOptions> = {}, socket = join(dir, `n${++sockets}.sock`)): Promise<HarnessNode> {
+async function node(
+  opts: Partial<ServeHarnessOptions> = {},
+  socket = join(dir, `n${++sockets}.sock`),
+): Promise<HarnessNode> {
   const n = await serveHarness(() => new HistoryProbe(), { listen: `unix://${socket}`, ...opts });
   nodes.push(n);
   return n;
@@ -240,7 +263,11 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
     journal.append(1, "b");
     const sink = new RecordingSink();
     const abort = new AbortController();
-    const cut = r.run(startInfo(execId(), "wait", { sessionUid: r.session, history: journal.snapshot() }), sink, abort.signal);
+    const cut = r.run(
+      startInfo(execId(), "wait", { sessionUid: r.session, history: journal.snapshot() }),
+      sink,
+      abort.signal,
+    );
     await sink.outputSeen("waiting");
     abort.abort(new HostError(ErrorCode.Cancelled, "test cancels"));
     expect(isHostError(await failureOf(cut), ErrorCode.Cancelled)).toBe(true);
@@ -251,7 +278,13 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
 
     journal.append(1, "d");
     const gated = execId();
-    const parked = await failureOf(r.run(startInfo(gated, "gate", { sessionUid: r.session, history: journal.snapshot() }), new ParkingSink(gated), new AbortController().signal));
+    const parked = await failureOf(
+      r.run(
+        startInfo(gated, "gate", { sessionUid: r.session, history: journal.snapshot() }),
+        new ParkingSink(gated),
+        new AbortController().signal,
+      ),
+    );
     expect(parked).toBeInstanceOf(ApprovalParkedError);
     before = r.historyStats;
     journal.append(1, "e");
@@ -318,7 +351,10 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
   it("the node refuses a tail it cannot extend with FAILED_PRECONDITION and the stale marker, before running the harness", async () => {
     const n = await node();
     const runsBefore = HistoryProbe.runs;
-    const err = await rawStart(n.address, "s-raw", { [HISTORY_TOKEN_HEADER]: "ab".repeat(16), [HISTORY_BASE_HEADER]: "3" });
+    const err = await rawStart(n.address, "s-raw", {
+      [HISTORY_TOKEN_HEADER]: "ab".repeat(16),
+      [HISTORY_BASE_HEADER]: "3",
+    });
     expect(err instanceof RpcError && err.grpcCode).toBe(GrpcStatus.FAILED_PRECONDITION);
     expect(isStaleHistory(err)).toBe(true);
     expect(HistoryProbe.runs).toBe(runsBefore);
@@ -342,7 +378,11 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
       return historyRequestOf(md);
     };
     expect(parse({})).toEqual({ kind: "none" });
-    expect(parse({ [HISTORY_TOKEN_HEADER]: "0f".repeat(16), [HISTORY_BASE_HEADER]: "12" })).toEqual({ kind: "tail", token: "0f".repeat(16), base: 12 });
+    expect(parse({ [HISTORY_TOKEN_HEADER]: "0f".repeat(16), [HISTORY_BASE_HEADER]: "12" })).toEqual({
+      kind: "tail",
+      token: "0f".repeat(16),
+      base: 12,
+    });
   });
 });
 
@@ -387,8 +427,12 @@ describe("the node's history cache is bounded (docs/protocol.md §8.8)", () => {
     const store = new HistoryStore();
     const md = new Metadata();
     store.resolve("a", events(3), { kind: "full", token: tok("a") }, md);
-    expect(() => store.resolve("a", events(1), { kind: "tail", token: tok("a"), base: 2 }, md)).toThrow(/history-stale/);
-    expect(() => store.resolve("a", events(1), { kind: "tail", token: tok("b"), base: 3 }, md)).toThrow(/history-stale/);
+    expect(() => store.resolve("a", events(1), { kind: "tail", token: tok("a"), base: 2 }, md)).toThrow(
+      /history-stale/,
+    );
+    expect(() => store.resolve("a", events(1), { kind: "tail", token: tok("b"), base: 3 }, md)).toThrow(
+      /history-stale/,
+    );
     expect(store.totalEvents).toBe(3);
     expect(store.resolve("a", events(1), { kind: "tail", token: tok("a"), base: 3 }, md).held).toBe(4);
   });

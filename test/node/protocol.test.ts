@@ -72,22 +72,31 @@ describe("RemoteHarness ⇄ serveHarness", () => {
     const start = startInfo("00000000000000aa", "start-info", {
       config: Buffer.from("cfg"),
       resumeFromSeq: 41,
-      identity: { principal: { $typeName: "agentsessions.v1.IdentityRef", principal: "alice", issuer: "", subject: "" }, canMintTokens: true },
+      identity: {
+        principal: { $typeName: "agentsessions.v1.IdentityRef", principal: "alice", issuer: "", subject: "" },
+        canMintTokens: true,
+      },
     });
     await remote("s-info").run(start, sink, new AbortController().signal);
-    expect(sink.outputs()).toEqual(["session=s-info exec=00000000000000aa seq=41 config=cfg history=0 principal=alice mint=true"]);
+    expect(sink.outputs()).toEqual([
+      "session=s-info exec=00000000000000aa seq=41 config=cfg history=0 principal=alice mint=true",
+    ]);
   });
 
   it("a harness that throws ends FAILED; the host sees the description and the code", async () => {
     const sink = new RecordingSink();
-    const err = await failureOf(remote("s-throw").run(startInfo("0000000000000003", "throw"), sink, new AbortController().signal));
+    const err = await failureOf(
+      remote("s-throw").run(startInfo("0000000000000003", "throw"), sink, new AbortController().signal),
+    );
     expect(err).toBeInstanceOf(RemoteTurnError);
     const e = err as RemoteTurnError;
     expect(e.state).toBe("FAILED");
     expect(e.message).toBe("scripted failure");
     expect(e.code).toBe(ErrorCode.FailedPrecondition);
     expect(sink.outputs()).toEqual(["about to fail"]);
-    const plain = await failureOf(remote("s-throw").run(startInfo("0000000000000004", "throw-plain"), sink, new AbortController().signal));
+    const plain = await failureOf(
+      remote("s-throw").run(startInfo("0000000000000004", "throw-plain"), sink, new AbortController().signal),
+    );
     expect(plain).toMatchObject({ state: "FAILED", message: "plain failure", code: ErrorCode.Internal });
   });
 
@@ -108,7 +117,9 @@ describe("RemoteHarness ⇄ serveHarness", () => {
     const ac = new AbortController();
     const first = remote("s-busy").run(startInfo("00000000000000c1", "wait"), sink, ac.signal);
     await sink.outputSeen("waiting");
-    const busy = await failureOf(remote("s-busy").run(startInfo("00000000000000c2", "count"), new RecordingSink(), new AbortController().signal));
+    const busy = await failureOf(
+      remote("s-busy").run(startInfo("00000000000000c2", "count"), new RecordingSink(), new AbortController().signal),
+    );
     expect(isHostError(busy, ErrorCode.SessionBusy)).toBe(true);
     ac.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline"));
     const cancelled = await failureOf(first);
@@ -117,10 +128,12 @@ describe("RemoteHarness ⇄ serveHarness", () => {
     const deadline = Date.now() + 10_000;
     for (;;) {
       const s = new RecordingSink();
-      const r = await remote("s-busy").run(startInfo("00000000000000c3", "count"), s, new AbortController().signal).then(
-        () => "ok",
-        (e: unknown) => e,
-      );
+      const r = await remote("s-busy")
+        .run(startInfo("00000000000000c3", "count"), s, new AbortController().signal)
+        .then(
+          () => "ok",
+          (e: unknown) => e,
+        );
       if (r === "ok") {
         expect(s.outputs()).toEqual(["count=1"]);
         break;
@@ -138,16 +151,24 @@ describe("RemoteHarness ⇄ serveHarness", () => {
         throw new HostError(ErrorCode.Diverged, "replay diverged at seq 4");
       }
     }
-    const err = await failureOf(remote("s-diverge").run(startInfo("00000000000000d1", "model"), new DivergingSink(), new AbortController().signal));
+    const err = await failureOf(
+      remote("s-diverge").run(
+        startInfo("00000000000000d1", "model"),
+        new DivergingSink(),
+        new AbortController().signal,
+      ),
+    );
     expect(isHostError(err, ErrorCode.Diverged)).toBe(true);
     expect((err as Error).message).toBe("replay diverged at seq 4");
     const deadline = Date.now() + 10_000;
     for (;;) {
       const s = new RecordingSink();
-      const r = await remote("s-diverge").run(startInfo("00000000000000d2", "count"), s, new AbortController().signal).then(
-        () => "ok",
-        (e: unknown) => e,
-      );
+      const r = await remote("s-diverge")
+        .run(startInfo("00000000000000d2", "count"), s, new AbortController().signal)
+        .then(
+          () => "ok",
+          (e: unknown) => e,
+        );
       if (r === "ok") break;
       expect(isHostError(r, ErrorCode.SessionBusy)).toBe(true);
       if (Date.now() > deadline) throw new Error("actor never released");
@@ -156,7 +177,9 @@ describe("RemoteHarness ⇄ serveHarness", () => {
   });
 
   it("an empty execution id is refused before anything is sent", async () => {
-    const err = await failureOf(remote("s-x").run(startInfo("", "count"), new RecordingSink(), new AbortController().signal));
+    const err = await failureOf(
+      remote("s-x").run(startInfo("", "count"), new RecordingSink(), new AbortController().signal),
+    );
     expect(isHostError(err, ErrorCode.InvalidArgument)).toBe(true);
   });
 

@@ -56,7 +56,11 @@ describe("RestoreActorWhole on the SDK node (§8.9)", () => {
     await turn("sess-w1", "count");
     await turn("sess-w1", "count");
     const bytes = await actors.snapshot("sess-w1");
-    const res = await raw.restoreActorWhole({ header: { session: "sess-w1-copy" }, data: bytes, trailer: { sha256: sha256(bytes), size: BigInt(bytes.length), codec: "v8/1" } });
+    const res = await raw.restoreActorWhole({
+      header: { session: "sess-w1-copy" },
+      data: bytes,
+      trailer: { sha256: sha256(bytes), size: BigInt(bytes.length), codec: "v8/1" },
+    });
     expect(res).toMatchObject({ session: "sess-w1-copy", size: BigInt(bytes.length) });
     expect(await turn("sess-w1-copy", "count")).toEqual(["count=3"]);
   });
@@ -67,7 +71,13 @@ describe("RestoreActorWhole on the SDK node (§8.9)", () => {
     const flipped = Uint8Array.from(bytes);
     const mid = Math.floor(flipped.length / 2);
     flipped[mid] = (flipped[mid] ?? 0) ^ 0xff;
-    const err = await failureOf(raw.restoreActorWhole({ header: { session: "sess-w2-copy" }, data: flipped, trailer: { sha256: sha256(bytes), size: BigInt(bytes.length), codec: "v8/1" } }));
+    const err = await failureOf(
+      raw.restoreActorWhole({
+        header: { session: "sess-w2-copy" },
+        data: flipped,
+        trailer: { sha256: sha256(bytes), size: BigInt(bytes.length), codec: "v8/1" },
+      }),
+    );
     expect(err).toBeInstanceOf(RpcError);
     expect((err as RpcError).grpcCode).toBe(GrpcStatus.DATA_LOSS);
     expect((await actors.list()).some((a) => a.session === "sess-w2-copy")).toBe(false);
@@ -77,11 +87,25 @@ describe("RestoreActorWhole on the SDK node (§8.9)", () => {
     await turn("sess-w3", "count");
     const bytes = await actors.snapshot("sess-w3");
     const trailer = { sha256: sha256(bytes), size: BigInt(bytes.length), codec: "v8/1" };
-    expect(isHostError(await failureOf(raw.restoreActorWhole({ header: { session: "sess-w3-a" }, data: bytes })), ErrorCode.DataLoss)).toBe(true);
-    expect(isHostError(await failureOf(raw.restoreActorWhole({ data: bytes, trailer })), ErrorCode.InvalidArgument)).toBe(true);
-    const codecErr = await failureOf(raw.restoreActorWhole({ header: { session: "sess-w3-b" }, data: bytes, trailer: { ...trailer, codec: "v9/1" } }));
+    expect(
+      isHostError(
+        await failureOf(raw.restoreActorWhole({ header: { session: "sess-w3-a" }, data: bytes })),
+        ErrorCode.DataLoss,
+      ),
+    ).toBe(true);
+    expect(
+      isHostError(await failureOf(raw.restoreActorWhole({ data: bytes, trailer })), ErrorCode.InvalidArgument),
+    ).toBe(true);
+    const codecErr = await failureOf(
+      raw.restoreActorWhole({ header: { session: "sess-w3-b" }, data: bytes, trailer: { ...trailer, codec: "v9/1" } }),
+    );
     expect(isHostError(codecErr, ErrorCode.FailedPrecondition)).toBe(true);
-    expect(isHostError(await failureOf(raw.restoreActorWhole({ header: { session: "sess-w3" }, data: bytes, trailer })), ErrorCode.AlreadyExists)).toBe(true);
+    expect(
+      isHostError(
+        await failureOf(raw.restoreActorWhole({ header: { session: "sess-w3" }, data: bytes, trailer })),
+        ErrorCode.AlreadyExists,
+      ),
+    ).toBe(true);
     expect((await actors.list()).map((a) => a.session).filter((s) => s.startsWith("sess-w3-"))).toEqual([]);
     expect(await turn("sess-w3", "count")).toEqual(["count=2"]);
   });
@@ -99,7 +123,11 @@ describe("RestoreActorWhole on the SDK node (§8.9)", () => {
 describe("ActorsClient chooses the restore call by what the node reported (§8.9)", () => {
   type Calls = { whole: number; stream: number };
 
-  async function fakeNode(name: string, reports: boolean, serves: boolean): Promise<{ client: ActorsClient; calls: Calls; stop(): void }> {
+  async function fakeNode(
+    name: string,
+    reports: boolean,
+    serves: boolean,
+  ): Promise<{ client: ActorsClient; calls: Calls; stop(): void }> {
     const calls: Calls = { whole: 0, stream: 0 };
     const impl: ServiceImpl<MethodsOf<typeof Actors>> = {
       async *snapshotActor() {},
@@ -109,7 +137,8 @@ describe("ActorsClient chooses the restore call by what the node reported (§8.9
         let size = 0n;
         for await (const r of reqs) {
           if (r.item.case === "header") session = r.item.value.session;
-          else if (r.item.case === "chunk" && r.item.value.chunk.case === "data") size += BigInt(r.item.value.chunk.value.length);
+          else if (r.item.case === "chunk" && r.item.value.chunk.case === "data")
+            size += BigInt(r.item.value.chunk.value.length);
         }
         return { session, size };
       },

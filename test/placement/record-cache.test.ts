@@ -10,7 +10,10 @@ import { RecordCache } from "../../src/placement/record-cache.js";
 import { countingJournal } from "../fixtures/counting-journal.js";
 
 function input(text: string): Event {
-  return create(EventSchema, { kind: EventKind.EVENT_INPUT, body: { case: "message", value: { role: "user", parts: [{ part: { case: "text", value: { text } } }] } } });
+  return create(EventSchema, {
+    kind: EventKind.EVENT_INPUT,
+    body: { case: "message", value: { role: "user", parts: [{ part: { case: "text", value: { text } } }] } },
+  });
 }
 
 /** The journal with a count of readRange calls. */

@@ -27,8 +27,12 @@ describe("protos", () => {
 
   it("src/gen is exactly what buf generate produces", async () => {
     await run("buf", ["generate", "-o", out], { cwd: repo, env });
-    const fresh = files(join(out, "src/gen")).map((f) => relative(join(out, "src/gen"), f)).sort();
-    const committed = files(join(repo, "src/gen")).map((f) => relative(join(repo, "src/gen"), f)).sort();
+    const fresh = files(join(out, "src/gen"))
+      .map((f) => relative(join(out, "src/gen"), f))
+      .sort();
+    const committed = files(join(repo, "src/gen"))
+      .map((f) => relative(join(repo, "src/gen"), f))
+      .sort();
     expect(committed).toEqual(fresh);
     for (const f of fresh) {
       expect(readFileSync(join(repo, "src/gen", f), "utf8"), f).toBe(readFileSync(join(out, "src/gen", f), "utf8"));

@@ -6,7 +6,17 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../../src/host/host.js";
-import { closeAll, expectChainVerifies, headSeq, openTestHost, pidExists, spawnedRuntimeOf, turn, turns, until } from "../tiers/helpers.js";
+import {
+  closeAll,
+  expectChainVerifies,
+  headSeq,
+  openTestHost,
+  pidExists,
+  spawnedRuntimeOf,
+  turn,
+  turns,
+  until,
+} from "../tiers/helpers.js";
 
 let host: Host;
 
@@ -19,7 +29,9 @@ afterAll(closeAll);
 function dropNewestCheckpoint(session: string): number {
   const db = new Database(join(host.config.dataDir, "journal.db"));
   try {
-    const row = db.prepare<[string], { seq: number }>("SELECT seq FROM checkpoints WHERE session = ? ORDER BY seq DESC LIMIT 1").get(session);
+    const row = db
+      .prepare<[string], { seq: number }>("SELECT seq FROM checkpoints WHERE session = ? ORDER BY seq DESC LIMIT 1")
+      .get(session);
     if (!row) throw new Error("no checkpoint to drop");
     db.prepare("DELETE FROM checkpoints WHERE session = ? AND seq = ?").run(session, row.seq);
     return row.seq;

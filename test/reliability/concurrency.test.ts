@@ -49,7 +49,9 @@ describe("concurrent operations on one session", () => {
     const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata!.uid;
     const first = drain(f.sessions.exec({ session: uid, inputs: [userInput("winner")] }));
     await gate.entered;
-    const rest = await Promise.all(Array.from({ length: 49 }, (_, i) => drain(f.sessions.exec({ session: uid, inputs: [userInput(`loser ${i}`)] }))));
+    const rest = await Promise.all(
+      Array.from({ length: 49 }, (_, i) => drain(f.sessions.exec({ session: uid, inputs: [userInput(`loser ${i}`)] }))),
+    );
     gate.release();
     const won = await first;
     expect(won.error).toBeUndefined();
@@ -80,7 +82,9 @@ describe("concurrent operations on one session", () => {
     const op = (label: string): Promise<number> => {
       switch (rng.int(0, 3)) {
         case 0:
-          return drain(f.sessions.exec({ session: uid, inputs: [userInput(label)] })).then((r) => r.error?.grpcCode ?? GrpcStatus.OK);
+          return drain(f.sessions.exec({ session: uid, inputs: [userInput(label)] })).then(
+            (r) => r.error?.grpcCode ?? GrpcStatus.OK,
+          );
         case 1:
           return codeOf(f.sessions.fork({ session: uid, count: 1 }));
         case 2:
@@ -103,9 +107,13 @@ describe("concurrent operations on one session", () => {
       // Free round: racing operations, each OK or ABORTED.
       gate = Promise.resolve();
       entered = () => undefined;
-      for (const code of await Promise.all(Array.from({ length: 5 }, (_, i) => op(`f${round}.${i}`)))) codes.set(code, (codes.get(code) ?? 0) + 1);
+      for (const code of await Promise.all(Array.from({ length: 5 }, (_, i) => op(`f${round}.${i}`))))
+        codes.set(code, (codes.get(code) ?? 0) + 1);
     }
-    expect([...codes.keys()].every((c) => c === GrpcStatus.OK || c === GrpcStatus.ABORTED), JSON.stringify([...codes])).toBe(true);
+    expect(
+      [...codes.keys()].every((c) => c === GrpcStatus.OK || c === GrpcStatus.ABORTED),
+      JSON.stringify([...codes]),
+    ).toBe(true);
     expect(codes.get(GrpcStatus.OK) ?? 0).toBeGreaterThan(0);
     for (const s of await f.host.journal.allSessionUids()) {
       expect(await f.host.journal.verify(s)).toMatchObject({ ok: true });

@@ -13,7 +13,10 @@ afterAll(killAllServeProcesses);
 const FULL = process.env["HH_CRASHKILL_FULL"] === "1";
 const SEED = Number(process.env["HH_CRASHKILL_SEED"] ?? 20240611);
 const started = Date.now();
-const log = FULL || process.env["HH_CRASHKILL_LOG"] === "1" ? (l: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${l}`) : undefined;
+const log =
+  FULL || process.env["HH_CRASHKILL_LOG"] === "1"
+    ? (l: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${l}`)
+    : undefined;
 
 const options: CrashKillOptions = FULL
   ? { seed: SEED, kills: 60, sessions: { echo: 3, "echo-sp": 2, counter: 3, "counter-os": 2 }, ...(log ? { log } : {}) }

@@ -24,7 +24,12 @@ type SessionsClient = ServiceClient<MethodsOf<typeof Sessions>>;
 
 /** echo: local runtime; echo-sp: echo in a spawned node; counter: every-turn; counter-os: on-suspend. */
 export type SessionKind = "echo" | "echo-sp" | "counter" | "counter-os";
-const HARNESS: Record<SessionKind, string> = { echo: "echo", "echo-sp": "echosp", counter: "counter", "counter-os": "counteros" };
+const HARNESS: Record<SessionKind, string> = {
+  echo: "echo",
+  "echo-sp": "echosp",
+  counter: "counter",
+  "counter-os": "counteros",
+};
 
 export interface CrashKillOptions {
   readonly seed: number;
@@ -195,16 +200,26 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
   const model = await new CountingModel().start();
   const rng = new Prng(opts.seed);
   const args = [
-    "--data", data,
-    "--addr", "127.0.0.1:0",
-    "--registry-addr", "127.0.0.1:0",
-    "--model", model.baseUrl,
-    "--model-name", "echo",
-    "--harness", "echosp=spawned:echo",
-    "--harness", "counteros=spawned:counter",
-    "--checkpoint-policy", "counteros=on-suspend",
-    "--node-idle-ms", "60000",
-    "--log-level", "warn",
+    "--data",
+    data,
+    "--addr",
+    "127.0.0.1:0",
+    "--registry-addr",
+    "127.0.0.1:0",
+    "--model",
+    model.baseUrl,
+    "--model-name",
+    "echo",
+    "--harness",
+    "echosp=spawned:echo",
+    "--harness",
+    "counteros=spawned:counter",
+    "--checkpoint-policy",
+    "counteros=on-suspend",
+    "--node-idle-ms",
+    "60000",
+    "--log-level",
+    "warn",
   ];
   const env = process.env;
   const logs: string[] = [];
@@ -222,12 +237,16 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     if (!m) acked.set(uid, (m = new Map()));
     const seq = Number(rec.seq);
     const prior = m.get(seq);
-    if (prior !== undefined && prior !== rec.contentHash) violations.add(`${uid}: seq ${seq} acknowledged with two hashes`);
+    if (prior !== undefined && prior !== rec.contentHash)
+      violations.add(`${uid}: seq ${seq} acknowledged with two hashes`);
     m.set(seq, rec.contentHash);
     stats.records += 1;
     // An on-suspend counter counts as progressed only once it holds a snapshot, so the fork recovery
     // path is exercised rather than cut off before the first suspend.
-    cluster.acknowledged(w.kind === "counter-os" && !w.snapshotted ? -1 : w.id, workers.filter((x) => !x.retired).length);
+    cluster.acknowledged(
+      w.kind === "counter-os" && !w.snapshotted ? -1 : w.id,
+      workers.filter((x) => !x.retired).length,
+    );
   };
 
   const closeExecution = (w: Worker): void => {
@@ -240,16 +259,25 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
   /** Reads the session's records through Replay (they are acknowledged too); returns them. */
   const replay = async (uid: string, from = 1, to = 0): Promise<LogRecord[]> => {
     const out: LogRecord[] = [];
-    for await (const rec of cluster.client.replay({ session: uid, fromSeq: BigInt(from), toSeq: BigInt(to) })) out.push(rec);
+    for await (const rec of cluster.client.replay({ session: uid, fromSeq: BigInt(from), toSeq: BigInt(to) }))
+      out.push(rec);
     return out;
   };
 
   const outputsOf = (recs: readonly LogRecord[], executionId?: string): string[] =>
-    recs.filter((r) => r.event?.kind === EventKind.EVENT_OUTPUT && r.event.body.case === "message" && (executionId === undefined || r.event.executionId === executionId)).map((r) => (r.event?.body.case === "message" ? textOf(r.event.body.value) : ""));
+    recs
+      .filter(
+        (r) =>
+          r.event?.kind === EventKind.EVENT_OUTPUT &&
+          r.event.body.case === "message" &&
+          (executionId === undefined || r.event.executionId === executionId),
+      )
+      .map((r) => (r.event?.body.case === "message" ? textOf(r.event.body.value) : ""));
 
   const expectOutput = (w: Worker, text: string, outputs: readonly string[]): void => {
     const want = w.kind === "echo" || w.kind === "echo-sp" ? `echo:${text}` : String(w.count + 1);
-    if (outputs.length !== 1 || outputs[0] !== want) violations.add(`${w.uid} (${w.kind}): turn "${text}" answered ${JSON.stringify(outputs)}, expected ["${want}"]`);
+    if (outputs.length !== 1 || outputs[0] !== want)
+      violations.add(`${w.uid} (${w.kind}): turn "${text}" answered ${JSON.stringify(outputs)}, expected ["${want}"]`);
     w.count += 1;
   };
 
@@ -361,7 +389,13 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
           }
           continue;
         }
-        if (lost || code === GrpcStatus.DATA_LOSS || code === GrpcStatus.FAILED_PRECONDITION || code === GrpcStatus.INVALID_ARGUMENT || code === GrpcStatus.NOT_FOUND) {
+        if (
+          lost ||
+          code === GrpcStatus.DATA_LOSS ||
+          code === GrpcStatus.FAILED_PRECONDITION ||
+          code === GrpcStatus.INVALID_ARGUMENT ||
+          code === GrpcStatus.NOT_FOUND
+        ) {
           violations.add(`${w.uid} (${w.kind}): ${GrpcStatus[code] ?? code}: ${messageOf(err)}`);
           w.retired = true;
           continue;
@@ -385,7 +419,19 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
         const created = await cluster.client.createSession({ session: { harness: HARNESS[kind] } });
         const uid = created.metadata?.uid ?? "";
         allUids.add(uid);
-        workers.push({ id: workers.length, kind, rng: rng.fork(), uid, count: 0, snapshotted: false, needsRecovery: false, failures: 0, open: undefined, retired: false, attempt: 0 });
+        workers.push({
+          id: workers.length,
+          kind,
+          rng: rng.fork(),
+          uid,
+          count: 0,
+          snapshotted: false,
+          needsRecovery: false,
+          failures: 0,
+          open: undefined,
+          retired: false,
+          attempt: 0,
+        });
       }
     }
     await Promise.all(workers.map((w) => run(w, false)));
@@ -400,7 +446,8 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
 
     // The CLI's own verify over the data directory.
     const verify = spawnSync(process.execPath, [BIN, "verify", "--data", data, "--json"], { encoding: "utf8" });
-    if (verify.status !== 0) violations.add(`harnesshost verify exited ${verify.status}: ${verify.stdout}${verify.stderr}`);
+    if (verify.status !== 0)
+      violations.add(`harnesshost verify exited ${verify.status}: ${verify.stdout}${verify.stderr}`);
 
     const journal = await openJournal(join(data, "journal.db"));
     let recordsVerified = 0;
@@ -432,7 +479,8 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
         const calls = model.calls.get(exec.text) ?? 0;
         const more = Math.max(0, calls - 1);
         extra += more;
-        if (more > exec.cuts) violations.add(`execution "${exec.text}": ${calls} model calls through ${exec.cuts} cuts`);
+        if (more > exec.cuts)
+          violations.add(`execution "${exec.text}": ${calls} model calls through ${exec.cuts} cuts`);
         if (exec.cuts > 0) maxPerCut = Math.max(maxPerCut, more / exec.cuts);
       }
     } finally {
@@ -465,7 +513,13 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
 
 function journalRecordOf(rec: LogRecord): JournalRecord {
   if (!rec.event) throw new Error(`record ${rec.seq} has no event`);
-  return { seq: Number(rec.seq), prevHash: rec.prevHash, contentHash: rec.contentHash, fence: Number(rec.fence), event: rec.event };
+  return {
+    seq: Number(rec.seq),
+    prevHash: rec.prevHash,
+    contentHash: rec.contentHash,
+    fence: Number(rec.fence),
+    event: rec.event,
+  };
 }
 
 /**
@@ -479,16 +533,20 @@ function checkExecutions(uid: string, records: readonly JournalRecord[], live: b
   for (const e of execs) {
     const modelCalls = e.effects.filter((f) => f.event.kind === EventKind.EVENT_MODEL_CALL).length;
     if (modelCalls > 1) violations.add(`${uid}: execution ${e.executionId} journaled ${modelCalls} MODEL_CALLs`);
-    const outputs = e.effects.filter((f) => f.event.kind === EventKind.EVENT_OUTPUT).map((f) => (f.event.body.case === "message" ? textOf(f.event.body.value) : ""));
+    const outputs = e.effects
+      .filter((f) => f.event.kind === EventKind.EVENT_OUTPUT)
+      .map((f) => (f.event.body.case === "message" ? textOf(f.event.body.value) : ""));
     if (outputs.length > 1) violations.add(`${uid}: execution ${e.executionId} journaled ${outputs.length} OUTPUTs`);
     if (!e.completed) continue;
     const input = e.inputs[0] ? textOf(e.inputs[0]) : "";
     if (e.harness === "counter" || e.harness === "counteros") {
       count += 1;
-      if (outputs[0] !== String(count)) violations.add(`${uid}: counter turn ${count} answered ${JSON.stringify(outputs)}`);
+      if (outputs[0] !== String(count))
+        violations.add(`${uid}: counter turn ${count} answered ${JSON.stringify(outputs)}`);
     } else if (outputs[0] !== `echo:${input}`) {
       violations.add(`${uid}: echo turn "${input}" answered ${JSON.stringify(outputs)}`);
     }
   }
-  if (live && execs.at(-1) && !execs.at(-1)!.completed) violations.add(`${uid}: the last turn is still interrupted after the final Resume`);
+  if (live && execs.at(-1) && !execs.at(-1)!.completed)
+    violations.add(`${uid}: the last turn is still interrupted after the final Resume`);
 }

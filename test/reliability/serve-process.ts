@@ -86,8 +86,13 @@ export class ServeProcess {
   }
 
   static async start(opts: ServeOptions): Promise<ServeProcess> {
-    const child = spawn(process.execPath, [BIN, "serve", ...opts.args], { stdio: ["ignore", "ignore", "pipe"], env: opts.env ?? process.env });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once("exit", (code, signal) => res({ code, signal })));
+    const child = spawn(process.execPath, [BIN, "serve", ...opts.args], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: opts.env ?? process.env,
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+      child.once("exit", (code, signal) => res({ code, signal })),
+    );
     let text = "";
     const ready = await new Promise<RegExpExecArray>((res, rej) => {
       child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -101,7 +106,9 @@ export class ServeProcess {
           }
         }
       });
-      void exited.then(({ code, signal }) => rej(new Error(`serve exited (${code ?? signal}) before listening:\n${text}`)));
+      void exited.then(({ code, signal }) =>
+        rej(new Error(`serve exited (${code ?? signal}) before listening:\n${text}`)),
+      );
     });
     const proc = new ServeProcess(child, ready[1] ?? "", ready[2] ?? "", exited);
     running.add(proc);

@@ -24,7 +24,10 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function sdkNode(opts: Partial<ServeHarnessOptions> = {}, socket = join(dir, `n${++sockets}.sock`)): Promise<HarnessNode> {
+async function sdkNode(
+  opts: Partial<ServeHarnessOptions> = {},
+  socket = join(dir, `n${++sockets}.sock`),
+): Promise<HarnessNode> {
   const n = await serveHarness(historyDigestHarness, { listen: `unix://${socket}`, ...opts });
   nodes.push(n);
   return n;
@@ -62,7 +65,9 @@ async function remoteHarness(host: Host, name: string, session: string): Promise
 
 describe("incremental history on the spawned runtime", () => {
   it("the spawned SDK node negotiates it; over 5 turns the harness sees exactly the journal's prior events and every Start after the first full send carries only the tail", async () => {
-    const host = await openTestHost({ harnesses: [{ name: "digest", runtime: "spawned", target: fixturePath("history-digest.ts") }] });
+    const host = await openTestHost({
+      harnesses: [{ name: "digest", runtime: "spawned", target: fixturePath("history-digest.ts") }],
+    });
     const session = (await host.createSession({ harness: "digest" })).uid;
     const lengths: number[] = [];
     for (let t = 0; t < 5; t++) lengths.push(await checkedTurn(host, session));
@@ -76,7 +81,9 @@ describe("incremental history on the spawned runtime", () => {
   });
 
   it("a failed turn makes the next Start full, and the harness history stays the journal's", async () => {
-    const host = await openTestHost({ harnesses: [{ name: "digest", runtime: "spawned", target: fixturePath("history-digest.ts") }] });
+    const host = await openTestHost({
+      harnesses: [{ name: "digest", runtime: "spawned", target: fixturePath("history-digest.ts") }],
+    });
     const session = (await host.createSession({ harness: "digest" })).uid;
     await checkedTurn(host, session);
     await checkedTurn(host, session);
@@ -99,7 +106,12 @@ describe("incremental history on the remote runtime", () => {
     const session = (await host.createSession({ harness: "ref" })).uid;
     let total = 0;
     for (let t = 0; t < 4; t++) total += await checkedTurn(host, session);
-    expect((await remoteHarness(host, "ref", session)).historyStats).toEqual({ starts: 4, tails: 0, resends: 0, eventsSent: total });
+    expect((await remoteHarness(host, "ref", session)).historyStats).toEqual({
+      starts: 4,
+      tails: 0,
+      resends: 0,
+      eventsSent: total,
+    });
   });
 
   it("a node reporting incremental_history false gets the full history on every turn", async () => {
@@ -108,7 +120,12 @@ describe("incremental history on the remote runtime", () => {
     const session = (await host.createSession({ harness: "nocache" })).uid;
     let total = 0;
     for (let t = 0; t < 4; t++) total += await checkedTurn(host, session);
-    expect((await remoteHarness(host, "nocache", session)).historyStats).toEqual({ starts: 4, tails: 0, resends: 0, eventsSent: total });
+    expect((await remoteHarness(host, "nocache", session)).historyStats).toEqual({
+      starts: 4,
+      tails: 0,
+      resends: 0,
+      eventsSent: total,
+    });
   });
 
   it("a negotiating node gets tails; after it restarts its empty cache refuses the tail and the host resends in full once", async () => {

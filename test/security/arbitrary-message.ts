@@ -13,7 +13,19 @@ export function hostileString(known: readonly string[] = []): fc.Arbitrary<strin
   return fc.oneof(
     { weight: 4, arbitrary: fc.string({ maxLength: 24 }) },
     { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 24 }) },
-    { weight: 1, arbitrary: fc.constantFrom("", " ", "\u0000", "\ud800", "sess-000000000000000000000000", "../../etc/passwd", "echo", "counter") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "",
+        " ",
+        "\u0000",
+        "\ud800",
+        "sess-000000000000000000000000",
+        "../../etc/passwd",
+        "echo",
+        "counter",
+      ),
+    },
     { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 200_000 }).map((n) => "x".repeat(n)) },
     ...(known.length > 0 ? [{ weight: 3, arbitrary: fc.constantFrom(...known) }] : []),
   );
@@ -41,7 +53,10 @@ function scalar(type: ScalarType, known: readonly string[]): fc.Arbitrary<unknow
     case ScalarType.INT64:
     case ScalarType.SINT64:
     case ScalarType.SFIXED64:
-      return fc.oneof(fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), fc.constantFrom(0n, 1n, -1n, 5n, INT64_MAX, INT64_MIN, 2n ** 53n + 1n));
+      return fc.oneof(
+        fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+        fc.constantFrom(0n, 1n, -1n, 5n, INT64_MAX, INT64_MIN, 2n ** 53n + 1n),
+      );
     case ScalarType.UINT64:
     case ScalarType.FIXED64:
       return fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
@@ -54,13 +69,21 @@ function scalar(type: ScalarType, known: readonly string[]): fc.Arbitrary<unknow
 
 const JSON_VALUE = fc.jsonValue({ maxDepth: 2 });
 
-function element(field: DescField, kind: "scalar" | "enum" | "message", depth: number, known: readonly string[]): fc.Arbitrary<unknown> {
+function element(
+  field: DescField,
+  kind: "scalar" | "enum" | "message",
+  depth: number,
+  known: readonly string[],
+): fc.Arbitrary<unknown> {
   switch (kind) {
     case "scalar":
       return field.scalar === undefined ? fc.constant(undefined) : scalar(field.scalar, known);
     case "enum":
       // Declared members and unknown numbers alike.
-      return fc.oneof(fc.constantFrom(...(field.enum?.values.map((v) => v.number) ?? [0])), fc.integer({ min: -3, max: 10_000 }));
+      return fc.oneof(
+        fc.constantFrom(...(field.enum?.values.map((v) => v.number) ?? [0])),
+        fc.integer({ min: -3, max: 10_000 }),
+      );
     case "message":
       return field.message ? messageValue(field.message, depth - 1, known) : fc.constant(undefined);
     default: {
@@ -79,7 +102,10 @@ function messageValue(schema: DescMessage, depth: number, known: readonly string
     case "google.protobuf.ListValue":
       return fc.array(JSON_VALUE, { maxLength: 3 });
     case "google.protobuf.Timestamp":
-      return fc.record({ seconds: fc.bigInt({ min: -62135596800n, max: 253402300799n }), nanos: fc.integer({ min: 0, max: 999_999_999 }) });
+      return fc.record({
+        seconds: fc.bigInt({ min: -62135596800n, max: 253402300799n }),
+        nanos: fc.integer({ min: 0, max: 999_999_999 }),
+      });
     default:
       if (schema.typeName.startsWith("google.protobuf.")) return fc.constant(undefined);
       return depth <= 0 ? fc.constant({}) : arbitraryInit(schema, { depth, known });

@@ -11,7 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Harness as HarnessService, HarnessDescriptorSchema, Resumability, type ControllerFrame } from "../../src/gen/agentsessions/v1/harness_pb.js";
+import {
+  Harness as HarnessService,
+  HarnessDescriptorSchema,
+  Resumability,
+  type ControllerFrame,
+} from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { Host } from "../../src/host/host.js";
 import { projectExecutions } from "../../src/controller/projection.js";
 import { listen, serviceDefinition } from "../../src/wire/index.js";
@@ -34,14 +39,28 @@ function connect(call: ServerDuplexStream<ControllerFrame, Event | Buffer>): voi
     if (started) return;
     started = true;
     const executionId = frame.executionId;
-    call.write(event({ executionId, kind: EventKind.EVENT_OUTPUT, body: { case: "message", value: textMessage("assistant", "before") } }));
+    call.write(
+      event({
+        executionId,
+        kind: EventKind.EVENT_OUTPUT,
+        body: { case: "message", value: textMessage("assistant", "before") },
+      }),
+    );
     switch (mode) {
       case "good":
-        call.write(event({ executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } }));
+        call.write(
+          event({ executionId, kind: EventKind.EVENT_END, body: { case: "end", value: { state: "COMPLETED" } } }),
+        );
         call.end();
         return;
       case "foreign-id":
-        call.write(event({ executionId: "ffffffffffffffff", kind: EventKind.EVENT_OUTPUT, body: { case: "message", value: textMessage("assistant", "x") } }));
+        call.write(
+          event({
+            executionId: "ffffffffffffffff",
+            kind: EventKind.EVENT_OUTPUT,
+            body: { case: "message", value: textMessage("assistant", "x") },
+          }),
+        );
         return;
       case "host-only":
         call.write(event({ executionId, kind: EventKind.EVENT_LIFECYCLE, body: { case: "lifecycle", value: {} } }));
@@ -71,7 +90,14 @@ beforeAll(async () => {
   server = new Server();
   server.addService(def as never, {
     describe: (_call: unknown, cb: (err: null, res: unknown) => void) =>
-      cb(null, create(HarnessDescriptorSchema, { id: "fake", version: "1", capabilities: { resumability: Resumability.STATELESS_REPLAY } })),
+      cb(
+        null,
+        create(HarnessDescriptorSchema, {
+          id: "fake",
+          version: "1",
+          capabilities: { resumability: Resumability.STATELESS_REPLAY },
+        }),
+      ),
     connect,
   });
   const address = await listen(server, `unix://${join(sockDir, "node.sock")}`);
@@ -104,7 +130,9 @@ describe("a misbehaving remote node", () => {
           session,
           inputs: [textMessage("user", "hi")],
           // "never": the caller gives up once the node's first event is durable (no timer involved).
-          observer: { onRecord: (rec) => void (fault === "never" && rec.event.kind === EventKind.EVENT_OUTPUT && stop.abort()) },
+          observer: {
+            onRecord: (rec) => void (fault === "never" && rec.event.kind === EventKind.EVENT_OUTPUT && stop.abort()),
+          },
           signal: stop.signal,
         });
       } catch (err) {

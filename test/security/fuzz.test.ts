@@ -43,13 +43,21 @@ const known: string[] = ["echo", "counter", "default"];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "hh-fuzz-"));
   // counter on the local runtime: CanPlace refuses it, so no fuzzed request starts a node process.
-  host = await Host.open({ dataDir: dir, nodeIdleMs: 0, harnesses: [{ name: "counter", runtime: "local", target: "counter" }] });
+  host = await Host.open({
+    dataDir: dir,
+    nodeIdleMs: 0,
+    harnesses: [{ name: "counter", runtime: "local", target: "counter" }],
+  });
   server = await startServer(host, { addr: "127.0.0.1:0", registryAddr: "127.0.0.1:0", logger: QUIET });
   sessionsChannel = new Client(server.addr, credentials.createInsecure());
   registryChannel = new Client(server.registryAddr, credentials.createInsecure());
   for (let i = 0; i < 2; i++) {
     const s = await host.createSession({ harness: "echo" });
-    await host.placer.exec({ session: s.uid, inputs: [textMessage("user", `seed ${i}`)], signal: new AbortController().signal });
+    await host.placer.exec({
+      session: s.uid,
+      inputs: [textMessage("user", `seed ${i}`)],
+      signal: new AbortController().signal,
+    });
     known.push(s.uid);
   }
   await host.placer.suspend(known.at(-1)!, new AbortController().signal);
@@ -80,10 +88,19 @@ function callRaw(channel: Client, method: DescMethod, bytes: Buffer): Promise<nu
   const options = { deadline: Date.now() + 20_000 };
   return new Promise((resolve) => {
     if (method.methodKind === "unary") {
-      channel.makeUnaryRequest(methodPath(method), identity, identity, bytes, new Metadata(), options, (err) => resolve(err ? err.code : GrpcStatus.OK));
+      channel.makeUnaryRequest(methodPath(method), identity, identity, bytes, new Metadata(), options, (err) =>
+        resolve(err ? err.code : GrpcStatus.OK),
+      );
       return;
     }
-    const call = channel.makeServerStreamRequest(methodPath(method), identity, identity, bytes, new Metadata(), options);
+    const call = channel.makeServerStreamRequest(
+      methodPath(method),
+      identity,
+      identity,
+      bytes,
+      new Metadata(),
+      options,
+    );
     call.on("data", () => undefined);
     call.on("error", () => undefined);
     call.on("status", (st) => resolve(st.code));
@@ -103,7 +120,8 @@ async function checkAnswer(what: string, send: () => Promise<number>): Promise<v
   const code = await send();
   if (process.env["HH_FUZZ_DEBUG"]) console.log(what, GrpcStatus[code], Date.now() - t0);
   expect(DOCUMENTED.has(code), `${what} answered ${GrpcStatus[code] ?? code}`).toBe(true);
-  if (code !== GrpcStatus.OK) expect(await fingerprint(), `${what} was refused (${GrpcStatus[code]}) but changed the journal`).toBe(before);
+  if (code !== GrpcStatus.OK)
+    expect(await fingerprint(), `${what} was refused (${GrpcStatus[code]}) but changed the journal`).toBe(before);
 }
 
 describe("fuzzed typed requests", () => {
@@ -142,16 +160,25 @@ describe("raw and malformed bytes", () => {
 
   it("random bytes on every method get documented codes and change nothing", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...ALL), fc.uint8Array({ minLength: 1, maxLength: 96 }), async ({ method, channel }, bytes) => {
-        await checkAnswer(`${method.name}(random)`, () => callRaw(channel(), method, Buffer.from(bytes)));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...ALL),
+        fc.uint8Array({ minLength: 1, maxLength: 96 }),
+        async ({ method, channel }, bytes) => {
+          await checkAnswer(`${method.name}(random)`, () => callRaw(channel(), method, Buffer.from(bytes)));
+        },
+      ),
       { numRuns: 120, seed: 777 },
     );
   });
 
   it("an oversize message (5 MiB) is RESOURCE_EXHAUSTED and changes nothing", async () => {
     const exec = Sessions.methods.find((m) => m.name === "Exec")!;
-    const huge = Buffer.from(toBinary(exec.input, create(exec.input, { session: known[3]!, inputs: [textMessage("user", "y".repeat(5 * 1024 * 1024))] })));
+    const huge = Buffer.from(
+      toBinary(
+        exec.input,
+        create(exec.input, { session: known[3]!, inputs: [textMessage("user", "y".repeat(5 * 1024 * 1024))] }),
+      ),
+    );
     const before = await fingerprint();
     expect(await callRaw(sessionsChannel, exec, huge)).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(await fingerprint()).toBe(before);
@@ -160,6 +187,7 @@ describe("raw and malformed bytes", () => {
   it("afterwards the server still answers and every chain verifies", async () => {
     const list = Sessions.methods.find((m) => m.name === "ListSessions")!;
     expect(await callRaw(sessionsChannel, list, Buffer.alloc(0))).toBe(GrpcStatus.OK);
-    for (const uid of await host.journal.allSessionUids()) expect(await host.journal.verify(uid)).toMatchObject({ ok: true });
+    for (const uid of await host.journal.allSessionUids())
+      expect(await host.journal.verify(uid)).toMatchObject({ ok: true });
   });
 });

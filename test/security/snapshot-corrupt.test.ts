@@ -25,7 +25,8 @@ async function turns(uid: string, n: number): Promise<string[]> {
     if (error) throw error;
     for (const it of items) {
       const ev = it.update.case === "record" ? it.update.value.event : undefined;
-      if (ev?.body.case === "message" && ev.kind === EventKind.EVENT_OUTPUT) out.push(ev.body.value.parts.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join(""));
+      if (ev?.body.case === "message" && ev.kind === EventKind.EVENT_OUTPUT)
+        out.push(ev.body.value.parts.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join(""));
     }
   }
   return out;

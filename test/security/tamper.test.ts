@@ -24,13 +24,17 @@ type Edit = (db: Database.Database, session: string, seq: number) => void;
 
 const EDITS: Record<string, Edit> = {
   "a flipped byte in the event": (db, s, seq) => {
-    const row = db.prepare<[string, number], { event: Buffer }>("SELECT event FROM events WHERE session = ? AND seq = ?").get(s, seq)!;
+    const row = db
+      .prepare<[string, number], { event: Buffer }>("SELECT event FROM events WHERE session = ? AND seq = ?")
+      .get(s, seq)!;
     const bytes = Buffer.from(row.event);
     bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0x01;
     db.prepare("UPDATE events SET event = ? WHERE session = ? AND seq = ?").run(bytes, s, seq);
   },
-  "an edited prev_hash": (db, s, seq) => void db.prepare("UPDATE events SET prev_hash = ? WHERE session = ? AND seq = ?").run("0".repeat(64), s, seq),
-  "an edited content_hash": (db, s, seq) => void db.prepare("UPDATE events SET content_hash = ? WHERE session = ? AND seq = ?").run("f".repeat(64), s, seq),
+  "an edited prev_hash": (db, s, seq) =>
+    void db.prepare("UPDATE events SET prev_hash = ? WHERE session = ? AND seq = ?").run("0".repeat(64), s, seq),
+  "an edited content_hash": (db, s, seq) =>
+    void db.prepare("UPDATE events SET content_hash = ? WHERE session = ? AND seq = ?").run("f".repeat(64), s, seq),
   "a deleted row": (db, s, seq) => void db.prepare("DELETE FROM events WHERE session = ? AND seq = ?").run(s, seq),
 };
 
@@ -82,7 +86,11 @@ describe("tampered journal", () => {
       const exec = await drain(f.sessions.exec({ session: uid, inputs: [userInput("after")] }));
       expect(exec.error?.grpcCode).toBe(GrpcStatus.DATA_LOSS);
       expect(exec.error?.details).toContain(`seq ${seq}`);
-      for (const p of [f.sessions.resume({ session: uid }), f.sessions.suspend({ session: uid }), f.sessions.fork({ session: uid, count: 1 })]) {
+      for (const p of [
+        f.sessions.resume({ session: uid }),
+        f.sessions.suspend({ session: uid }),
+        f.sessions.fork({ session: uid, count: 1 }),
+      ]) {
         const err = await refusal(p);
         expect(err.grpcCode).toBe(GrpcStatus.DATA_LOSS);
         expect(err.details).toContain(`seq ${seq}`);
@@ -112,23 +120,35 @@ describe("tampered journal", () => {
     const db = new Database(join(f.dir, "journal.db"));
     try {
       // Every stored record (not the session's head row, which carries no event).
-      const rows = db.prepare<[string], { seq: number; event: Buffer }>(`SELECT seq, event FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`).all(uid);
+      const rows = db
+        .prepare<[string], { seq: number; event: Buffer }>(
+          `SELECT seq, event FROM events WHERE session = ? AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`,
+        )
+        .all(uid);
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 0, max: rows.length - 1 }), fc.nat(), fc.integer({ min: 1, max: 255 }), async (r, pos, xor) => {
-          const row = rows[r]!;
-          const bytes = Buffer.from(row.event);
-          bytes[pos % bytes.length] = bytes[pos % bytes.length]! ^ xor;
-          db.prepare("UPDATE events SET event = ? WHERE session = ? AND seq = ?").run(bytes, uid, row.seq);
-          try {
-            const verdict = await f.host.journal.verify(uid);
-            // The hash covers the event's canonical proto3-JSON: a byte change that decodes to the same
-            // canonical event (e.g. inside an unknown field) changes no meaning; any other is caught here.
-            if (!verdict.ok) expect(verdict.seq).toBe(row.seq);
-            else expect(jcs(toJson(EventSchema, fromBinary(EventSchema, bytes)))).toBe(jcs(toJson(EventSchema, fromBinary(EventSchema, row.event))));
-          } finally {
-            db.prepare("UPDATE events SET event = ? WHERE session = ? AND seq = ?").run(row.event, uid, row.seq);
-          }
-        }),
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: rows.length - 1 }),
+          fc.nat(),
+          fc.integer({ min: 1, max: 255 }),
+          async (r, pos, xor) => {
+            const row = rows[r]!;
+            const bytes = Buffer.from(row.event);
+            bytes[pos % bytes.length] = bytes[pos % bytes.length]! ^ xor;
+            db.prepare("UPDATE events SET event = ? WHERE session = ? AND seq = ?").run(bytes, uid, row.seq);
+            try {
+              const verdict = await f.host.journal.verify(uid);
+              // The hash covers the event's canonical proto3-JSON: a byte change that decodes to the same
+              // canonical event (e.g. inside an unknown field) changes no meaning; any other is caught here.
+              if (!verdict.ok) expect(verdict.seq).toBe(row.seq);
+              else
+                expect(jcs(toJson(EventSchema, fromBinary(EventSchema, bytes)))).toBe(
+                  jcs(toJson(EventSchema, fromBinary(EventSchema, row.event))),
+                );
+            } finally {
+              db.prepare("UPDATE events SET event = ? WHERE session = ? AND seq = ?").run(row.event, uid, row.seq);
+            }
+          },
+        ),
         { numRuns: 60, seed: 99 },
       );
     } finally {

@@ -45,7 +45,11 @@ async function grpcCode(p: Promise<unknown>): Promise<number> {
 
 /** Runs `serve` expecting it to refuse its flags; returns exit status and stderr. */
 function refusedServe(...args: string[]): { status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, "serve", "--data", join(dir, "refused"), "--addr", "127.0.0.1:0", ...args], { encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    [BIN, "serve", "--data", join(dir, "refused"), "--addr", "127.0.0.1:0", ...args],
+    { encoding: "utf8", timeout: 60_000 },
+  );
   return { status: r.status, stderr: r.stderr };
 }
 
@@ -55,14 +59,47 @@ beforeAll(async () => {
   key = join(dir, "key.pem");
   const made = spawnSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    ],
     { encoding: "utf8" },
   );
   if (made.status !== 0) throw new Error(`openssl could not make a test certificate: ${made.stderr}`);
   tokenFile = join(dir, "tokens");
   writeFileSync(tokenFile, `# rotated tokens: new first, old until clients moved\n${TOKEN}\nold-token-still-valid\n`);
   serve = await ServeProcess.start({
-    args: ["--data", join(dir, "data"), "--addr", "127.0.0.1:0", "--registry-addr", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key, "--token-file", tokenFile, "--log-level", "debug"],
+    args: [
+      "--data",
+      join(dir, "data"),
+      "--addr",
+      "127.0.0.1:0",
+      "--registry-addr",
+      "0.0.0.0:0",
+      "--tls-cert",
+      cert,
+      "--tls-key",
+      key,
+      "--token-file",
+      tokenFile,
+      "--log-level",
+      "debug",
+    ],
     onStderr: (c) => void (logs += c),
   });
 }, 120_000);
@@ -77,7 +114,18 @@ const registryAddr = () => `127.0.0.1:${serve!.registryAddr.split(":").at(-1)}`;
 
 describe("TLS and bearer tokens on serve", () => {
   it("the CLI over TLS with --tls-ca and --token-file runs a turn", async () => {
-    const r = await cli("exec", "--input", SECRET_INPUT, "--server", serve!.addr, "--tls-ca", cert, "--token-file", tokenFile, "--json");
+    const r = await cli(
+      "exec",
+      "--input",
+      SECRET_INPUT,
+      "--server",
+      serve!.addr,
+      "--tls-ca",
+      cert,
+      "--token-file",
+      tokenFile,
+      "--json",
+    );
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ output: `echo:${SECRET_INPUT}` });
   });
@@ -86,11 +134,22 @@ describe("TLS and bearer tokens on serve", () => {
     const client = createClient(Sessions, serve!.addr, { credentials: tls() });
     try {
       expect(await grpcCode(client.listSessions({}))).toBe(GrpcStatus.UNAUTHENTICATED);
-      expect(await grpcCode(client.listSessions({}, { metadata: { authorization: "Bearer nope" } }))).toBe(GrpcStatus.PERMISSION_DENIED);
-      expect(await grpcCode(client.listSessions({}, { metadata: { authorization: `Basic ${TOKEN}` } }))).toBe(GrpcStatus.UNAUTHENTICATED);
-      for (const t of [TOKEN, "old-token-still-valid"]) expect(await grpcCode(client.listSessions({}, { metadata: { authorization: `Bearer ${t}` } }))).toBe(GrpcStatus.OK);
+      expect(await grpcCode(client.listSessions({}, { metadata: { authorization: "Bearer nope" } }))).toBe(
+        GrpcStatus.PERMISSION_DENIED,
+      );
+      expect(await grpcCode(client.listSessions({}, { metadata: { authorization: `Basic ${TOKEN}` } }))).toBe(
+        GrpcStatus.UNAUTHENTICATED,
+      );
+      for (const t of [TOKEN, "old-token-still-valid"])
+        expect(await grpcCode(client.listSessions({}, { metadata: { authorization: `Bearer ${t}` } }))).toBe(
+          GrpcStatus.OK,
+        );
       const exec = client.exec({ inputs: [textMessage("user", "x")] }, { metadata: { authorization: "Bearer nope" } });
-      await expect((async () => { for await (const _ of exec) void _; })()).rejects.toMatchObject({ grpcCode: GrpcStatus.PERMISSION_DENIED });
+      await expect(
+        (async () => {
+          for await (const _ of exec) void _;
+        })(),
+      ).rejects.toMatchObject({ grpcCode: GrpcStatus.PERMISSION_DENIED });
     } finally {
       client.close();
     }
@@ -100,8 +159,12 @@ describe("TLS and bearer tokens on serve", () => {
     const client = createClient(HarnessRegistry, registryAddr(), { credentials: tls() });
     try {
       expect(await grpcCode(client.listHarnesses({}))).toBe(GrpcStatus.UNAUTHENTICATED);
-      expect(await grpcCode(client.listHarnesses({}, { metadata: { authorization: "Bearer nope" } }))).toBe(GrpcStatus.PERMISSION_DENIED);
-      expect(await grpcCode(client.listHarnesses({}, { metadata: { authorization: `Bearer ${TOKEN}` } }))).toBe(GrpcStatus.OK);
+      expect(await grpcCode(client.listHarnesses({}, { metadata: { authorization: "Bearer nope" } }))).toBe(
+        GrpcStatus.PERMISSION_DENIED,
+      );
+      expect(await grpcCode(client.listHarnesses({}, { metadata: { authorization: `Bearer ${TOKEN}` } }))).toBe(
+        GrpcStatus.OK,
+      );
     } finally {
       client.close();
     }
@@ -110,7 +173,9 @@ describe("TLS and bearer tokens on serve", () => {
   it("a plaintext client cannot talk to the TLS listener", async () => {
     const client = createClient(Sessions, serve!.addr);
     try {
-      expect(await grpcCode(client.listSessions({}, { metadata: { authorization: `Bearer ${TOKEN}` }, timeoutMs: 10_000 }))).not.toBe(GrpcStatus.OK);
+      expect(
+        await grpcCode(client.listSessions({}, { metadata: { authorization: `Bearer ${TOKEN}` }, timeoutMs: 10_000 })),
+      ).not.toBe(GrpcStatus.OK);
     } finally {
       client.close();
     }
@@ -119,7 +184,8 @@ describe("TLS and bearer tokens on serve", () => {
   it("logs carry the calls but never the token, a fence or message content", () => {
     expect(logs).toContain("/agentsessions.v1.Sessions/Exec");
     expect(logs).toContain("PERMISSION_DENIED");
-    for (const secret of [TOKEN, "old-token-still-valid", SECRET_INPUT, `echo:${SECRET_INPUT}`, "Bearer", "fence"]) expect(logs).not.toContain(secret);
+    for (const secret of [TOKEN, "old-token-still-valid", SECRET_INPUT, `echo:${SECRET_INPUT}`, "Bearer", "fence"])
+      expect(logs).not.toContain(secret);
   });
 });
 

@@ -21,11 +21,17 @@ describe("declared tier", () => {
     try {
       await f.registry.registerHarness({
         name: "claims-memory",
-        spec: { placement: { case: "remote", value: { address: node.address } }, capabilities: { resumability: Resumability.REQUIRES_MEMORY_SNAPSHOT } },
+        spec: {
+          placement: { case: "remote", value: { address: node.address } },
+          capabilities: { resumability: Resumability.REQUIRES_MEMORY_SNAPSHOT },
+        },
       });
       await f.registry.registerHarness({
         name: "claims-stateless",
-        spec: { placement: { case: "remote", value: { address: node.address } }, capabilities: { resumability: Resumability.STATELESS_REPLAY } },
+        spec: {
+          placement: { case: "remote", value: { address: node.address } },
+          capabilities: { resumability: Resumability.STATELESS_REPLAY },
+        },
       });
       const refused = await drain(f.sessions.exec({ harness: "claims-memory", inputs: [userInput("hi")] }));
       expect(refused.error?.grpcCode).toBe(status.FAILED_PRECONDITION);

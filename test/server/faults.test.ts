@@ -18,7 +18,9 @@ afterEach(async () => {
 
 /** Starts `harnesshost node --harness echo` on a unix socket and waits for its announcement. */
 async function startNode(socket: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, "node", "--harness", "echo", "--listen", `unix://${socket}`], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [BIN, "node", "--harness", "echo", "--listen", `unix://${socket}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   cleanups.push(async () => void child.kill("SIGKILL"));
   await new Promise<void>((ok, fail) => {
     child.once("exit", (code) => fail(new Error(`node exited early (${code})`)));
@@ -33,7 +35,10 @@ async function startNode(socket: string): Promise<ChildProcess> {
 async function register(f: Fixture, name: string, socket: string): Promise<void> {
   await f.registry.registerHarness({
     name,
-    spec: { placement: { case: "remote", value: { address: `unix://${socket}` } }, capabilities: { resumability: Resumability.STATELESS_REPLAY } },
+    spec: {
+      placement: { case: "remote", value: { address: `unix://${socket}` } },
+      capabilities: { resumability: Resumability.STATELESS_REPLAY },
+    },
   });
 }
 

@@ -42,8 +42,18 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
   const dial: DialOptions = opts.clientMetadata ? { metadata: opts.clientMetadata } : {};
   const boot = async (): Promise<Pick<Fixture, "host" | "server" | "sessions" | "registry">> => {
     const host = await Host.open({ dataDir: dir, nodeIdleMs: 0 }, opts.overrides ?? {});
-    const server = await startServer(host, { addr: "127.0.0.1:0", registryAddr: "127.0.0.1:0", logger, ...(opts.tokens ? { tokens: opts.tokens } : {}) });
-    return { host, server, sessions: createClient(Sessions, server.addr, dial), registry: createClient(HarnessRegistry, server.registryAddr, dial) };
+    const server = await startServer(host, {
+      addr: "127.0.0.1:0",
+      registryAddr: "127.0.0.1:0",
+      logger,
+      ...(opts.tokens ? { tokens: opts.tokens } : {}),
+    });
+    return {
+      host,
+      server,
+      sessions: createClient(Sessions, server.addr, dial),
+      registry: createClient(HarnessRegistry, server.registryAddr, dial),
+    };
   };
   const stop = async (f: Pick<Fixture, "host" | "server" | "sessions" | "registry">): Promise<void> => {
     f.sessions.close();
@@ -109,7 +119,8 @@ export function gatedEchoModel(): { model: ModelProvider; entered: Promise<void>
       signalEntered();
       await new Promise<void>((resolve, reject) => {
         void gate.then(resolve);
-        const abort = (): void => reject(new ModelInterruptedError("model call cancelled", { cause: opts.signal?.reason }));
+        const abort = (): void =>
+          reject(new ModelInterruptedError("model call cancelled", { cause: opts.signal?.reason }));
         if (opts.signal?.aborted) abort();
         else opts.signal?.addEventListener("abort", abort, { once: true });
       });

@@ -22,27 +22,46 @@ type Unary = (req: object, cb: (err: grpc.ServiceError | null, res?: Record<stri
 
 function healthClient(addr: string): grpc.Client & { check: Unary } {
   const pkg = grpc.loadPackageDefinition(loadSync(healthProtoPath, { keepCase: true, enums: String })) as unknown as {
-    grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { check: Unary } } } };
+    grpc: {
+      health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { check: Unary } } };
+    };
   };
   return new pkg.grpc.health.v1.Health(addr, grpc.credentials.createInsecure());
 }
 
 function check(client: { check: Unary }, service: string): Promise<unknown> {
-  return new Promise((resolve, reject) => client.check({ service }, (err, res) => (err ? reject(err) : resolve(res?.["status"]))));
+  return new Promise((resolve, reject) =>
+    client.check({ service }, (err, res) => (err ? reject(err) : resolve(res?.["status"]))),
+  );
 }
 
 /** The service names server reflection (v1) lists on `addr`. */
 async function reflectedServices(addr: string, metadata = new Metadata()): Promise<string[]> {
   const require = createRequire(import.meta.url);
   const root = join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
-  const pkg = grpc.loadPackageDefinition(loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [root], keepCase: true })) as unknown as {
-    grpc: { reflection: { v1: { ServerReflection: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { ServerReflectionInfo(md: Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>> } } } };
+  const pkg = grpc.loadPackageDefinition(
+    loadSync("grpc/reflection/v1/reflection.proto", { includeDirs: [root], keepCase: true }),
+  ) as unknown as {
+    grpc: {
+      reflection: {
+        v1: {
+          ServerReflection: new (
+            addr: string,
+            creds: grpc.ChannelCredentials,
+          ) => grpc.Client & {
+            ServerReflectionInfo(md: Metadata): grpc.ClientDuplexStream<object, Record<string, unknown>>;
+          };
+        };
+      };
+    };
   };
   const client = new pkg.grpc.reflection.v1.ServerReflection(addr, grpc.credentials.createInsecure());
   try {
     return await new Promise((resolve, reject) => {
       const call = client.ServerReflectionInfo(metadata);
-      call.on("data", (res: { list_services_response?: { service: { name: string }[] } }) => resolve(res.list_services_response?.service.map((s) => s.name) ?? []));
+      call.on("data", (res: { list_services_response?: { service: { name: string }[] } }) =>
+        resolve(res.list_services_response?.service.map((s) => s.name) ?? []),
+      );
       call.on("error", reject);
       call.write({ list_services: "*" });
       call.end();
@@ -81,7 +100,9 @@ describe("bearer-token auth", () => {
     const wrong = { metadata: { authorization: "Bearer wrong-token" } };
     expect(await codeOf(f.sessions.listSessions({}, wrong))).toBe(GrpcStatus.PERMISSION_DENIED);
     expect(await codeOf(f.registry.listHarnesses({}, wrong))).toBe(GrpcStatus.PERMISSION_DENIED);
-    expect((await drain(f.sessions.exec({ inputs: [userInput("x")] }, wrong))).error?.grpcCode).toBe(GrpcStatus.PERMISSION_DENIED);
+    expect((await drain(f.sessions.exec({ inputs: [userInput("x")] }, wrong))).error?.grpcCode).toBe(
+      GrpcStatus.PERMISSION_DENIED,
+    );
     const right = { metadata: { authorization: "Bearer right-token" } };
     expect((await f.sessions.listSessions({}, right)).sessions).toEqual([]);
     expect((await drain(f.sessions.exec({ inputs: [userInput("x")] }, right))).error).toBeUndefined();
@@ -112,10 +133,25 @@ describe("request ids and logs", () => {
     expect(seen[0]).toBe("client.id-42");
     expect(seen[1]).toMatch(/^[0-9a-f]{24}$/);
     const trailers: string[] = [];
-    await codeOf(f.sessions.getSession({ uid: "" }, { metadata: { "x-request-id": "err-1" }, onTrailer: (md) => void trailers.push(String(md.get("x-request-id")[0])) }));
+    await codeOf(
+      f.sessions.getSession(
+        { uid: "" },
+        {
+          metadata: { "x-request-id": "err-1" },
+          onTrailer: (md) => void trailers.push(String(md.get("x-request-id")[0])),
+        },
+      ),
+    );
     expect(trailers).toEqual(["err-1"]);
     const lines = f.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.some((l) => l["request_id"] === "client.id-42" && l["method"] === "/agentsessions.v1.Sessions/ListSessions" && l["code"] === "OK")).toBe(true);
+    expect(
+      lines.some(
+        (l) =>
+          l["request_id"] === "client.id-42" &&
+          l["method"] === "/agentsessions.v1.Sessions/ListSessions" &&
+          l["code"] === "OK",
+      ),
+    ).toBe(true);
     expect(lines.some((l) => l["request_id"] === "err-1" && l["code"] === "INVALID_ARGUMENT")).toBe(true);
   });
 
@@ -142,16 +178,23 @@ describe("listener policy", () => {
   it("refuses a non-loopback or named registry address unless TLS and a token are configured", () => {
     for (const bad of ["0.0.0.0:7234", "10.1.2.3:7234", "localhost:7234", "[::]:7234", "unix:///tmp/registry.sock"]) {
       expect(() => checkListenAddresses("127.0.0.1:7233", bad, false)).toThrow(/loopback/);
-      expect(() => checkListenAddresses("127.0.0.1:7233", bad.startsWith("unix") ? bad : bad.replace("7234", "7235"), true)).not.toThrow();
+      expect(() =>
+        checkListenAddresses("127.0.0.1:7233", bad.startsWith("unix") ? bad : bad.replace("7234", "7235"), true),
+      ).not.toThrow();
     }
-    for (const good of ["127.0.0.1:0", "127.9.9.9:7234", "[::1]:7234"]) expect(() => checkListenAddresses("127.0.0.1:7233", good, false)).not.toThrow();
+    for (const good of ["127.0.0.1:0", "127.9.9.9:7234", "[::1]:7234"])
+      expect(() => checkListenAddresses("127.0.0.1:7233", good, false)).not.toThrow();
     expect(() => checkListenAddresses("0.0.0.0:7233", "127.0.0.1:7233", false)).toThrow(/share a port/);
   });
 
   it("startServer refuses a bad registry address", async () => {
     const f = (fx = await startFixture());
     const logger = { debug() {}, info() {}, warn() {}, error() {} };
-    await expect(startServer(f.host, { addr: "127.0.0.1:0", registryAddr: "0.0.0.0:0", logger })).rejects.toThrow(/loopback/);
-    await expect(startServer(f.host, { addr: "127.0.0.1:7399", registryAddr: "127.0.0.1:7399", logger })).rejects.toThrow(/share a port/);
+    await expect(startServer(f.host, { addr: "127.0.0.1:0", registryAddr: "0.0.0.0:0", logger })).rejects.toThrow(
+      /loopback/,
+    );
+    await expect(
+      startServer(f.host, { addr: "127.0.0.1:7399", registryAddr: "127.0.0.1:7399", logger }),
+    ).rejects.toThrow(/share a port/);
   });
 });

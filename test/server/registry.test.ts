@@ -33,7 +33,10 @@ afterEach(async () => {
   node = undefined;
 });
 
-function remoteSpec(address: string, extra: Partial<{ descriptorId: string; resumability: Resumability }> = {}): HarnessSpec {
+function remoteSpec(
+  address: string,
+  extra: Partial<{ descriptorId: string; resumability: Resumability }> = {},
+): HarnessSpec {
   return create(HarnessSpecSchema, {
     placement: { case: "remote", value: { address } },
     capabilities: { resumability: extra.resumability ?? Resumability.STATELESS_REPLAY },
@@ -50,7 +53,9 @@ async function turnOutput(f: Fixture, session: string, text: string): Promise<st
   const { items, error } = await drain(f.sessions.exec({ session, inputs: [userInput(text)] }));
   expect(error).toBeUndefined();
   return items.flatMap((u) =>
-    u.update.case === "record" && u.update.value.event?.kind === EventKind.EVENT_OUTPUT && u.update.value.event.body.case === "message"
+    u.update.case === "record" &&
+    u.update.value.event?.kind === EventKind.EVENT_OUTPUT &&
+    u.update.value.event.body.case === "message"
       ? [textOf(u.update.value.event.body.value)]
       : [],
   );
@@ -85,26 +90,45 @@ describe("RegisterHarness", () => {
     const invalid: HarnessSpec[] = [
       create(HarnessSpecSchema, { capabilities: { resumability: Resumability.STATELESS_REPLAY } }),
       create(HarnessSpecSchema, { placement: { case: "remote", value: { address: "127.0.0.1:1" } } }),
-      create(HarnessSpecSchema, { placement: { case: "remote", value: { address: "127.0.0.1:1" } }, capabilities: { resumability: 7 as Resumability } }),
+      create(HarnessSpecSchema, {
+        placement: { case: "remote", value: { address: "127.0.0.1:1" } },
+        capabilities: { resumability: 7 as Resumability },
+      }),
       remoteSpec(""),
       remoteSpec("127.0.0.1:1", { descriptorId: "d".repeat(5000) }),
-      create(HarnessSpecSchema, { placement: { case: "substrate", value: { atespace: "a" } }, capabilities: { resumability: Resumability.STATELESS_REPLAY } }),
+      create(HarnessSpecSchema, {
+        placement: { case: "substrate", value: { atespace: "a" } },
+        capabilities: { resumability: Resumability.STATELESS_REPLAY },
+      }),
     ];
-    for (const spec of invalid) expect(await codeOf(f.registry.registerHarness({ name: "mine", spec }))).toBe(GrpcStatus.INVALID_ARGUMENT);
+    for (const spec of invalid)
+      expect(await codeOf(f.registry.registerHarness({ name: "mine", spec }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.registry.registerHarness({ name: "mine" }))).toBe(GrpcStatus.INVALID_ARGUMENT);
 
-    const scheme = await f.registry.registerHarness({ name: "mine", spec: remoteSpec("http://127.0.0.1:1") }).catch((e: unknown) => e);
-    expect(scheme).toMatchObject({ grpcCode: GrpcStatus.FAILED_PRECONDITION, details: expect.stringContaining("unsupported scheme") });
+    const scheme = await f.registry
+      .registerHarness({ name: "mine", spec: remoteSpec("http://127.0.0.1:1") })
+      .catch((e: unknown) => e);
+    expect(scheme).toMatchObject({
+      grpcCode: GrpcStatus.FAILED_PRECONDITION,
+      details: expect.stringContaining("unsupported scheme"),
+    });
     const substrate = create(HarnessSpecSchema, {
       placement: { case: "substrate", value: { atespace: "a", template: "t" } },
       capabilities: { resumability: Resumability.STATELESS_REPLAY },
     });
-    expect(await codeOf(f.registry.registerHarness({ name: "mine", spec: substrate }))).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(await codeOf(f.registry.registerHarness({ name: "mine", spec: substrate }))).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
     expect(await f.host.journal.listRegistrations()).toEqual([]);
 
     await f.registry.registerHarness({ name: "mine", spec: good });
-    const changed = await f.registry.registerHarness({ name: "mine", spec: remoteSpec("127.0.0.1:2") }).catch((e: unknown) => e);
-    expect(changed).toMatchObject({ grpcCode: GrpcStatus.ALREADY_EXISTS, details: expect.stringContaining("immutable") });
+    const changed = await f.registry
+      .registerHarness({ name: "mine", spec: remoteSpec("127.0.0.1:2") })
+      .catch((e: unknown) => e);
+    expect(changed).toMatchObject({
+      grpcCode: GrpcStatus.ALREADY_EXISTS,
+      details: expect.stringContaining("immutable"),
+    });
   });
 });
 
@@ -119,7 +143,9 @@ describe("spec validation", () => {
       caught = err;
     }
     expect(isHostError(caught, ErrorCode.InvalidArgument)).toBe(true);
-    expect(checkSpec(fromBinary(HarnessSpecSchema, known)).digest).toBe(protoDigest(HarnessSpecSchema, remoteSpec("127.0.0.1:1")));
+    expect(checkSpec(fromBinary(HarnessSpecSchema, known)).digest).toBe(
+      protoDigest(HarnessSpecSchema, remoteSpec("127.0.0.1:1")),
+    );
   });
 });
 
@@ -147,7 +173,10 @@ describe("GetHarness / ListHarnesses", () => {
     const f = (fx = await startFixture());
     await f.registry.registerHarness({ name: "zeta", spec: remoteSpec("127.0.0.1:1") });
     await f.registry.registerHarness({ name: "alpha", spec: remoteSpec("127.0.0.1:2") });
-    const statics = f.host.registry.all().filter((e) => e.source === "static").map((e) => e.name);
+    const statics = f.host.registry
+      .all()
+      .filter((e) => e.source === "static")
+      .map((e) => e.name);
     const expected = [...statics, "alpha", "zeta"].sort();
     const all = await f.registry.listHarnesses({});
     expect(all.harnesses.map((h) => h.metadata?.name)).toEqual(expected);
@@ -181,12 +210,18 @@ describe("RetireHarness", () => {
     expect(again.retireReason).toBe("first");
     expect(again.retireTime).toEqual(retired.retireTime);
 
-    expect(await codeOf(f.sessions.createSession({ session: { harness: "mine" } }))).toBe(GrpcStatus.FAILED_PRECONDITION);
-    expect((await drain(f.sessions.exec({ harness: "mine", inputs: [userInput("x")] }))).error?.grpcCode).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(await codeOf(f.sessions.createSession({ session: { harness: "mine" } }))).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
+    expect((await drain(f.sessions.exec({ harness: "mine", inputs: [userInput("x")] }))).error?.grpcCode).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
     expect(await turnOutput(f, existing, "still")).toEqual(["echo:still"]);
 
     expect((await f.registry.listHarnesses({})).harnesses.map((h) => h.metadata?.name)).not.toContain("mine");
-    expect((await f.registry.listHarnesses({ includeRetired: true })).harnesses.map((h) => h.metadata?.name)).toContain("mine");
+    expect((await f.registry.listHarnesses({ includeRetired: true })).harnesses.map((h) => h.metadata?.name)).toContain(
+      "mine",
+    );
 
     const back = await f.registry.registerHarness({ name: "mine", spec });
     expect(back.outcome).toBe(RegisterOutcome.REACTIVATED);
@@ -200,7 +235,9 @@ describe("RetireHarness", () => {
     expect(await codeOf(f.registry.retireHarness({ name: "echo" }))).toBe(GrpcStatus.FAILED_PRECONDITION);
     expect(await codeOf(f.registry.retireHarness({ name: "ghost" }))).toBe(GrpcStatus.NOT_FOUND);
     expect(await codeOf(f.registry.retireHarness({ name: "" }))).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(await codeOf(f.registry.retireHarness({ name: "mine", reason: "r".repeat(1025) }))).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(await codeOf(f.registry.retireHarness({ name: "mine", reason: "r".repeat(1025) }))).toBe(
+      GrpcStatus.INVALID_ARGUMENT,
+    );
     expect((await f.registry.getHarness({ name: "mine" })).state).toBe(HarnessState.ACTIVE);
   });
 });

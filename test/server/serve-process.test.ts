@@ -35,9 +35,24 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "hh-serve-"));
   const tokenFile = join(dir, "tokens");
   writeFileSync(tokenFile, `# operators\n${TOKEN}\n`);
-  proc = spawn(process.execPath, [BIN, "serve", "--data", join(dir, "data"), "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0", "--token-file", tokenFile], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      "serve",
+      "--data",
+      join(dir, "data"),
+      "--addr",
+      "127.0.0.1:0",
+      "--registry-addr",
+      "127.0.0.1:0",
+      "--token-file",
+      tokenFile,
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   exited = new Promise((res) => proc?.once("exit", (code) => res(code)));
   const ready = await new Promise<RegExpExecArray>((res, rej) => {
     proc?.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -91,17 +106,45 @@ describe("harnesshost serve", () => {
 
   it("serves the harness registry commands", async () => {
     const auth = ["--server", registry, "--token-file", join(dir, "tokens"), "--json"];
-    const reg = await cli("harness", "register", "--name", "mine", "--address", "127.0.0.1:1", "--resumability", "STATELESS_REPLAY", "--descriptor-id", "echo", ...auth);
+    const reg = await cli(
+      "harness",
+      "register",
+      "--name",
+      "mine",
+      "--address",
+      "127.0.0.1:1",
+      "--resumability",
+      "STATELESS_REPLAY",
+      "--descriptor-id",
+      "echo",
+      ...auth,
+    );
     expect(reg.code).toBe(0);
-    expect(json(reg.out)).toMatchObject({ outcome: "REGISTER_OUTCOME_CREATED", harness: { metadata: { name: "mine" }, source: "HARNESS_SOURCE_REGISTERED" } });
+    expect(json(reg.out)).toMatchObject({
+      outcome: "REGISTER_OUTCOME_CREATED",
+      harness: { metadata: { name: "mine" }, source: "HARNESS_SOURCE_REGISTERED" },
+    });
     const got = json((await cli("harness", "get", "--name", "mine", "--observe", ...auth)).out);
-    expect(got).toMatchObject({ spec: { remote: { address: "127.0.0.1:1" }, descriptor_id: "echo" }, state: "HARNESS_STATE_ACTIVE" });
+    expect(got).toMatchObject({
+      spec: { remote: { address: "127.0.0.1:1" }, descriptor_id: "echo" },
+      state: "HARNESS_STATE_ACTIVE",
+    });
     expect(String(got["observe_error"])).not.toBe("");
     const retired = json((await cli("harness", "retire", "--name", "mine", "--reason", "done", ...auth)).out);
     expect(retired).toMatchObject({ state: "HARNESS_STATE_RETIRED", retire_reason: "done" });
     const listed = json((await cli("harness", "list", "--include-retired", ...auth)).out);
     expect((listed["harnesses"] as { metadata: { name: string } }[]).map((h) => h.metadata.name)).toContain("mine");
-    const usage = await cli("harness", "register", "--name", "x", "--address", "127.0.0.1:1", "--resumability", "SOMETIMES", ...auth);
+    const usage = await cli(
+      "harness",
+      "register",
+      "--name",
+      "x",
+      "--address",
+      "127.0.0.1:1",
+      "--resumability",
+      "SOMETIMES",
+      ...auth,
+    );
     expect(usage.code).toBe(2);
   });
 

@@ -23,7 +23,9 @@ function records(updates: readonly ExecUpdate[]): LogRecord[] {
 }
 
 function outputs(recs: readonly LogRecord[]): string[] {
-  return recs.flatMap((r) => (r.event?.kind === EventKind.EVENT_OUTPUT && r.event.body.case === "message" ? [textOf(r.event.body.value)] : []));
+  return recs.flatMap((r) =>
+    r.event?.kind === EventKind.EVENT_OUTPUT && r.event.body.case === "message" ? [textOf(r.event.body.value)] : [],
+  );
 }
 
 async function execTurn(f: Fixture, session: string, text: string): Promise<ExecUpdate[]> {
@@ -102,7 +104,9 @@ describe("Exec", () => {
     const unknownHarness = await drain(f.sessions.exec({ harness: "nope", inputs: [userInput("x")] }));
     expect(unknownHarness.error?.grpcCode).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(unknownHarness.items).toHaveLength(0);
-    const unknownSession = await drain(f.sessions.exec({ session: "sess-000000000000000000000000", inputs: [userInput("x")] }));
+    const unknownSession = await drain(
+      f.sessions.exec({ session: "sess-000000000000000000000000", inputs: [userInput("x")] }),
+    );
     expect(unknownSession.error?.grpcCode).toBe(GrpcStatus.NOT_FOUND);
     expect((await f.sessions.listSessions({})).sessions).toHaveLength(0);
   });
@@ -112,12 +116,16 @@ describe("Exec", () => {
     const first = await execTurn(f, "", "one");
     const uid = first[0]?.update.case === "session" ? (first[0].update.value.metadata?.uid ?? "") : "";
     const head = await f.host.journal.head(uid);
-    const { items, error } = await drain(f.sessions.exec({ session: uid, inputs: [userInput("two")], expectedLastSeq: BigInt(head.seq - 1) }));
+    const { items, error } = await drain(
+      f.sessions.exec({ session: uid, inputs: [userInput("two")], expectedLastSeq: BigInt(head.seq - 1) }),
+    );
     expect(error?.grpcCode).toBe(GrpcStatus.ABORTED);
     expect(items.map((u) => u.update.case)).toEqual(["session"]);
     expect(await f.host.journal.head(uid)).toEqual(head);
     // The matching value (explicit presence) proceeds.
-    const ok = await drain(f.sessions.exec({ session: uid, inputs: [userInput("two")], expectedLastSeq: BigInt(head.seq) }));
+    const ok = await drain(
+      f.sessions.exec({ session: uid, inputs: [userInput("two")], expectedLastSeq: BigInt(head.seq) }),
+    );
     expect(ok.error).toBeUndefined();
     expect(outputs(records(ok.items))).toEqual(["echo:two"]);
   });
@@ -128,7 +136,9 @@ describe("Exec", () => {
     const uid = (await f.sessions.createSession({})).metadata?.uid ?? "";
     const winner = drain(f.sessions.exec({ session: uid, inputs: [userInput("first")] }));
     await gate.entered; // the first turn holds the session now
-    const losers = await Promise.all([0, 1, 2].map((i) => drain(f.sessions.exec({ session: uid, inputs: [userInput(`other-${i}`)] }))));
+    const losers = await Promise.all(
+      [0, 1, 2].map((i) => drain(f.sessions.exec({ session: uid, inputs: [userInput(`other-${i}`)] }))),
+    );
     for (const l of losers) {
       expect(l.error?.grpcCode).toBe(GrpcStatus.ABORTED);
       expect(records(l.items)).toHaveLength(0);
@@ -147,7 +157,9 @@ describe("Exec", () => {
     const f = await fixture({ overrides: { model: gate.model } });
     const uid = (await f.sessions.createSession({})).metadata?.uid ?? "";
     const abort = new AbortController();
-    const cut = drain(f.sessions.exec({ session: uid, inputs: [userInput("cut")] }, { signal: abort.signal })).catch((err: unknown) => err);
+    const cut = drain(f.sessions.exec({ session: uid, inputs: [userInput("cut")] }, { signal: abort.signal })).catch(
+      (err: unknown) => err,
+    );
     await gate.entered;
     abort.abort();
     await cut;
@@ -216,10 +228,17 @@ describe("Replay", () => {
 describe("Fork, Suspend, Resume", () => {
   it("forks children that inherit the parent's metadata and take labels and names from the request", async () => {
     const f = await fixture();
-    const parent = await f.sessions.createSession({ session: { model: "m1", annotations: { a: "1" }, labels: { keep: "no" } } });
+    const parent = await f.sessions.createSession({
+      session: { model: "m1", annotations: { a: "1" }, labels: { keep: "no" } },
+    });
     const uid = parent.metadata?.uid ?? "";
     await execTurn(f, uid, "x");
-    const res = await f.sessions.fork({ session: uid, count: 2, labels: { branch: "b" }, childNames: ["left", "right"] });
+    const res = await f.sessions.fork({
+      session: uid,
+      count: 2,
+      labels: { branch: "b" },
+      childNames: ["left", "right"],
+    });
     expect(res.children.map((c) => c.metadata?.name)).toEqual(["left", "right"]);
     for (const c of res.children) {
       expect(c.parentUid).toBe(uid);
@@ -238,8 +257,12 @@ describe("Fork, Suspend, Resume", () => {
     expect(await codeOf(f.sessions.fork({ session: uid, count: 0 }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.fork({ session: uid, count: 129 }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.fork({ session: uid, count: 1, identity: {} }))).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(await codeOf(f.sessions.fork({ session: uid, count: 2, childNames: ["only-one"] }))).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(await codeOf(f.sessions.fork({ session: "sess-000000000000000000000000", count: 1 }))).toBe(GrpcStatus.NOT_FOUND);
+    expect(await codeOf(f.sessions.fork({ session: uid, count: 2, childNames: ["only-one"] }))).toBe(
+      GrpcStatus.INVALID_ARGUMENT,
+    );
+    expect(await codeOf(f.sessions.fork({ session: "sess-000000000000000000000000", count: 1 }))).toBe(
+      GrpcStatus.NOT_FOUND,
+    );
     expect((await f.sessions.listSessions({})).sessions).toHaveLength(1);
   });
 

@@ -295,7 +295,12 @@ describe("snapshot codec: loud failures", () => {
   });
 
   it("refuses garbage and foreign bytes with DataLoss", () => {
-    const garbage = [new Uint8Array([1, 2, 3, 4]), new Uint8Array(0), serialize({ hello: "world" }), serialize({ codec: "v8/9", root: {} })];
+    const garbage = [
+      new Uint8Array([1, 2, 3, 4]),
+      new Uint8Array(0),
+      serialize({ hello: "world" }),
+      serialize({ codec: "v8/9", root: {} }),
+    ];
     for (const bytes of garbage) {
       try {
         decodeActor(bytes, new Holder());
@@ -324,7 +329,9 @@ describe("snapshot codec: property", () => {
       leaf,
       fc.array(tie("tree"), { maxLength: 4 }),
       fc.dictionary(fc.string({ maxLength: 6 }), tie("tree"), { maxKeys: 4 }),
-      fc.array(fc.tuple(fc.oneof(fc.string(), fc.integer()), tie("tree")), { maxLength: 3 }).map((entries) => new Map(entries)),
+      fc
+        .array(fc.tuple(fc.oneof(fc.string(), fc.integer()), tie("tree")), { maxLength: 3 })
+        .map((entries) => new Map(entries)),
       fc.array(fc.oneof(fc.string(), fc.integer(), fc.bigInt()), { maxLength: 4 }).map((items) => new Set(items)),
     ),
   }));

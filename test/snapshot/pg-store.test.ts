@@ -67,7 +67,10 @@ describe("postgres snapshot store", () => {
 
   it("refuses a blob with a corrupted chunk as DataLoss naming the digest, and a re-put repairs it", async () => {
     await store.put(big);
-    await raw.query("UPDATE snapshot_chunks SET data = set_byte(data, 7, (get_byte(data, 7) + 1) % 256) WHERE digest = $1 AND idx = 2", [bigDigest]);
+    await raw.query(
+      "UPDATE snapshot_chunks SET data = set_byte(data, 7, (get_byte(data, 7) + 1) % 256) WHERE digest = $1 AND idx = 2",
+      [bigDigest],
+    );
     const err = await dataLoss(store.get(bigDigest));
     expect(err.message).toContain(bigDigest);
     expect(err.message).toContain("corrupt");

@@ -66,7 +66,13 @@ describe.each(stores)("%s", (_name, make) => {
     const err = await hostError(store.get(missing));
     expect(err.code).toBe(ErrorCode.DataLoss);
     expect(err.message).toBe(`snapshot blob ${missing} is missing`);
-    for (const bad of ["", "sha256:abc", "md5:" + "0".repeat(32), `sha256:${"A".repeat(64)}`, `sha256:../${"0".repeat(61)}`]) {
+    for (const bad of [
+      "",
+      "sha256:abc",
+      "md5:" + "0".repeat(32),
+      `sha256:${"A".repeat(64)}`,
+      `sha256:../${"0".repeat(61)}`,
+    ]) {
       expect((await hostError(store.get(bad))).code).toBe(ErrorCode.InvalidArgument);
     }
   });

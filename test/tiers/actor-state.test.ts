@@ -71,7 +71,11 @@ describe("memory tier: unsupported values in actor state", () => {
 describe("I4: the host never replays history into a memory actor", () => {
   it("I4 a memory restore is not a replay", async () => {
     const session = (await host.createSession({ harness: "history-counter" })).uid;
-    expect(await turns(host, session, 3)).toEqual(["count=1 history=0", "count=2 history=0,0", "count=3 history=0,0,0"]);
+    expect(await turns(host, session, 3)).toEqual([
+      "count=1 history=0",
+      "count=2 history=0,0",
+      "count=3 history=0,0,0",
+    ]);
     const { record } = await host.placer.suspend(session, signal());
     expect(lifecycleOf(record, Lifecycle_Kind.LIFECYCLE_SUSPEND)?.snapshotMemory).toBe(true);
     await host.placer.resume(session, signal());

@@ -86,7 +86,10 @@ describe("memory tier: fork from one checkpoint", () => {
     const sessionsBefore = (await host.journal.allSessionUids()).sort();
 
     const children = childMetas(2, "counter");
-    const err = await rejectsWithCode(host.placer.fork({ parent, atSeq: firstEnd.seq, children, signal: signal() }), ErrorCode.Unplaceable);
+    const err = await rejectsWithCode(
+      host.placer.fork({ parent, atSeq: firstEnd.seq, children, signal: signal() }),
+      ErrorCode.Unplaceable,
+    );
     expect(grpcStatusOf(ErrorCode.Unplaceable)).toBe(GrpcStatus.FAILED_PRECONDITION);
     expect(err.message).toContain(`not seq ${firstEnd.seq}`);
 

@@ -77,7 +77,9 @@ describe("memory tier: suspend and resume through the spawned runtime", () => {
 
     const all = await records(host, session);
     // The pre-suspend records are untouched and the lifecycle markers sit where they were written.
-    expect(all.slice(0, beforeSuspend.length).map((r) => r.contentHash)).toEqual(beforeSuspend.map((r) => r.contentHash));
+    expect(all.slice(0, beforeSuspend.length).map((r) => r.contentHash)).toEqual(
+      beforeSuspend.map((r) => r.contentHash),
+    );
     expect(lifecycleOf(all[beforeSuspend.length], Lifecycle_Kind.LIFECYCLE_SUSPEND)).toBeDefined();
     expect(lifecycleOf(all[beforeSuspend.length + 1], Lifecycle_Kind.LIFECYCLE_RESUME)).toBeDefined();
     expect(all.at(-1)!.fence).toBeGreaterThan(preSuspendFence);

@@ -56,7 +56,10 @@ describe("CanPlace: memory harness on a filesystem-only runtime", () => {
     await rejectsWithCode(host.placer.resume(session, signal()), ErrorCode.Unplaceable);
     await rejectsWithCode(host.placer.suspend(session, signal()), ErrorCode.Unplaceable);
     const children = childMetas(2, "localcounter");
-    await rejectsWithCode(host.placer.fork({ parent: session, atSeq: 0, children, signal: signal() }), ErrorCode.Unplaceable);
+    await rejectsWithCode(
+      host.placer.fork({ parent: session, atSeq: 0, children, signal: signal() }),
+      ErrorCode.Unplaceable,
+    );
 
     expect(await headSeq(host, session)).toBe(0);
     expect(await host.journal.currentFence(session)).toBe(0);
@@ -79,7 +82,10 @@ describe("CanPlace: a remote harness node is memory-capable only while it serves
     const host = await openTestHost({ harnesses: [{ name: "remotecounter", runtime: "remote", target: address }] });
     const session = (await host.createSession({ harness: "remotecounter" })).uid;
 
-    await rejectsWithCode(host.placer.exec({ session, inputs: [textMessage("user", "go")], signal: signal() }), ErrorCode.Unplaceable);
+    await rejectsWithCode(
+      host.placer.exec({ session, inputs: [textMessage("user", "go")], signal: signal() }),
+      ErrorCode.Unplaceable,
+    );
     await rejectsWithCode(
       host.placer.fork({ parent: session, atSeq: 0, children: childMetas(1, "remotecounter"), signal: signal() }),
       ErrorCode.Unplaceable,

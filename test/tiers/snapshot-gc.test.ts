@@ -36,7 +36,11 @@ describe("scheduled snapshot garbage collection", () => {
     const s = await host.createSession({ harness: "counter" });
     expect(await turns(host, s.uid, 2)).toEqual(["1", "2"]);
     const runs: number[] = [];
-    const gc = scheduleSnapshotGarbage(host.journal, host.snapshots, { intervalMs: 20, graceMs: 0, onRun: (r) => runs.push(r.deleted.length) });
+    const gc = scheduleSnapshotGarbage(host.journal, host.snapshots, {
+      intervalMs: 20,
+      graceMs: 0,
+      onRun: (r) => runs.push(r.deleted.length),
+    });
     try {
       const latest = (await host.journal.latestCheckpoint(s.uid))?.digest;
       // onRun reports a run after its deletions, so wait for the report (the blob list can shrink

@@ -39,7 +39,7 @@ describe("stateless tier: echo on the local runtime", () => {
     expect(suspend!.snapshotExternalUri).toBe("");
     expect(suspend!.snapshotLocal).toBe(session);
     expect(ref).toMatchObject({ memory: false, externalUri: "" });
-    expect((await host.journal.latestCheckpoint(session))).toBeUndefined();
+    expect(await host.journal.latestCheckpoint(session)).toBeUndefined();
     expect((await host.getSession(session)).computeState).toBe("COLD");
 
     const resumed = await host.placer.resume(session, signal());
@@ -64,7 +64,9 @@ describe("stateless tier: echo on the local runtime", () => {
     const child = meta!.uid;
     const childRecords = await records(host, child);
     expect(childRecords).toHaveLength(firstEnd.seq + 1);
-    expect(childRecords.slice(0, firstEnd.seq).map((r) => r.contentHash)).toEqual(parentBefore.slice(0, firstEnd.seq).map((r) => r.contentHash));
+    expect(childRecords.slice(0, firstEnd.seq).map((r) => r.contentHash)).toEqual(
+      parentBefore.slice(0, firstEnd.seq).map((r) => r.contentHash),
+    );
     const marker = lifecycleOf(childRecords.at(-1), Lifecycle_Kind.LIFECYCLE_FORK);
     expect(marker?.detail).toBe(`parent@${firstEnd.seq}`);
 

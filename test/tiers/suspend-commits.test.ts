@@ -14,7 +14,19 @@ import type { Host } from "../../src/host/host.js";
 import { openJournal } from "../../src/journal/index.js";
 import { FsSnapshotStore } from "../../src/snapshot/store.js";
 import { countingJournal, JOURNAL_WRITES } from "../fixtures/counting-journal.js";
-import { closeAll, expectChainVerifies, headSeq, lifecycleOf, openTestHost, rejectsWithCode, signal, spawnedRuntimeOf, turn, turns, until } from "./helpers.js";
+import {
+  closeAll,
+  expectChainVerifies,
+  headSeq,
+  lifecycleOf,
+  openTestHost,
+  rejectsWithCode,
+  signal,
+  spawnedRuntimeOf,
+  turn,
+  turns,
+  until,
+} from "./helpers.js";
 
 /** A blob store whose writes can be made to fail (the disk refusing the blob), counting put calls. */
 class FaultyStore extends FsSnapshotStore {
@@ -26,7 +38,6 @@ class FaultyStore extends FsSnapshotStore {
     return super.put(bytes);
   }
 }
-
 
 let host: Host;
 let store: FaultyStore;
@@ -51,7 +62,10 @@ describe("suspend and resume commits", () => {
     const { record: suspend } = await host.placer.suspend(session, signal());
     expect(writes() - before).toBe(1);
     expect(suspend.fence).toBe(fence + 1);
-    expect(await host.journal.latestCheckpoint(session)).toMatchObject({ seq: suspend.seq, contentHash: suspend.contentHash });
+    expect(await host.journal.latestCheckpoint(session)).toMatchObject({
+      seq: suspend.seq,
+      contentHash: suspend.contentHash,
+    });
 
     before = writes();
     const resumed = await host.placer.resume(session, signal());
@@ -124,7 +138,10 @@ describe("suspend and resume commits", () => {
     expect((await node.actors.list()).map((a) => a.session)).toContain(session);
 
     await host.placer.suspend(session, signal());
-    await until("the node dropped the suspended actor", async () => !(await node.actors.list()).some((a) => a.session === session));
+    await until(
+      "the node dropped the suspended actor",
+      async () => !(await node.actors.list()).some((a) => a.session === session),
+    );
 
     // Runtime level: stop resolves before the node answered its drop; the restore that follows waits for it.
     await host.placer.resume(session, signal());
@@ -145,7 +162,10 @@ describe("suspend and resume commits", () => {
       await host.placer.resume(session, signal());
       expect(await turn(host, session)).toEqual([String(i)]);
     }
-    await until("only the newest instance is left on the node", async () => (await node.actors.list()).filter((a) => a.session === session).length === 1);
+    await until(
+      "only the newest instance is left on the node",
+      async () => (await node.actors.list()).filter((a) => a.session === session).length === 1,
+    );
     await expectChainVerifies(host, session);
   });
 });

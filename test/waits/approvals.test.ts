@@ -16,14 +16,30 @@ import { decide, execTurn, kinds, newSession, parkTurn, writesOf } from "./helpe
 afterEach(closeAll);
 
 describe.each([
-  { harness: "ask", tier: "stateless (local)", approved: (_n: number) => "receipt: approved", denied: (_n: number) => "receipt: denied" },
-  { harness: "askcounter", tier: "memory (spawned)", approved: (n: number) => `${n} approved`, denied: (n: number) => `${n} denied` },
+  {
+    harness: "ask",
+    tier: "stateless (local)",
+    approved: (_n: number) => "receipt: approved",
+    denied: (_n: number) => "receipt: denied",
+  },
+  {
+    harness: "askcounter",
+    tier: "memory (spawned)",
+    approved: (n: number) => `${n} approved`,
+    denied: (n: number) => `${n} denied`,
+  },
 ])("approvals on $harness ($tier)", ({ harness, approved, denied }) => {
   it("parks with the reference journal shape, then approve + resume runs the tool exactly once and continues", async () => {
     const host = await openTestHost();
     const s = await newSession(host, harness);
     const ref = await parkTurn(host, s);
-    expect(await kinds(host, s)).toEqual(["EXECUTION_START", "INPUT", "TOOL_CALL", "APPROVAL_REQUEST", "LIFECYCLE_SUSPEND"]);
+    expect(await kinds(host, s)).toEqual([
+      "EXECUTION_START",
+      "INPUT",
+      "TOOL_CALL",
+      "APPROVAL_REQUEST",
+      "LIFECYCLE_SUSPEND",
+    ]);
     expect(ref.requestSeq).toBe(4);
     const view = await sessionView(host.journal, await host.getSession(s));
     expect(view.execState).toBe(ExecState.EXEC_AWAITING);
@@ -42,11 +58,21 @@ describe.each([
     expect(resumed.turn?.outputs).toEqual([approved(1)]);
     expect(writesOf(host, s)).toBe(1);
     const recs = await records(host, s);
-    const receipt = recs.find((r) => r.event.body.case === "result")!.event.body.value as { code: number; approvalRequestSeq: bigint; approvalDecisionSeq: bigint };
+    const receipt = recs.find((r) => r.event.body.case === "result")!.event.body.value as {
+      code: number;
+      approvalRequestSeq: bigint;
+      approvalDecisionSeq: bigint;
+    };
     expect(receipt.code).toBe(ToolResult_Code.CODE_UNSPECIFIED);
     expect(receipt.approvalRequestSeq).toBe(4n);
     expect(receipt.approvalDecisionSeq).toBe(BigInt(decision.record.seq));
-    expect((await kinds(host, s)).slice(5)).toEqual(["APPROVAL_RESULT", "TOOL_RESULT", "OUTPUT", "END", "LIFECYCLE_RESUME"]);
+    expect((await kinds(host, s)).slice(5)).toEqual([
+      "APPROVAL_RESULT",
+      "TOOL_RESULT",
+      "OUTPUT",
+      "END",
+      "LIFECYCLE_RESUME",
+    ]);
 
     // The next turn continues (the counter counts on from its RAM state), and a denial completes
     // without running the tool.
@@ -55,7 +81,8 @@ describe.each([
     const second = await host.placer.resume(s, signal());
     expect(second.turn?.outputs).toEqual([denied(2)]);
     expect(writesOf(host, s)).toBe(1);
-    const deniedReceipt = (await records(host, s)).filter((r) => r.event.body.case === "result").at(-1)!.event.body.value as { code: number; isError: boolean };
+    const deniedReceipt = (await records(host, s)).filter((r) => r.event.body.case === "result").at(-1)!.event.body
+      .value as { code: number; isError: boolean };
     expect(deniedReceipt).toMatchObject({ code: ToolResult_Code.APPROVAL_DENIED, isError: true });
     await expectChainVerifies(host, s);
 
@@ -118,7 +145,10 @@ describe("Approve errors and retries", () => {
     const head = (await host.journal.head(s)).seq;
     await rejectsWithCode(decide(host, s, ref, false, "ok"), ErrorCode.FailedPrecondition);
     await rejectsWithCode(decide(host, s, ref, true, "changed"), ErrorCode.FailedPrecondition);
-    await rejectsWithCode(decide(host, s, { ...ref, requestSeq: ref.requestSeq + 1 }, true), ErrorCode.FailedPrecondition);
+    await rejectsWithCode(
+      decide(host, s, { ...ref, requestSeq: ref.requestSeq + 1 }, true),
+      ErrorCode.FailedPrecondition,
+    );
     await rejectsWithCode(decide(host, s, { ...ref, toolCallId: "other" }, true), ErrorCode.FailedPrecondition);
     await rejectsWithCode(decide(host, s, { ...ref, requestSeq: 0 }, true), ErrorCode.InvalidArgument);
     await rejectsWithCode(decide(host, s, { ...ref, executionId: "" }, true), ErrorCode.InvalidArgument);
@@ -131,7 +161,12 @@ describe("Approve errors and retries", () => {
     const s = await newSession(host, "ask");
     const ref = await parkTurn(host, s);
     const child = "sess-" + "ab".repeat(12);
-    await host.placer.fork({ parent: s, atSeq: 0, children: [{ uid: child, project: "default", harness: "ask" }], signal: signal() });
+    await host.placer.fork({
+      parent: s,
+      atSeq: 0,
+      children: [{ uid: child, project: "default", harness: "ask" }],
+      signal: signal(),
+    });
     const view = await sessionView(host.journal, await host.getSession(child));
     expect(view.pendingApproval).toBeUndefined();
     await rejectsWithCode(decide(host, child, ref, true), ErrorCode.FailedPrecondition);
@@ -150,13 +185,19 @@ describe("Approve errors and retries", () => {
     if (plan.kind !== "append") throw new Error("expected an append");
     await journal.append(S, plan.head, await journal.newFence(S), plan.event);
     const decidedHead = (await journal.head(S)).seq;
-    const noTools = resumeTurn({ journal, model: echoModel }, { session: S, binding, fence: await journal.newFence(S), signal: signal() });
+    const noTools = resumeTurn(
+      { journal, model: echoModel },
+      { session: S, binding, fence: await journal.newFence(S), signal: signal() },
+    );
     await rejectsWithCode(noTools, ErrorCode.FailedPrecondition);
     // Only the turn's ERROR was added; the decision is still there and a resume with an executor completes it.
     expect((await journal.readRange(S, decidedHead + 1)).map((r) => r.event.body.case)).toEqual(["error"]);
     let runs = 0;
     const tools = { execute: async () => ((runs += 1), { output: { ok: true } }) };
-    const done = await resumeTurn({ journal, model: echoModel, tools }, { session: S, binding, fence: await journal.newFence(S), signal: signal() });
+    const done = await resumeTurn(
+      { journal, model: echoModel, tools },
+      { session: S, binding, fence: await journal.newFence(S), signal: signal() },
+    );
     expect(done?.outputs).toEqual(["receipt: approved"]);
     expect(runs).toBe(1);
   });

@@ -41,10 +41,18 @@ describe("Sessions.Approve", () => {
     const base = { session, executionId: ref.executionId, toolCallId: ref.toolCallId, requestSeq: ref.requestSeq };
 
     expect(await codeOf(f.sessions.approve({ ...base }))).toBe(GrpcStatus.INVALID_ARGUMENT); // approved absent
-    expect(await codeOf(f.sessions.approve({ ...base, requestSeq: 0n, approved: true }))).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(await codeOf(f.sessions.approve({ ...base, toolCallId: "", approved: true }))).toBe(GrpcStatus.INVALID_ARGUMENT);
-    expect(await codeOf(f.sessions.approve({ ...base, session: "sess-000000000000000000000000", approved: true }))).toBe(GrpcStatus.NOT_FOUND);
-    expect(await codeOf(f.sessions.approve({ ...base, requestSeq: ref.requestSeq + 1n, approved: true }))).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(await codeOf(f.sessions.approve({ ...base, requestSeq: 0n, approved: true }))).toBe(
+      GrpcStatus.INVALID_ARGUMENT,
+    );
+    expect(await codeOf(f.sessions.approve({ ...base, toolCallId: "", approved: true }))).toBe(
+      GrpcStatus.INVALID_ARGUMENT,
+    );
+    expect(
+      await codeOf(f.sessions.approve({ ...base, session: "sess-000000000000000000000000", approved: true })),
+    ).toBe(GrpcStatus.NOT_FOUND);
+    expect(await codeOf(f.sessions.approve({ ...base, requestSeq: ref.requestSeq + 1n, approved: true }))).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
 
     const identity = { principal: "ops@example", kind: "user" };
     const first = await f.sessions.approve({ ...base, approved: true, reason: "ok", identity });
@@ -52,8 +60,12 @@ describe("Sessions.Approve", () => {
     expect(first.session?.pendingApproval).toBeUndefined();
     const retry = await f.sessions.approve({ ...base, approved: true, reason: "ok", identity });
     expect(retry.decision?.contentHash).toBe(first.decision?.contentHash);
-    expect(await codeOf(f.sessions.approve({ ...base, approved: false, reason: "ok", identity }))).toBe(GrpcStatus.FAILED_PRECONDITION);
-    expect((await drain(f.sessions.exec({ session, inputs: [userInput("more")] }))).error?.grpcCode).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(await codeOf(f.sessions.approve({ ...base, approved: false, reason: "ok", identity }))).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
+    expect((await drain(f.sessions.exec({ session, inputs: [userInput("more")] }))).error?.grpcCode).toBe(
+      GrpcStatus.FAILED_PRECONDITION,
+    );
 
     const resumed = await f.sessions.resume({ session });
     expect(resumed.execState).toBe(ExecState.EXEC_COMPLETED);
@@ -67,10 +79,16 @@ describe("approve / answer / resume commands", () => {
     dirs.push(dir);
     const exec = await cli("exec", "--data", dir, "--harness", "askcounter", "--input", "a", "--json");
     expect(exec.code, exec.err).toBe(0);
-    const doc = JSON.parse(exec.out) as { session: string; pending_approval?: { tool_call_id: string; request_seq: number } };
+    const doc = JSON.parse(exec.out) as {
+      session: string;
+      pending_approval?: { tool_call_id: string; request_seq: number };
+    };
     expect(doc.pending_approval).toMatchObject({ tool_call_id: "w1", request_seq: 4 });
     const s = doc.session;
-    const get = JSON.parse((await cli("get", "--data", dir, "--session", s, "--json")).out) as { exec_state: string; pending_approval?: unknown };
+    const get = JSON.parse((await cli("get", "--data", dir, "--session", s, "--json")).out) as {
+      exec_state: string;
+      pending_approval?: unknown;
+    };
     expect(get.exec_state).toBe("EXEC_AWAITING");
     const approve = await cli("approve", "--data", dir, "--session", s, "--reason", "fine");
     expect(approve.code, approve.err).toBe(0);

@@ -20,12 +20,16 @@ describe("waits conformance checks", () => {
   it.each([
     ["ask", "stateless"],
     ["askcounter", "memory"],
-  ] as const)("%s passes every %s waits check", async (harness, tier) => {
-    const results = await runWaits(harness, tier);
-    expect(results.map((r) => r.id)).toEqual(WAITS_CHECK_IDS.filter((id) => id.startsWith(`${tier}.`)));
-    expect(results.filter((r) => r.status !== "pass").map((r) => `${r.id}: ${r.evidence}`)).toEqual([]);
-    expect(results.find((r) => r.id.endsWith("zero-steps"))?.evidence).toContain("0 model calls");
-  }, 120_000);
+  ] as const)(
+    "%s passes every %s waits check",
+    async (harness, tier) => {
+      const results = await runWaits(harness, tier);
+      expect(results.map((r) => r.id)).toEqual(WAITS_CHECK_IDS.filter((id) => id.startsWith(`${tier}.`)));
+      expect(results.filter((r) => r.status !== "pass").map((r) => `${r.id}: ${r.evidence}`)).toEqual([]);
+      expect(results.find((r) => r.id.endsWith("zero-steps"))?.evidence).toContain("0 model calls");
+    },
+    120_000,
+  );
 
   it("is not planned for a harness without a gated tool", async () => {
     const suite = await openSuite({ harness: "echo" });

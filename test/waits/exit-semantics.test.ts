@@ -6,7 +6,12 @@ import { classifyTurnFailure } from "../../src/controller/index.js";
 import { textMessage } from "../../src/controller/events.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { withRetry } from "../../src/model/retry.js";
-import { ModelInterruptedError, ModelRequestError, ModelUnavailableError, type ModelProvider } from "../../src/model/types.js";
+import {
+  ModelInterruptedError,
+  ModelRequestError,
+  ModelUnavailableError,
+  type ModelProvider,
+} from "../../src/model/types.js";
 import { closeAll, openTestHost, records, signal } from "../tiers/helpers.js";
 
 afterEach(closeAll);
@@ -42,7 +47,10 @@ async function turnWith(model: ModelProvider) {
 
 describe("exit semantics", () => {
   it("expected failures are retried where the policy allows (control)", async () => {
-    const model = scripted([new ModelUnavailableError("503", { status: 503 }), new ModelUnavailableError("503", { status: 503 })]);
+    const model = scripted([
+      new ModelUnavailableError("503", { status: 503 }),
+      new ModelUnavailableError("503", { status: 503 }),
+    ]);
     const { outcome, kinds } = await turnWith(model);
     expect(outcome).toEqual({ ok: true, outputs: ["ok"] });
     expect(model.attempts).toBe(3);
@@ -76,10 +84,21 @@ describe("exit semantics", () => {
     const create = runtime.create.bind(runtime);
     runtime.create = async (spec) => {
       const inc = await create(spec);
-      return { ...inc, harness: { describe: () => inc.harness.describe(), run: async () => { runs++; throw new TypeError("bug"); } } };
+      return {
+        ...inc,
+        harness: {
+          describe: () => inc.harness.describe(),
+          run: async () => {
+            runs++;
+            throw new TypeError("bug");
+          },
+        },
+      };
     };
     const s = (await host.createSession({ harness: "echo" })).uid;
-    await expect(host.placer.exec({ session: s, inputs: [textMessage("user", "x")], signal: signal() })).rejects.toThrow(/bug/);
+    await expect(
+      host.placer.exec({ session: s, inputs: [textMessage("user", "x")], signal: signal() }),
+    ).rejects.toThrow(/bug/);
     expect(runs).toBe(1);
     expect(classifyTurnFailure(new TypeError("bug"))).toBe("defect");
   });

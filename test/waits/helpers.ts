@@ -35,6 +35,8 @@ export function writesOf(host: Host, session: string): number {
 /** The kinds of a session's records, by name (e.g. "TOOL_CALL"). */
 export async function kinds(host: Host, session: string): Promise<string[]> {
   return (await records(host, session)).map((r) =>
-    r.event.body.case === "lifecycle" ? `LIFECYCLE_${r.event.body.value.kind === 1 ? "SUSPEND" : r.event.body.value.kind === 2 ? "RESUME" : "FORK"}` : (EventKind[r.event.kind] ?? "").replace("EVENT_", ""),
+    r.event.body.case === "lifecycle"
+      ? `LIFECYCLE_${r.event.body.value.kind === 1 ? "SUSPEND" : r.event.body.value.kind === 2 ? "RESUME" : "FORK"}`
+      : (EventKind[r.event.kind] ?? "").replace("EVENT_", ""),
   );
 }

@@ -15,7 +15,13 @@ describe.each(["local", "spawned"] as const)("questions on the %s runtime", (run
     const s = await newSession(host, "asker");
     const ref = await parkTurn(host, s);
     expect(ref.toolCallId).toBe("ask-0");
-    expect(await kinds(host, s)).toEqual(["EXECUTION_START", "INPUT", "TOOL_CALL", "APPROVAL_REQUEST", "LIFECYCLE_SUSPEND"]);
+    expect(await kinds(host, s)).toEqual([
+      "EXECUTION_START",
+      "INPUT",
+      "TOOL_CALL",
+      "APPROVAL_REQUEST",
+      "LIFECYCLE_SUSPEND",
+    ]);
     const call = (await records(host, s))[2]!.event.body.value as Parameters<typeof questionOf>[0];
     expect(questionOf(call)).toEqual({ question: "which colour?", choices: ["red", "blue"], allowFreeText: false });
     const head = (await host.journal.head(s)).seq;
@@ -25,7 +31,9 @@ describe.each(["local", "spawned"] as const)("questions on the %s runtime", (run
     await decide(host, s, ref, true, "blue");
     const resumed = await host.placer.resume(s, signal());
     expect(resumed.turn?.outputs).toEqual(["answer: blue"]);
-    const receipt = (await records(host, s)).find((r) => r.event.body.case === "result")!.event.body.value as { output?: Record<string, unknown> };
+    const receipt = (await records(host, s)).find((r) => r.event.body.case === "result")!.event.body.value as {
+      output?: Record<string, unknown>;
+    };
     expect(receipt.output).toEqual({ answer: "blue" });
 
     // A second turn asks again (call ask-0 of its own execution); declining completes it.

@@ -106,7 +106,11 @@ const harnessImpl: ServiceImpl<HarnessMethods> = {
   },
   async *connect(frames) {
     for await (const f of frames) {
-      yield { executionId: f.executionId, kind: EventKind.EVENT_OUTPUT, body: { case: "message", value: { role: "assistant" } } };
+      yield {
+        executionId: f.executionId,
+        kind: EventKind.EVENT_OUTPUT,
+        body: { case: "message", value: { role: "assistant" } },
+      };
     }
   },
 };
@@ -135,20 +139,31 @@ describe("parseAddress", () => {
     expect(parseAddress("localhost:50051")).toMatchObject({ kind: "tcp", host: "localhost", port: 50051 });
     expect(parseAddress("[::1]:0")).toMatchObject({ kind: "tcp", host: "::1", port: 0, target: "[::1]:0" });
     expect(parseAddress("unix:///tmp/a.sock")).toMatchObject({ kind: "unix", path: "/tmp/a.sock" });
-    expect(parseAddress("unix:rel/a.sock")).toMatchObject({ kind: "unix", path: "rel/a.sock", target: "unix:rel/a.sock" });
+    expect(parseAddress("unix:rel/a.sock")).toMatchObject({
+      kind: "unix",
+      path: "rel/a.sock",
+      target: "unix:rel/a.sock",
+    });
     expect(parseAddress("dns:///example.com:443")).toMatchObject({ kind: "tcp", host: "example.com", port: 443 });
   });
-  it.each(["http://localhost:80", "https://x:443", "tcp:host:1", "foo:bar", "localhost", "::1:80", "h:99999", "unix://rel", "unix:"])(
-    "refuses %s with InvalidArgument",
-    (addr) => {
-      expect(() => parseAddress(addr)).toThrow(HostError);
-      try {
-        parseAddress(addr);
-      } catch (e) {
-        expect(isHostError(e, ErrorCode.InvalidArgument)).toBe(true);
-      }
-    },
-  );
+  it.each([
+    "http://localhost:80",
+    "https://x:443",
+    "tcp:host:1",
+    "foo:bar",
+    "localhost",
+    "::1:80",
+    "h:99999",
+    "unix://rel",
+    "unix:",
+  ])("refuses %s with InvalidArgument", (addr) => {
+    expect(() => parseAddress(addr)).toThrow(HostError);
+    try {
+      parseAddress(addr);
+    } catch (e) {
+      expect(isHostError(e, ErrorCode.InvalidArgument)).toBe(true);
+    }
+  });
   it("names the unsupported scheme", () => {
     expect(() => parseAddress("https://x:443")).toThrow(/unsupported scheme/);
   });
@@ -221,7 +236,9 @@ describe.each([
   it("client stream", async () => {
     async function* frames() {
       yield { item: { case: "header" as const, value: { session: "r1" } } };
-      yield { item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: new Uint8Array(10) } } } };
+      yield {
+        item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: new Uint8Array(10) } } },
+      };
       yield { item: { case: "chunk" as const, value: { chunk: { case: "data" as const, value: new Uint8Array(5) } } } };
     }
     const res = await actors.restoreActor(frames());
@@ -269,7 +286,7 @@ describe.each([
     const err = await rpcError(actors.listActors({}, { timeoutMs: 100 }));
     expect(err.grpcCode).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     expect(err.code).toBe(ErrorCode.DeadlineExceeded);
-    const reason = await (await aborted);
+    const reason = await await aborted;
     expect(isHostError(reason, ErrorCode.DeadlineExceeded)).toBe(true);
   });
 
@@ -289,7 +306,7 @@ describe.each([
     );
     expect(isHostError(err, ErrorCode.Cancelled)).toBe(true);
     expect(seen).toEqual([1]);
-    const reason = await (await aborted);
+    const reason = await await aborted;
     expect(isHostError(reason, ErrorCode.Cancelled)).toBe(true);
   });
 });

@@ -12,7 +12,8 @@ import "./node.js";
 
 function reporterOf(value: string | undefined): ReporterName {
   const r = value ?? "pretty";
-  if (!(REPORTERS as readonly string[]).includes(r)) throw new UsageError(`--reporter must be one of ${REPORTERS.join(", ")}, got ${JSON.stringify(r)}`);
+  if (!(REPORTERS as readonly string[]).includes(r))
+    throw new UsageError(`--reporter must be one of ${REPORTERS.join(", ")}, got ${JSON.stringify(r)}`);
   return r as ReporterName;
 }
 
@@ -46,7 +47,8 @@ export const conformanceCommand: Command = {
       ...(modelName !== undefined ? { modelName } : {}),
       ...(only !== undefined ? { only } : {}),
     });
-    if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; "));
+    if (!parsed.success)
+      throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; "));
     // Progress goes to stdout only when stdout carries the pretty report; otherwise to stderr.
     const live = reporter === "pretty" || out !== undefined ? ctx.out : ctx.err;
     const report = await runConformance(parsed.data, (event) => {
@@ -56,7 +58,9 @@ export const conformanceCommand: Command = {
     const text = render(report, reporter);
     if (out !== undefined) {
       await writeFile(out, text + "\n");
-      ctx.out(`${report.failed === 0 ? "OK" : "FAILED"}: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)}s; ${reporter} report written to ${out}`);
+      ctx.out(
+        `${report.failed === 0 ? "OK" : "FAILED"}: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)}s; ${reporter} report written to ${out}`,
+      );
     } else ctx.out(text);
     return report.failed === 0 ? 0 : 1;
   },

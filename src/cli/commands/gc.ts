@@ -13,9 +13,14 @@ export const gcCommand: Command = {
   options: { ...HOST_FLAGS, "grace-ms": { type: "string" } },
   async run(ctx) {
     const journal = str(ctx.values, "journal");
-    const host = await Host.open({ dataDir: str(ctx.values, "data") ?? DEFAULT_DATA_DIR, ...(journal ? { journal } : {}) });
+    const host = await Host.open({
+      dataDir: str(ctx.values, "data") ?? DEFAULT_DATA_DIR,
+      ...(journal ? { journal } : {}),
+    });
     try {
-      const report = await collectSnapshotGarbage(host.journal, host.snapshots, { graceMs: int(ctx.values, "grace-ms", 10 * 60_000) });
+      const report = await collectSnapshotGarbage(host.journal, host.snapshots, {
+        graceMs: int(ctx.values, "grace-ms", 10 * 60_000),
+      });
       if (json(ctx.values)) ctx.out(JSON.stringify({ referenced: report.referenced, deleted: report.deleted }));
       else ctx.out(`kept ${report.referenced} referenced blobs, deleted ${report.deleted.length}`);
       return 0;

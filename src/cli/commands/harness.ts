@@ -58,11 +58,20 @@ async function run(ctx: CommandContext): Promise<number> {
       const name = requireStr(ctx.values, "name");
       const address = requireStr(ctx.values, "address");
       const resumability = RESUMABILITY[requireStr(ctx.values, "resumability")];
-      if (resumability === undefined) throw new UsageError(`--resumability must be ${Object.keys(RESUMABILITY).join(" or ")}`);
-      const spec = { placement: { case: "remote" as const, value: { address } }, capabilities: { resumability }, descriptorId: str(ctx.values, "descriptor-id") ?? "" };
+      if (resumability === undefined)
+        throw new UsageError(`--resumability must be ${Object.keys(RESUMABILITY).join(" or ")}`);
+      const spec = {
+        placement: { case: "remote" as const, value: { address } },
+        capabilities: { resumability },
+        descriptorId: str(ctx.values, "descriptor-id") ?? "",
+      };
       const res = await call((c) => c.registerHarness({ name, spec }, opts));
-      if (json(ctx.values)) ctx.out(JSON.stringify(toJson(RegisterHarnessResponseSchema, res, { useProtoFieldName: true })));
-      else ctx.out(`${(RegisterOutcome[res.outcome] ?? "").toLowerCase()} ${res.harness ? registrationLine(res.harness) : ""}`);
+      if (json(ctx.values))
+        ctx.out(JSON.stringify(toJson(RegisterHarnessResponseSchema, res, { useProtoFieldName: true })));
+      else
+        ctx.out(
+          `${(RegisterOutcome[res.outcome] ?? "").toLowerCase()} ${res.harness ? registrationLine(res.harness) : ""}`,
+        );
       return 0;
     }
     case "get": {

@@ -26,7 +26,8 @@ export const exportCommand: Command = {
       }
       return 0;
     } finally {
-      if (sink) await new Promise<void>((resolve, reject) => sink.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (sink)
+        await new Promise<void>((resolve, reject) => sink.end((err?: Error | null) => (err ? reject(err) : resolve())));
       await api.close();
     }
   },
@@ -34,9 +35,11 @@ export const exportCommand: Command = {
 
 async function verifyFile(ctx: CommandContext, file: string): Promise<number> {
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-  const res = await verifyJsonl((async function* () {
-    for await (const line of lines) if (line.trim() !== "") yield line;
-  })());
+  const res = await verifyJsonl(
+    (async function* () {
+      for await (const line of lines) if (line.trim() !== "") yield line;
+    })(),
+  );
   if (json(ctx.values)) ctx.out(JSON.stringify(res));
   if (res.ok) {
     if (!json(ctx.values)) ctx.out(`ok ${res.records} records, head ${res.head.seq} ${res.head.hash}`);
@@ -66,9 +69,13 @@ export const verifyCommand: Command = {
         const res = await verifyJsonl(lines);
         const truncated = res.ok && BigInt(res.records) !== s.lastSeq;
         const ok = res.ok && !truncated;
-        if (json(ctx.values)) ctx.out(JSON.stringify({ session: uid, ...res, ...(truncated ? { ok: false, kind: "truncated" } : {}) }));
+        if (json(ctx.values))
+          ctx.out(JSON.stringify({ session: uid, ...res, ...(truncated ? { ok: false, kind: "truncated" } : {}) }));
         else if (ok) ctx.out(`ok ${uid} ${res.ok ? res.records : 0} records`);
-        else ctx.err(`harnesshost: ${uid}: ${res.ok ? `truncated: ${res.records} records but the session reports last_seq ${s.lastSeq}` : `${res.kind}: ${res.message}`}`);
+        else
+          ctx.err(
+            `harnesshost: ${uid}: ${res.ok ? `truncated: ${res.records} records but the session reports last_seq ${s.lastSeq}` : `${res.kind}: ${res.message}`}`,
+          );
         return ok ? 0 : 1;
       } finally {
         await api.close();

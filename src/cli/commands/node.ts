@@ -9,7 +9,8 @@ import { addCommand } from "./index.js";
 export const nodeCommand: Command = {
   name: "node",
   summary: "serve a harness (built-in name or module path) as a gRPC harness node",
-  usage: "node --harness <echo|counter|chat|module.js> --listen <host:port|unix:///path> [--no-actors] [--parent-stdin]",
+  usage:
+    "node --harness <echo|counter|chat|module.js> --listen <host:port|unix:///path> [--no-actors] [--parent-stdin]",
   options: {
     harness: { type: "string" },
     listen: { type: "string" },
@@ -18,7 +19,10 @@ export const nodeCommand: Command = {
   },
   async run(ctx) {
     const factory = await loadHarnessFactory(requireStr(ctx.values, "harness"));
-    const node = await serveHarness(factory, { listen: requireStr(ctx.values, "listen"), actors: ctx.values["no-actors"] !== true });
+    const node = await serveHarness(factory, {
+      listen: requireStr(ctx.values, "listen"),
+      actors: ctx.values["no-actors"] !== true,
+    });
     ctx.out(JSON.stringify({ event: "listening", address: node.address, pid: process.pid }));
     await new Promise<void>((resolve) => {
       const stop = () => resolve();

@@ -32,7 +32,8 @@ function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
     const m = /^([^=]+)=(every-turn|on-suspend)$/.exec(flag);
     if (!m) throw new UsageError(`--checkpoint-policy ${JSON.stringify(flag)}: expected NAME=every-turn|on-suspend`);
     const i = specs.findIndex((s) => s.name === m[1]);
-    if (i < 0) throw new UsageError(`--checkpoint-policy ${JSON.stringify(flag)}: no --harness named ${JSON.stringify(m[1])}`);
+    if (i < 0)
+      throw new UsageError(`--checkpoint-policy ${JSON.stringify(flag)}: no --harness named ${JSON.stringify(m[1])}`);
     specs[i] = { ...specs[i]!, checkpointPolicy: m[2] === "on-suspend" ? "on-suspend" : "every-turn" };
   }
   return specs;
@@ -51,7 +52,8 @@ function hostConfig(values: FlagValues): HostConfig {
     harnesses: harnessFlags(values),
     nodeIdleMs: int(values, "node-idle-ms", 2000),
   });
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  if (!parsed.success)
+    throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return parsed.data;
 }
 
@@ -140,7 +142,13 @@ export const serveCommand: Command = {
     const host = await Host.open(config, { logger });
     let server;
     try {
-      server = await startServer(host, { addr, registryAddr, tokens: tokenList, ...(tlsFiles ? { tls: tlsFiles } : {}), logger });
+      server = await startServer(host, {
+        addr,
+        registryAddr,
+        tokens: tokenList,
+        ...(tlsFiles ? { tls: tlsFiles } : {}),
+        logger,
+      });
     } catch (err) {
       await host.close();
       throw err;
@@ -151,12 +159,17 @@ export const serveCommand: Command = {
       gcEvery > 0
         ? scheduleSnapshotGarbage(host.journal, host.snapshots, {
             intervalMs: gcEvery,
-            onRun: (r) => r.deleted.length > 0 && logger.info({ deleted: r.deleted.length, referenced: r.referenced }, "snapshot gc"),
-            onError: (err) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, "snapshot gc failed"),
+            onRun: (r) =>
+              r.deleted.length > 0 &&
+              logger.info({ deleted: r.deleted.length, referenced: r.referenced }, "snapshot gc"),
+            onError: (err) =>
+              logger.warn({ err: err instanceof Error ? err.message : String(err) }, "snapshot gc failed"),
           })
         : undefined;
     const stopped = stopSignal();
-    ctx.err(`harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`);
+    ctx.err(
+      `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`,
+    );
     const sig = await stopped;
     logger.info({ signal: sig }, "shutting down");
     gc?.stop();

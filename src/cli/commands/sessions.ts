@@ -36,20 +36,29 @@ function sessionJsonWithEffects(s: Session): unknown {
 /** The line `exec` prints for a turn that parked on an approval. */
 function awaitingLine(s: Session): string | undefined {
   const p = s.pendingApproval;
-  return p ? `awaiting approval: execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}` : undefined;
+  return p
+    ? `awaiting approval: execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}`
+    : undefined;
 }
 
 export const execCommand: Command = {
   name: "exec",
   summary: "run one turn (creates a session when --session is omitted)",
   usage: "exec [--session UID] [--harness NAME] --input TEXT [--input TEXT…] [--expected-last-seq N] [--json]",
-  options: { ...HOST_FLAGS, session: { type: "string" }, harness: { type: "string" }, input: { type: "string", multiple: true }, "expected-last-seq": { type: "string" } },
+  options: {
+    ...HOST_FLAGS,
+    session: { type: "string" },
+    harness: { type: "string" },
+    input: { type: "string", multiple: true },
+    "expected-last-seq": { type: "string" },
+  },
   async run(ctx) {
     const inputs = (ctx.values["input"] as string[] | undefined) ?? [];
     if (inputs.length === 0) throw new UsageError("--input is required (repeat it for several inputs)");
     const session = str(ctx.values, "session");
     const harness = str(ctx.values, "harness");
-    const expected = str(ctx.values, "expected-last-seq") !== undefined ? int(ctx.values, "expected-last-seq", 0) : undefined;
+    const expected =
+      str(ctx.values, "expected-last-seq") !== undefined ? int(ctx.values, "expected-last-seq", 0) : undefined;
     const api = await ctx.api();
     try {
       const streaming = !json(ctx.values) && str(ctx.values, "server") !== undefined;
@@ -77,7 +86,15 @@ export const execCommand: Command = {
             session: uid,
             output: res.output,
             last_seq: res.lastSeq,
-            ...(pending ? { pending_approval: { execution_id: pending.executionId, tool_call_id: pending.toolCallId, request_seq: Number(pending.requestSeq) } } : {}),
+            ...(pending
+              ? {
+                  pending_approval: {
+                    execution_id: pending.executionId,
+                    tool_call_id: pending.toolCallId,
+                    request_seq: Number(pending.requestSeq),
+                  },
+                }
+              : {}),
           }),
         );
       } else {
@@ -161,7 +178,10 @@ export const listCommand: Command = {
   async run(ctx) {
     const api = await ctx.api();
     try {
-      const sessions = await api.list({ project: str(ctx.values, "project") ?? "", pageSize: int(ctx.values, "page-size", 0) });
+      const sessions = await api.list({
+        project: str(ctx.values, "project") ?? "",
+        pageSize: int(ctx.values, "page-size", 0),
+      });
       if (json(ctx.values)) ctx.out(JSON.stringify({ sessions: sessions.map(sessionJson) }));
       else for (const s of sessions) ctx.out(sessionLine(s));
       return 0;
@@ -182,7 +202,10 @@ export const suspendCommand: Command = {
     try {
       const res = await api.suspend(session);
       if (json(ctx.values)) ctx.out(JSON.stringify({ session: sessionJson(res.session), snapshot: res.snapshot }));
-      else ctx.out(`${sessionLine(res.session)} snapshot memory=${res.snapshot.memory}${res.snapshot.digest ? ` digest=${res.snapshot.digest}` : ""}`);
+      else
+        ctx.out(
+          `${sessionLine(res.session)} snapshot memory=${res.snapshot.memory}${res.snapshot.digest ? ` digest=${res.snapshot.digest}` : ""}`,
+        );
       return 0;
     } finally {
       await api.close();
@@ -227,7 +250,9 @@ function decisionOut(ctx: CommandContext, res: DecisionOutcome, what: string): v
       }),
     );
   } else {
-    ctx.out(`${what} ${res.executionId}/${res.toolCallId} request_seq=${res.requestSeq} decision_seq=${decisionSeq}; run resume to continue the turn`);
+    ctx.out(
+      `${what} ${res.executionId}/${res.toolCallId} request_seq=${res.requestSeq} decision_seq=${decisionSeq}; run resume to continue the turn`,
+    );
   }
 }
 
@@ -263,7 +288,11 @@ export const answerCommand: Command = {
     const choice = hasChoice ? int(ctx.values, "choice", 1, 1) : undefined;
     const api = await ctx.api();
     try {
-      const res = await api.answer({ session, ...(text !== undefined ? { text } : {}), ...(choice !== undefined ? { choice } : {}) });
+      const res = await api.answer({
+        session,
+        ...(text !== undefined ? { text } : {}),
+        ...(choice !== undefined ? { choice } : {}),
+      });
       decisionOut(ctx, res, "answered");
       return 0;
     } finally {

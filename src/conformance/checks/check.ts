@@ -38,20 +38,37 @@ export interface JournalState {
 
 export async function journalState(host: Host, uid: string): Promise<JournalState> {
   const records = await host.journal.readRange(uid);
-  return { head: records.at(-1)?.seq ?? 0, hashes: records.map((r) => r.contentHash), fence: await host.journal.currentFence(uid) };
+  return {
+    head: records.at(-1)?.seq ?? 0,
+    hashes: records.map((r) => r.contentHash),
+    fence: await host.journal.currentFence(uid),
+  };
 }
 
 /** Fails if the journal changed between two states; otherwise describes it. */
-export function unchanged(what: string, before: JournalState, after: JournalState, opts: { fence?: boolean } = {}): string {
+export function unchanged(
+  what: string,
+  before: JournalState,
+  after: JournalState,
+  opts: { fence?: boolean } = {},
+): string {
   if (after.head !== before.head) fail(`${what} changed the journal: head ${before.head}→${after.head}`);
   const idx = before.hashes.findIndex((h, k) => after.hashes[k] !== h);
-  if (idx >= 0) fail(`${what} changed the journal: content hash at seq ${idx + 1} ${short(before.hashes[idx]!)}→${short(after.hashes[idx] ?? "")}`);
-  if (opts.fence === true && after.fence !== before.fence) fail(`${what} minted a fence: ${before.fence}→${after.fence}`);
+  if (idx >= 0)
+    fail(
+      `${what} changed the journal: content hash at seq ${idx + 1} ${short(before.hashes[idx]!)}→${short(after.hashes[idx] ?? "")}`,
+    );
+  if (opts.fence === true && after.fence !== before.fence)
+    fail(`${what} minted a fence: ${before.fence}→${after.fence}`);
   return `journal head ${before.head}→${after.head}, hashes unchanged${opts.fence === true ? `, fence ${before.fence}→${after.fence}` : ""}`;
 }
 
 /** Runs `op` expecting a HostError with `code`; fails with evidence otherwise. Returns the message. */
-export async function expectRefusal(what: string, code: ErrorCode | readonly ErrorCode[], op: () => Promise<unknown>): Promise<string> {
+export async function expectRefusal(
+  what: string,
+  code: ErrorCode | readonly ErrorCode[],
+  op: () => Promise<unknown>,
+): Promise<string> {
   const codes: readonly ErrorCode[] = typeof code === "string" ? [code] : code;
   try {
     await op();

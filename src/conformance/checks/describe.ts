@@ -27,9 +27,12 @@ export function describeCheck(tier: Tier): Check {
       const problems: string[] = [];
       if (d.id === "") problems.push("descriptor id is empty");
       if (d.version === "") problems.push("descriptor version is empty (replay checks recorded versions against it)");
-      if (declared !== WANT[tier]) problems.push(`declares ${Resumability[declared] ?? declared} but is checked as ${Resumability[WANT[tier]]}`);
+      if (declared !== WANT[tier])
+        problems.push(`declares ${Resumability[declared] ?? declared} but is checked as ${Resumability[WANT[tier]]}`);
       if (problems.length > 0) fail(problems.join("; "));
-      return pass(`id ${JSON.stringify(d.id)} version ${JSON.stringify(d.version)} declares ${Resumability[declared]}${d.models.length ? `, models ${d.models.join(",")}` : ""}`);
+      return pass(
+        `id ${JSON.stringify(d.id)} version ${JSON.stringify(d.version)} declares ${Resumability[declared]}${d.models.length ? `, models ${d.models.join(",")}` : ""}`,
+      );
     },
   };
 }

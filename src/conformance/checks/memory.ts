@@ -17,7 +17,8 @@ import { describeCheck } from "./describe.js";
 
 async function suspendWithMemory(env: SuiteEnv, host: Host, uid: string): Promise<{ seq: number; digest: string }> {
   const { record, ref } = await host.placer.suspend(uid, env.signal());
-  if (!ref.memory || ref.externalUri === "") fail(`suspend at seq ${record.seq} produced no memory snapshot (ref ${JSON.stringify(ref)})`);
+  if (!ref.memory || ref.externalUri === "")
+    fail(`suspend at seq ${record.seq} produced no memory snapshot (ref ${JSON.stringify(ref)})`);
   return { seq: record.seq, digest: ref.externalUri };
 }
 
@@ -26,11 +27,14 @@ const refusedOnFilesystem: Check = {
   tier: "memory",
   title: "Exec on a filesystem-only runtime is refused before anything is journaled",
   async run(env) {
-    if (env.target.kind === "address") return skip("the target is a running node: the suite cannot load it onto the in-process filesystem-only runtime");
+    if (env.target.kind === "address")
+      return skip("the target is a running node: the suite cannot load it onto the in-process filesystem-only runtime");
     const host = await env.shared();
     const uid = await env.newSession(host, SUBJECT_LOCAL);
     const before = await journalState(host, uid);
-    const refusal = await expectRefusal("exec on the local (filesystem-only) runtime", ErrorCode.Unplaceable, () => env.turn(host, uid, 1));
+    const refusal = await expectRefusal("exec on the local (filesystem-only) runtime", ErrorCode.Unplaceable, () =>
+      env.turn(host, uid, 1),
+    );
     const journal = unchanged("the refused exec", before, await journalState(host, uid), { fence: true });
     return pass(`refused: ${refusal}; ${journal}`);
   },
@@ -50,9 +54,12 @@ const restoreContinues: Check = {
     const next = await env.turn(host, uid, env.turns + 1);
     const cont = await continuesLikeControl(env, env.turns + 1, next.text);
     const fenceAfter = await host.journal.currentFence(uid);
-    if (fenceAfter <= fenceBefore) fail(`the restored incarnation's fence ${fenceAfter} does not supersede the suspended one's ${fenceBefore}`);
+    if (fenceAfter <= fenceBefore)
+      fail(`the restored incarnation's fence ${fenceAfter} does not supersede the suspended one's ${fenceBefore}`);
     const chain = await env.verifyChains(host, [uid]);
-    return pass(`SUSPEND at seq ${snap.seq} (snapshot ${short(snap.digest)}), RESUME at seq ${resumed.record.seq}, fence ${fenceBefore}→${fenceAfter}; ${cont}; ${chain}`);
+    return pass(
+      `SUSPEND at seq ${snap.seq} (snapshot ${short(snap.digest)}), RESUME at seq ${resumed.record.seq}, fence ${fenceBefore}→${fenceAfter}; ${cont}; ${chain}`,
+    );
   },
 };
 
@@ -61,11 +68,13 @@ const restoreAfterKill: Check = {
   tier: "memory",
   title: "After the node process is killed, the session is restored into a new process and continues",
   async run(env) {
-    if (env.target.kind === "address") return skip("the target node is not owned by the suite's host, so it cannot be killed and replaced");
+    if (env.target.kind === "address")
+      return skip("the target node is not owned by the suite's host, so it cannot be killed and replaced");
     const host = await env.openHost();
     try {
       const runtime = host.registry.resolve(SUBJECT).runtime;
-      if (!(runtime instanceof SpawnedRuntime)) return skip(`the subject runs on the ${runtime.name} runtime, which has no node process to kill`);
+      if (!(runtime instanceof SpawnedRuntime))
+        return skip(`the subject runs on the ${runtime.name} runtime, which has no node process to kill`);
       const uid = await env.newSession(host);
       await env.drive(host, uid, env.range(env.turns));
       const node = runtime.currentNode;
@@ -75,10 +84,13 @@ const restoreAfterKill: Check = {
       await exited;
       const next = await env.turn(host, uid, env.turns + 1);
       const now = runtime.currentNode;
-      if (!now || now.pid === node.pid) fail(`the session did not move to a new node process (pid ${node.pid} → ${now?.pid ?? "none"})`);
+      if (!now || now.pid === node.pid)
+        fail(`the session did not move to a new node process (pid ${node.pid} → ${now?.pid ?? "none"})`);
       const cont = await continuesLikeControl(env, env.turns + 1, next.text);
       const chain = await env.verifyChains(host, [uid]);
-      return pass(`node pid ${node.pid} killed (SIGKILL) after ${env.turns} turns; restored from the every-turn checkpoint into pid ${now.pid}; ${cont}; ${chain}`);
+      return pass(
+        `node pid ${node.pid} killed (SIGKILL) after ${env.turns} turns; restored from the every-turn checkpoint into pid ${now.pid}; ${cont}; ${chain}`,
+      );
     } finally {
       await env.closeHost(host);
     }
@@ -95,14 +107,20 @@ const forkChildren: Check = {
     await env.drive(host, parent, env.range(env.turns));
     const k = env.options.forks;
     const uids = Array.from({ length: k }, () => env.childUid());
-    const { atSeq } = await host.placer.fork({ parent, atSeq: 0, children: uids.map((uid) => ({ uid, project: "default", harness: SUBJECT })), signal: env.signal() });
+    const { atSeq } = await host.placer.fork({
+      parent,
+      atSeq: 0,
+      children: uids.map((uid) => ({ uid, project: "default", harness: SUBJECT })),
+      signal: env.signal(),
+    });
     const parentRecs = await host.journal.readRange(parent);
     const checkpoint = parentRecs.find((r) => r.seq === atSeq + 1);
     const ckpt = checkpoint?.event.body.case === "lifecycle" ? checkpoint.event.body.value.snapshotExternalUri : "";
     for (const uid of uids) {
       const recs = await host.journal.readRange(uid);
       for (let s = 0; s < atSeq; s++) {
-        if (recs[s]?.contentHash !== parentRecs[s]?.contentHash) fail(`child ${uid} record ${s + 1} hash differs from the parent's`);
+        if (recs[s]?.contentHash !== parentRecs[s]?.contentHash)
+          fail(`child ${uid} record ${s + 1} hash differs from the parent's`);
       }
     }
     const n = env.turns;
@@ -140,14 +158,21 @@ const historicalForkRefused: Check = {
     const before = await journalState(host, uid);
     const child = env.childUid();
     const refusal = await expectRefusal(`fork at historical seq ${atSeq}`, ErrorCode.Unplaceable, () =>
-      host.placer.fork({ parent: uid, atSeq, children: [{ uid: child, project: "default", harness: SUBJECT }], signal: env.signal() }),
+      host.placer.fork({
+        parent: uid,
+        atSeq,
+        children: [{ uid: child, project: "default", harness: SUBJECT }],
+        signal: env.signal(),
+      }),
     );
     const journal = unchanged("the refused fork", before, await journalState(host, uid), { fence: true });
     if ((await host.journal.getSession(child)) !== undefined) fail(`the refused fork created child session ${child}`);
     const next = await env.turn(host, uid, env.turns + 1);
     const cont = await continuesLikeControl(env, env.turns + 1, next.text);
     const chain = await env.verifyChains(host, [uid]);
-    return pass(`fork at seq ${atSeq} (head ${before.head}) refused: ${refusal}; ${journal}; no child; ${cont}; ${chain}`);
+    return pass(
+      `fork at seq ${atSeq} (head ${before.head}) refused: ${refusal}; ${journal}; no child; ${cont}; ${chain}`,
+    );
   },
 };
 
@@ -170,7 +195,9 @@ const corruptSnapshot: Check = {
       fail(`cannot corrupt the snapshot blob at ${file}: ${errText(err)}`);
     }
     const before = await journalState(host, uid);
-    const refusal = await expectRefusal("resume from a corrupt snapshot", ErrorCode.DataLoss, () => host.placer.resume(uid, env.signal()));
+    const refusal = await expectRefusal("resume from a corrupt snapshot", ErrorCode.DataLoss, () =>
+      host.placer.resume(uid, env.signal()),
+    );
     const journal = unchanged("the refused resume", before, await journalState(host, uid));
     const state = (await host.getSession(uid)).computeState;
     if (state !== "COLD") fail(`after the refused resume the session is ${state}, not COLD (suspended)`);
@@ -179,8 +206,18 @@ const corruptSnapshot: Check = {
     const next = await env.turn(host, uid, env.turns + 1);
     const cont = await continuesLikeControl(env, env.turns + 1, next.text);
     const chain = await env.verifyChains(host, [uid]);
-    return pass(`snapshot ${short(snap.digest)} corrupted (1 byte flipped): resume refused: ${refusal}; ${journal}; session still COLD; after restoring a good copy: ${cont}; ${chain}`);
+    return pass(
+      `snapshot ${short(snap.digest)} corrupted (1 byte flipped): resume refused: ${refusal}; ${journal}; session still COLD; after restoring a good copy: ${cont}; ${chain}`,
+    );
   },
 };
 
-export const memoryChecks: readonly Check[] = [describeCheck("memory"), refusedOnFilesystem, restoreContinues, restoreAfterKill, forkChildren, historicalForkRefused, corruptSnapshot];
+export const memoryChecks: readonly Check[] = [
+  describeCheck("memory"),
+  refusedOnFilesystem,
+  restoreContinues,
+  restoreAfterKill,
+  forkChildren,
+  historicalForkRefused,
+  corruptSnapshot,
+];

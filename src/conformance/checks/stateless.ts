@@ -24,11 +24,14 @@ const liveTurns: Check = {
     const turns = await env.drive(host, uid, env.range(env.turns));
     for (const [k, t] of turns.entries()) {
       const last = t.result.records.at(-1);
-      if (last?.event.kind !== EventKind.EVENT_END) fail(`turn ${k + 1} did not end with END (last record ${last ? EventKind[last.event.kind] : "none"})`);
+      if (last?.event.kind !== EventKind.EVENT_END)
+        fail(`turn ${k + 1} did not end with END (last record ${last ? EventKind[last.event.kind] : "none"})`);
     }
     const chain = await env.verifyChains(host, [uid]);
     const head = (await host.journal.head(uid)).hash;
-    return pass(`${turns.length} turns completed (outputs ${turns.map((t) => q(t.text)).join(", ")}); ${chain}; head ${short(head)}`);
+    return pass(
+      `${turns.length} turns completed (outputs ${turns.map((t) => q(t.text)).join(", ")}); ${chain}; head ${short(head)}`,
+    );
   },
 };
 
@@ -48,8 +51,14 @@ const replay: Check = {
       outputs = (await host.placer.replay(uid, env.signal())).outputs;
     } catch (err) {
       const i0 = isHostError(err, ErrorCode.Diverged) && /model input hash mismatch|I0/.test(err.message);
-      if (i0) fail(`I0 violated: on replay the harness sent a different model request than the one recorded live — its model input is not a pure function of the journal (${errText(err)})`);
-      if (isHostError(err, ErrorCode.Diverged)) fail(`replay on a fresh instance diverged from the journal — the harness's behaviour depends on state outside the journal (${errText(err)})`);
+      if (i0)
+        fail(
+          `I0 violated: on replay the harness sent a different model request than the one recorded live — its model input is not a pure function of the journal (${errText(err)})`,
+        );
+      if (isHostError(err, ErrorCode.Diverged))
+        fail(
+          `replay on a fresh instance diverged from the journal — the harness's behaviour depends on state outside the journal (${errText(err)})`,
+        );
       fail(`replay failed: ${errText(err)}`);
     }
     const replayCalls = env.model.calls - calls;
@@ -79,7 +88,9 @@ const restart: Check = {
       const next = await env.turn(second, uid, env.turns + 1);
       const cont = await continuesLikeControl(env, env.turns + 1, next.text);
       const chain = await env.verifyChains(second, [uid]);
-      return pass(`host closed after ${env.turns} turns and reopened on the same data dir (fresh incarnation); ${cont}; ${chain}`);
+      return pass(
+        `host closed after ${env.turns} turns and reopened on the same data dir (fresh incarnation); ${cont}; ${chain}`,
+      );
     } finally {
       await env.closeHost(second);
     }
@@ -97,10 +108,18 @@ const historicalFork: Check = {
     const atSeq = endSeq(turns[0]!.result.records); // END of turn 1: historical, since N ≥ 2
     const before = await journalState(host, parent);
     const child = env.childUid();
-    await host.placer.fork({ parent, atSeq, children: [{ uid: child, project: "default", harness: SUBJECT }], signal: env.signal() });
+    await host.placer.fork({
+      parent,
+      atSeq,
+      children: [{ uid: child, project: "default", harness: SUBJECT }],
+      signal: env.signal(),
+    });
     const childRecs = await host.journal.readRange(child);
     for (let k = 0; k < atSeq; k++) {
-      if (childRecs[k]?.contentHash !== before.hashes[k]) fail(`child record ${k + 1} hash ${short(childRecs[k]?.contentHash ?? "missing")} differs from the parent's ${short(before.hashes[k]!)}`);
+      if (childRecs[k]?.contentHash !== before.hashes[k])
+        fail(
+          `child record ${k + 1} hash ${short(childRecs[k]?.contentHash ?? "missing")} differs from the parent's ${short(before.hashes[k]!)}`,
+        );
     }
     const marker = childRecs[atSeq];
     const lc = marker?.event.body.case === "lifecycle" ? marker.event.body.value : undefined;
@@ -109,7 +128,9 @@ const historicalFork: Check = {
     const cont = await continuesLikeControl(env, 2, next.text, "child ");
     const untouched = unchanged("the fork and the child's turn", before, await journalState(host, parent));
     const chain = await env.verifyChains(host, [parent, child]);
-    return pass(`fork at seq ${atSeq} of ${before.head}: ${atSeq} prefix hashes equal, marker ${JSON.stringify(lc.detail)}; ${cont}; parent: ${untouched}; ${chain}`);
+    return pass(
+      `fork at seq ${atSeq} of ${before.head}: ${atSeq} prefix hashes equal, marker ${JSON.stringify(lc.detail)}; ${cont}; parent: ${untouched}; ${chain}`,
+    );
   },
 };
 
@@ -125,12 +146,15 @@ const suspendResume: Check = {
     const calls = env.model.calls;
     const resumed = await host.placer.resume(uid, env.signal());
     const resumeCalls = env.model.calls - calls;
-    if (resumed.turn !== undefined) fail(`resume re-drove a turn although none was interrupted (${resumed.turn.executionId})`);
+    if (resumed.turn !== undefined)
+      fail(`resume re-drove a turn although none was interrupted (${resumed.turn.executionId})`);
     if (resumeCalls !== 0) fail(`resume with nothing interrupted made ${resumeCalls} model calls (want 0)`);
     const next = await env.turn(host, uid, env.turns + 1);
     const cont = await continuesLikeControl(env, env.turns + 1, next.text);
     const chain = await env.verifyChains(host, [uid]);
-    return pass(`SUSPEND at seq ${suspended.record.seq}, RESUME at seq ${resumed.record.seq} (0 model calls); ${cont}; ${chain}`);
+    return pass(
+      `SUSPEND at seq ${suspended.record.seq}, RESUME at seq ${resumed.record.seq} (0 model calls); ${cont}; ${chain}`,
+    );
   },
 };
 
@@ -142,7 +166,8 @@ const modelCut: Check = {
     const i = env.turns + 1;
     const control = await env.control();
     const want = control.modelCalls[i - 1] ?? 0;
-    if (want === 0) return skip(`the harness made no model call in turn ${i} of the control; there is no MODEL_CALL to cut`);
+    if (want === 0)
+      return skip(`the harness made no model call in turn ${i} of the control; there is no MODEL_CALL to cut`);
     const host = await env.shared();
     const uid = await env.newSession(host);
     await env.drive(host, uid, env.range(env.turns));
@@ -171,15 +196,32 @@ const modelCut: Check = {
       resumed = await host.placer.resume(uid, env.signal());
     } catch (err) {
       const i0 = isHostError(err, ErrorCode.Diverged) && /model input hash mismatch|I0/.test(err.message);
-      fail(i0 ? `I0 violated: the re-driven turn sent a different model request than the recorded MODEL_CALL at seq ${cutAt} (${errText(err)})` : `resume failed: ${errText(err)}`);
+      fail(
+        i0
+          ? `I0 violated: the re-driven turn sent a different model request than the recorded MODEL_CALL at seq ${cutAt} (${errText(err)})`
+          : `resume failed: ${errText(err)}`,
+      );
     }
     const extra = env.model.calls - before;
     if (resumed.turn === undefined) fail("resume found no interrupted turn to re-drive");
-    if (extra !== want) fail(`model calls during the re-drive: ${extra} (want ${want}: the cut call once${want > 1 ? ` plus ${want - 1} later call(s)` : ""})`);
+    if (extra !== want)
+      fail(
+        `model calls during the re-drive: ${extra} (want ${want}: the cut call once${want > 1 ? ` plus ${want - 1} later call(s)` : ""})`,
+      );
     const cont = await continuesLikeControl(env, i, turnText(resumed.turn.outputs));
     const chain = await env.verifyChains(host, [uid]);
-    return pass(`cut after MODEL_CALL at seq ${cutAt}; resume re-drove it with ${extra} model call (want ${want}); ${cont}; ${chain}`);
+    return pass(
+      `cut after MODEL_CALL at seq ${cutAt}; resume re-drove it with ${extra} model call (want ${want}); ${cont}; ${chain}`,
+    );
   },
 };
 
-export const statelessChecks: readonly Check[] = [describeCheck("stateless"), liveTurns, replay, restart, historicalFork, suspendResume, modelCut];
+export const statelessChecks: readonly Check[] = [
+  describeCheck("stateless"),
+  liveTurns,
+  replay,
+  restart,
+  historicalFork,
+  suspendResume,
+  modelCut,
+];

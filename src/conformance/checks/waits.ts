@@ -10,7 +10,16 @@ import type { SuiteEnv } from "../env.js";
 import { fail } from "../evidence.js";
 import { SUBJECT } from "../target.js";
 import type { Tier } from "../types.js";
-import { ErrorCode, expectRefusal, journalState, pass, skip, unchanged, type Check, type CheckOutcome } from "./check.js";
+import {
+  ErrorCode,
+  expectRefusal,
+  journalState,
+  pass,
+  skip,
+  unchanged,
+  type Check,
+  type CheckOutcome,
+} from "./check.js";
 
 /** Gates resolved in one resume chain before the check gives up (a harness may gate several calls). */
 const MAX_GATES = 8;
@@ -29,10 +38,14 @@ async function parkFirstTurn(env: SuiteEnv): Promise<Parked | CheckOutcome> {
   const host = await env.shared();
   const uid = await env.newSession(host, SUBJECT);
   const turn = await env.turn(host, uid, 1);
-  if (!turn.result.parked) return skip(`turn 1 reached no approval gate (declared: ${gated.join(", ")}); outputs ${JSON.stringify(turn.result.outputs)}`);
+  if (!turn.result.parked)
+    return skip(
+      `turn 1 reached no approval gate (declared: ${gated.join(", ")}); outputs ${JSON.stringify(turn.result.outputs)}`,
+    );
   const last = (await host.journal.readRange(uid)).at(-1);
   const lc = last?.event.body.case === "lifecycle" ? last.event.body.value : undefined;
-  if (!lc || lc.kind !== 1 /* SUSPEND */) fail(`the parked turn was not suspended: the last record (seq ${last?.seq}) is not a SUSPEND`);
+  if (!lc || lc.kind !== 1 /* SUSPEND */)
+    fail(`the parked turn was not suspended: the last record (seq ${last?.seq}) is not a SUSPEND`);
   return { host, uid, ref: turn.result.parked };
 }
 
@@ -41,13 +54,21 @@ function isParked(p: Parked | CheckOutcome): p is Parked {
 }
 
 /** Decides gates (approve or deny) and resumes until the turn completes. */
-async function decideThrough(env: SuiteEnv, p: Parked, approved: boolean): Promise<{ turn: TurnResult | undefined; gates: number }> {
+async function decideThrough(
+  env: SuiteEnv,
+  p: Parked,
+  approved: boolean,
+): Promise<{ turn: TurnResult | undefined; gates: number }> {
   let ref: ApprovalRef | undefined = p.ref;
   let turn: TurnResult | undefined;
   let gates = 0;
   while (ref) {
     if (++gates > MAX_GATES) fail(`the turn parked on more than ${MAX_GATES} gates`);
-    await p.host.placer.approve(p.uid, { ...ref, approved, reason: approved ? "conformance: approved" : "conformance: denied" });
+    await p.host.placer.approve(p.uid, {
+      ...ref,
+      approved,
+      reason: approved ? "conformance: approved" : "conformance: denied",
+    });
     const resumed = await p.host.placer.resume(p.uid, env.signal());
     turn = resumed.turn;
     ref = resumed.parked;
@@ -68,7 +89,9 @@ function waitsChecks(tier: Tier): Check[] {
       const end = turn.records.some((r) => r.event.body.case === "end");
       if (!end) fail(`the resumed turn ${turn.executionId} ended without END`);
       const chain = await env.verifyChains(p.host, [p.uid]);
-      return pass(`parked at request seq ${p.ref.requestSeq} (call ${p.ref.toolCallId}); ${gates} gate(s) approved; resumed to END with outputs ${JSON.stringify(turn.outputs)}; ${chain}`);
+      return pass(
+        `parked at request seq ${p.ref.requestSeq} (call ${p.ref.toolCallId}); ${gates} gate(s) approved; resumed to END with outputs ${JSON.stringify(turn.outputs)}; ${chain}`,
+      );
     },
   };
   const deny: Check = {
@@ -81,11 +104,19 @@ function waitsChecks(tier: Tier): Check[] {
       const { turn } = await decideThrough(env, p, false);
       if (!turn || turn.parked) fail("resume after the denial did not complete the turn");
       const records = await p.host.journal.readRange(p.uid);
-      const receipt = records.find((r) => r.event.body.case === "result" && r.event.body.value.id === p.ref.toolCallId && r.event.executionId === p.ref.executionId);
+      const receipt = records.find(
+        (r) =>
+          r.event.body.case === "result" &&
+          r.event.body.value.id === p.ref.toolCallId &&
+          r.event.executionId === p.ref.executionId,
+      );
       const value = receipt?.event.body.case === "result" ? receipt.event.body.value : undefined;
-      if (!value || value.code !== ToolResult_Code.APPROVAL_DENIED || !value.isError) fail(`no APPROVAL_DENIED receipt for call ${p.ref.toolCallId}`);
+      if (!value || value.code !== ToolResult_Code.APPROVAL_DENIED || !value.isError)
+        fail(`no APPROVAL_DENIED receipt for call ${p.ref.toolCallId}`);
       const chain = await env.verifyChains(p.host, [p.uid]);
-      return pass(`denied at seq ${Number(value.approvalDecisionSeq)}: receipt APPROVAL_DENIED at seq ${receipt!.seq}; turn completed with ${JSON.stringify(turn.outputs)}; ${chain}`);
+      return pass(
+        `denied at seq ${Number(value.approvalDecisionSeq)}: receipt APPROVAL_DENIED at seq ${receipt!.seq}; turn completed with ${JSON.stringify(turn.outputs)}; ${chain}`,
+      );
     },
   };
   const exactRetry: Check = {
@@ -99,8 +130,11 @@ function waitsChecks(tier: Tier): Check[] {
       const first = await p.host.placer.approve(p.uid, decision);
       const before = await journalState(p.host, p.uid);
       const again = await p.host.placer.approve(p.uid, decision);
-      if (!again.existing || again.record.contentHash !== first.record.contentHash) fail(`the retry committed a new decision at seq ${again.record.seq}`);
-      const refusal = await expectRefusal("a changed decision", ErrorCode.FailedPrecondition, () => p.host.placer.approve(p.uid, { ...decision, approved: false }));
+      if (!again.existing || again.record.contentHash !== first.record.contentHash)
+        fail(`the retry committed a new decision at seq ${again.record.seq}`);
+      const refusal = await expectRefusal("a changed decision", ErrorCode.FailedPrecondition, () =>
+        p.host.placer.approve(p.uid, { ...decision, approved: false }),
+      );
       const same = unchanged("the retry and the refused change", before, await journalState(p.host, p.uid));
       return pass(`decision at seq ${first.record.seq}; retry returned it; ${refusal}; ${same}`);
     },

@@ -30,7 +30,11 @@ export function junitReport(report: Report): string {
         lines.push(open, `      <system-out>${xmlEscape(c.evidence)}</system-out>`, "    </testcase>");
         break;
       case "fail":
-        lines.push(open, `      <failure message="${xmlEscape(c.evidence)}" type="conformance">${xmlEscape(`${c.title}\n${c.evidence}`)}</failure>`, "    </testcase>");
+        lines.push(
+          open,
+          `      <failure message="${xmlEscape(c.evidence)}" type="conformance">${xmlEscape(`${c.title}\n${c.evidence}`)}</failure>`,
+          "    </testcase>",
+        );
         break;
       case "skip":
         lines.push(open, `      <skipped message="${xmlEscape(c.evidence)}"/>`, "    </testcase>");

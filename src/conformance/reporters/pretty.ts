@@ -40,8 +40,12 @@ export function prettyReport(report: Report, width = 100): string {
   const resW = 6;
   const timeW = 7;
   const evW = Math.max(30, width - idW - tierW - resW - timeW - 8);
-  const row = (a: string, b: string, c: string, d: string, e: string) => `${a.padEnd(idW)}  ${b.padEnd(tierW)}${c.padEnd(resW)}${e.padStart(timeW)}  ${d}`;
-  const lines = [row("check", "tier", "result", "evidence", "time"), "-".repeat(Math.min(width, idW + tierW + resW + timeW + evW + 4))];
+  const row = (a: string, b: string, c: string, d: string, e: string) =>
+    `${a.padEnd(idW)}  ${b.padEnd(tierW)}${c.padEnd(resW)}${e.padStart(timeW)}  ${d}`;
+  const lines = [
+    row("check", "tier", "result", "evidence", "time"),
+    "-".repeat(Math.min(width, idW + tierW + resW + timeW + evW + 4)),
+  ];
   for (const c of report.checks) {
     const [first, ...rest] = wrap(c.evidence, evW);
     lines.push(row(c.id, c.tier, MARK[c.status], first ?? "", secs(c.durationMs)));
