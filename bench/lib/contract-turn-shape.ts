@@ -139,10 +139,8 @@ export async function startContractTurnShape(
               ];
               const committed = await commit(first);
               for (const rec of committed) call.write(recordUpdate(rec));
-              const text =
-                request.messages.at(-1)?.parts[0]?.part.case === "text"
-                  ? (request.messages.at(-1)?.parts[0]?.part.value as { text: string }).text
-                  : "";
+              const part = request.messages.at(-1)?.parts[0]?.part;
+              const text = part?.case === "text" ? part.value.text : "";
               call.write(deltaUpdate(executionId, `echo:${text}`, true));
               up.write(
                 create(ControllerFrameSchema, {

@@ -25,7 +25,7 @@ function assertJsonValue(value: unknown, path: string): void {
     case "object": {
       if (value === null) return;
       if (Array.isArray(value)) {
-        value.forEach((v, i) => assertJsonValue(v, `${path}[${i}]`));
+        for (const [i, v] of value.entries()) assertJsonValue(v, `${path}[${i}]`);
         return;
       }
       const proto = Object.getPrototypeOf(value) as unknown;

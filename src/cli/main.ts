@@ -32,7 +32,7 @@ export async function main(
       io.out(`usage: harnesshost ${command.usage}`);
       return 0;
     }
-    let parsed;
+    let parsed: ReturnType<typeof parseArgs>;
     try {
       parsed = parseArgs({ args: [...rest], options: command.options, allowPositionals: true, strict: true });
     } catch (err) {

@@ -124,7 +124,7 @@ export function scanGates(records: readonly JournalRecord[]): GateScan {
       case "result": {
         const i = byKey.get(key(e.executionId, e.body.value.id));
         const gate = i === undefined ? undefined : gates[i];
-        if (gate && gate.decision && gate.receiptSeq === undefined) gates[i!] = { ...gate, receiptSeq: rec.seq };
+        if (gate?.decision && gate.receiptSeq === undefined) gates[i!] = { ...gate, receiptSeq: rec.seq };
         break;
       }
       default:

@@ -42,7 +42,7 @@ export class DemoWriteExecutor implements ToolExecutor {
     if (!duplicate) {
       mkdirSync(dirname(this.file), { recursive: true });
       const line: DemoWrite = { session: ctx.sessionUid, key: call.idempotencyKey, text };
-      appendFileSync(this.file, JSON.stringify(line) + "\n", "utf8");
+      appendFileSync(this.file, `${JSON.stringify(line)}\n`, "utf8");
     }
     return { output: { written: true, duplicate } };
   }

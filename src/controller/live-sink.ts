@@ -20,7 +20,7 @@ import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { ApprovalParkedError, attachDecision, deniedReceipt } from "./approvals.js";
 import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";
-import { callSignal, SinkGuard } from "./sink-guard.js";
+import { callSignal, type SinkGuard } from "./sink-guard.js";
 import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
 import { validateMediatedCall } from "./tools.js";
 import type { TurnContext } from "./turn-context.js";

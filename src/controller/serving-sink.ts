@@ -48,7 +48,7 @@ export class ServingEffects {
   constructor(
     private readonly ctx: TurnContext,
     private readonly effects: readonly RecordedEffect[],
-    private readonly mode: ServingMode,
+    mode: ServingMode,
   ) {
     this.live = mode === "resume" ? new LiveEffects(ctx) : undefined;
   }

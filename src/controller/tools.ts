@@ -34,7 +34,7 @@ function checkJsonSafe(value: unknown, path: string): void {
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((v, i) => checkJsonSafe(v, `${path}[${i}]`));
+    for (const [i, v] of value.entries()) checkJsonSafe(v, `${path}[${i}]`);
     return;
   }
   if (typeof value === "object") {

@@ -61,7 +61,7 @@ export function auditHandler(file: string) {
       event: payload.event,
       detail: payload.detail,
     };
-    await appendFile(file, JSON.stringify(line) + "\n", "utf8");
+    await appendFile(file, `${JSON.stringify(line)}\n`, "utf8");
   };
 }
 

@@ -78,7 +78,7 @@ export class MemoryJournal implements Journal {
     const blobs = records.map((r) => toBinary(EventSchema, r.event));
     if (records.length === 0) return [];
     const target = existing ?? this.createImplicit(session);
-    records.forEach((r, i) => target.records.push(storedOf(r, blobs[i] as Uint8Array)));
+    for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     this.advance(target.row, records);
     return records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array)));
   }
@@ -121,7 +121,7 @@ export class MemoryJournal implements Journal {
     const blobs = records.map((r) => toBinary(EventSchema, r.event));
     const target = existing ?? this.createImplicit(session);
     target.row.fence = fence;
-    records.forEach((r, i) => target.records.push(storedOf(r, blobs[i] as Uint8Array)));
+    for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     this.advance(target.row, records);
     const last = records[records.length - 1];
     if (opts.checkpointDigest !== undefined && last !== undefined) {

@@ -30,6 +30,7 @@ export function encodePageToken(cursor: PageCursor): string {
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the cursor's separator on purpose; no key can contain it.
 const CURSOR = /^(\d{1,16})\u0000(.+)$/s;
 
 /** undefined for the first page (""); HostError InvalidArgument for anything unparseable. */

@@ -8,7 +8,7 @@ export const echoModel: ModelProvider = {
   name: "echo",
   async invoke(request, opts) {
     if (opts.signal?.aborted) throw new ModelInterruptedError("model call cancelled", { cause: opts.signal.reason });
-    const text = "echo:" + messageText(request.messages[request.messages.length - 1]);
+    const text = `echo:${messageText(request.messages[request.messages.length - 1])}`;
     opts.onDelta?.(text);
     return { message: textMessage("assistant", text) };
   },

@@ -2,7 +2,7 @@
 // the host's snapshot store. Invariant: a blob is stored (and its digest known) before any ref to it
 // exists, and a restore installs exactly the bytes whose digest the ref names (the store re-hashes).
 import { ErrorCode, HostError } from "../errors/index.js";
-import { ActorsClient } from "../node/actors-client.js";
+import type { ActorsClient } from "../node/actors-client.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import type { SnapshotRef } from "./types.js";
 

@@ -212,7 +212,7 @@ class StateInspector implements StateGraphFacts {
     if (!ERROR_PROTOS.has(proto)) {
       this.fail(`Error subclass ${className(proto)} (v8 keeps only built-in error types; its fields would be lost)`);
     }
-    if (Object.prototype.hasOwnProperty.call(error, "cause")) {
+    if (Object.hasOwn(error, "cause")) {
       this.path.push({ kind: "prop", key: "cause" });
       this.visitFixed(error.cause);
       this.path.pop();

@@ -77,7 +77,7 @@ export function addService<S extends GenServiceMethods>(
  * bound again; a socket someone does listen on is left alone (the bind then fails loudly).
  */
 async function reclaimStaleSocket(path: string): Promise<void> {
-  let stat;
+  let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(path);
   } catch {

@@ -57,7 +57,7 @@ describe("harnesshost CLI (in-process)", () => {
     // One changed character in an event is detected and named by seq.
     writeFileSync(
       join(dir, "bad.jsonl"),
-      lines.map((l, i) => (i === 3 ? l.replace("echo:hi", "echo:ho") : l)).join("\n") + "\n",
+      `${lines.map((l, i) => (i === 3 ? l.replace("echo:hi", "echo:ho") : l)).join("\n")}\n`,
     );
     const bad = await cli("verify", "--jsonl", join(dir, "bad.jsonl"));
     expect(bad.code).toBe(1);

@@ -26,7 +26,9 @@ import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-s
 const repo = resolve(import.meta.dirname, "../..");
 const guide = readFileSync(join(repo, "docs/harness-authoring.md"), "utf8");
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "hh-authoring-"));
@@ -67,7 +69,7 @@ describe("docs/harness-authoring.md", () => {
   it("lists the example modules exactly as they are in docs/examples", () => {
     for (const file of ["shout.ts", "tally.ts"]) {
       const source = readFileSync(join(repo, "docs/examples", file), "utf8");
-      expect(guide, `the guide's listing of ${file}`).toContain("```ts\n" + source + "```");
+      expect(guide, `the guide's listing of ${file}`).toContain(`\`\`\`ts\n${source}\`\`\``);
     }
   });
 
@@ -85,6 +87,7 @@ describe("docs/harness-authoring.md", () => {
       idempotencyKey: "0123456789abcdef:call-1",
     });
     expect(call.args).toEqual({ to: "ops@example.com" });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the guide's source text, not a template.
     expect(guide).toContain("idempotencyKey: `${start.executionId}:call-1`");
   });
 

@@ -9,7 +9,9 @@ import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-s
 const repo = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(repo, "README.md"), "utf8");
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const blocks = (title: string): string[] => shBlocks(readme, title);
 

@@ -39,7 +39,7 @@ export function withBackgroundWaits(script: string, polls = 600): string {
   const out = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"];
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]!;
-    while (line.endsWith("\\")) line = line.slice(0, -1) + " " + (lines[++i] ?? "").trimStart();
+    while (line.endsWith("\\")) line = `${line.slice(0, -1)} ${(lines[++i] ?? "").trimStart()}`;
     out.push(line);
     if (!/\s&\s*$/.test(line)) continue;
     const sock = /--listen unix:\/\/(\S+)/.exec(line)?.[1];

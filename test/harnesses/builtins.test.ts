@@ -30,7 +30,7 @@ class RecordingSink implements EventSink {
   readonly calls: SinkCall[] = [];
   async model(request: ModelRequest): Promise<ModelResponse> {
     this.calls.push({ kind: "model", request });
-    return { message: textMessage("assistant", "echo:" + messageText(request.messages[request.messages.length - 1])) };
+    return { message: textMessage("assistant", `echo:${messageText(request.messages[request.messages.length - 1])}`) };
   }
   async toolCall(call: ToolCall): Promise<ToolResult> {
     this.calls.push({ kind: "toolCall", call });

@@ -165,7 +165,7 @@ describe("a Python (grpcio) node and client against the host", () => {
       const lines: string[] = [];
       for await (const line of exportJsonl(journal, summary.session)) lines.push(line);
       const exported = join(dir, "pyecho.jsonl");
-      writeFileSync(exported, lines.join("\n") + "\n");
+      writeFileSync(exported, `${lines.join("\n")}\n`);
       const verified = await run(PYTHON, ["-B", join(ROOT, "test", "verify_chain.py"), exported]);
       expect(verified.code, verified.stdout + verified.stderr).toBe(0);
       expect(verified.stdout.trim()).toBe("ok 6 records");

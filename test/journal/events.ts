@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import {
   EventKind,
   EventSchema,
-  Lifecycle_Kind,
+  type Lifecycle_Kind,
   Mediation,
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";

@@ -14,7 +14,7 @@ const README_PG_URL = "postgres://postgres@127.0.0.1:5432/test";
 const dirs: string[] = [];
 const schemas: string[] = [];
 afterAll(async () => {
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
   await dropSchemas(schemas);
 });
 

@@ -66,7 +66,7 @@ function loggedConnection(target: string): { connection: Client; log: CallLog } 
   const log: CallLog = { halfCloses: 0, cancels: 0, statuses: [] };
   const interceptor: Interceptor = (options, nextCall) =>
     new InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
+      start(metadata, _listener, next) {
         next(metadata, {
           onReceiveStatus(status, nextStatus) {
             log.statuses.push(status.code);

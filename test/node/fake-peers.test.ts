@@ -232,7 +232,7 @@ describe("a misbehaving host against serveHarness", () => {
     expect(id).toMatch(/^[0-9a-f]{16}$/);
     await call.send({
       executionId: exec,
-      frame: { case: "model", value: { modelCallId: "not-" + id, message: textMessage("x", "assistant") } },
+      frame: { case: "model", value: { modelCallId: `not-${id}`, message: textMessage("x", "assistant") } },
     });
     const end = await it.next();
     expect(end.done !== true && end.value.kind).toBe(EventKind.EVENT_END);

@@ -124,7 +124,7 @@ async function turn(r: RemoteHarness, history: readonly Event[], command = "go")
 
 function expectSameHistory(seen: readonly Event[] | undefined, expected: readonly Event[]): void {
   expect(seen?.length).toBe(expected.length);
-  seen?.forEach((e, i) => expect(e).toEqual(expected[i]));
+  for (const [i, e] of (seen ?? []).entries()) expect(e).toEqual(expected[i]);
 }
 
 afterEach(async () => {

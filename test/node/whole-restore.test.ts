@@ -154,7 +154,14 @@ describe("ActorsClient chooses the restore call by what the node reported (§8.9
     const server = new Server();
     addService(server, Actors, impl);
     const client = new ActorsClient({ address: await listen(server, `unix://${join(dir, `${name}.sock`)}`) });
-    return { client, calls, stop: () => (client.close(), server.forceShutdown()) };
+    return {
+      client,
+      calls,
+      stop: () => {
+        client.close();
+        server.forceShutdown();
+      },
+    };
   }
 
   it("streams until NodeInfo says whole_restore; then one unary call for a state of one chunk, the stream above it", async () => {

@@ -69,7 +69,7 @@ describe.each(stores)("%s", (_name, make) => {
     for (const bad of [
       "",
       "sha256:abc",
-      "md5:" + "0".repeat(32),
+      `md5:${"0".repeat(32)}`,
       `sha256:${"A".repeat(64)}`,
       `sha256:../${"0".repeat(61)}`,
     ]) {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { Lifecycle_Kind, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
+import type { Lifecycle_Kind, Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { newSessionUid, textMessage } from "../../src/controller/index.js";
 import { isHostError, type ErrorCode } from "../../src/errors/index.js";
 import { Host, type HostOverrides } from "../../src/host/host.js";

@@ -10,7 +10,6 @@ import counterAgent from "../../harnesses/counteragent/index.js";
 import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { textMessage } from "../../src/controller/index.js";
 import { ErrorCode, grpcStatusOf, isHostError } from "../../src/errors/index.js";
-import type { Host } from "../../src/host/host.js";
 import { ActorsClient, serveHarness, type HarnessNode } from "../../src/node/index.js";
 import { LocalRuntime } from "../../src/runtime/local.js";
 import {

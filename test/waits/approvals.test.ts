@@ -160,7 +160,7 @@ describe("Approve errors and retries", () => {
     const host = await openTestHost();
     const s = await newSession(host, "ask");
     const ref = await parkTurn(host, s);
-    const child = "sess-" + "ab".repeat(12);
+    const child = `sess-${"ab".repeat(12)}`;
     await host.placer.fork({
       parent: s,
       atSeq: 0,
@@ -193,7 +193,12 @@ describe("Approve errors and retries", () => {
     // Only the turn's ERROR was added; the decision is still there and a resume with an executor completes it.
     expect((await journal.readRange(S, decidedHead + 1)).map((r) => r.event.body.case)).toEqual(["error"]);
     let runs = 0;
-    const tools = { execute: async () => ((runs += 1), { output: { ok: true } }) };
+    const tools = {
+      execute: async () => {
+        runs += 1;
+        return { output: { ok: true } };
+      },
+    };
     const done = await resumeTurn(
       { journal, model: echoModel, tools },
       { session: S, binding, fence: await journal.newFence(S), signal: signal() },

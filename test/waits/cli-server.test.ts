@@ -18,7 +18,9 @@ afterEach(async () => {
   fx = undefined;
 });
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];

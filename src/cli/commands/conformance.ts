@@ -57,7 +57,7 @@ export const conformanceCommand: Command = {
     });
     const text = render(report, reporter);
     if (out !== undefined) {
-      await writeFile(out, text + "\n");
+      await writeFile(out, `${text}\n`);
       ctx.out(
         `${report.failed === 0 ? "OK" : "FAILED"}: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)}s; ${reporter} report written to ${out}`,
       );

@@ -19,7 +19,7 @@ export const exportCommand: Command = {
     const sink = outPath ? createWriteStream(outPath) : undefined;
     try {
       for await (const rec of api.records(session)) {
-        const line = jsonlLine(rec) + "\n";
+        const line = `${jsonlLine(rec)}\n`;
         if (sink) {
           if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
         } else process.stdout.write(line);

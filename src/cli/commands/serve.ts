@@ -140,7 +140,7 @@ export const serveCommand: Command = {
     }
     const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
     const host = await Host.open(config, { logger });
-    let server;
+    let server: Awaited<ReturnType<typeof startServer>>;
     try {
       server = await startServer(host, {
         addr,

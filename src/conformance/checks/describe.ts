@@ -17,7 +17,7 @@ export function describeCheck(tier: Tier): Check {
     tier,
     title: "Describe answers a valid descriptor declaring this tier",
     async run(env: SuiteEnv) {
-      let d;
+      let d: Awaited<ReturnType<typeof env.describe>>;
       try {
         d = await env.describe();
       } catch (err) {

@@ -5,7 +5,6 @@ import { EventKind, Lifecycle_Kind } from "../../gen/agentsessions/v1/common_pb.
 import { ErrorCode, isHostError } from "../../errors/index.js";
 import type { JournalRecord } from "../../journal/types.js";
 import { SUBJECT } from "../target.js";
-import type { SuiteEnv } from "../env.js";
 import { errText, fail, q, short, turnText } from "../evidence.js";
 import { continuesLikeControl, journalState, pass, skip, unchanged, type Check } from "./check.js";
 import { describeCheck } from "./describe.js";
@@ -191,7 +190,7 @@ const modelCut: Check = {
     const answered = records.some((r) => r.seq > cutAt && r.event.kind === EventKind.EVENT_OUTPUT);
     if (cutAt === 0 || answered) fail(`the cut turn left no unanswered MODEL_CALL (${cutError})`);
     const before = env.model.calls;
-    let resumed;
+    let resumed: Awaited<ReturnType<typeof host.placer.resume>>;
     try {
       resumed = await host.placer.resume(uid, env.signal());
     } catch (err) {

@@ -44,7 +44,7 @@ async function parkFirstTurn(env: SuiteEnv): Promise<Parked | CheckOutcome> {
     );
   const last = (await host.journal.readRange(uid)).at(-1);
   const lc = last?.event.body.case === "lifecycle" ? last.event.body.value : undefined;
-  if (!lc || lc.kind !== 1 /* SUSPEND */)
+  if (lc?.kind !== 1 /* SUSPEND */)
     fail(`the parked turn was not suspended: the last record (seq ${last?.seq}) is not a SUSPEND`);
   return { host, uid, ref: turn.result.parked };
 }
