@@ -35,6 +35,8 @@ export const ErrorCode = {
   Unauthenticated: "unauthenticated",
   PermissionDenied: "permission_denied",
   Unimplemented: "unimplemented",
+  /** A request or a peer went past a configured limit (src/limits): too large, too many, too much. */
+  ResourceExhausted: "resource_exhausted",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -85,6 +87,8 @@ export function grpcStatusOf(code: ErrorCode): GrpcStatus {
       return GrpcStatus.PERMISSION_DENIED;
     case ErrorCode.Unimplemented:
       return GrpcStatus.UNIMPLEMENTED;
+    case ErrorCode.ResourceExhausted:
+      return GrpcStatus.RESOURCE_EXHAUSTED;
     default: {
       const exhaustive: never = code;
       throw new Error(`unmapped error code ${String(exhaustive)}`);
@@ -119,6 +123,8 @@ export function errorCodeOfStatus(status: number): ErrorCode {
       return ErrorCode.PermissionDenied;
     case GrpcStatus.UNIMPLEMENTED:
       return ErrorCode.Unimplemented;
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return ErrorCode.ResourceExhausted;
     default:
       return ErrorCode.Internal;
   }

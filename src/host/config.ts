@@ -1,6 +1,7 @@
 // Host configuration, validated with zod at the trust boundary (flags, environment, config file).
 // Invariant: a Host is only ever built from a config that passed this schema.
 import { z } from "zod";
+import { LimitOverrides } from "../limits/index.js";
 
 /** A harness served by this host: `name=<runtime>:<target>` on the command line. */
 export const HarnessSpecFlag = z.object({
@@ -35,6 +36,8 @@ export const HostConfig = z.object({
   auditFile: z.string().min(1).optional(),
   /** Project used when a request names none. */
   defaultProject: z.string().default("default"),
+  /** Overrides of the limits in src/limits/table.ts (docs/operations.md, "Limits"). */
+  limits: LimitOverrides.default({}),
 });
 export type HostConfig = z.infer<typeof HostConfig>;
 export type HostConfigInput = z.input<typeof HostConfig>;

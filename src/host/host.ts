@@ -18,6 +18,7 @@ import { DemoWriteExecutor } from "../controller/demo-write.js";
 import { EffectRegistry, type EffectLogger } from "../effects/registry.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
+import { type Limits, resolveLimits } from "../limits/index.js";
 import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
 import { buildRuntime } from "./runtimes.js";
 import "../runtime/builders.js";
@@ -65,6 +66,9 @@ async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<
 }
 
 export class Host {
+  /** Every limit in force (defaults overlaid with config.limits). */
+  readonly limits: Limits;
+
   private constructor(
     readonly config: HostConfig,
     readonly journal: Journal,
@@ -78,7 +82,9 @@ export class Host {
     readonly metrics: MetricsCounters,
     /** The executor of approved and mediated tool calls (default: the `demo.write` executor). */
     readonly tools: ToolExecutor,
-  ) {}
+  ) {
+    this.limits = resolveLimits(config.limits);
+  }
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);

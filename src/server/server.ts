@@ -54,7 +54,10 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   await catalog.load();
   catalog.follow(host.journal.kind === "postgres" ? REGISTRATION_POLL_MS : 0);
 
-  const sessions = new Server({ interceptors: [policy("sessions")] });
+  const sessions = new Server({
+    interceptors: [policy("sessions")],
+    "grpc.max_receive_message_length": host.limits.requestBytes,
+  });
   addService(sessions, Sessions, sessionsService(host));
   const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
   health.addToServer(sessions);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Host } from "../../host/host.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
+import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { parseTokenFile } from "../../server/auth.js";
 import { checkListenAddresses } from "../../server/listen-policy.js";
 import { startServer, type TlsFiles } from "../../server/server.js";
@@ -39,6 +40,19 @@ function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
   return specs;
 }
 
+function limitFlags(values: FlagValues): LimitOverrides {
+  const out: Record<string, number> = {};
+  for (const flag of (values["limit"] as string[] | undefined) ?? []) {
+    try {
+      const [name, value] = parseLimitFlag(flag);
+      out[name] = value;
+    } catch (err) {
+      throw new UsageError(`--limit ${JSON.stringify(flag)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return out;
+}
+
 function hostConfig(values: FlagValues): HostConfig {
   const journal = str(values, "journal");
   const modelName = str(values, "model-name");
@@ -51,6 +65,7 @@ function hostConfig(values: FlagValues): HostConfig {
     ...(modelName !== undefined ? { modelName } : {}),
     harnesses: harnessFlags(values),
     nodeIdleMs: int(values, "node-idle-ms", 2000),
+    limits: limitFlags(values),
   });
   if (!parsed.success)
     throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
@@ -108,7 +123,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -125,6 +140,7 @@ export const serveCommand: Command = {
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
     "log-level": { type: "string" },
+    limit: { type: "string", multiple: true },
   },
   async run(ctx) {
     const config = hostConfig(ctx.values);

@@ -1,0 +1,115 @@
+// The one table of every resource limit the host enforces (issue 24). Invariant: each limit is named
+// here once, with its default, unit, the reason for that default and the side it guards; the code
+// reads limits only through `Limits` (src/limits/index.ts), and docs/operations.md's limits table is
+// rendered from this table (a test keeps them equal). Add a limit by adding a row — nothing else.
+
+export type LimitUnit = "bytes" | "count" | "levels" | "ms" | "chars";
+
+/** Which peer or resource the limit protects the host from. */
+export type LimitScope = "client" | "node" | "memory" | "lifecycle";
+
+export interface LimitSpec {
+  readonly default: number;
+  readonly unit: LimitUnit;
+  readonly scope: LimitScope;
+  /** What is counted and what happens past the limit (one sentence). */
+  readonly what: string;
+  /** Why the default is what it is (one or two sentences). */
+  readonly why: string;
+  /** Smallest accepted value when configured (defaults to 1). */
+  readonly min?: number;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/**
+ * Every limit, keyed by the name used in `serve --limit NAME=VALUE`, in HostConfig.limits and in the
+ * error a refused request gets. Rows are grouped by scope; keep each group's rows together.
+ */
+export const LIMIT_TABLE = {
+  // ── client: enforced on Sessions requests before anything is journaled ──────────────────────────
+  requestBytes: {
+    default: 4 * MiB,
+    unit: "bytes",
+    scope: "client",
+    what: "Largest encoded request message the Sessions listener accepts; larger is RESOURCE_EXHAUSTED before it is decoded.",
+    why: "gRPC's own default; a request is decoded whole in memory, so this bounds what one call can make the host allocate before any check runs.",
+    min: 64 * KiB,
+  },
+  inputBytes: {
+    default: 1 * MiB,
+    unit: "bytes",
+    scope: "client",
+    what: "Encoded bytes of one Exec's inputs together; more is RESOURCE_EXHAUSTED and nothing is journaled.",
+    why: "Inputs are journaled and sent again with the history of every later turn of a stateless session; 1 MiB is far above a prompt and keeps hundreds of turns within one history frame.",
+  },
+  inputParts: {
+    default: 1024,
+    unit: "count",
+    scope: "client",
+    what: "Parts of one Exec's inputs together, nested parts (reasoning summaries) included; more is RESOURCE_EXHAUSTED.",
+    why: "Each part costs a decoded object, a canonical-JSON walk and a hash input; a million empty parts fit in 4 MiB and stalled the event loop for seconds.",
+  },
+  nestingDepth: {
+    default: 32,
+    unit: "levels",
+    scope: "client",
+    what: "Message nesting depth inside one input (a Struct value inside a list inside a struct counts each level); deeper is INVALID_ARGUMENT.",
+    why: "Protobuf decoders stop at 100 levels and a journaled input is re-wrapped (LogRecord, Event, Start.history, Connect frame) on its way to replay, verify and nodes; 32 leaves that wrapping a wide margin, so whatever is journaled can always be read back and sent on.",
+  },
+  metadataBytes: {
+    default: 64 * KiB,
+    unit: "bytes",
+    scope: "client",
+    what: "UTF-8 bytes of a session's name, labels and annotations together (keys and values), at create, Exec and Fork; more is RESOURCE_EXHAUSTED.",
+    why: "Metadata is copied into every fork child and returned with every session; 64 KiB is generous for tags and notes and bounds a 128-child fork's copies to 8 MiB.",
+  },
+  idChars: {
+    default: 256,
+    unit: "chars",
+    scope: "client",
+    what: "Length of any id a request names (session, execution, tool call); longer is INVALID_ARGUMENT before any lookup.",
+    why: "Host ids are under 64 characters; the bound keeps hostile ids out of lookups, errors and log lines.",
+  },
+  forkBytes: {
+    default: 256 * MiB,
+    unit: "bytes",
+    scope: "client",
+    what: "Fork children × (the parent's journal bytes up to at_seq + its metadata bytes): what one Fork would write; more is RESOURCE_EXHAUSTED before any child is created.",
+    why: "A fork copies the prefix into every child; without a product bound one request of 128 children of a large session wrote hundreds of MiB.",
+  },
+  // ── memory: byte budgets of the host's caches and per-client buffers ─────────────────────────────
+  historyCacheBytes: {
+    default: 64 * MiB,
+    unit: "bytes",
+    scope: "memory",
+    what: "Encoded bytes of the prior events the host caches for stateless turns, over all sessions; past it the least recently used sessions are dropped (re-read from the journal when next needed).",
+    why: "The cache saves re-reading a long session each turn; a byte budget (not a session count) keeps large sessions from growing RSS without bound.",
+    min: 0,
+  },
+  recordCacheBytes: {
+    default: 64 * MiB,
+    unit: "bytes",
+    scope: "memory",
+    what: "Encoded bytes of the committed records the host caches for suspend, resume, approvals and recovery, over all sessions; past it the least recently used sessions are dropped.",
+    why: "As historyCacheBytes: operations cost only the new records while a session stays cached, and memory stays bounded by bytes.",
+    min: 0,
+  },
+  streamBufferBytes: {
+    default: 8 * MiB,
+    unit: "bytes",
+    scope: "memory",
+    what: "Encoded bytes of Exec updates queued for one client that is not reading; past it the stream is ended RESOURCE_EXHAUSTED (the turn itself goes on and stays in the journal).",
+    why: "A client that never reads must not make the host hold its whole turn in memory; 8 MiB is many turns of output for a reader that is merely slow.",
+    min: 64 * KiB,
+  },
+  logFieldChars: {
+    default: 128,
+    unit: "chars",
+    scope: "memory",
+    what: "Longest id or name written whole on a log line; longer ones are cut and marked with their full length.",
+    why: "Log lines are bounded; a hostile id must not make one line megabytes long.",
+    min: 16,
+  },
+} as const satisfies Record<string, LimitSpec>;
