@@ -1,8 +1,14 @@
 #!/usr/bin/env node
-// Entry point of the `harnesshost` command: runs the TypeScript CLI through tsx's loader, so a
-// checkout works with no build step.
-import { register } from "tsx/esm/api";
-
-register();
-const { main } = await import("../src/cli/run.ts");
+// Entry point of the `harnesshost` command: runs the compiled CLI (dist/, built by `npm run build`,
+// which `npm ci` and `npm pack` run through `prepare`). No TypeScript is compiled at start.
+let main;
+try {
+  ({ main } = await import("../dist/src/cli/run.js"));
+} catch (err) {
+  if (err?.code !== "ERR_MODULE_NOT_FOUND" || !String(err.message).includes("dist/src/cli/run.js")) throw err;
+  process.stderr.write(
+    "harnesshost: the compiled CLI (dist/) is missing; run `npm run build` in the package, or use scripts/harnesshost-src.mjs from a checkout\n",
+  );
+  process.exit(1);
+}
 process.exitCode = await main(process.argv.slice(2));

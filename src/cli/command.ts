@@ -19,7 +19,6 @@ export interface CommandContext extends CommandIo {
 
 export interface Command {
   readonly name: string;
-  readonly summary: string;
   readonly usage: string;
   readonly options: NonNullable<ParseArgsConfig["options"]>;
   run(ctx: CommandContext): Promise<number>;

@@ -12,7 +12,6 @@ import { parseTokenFile } from "../server/auth.js";
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 import { answerText, pendingTuple, questionIn, type PendingTuple } from "./decisions.js";
 import { requireStr, str, UsageError, type FlagValues } from "./command.js";
-import { setRemoteApiFactory } from "./host-flags.js";
 
 /** The OUTPUT texts of a run of records, in order. */
 export function outputsOf(records: readonly LogRecord[]): string[] {
@@ -181,5 +180,3 @@ export class GrpcApi implements SessionsApi {
     this.client.close();
   }
 }
-
-setRemoteApiFactory(async (values) => GrpcApi.open(values));

@@ -1,9 +1,9 @@
-// Turns the shared host flags into a journal URL or a SessionsApi. Invariant: --server selects the
-// remote API and nothing else opens a local journal; without it, --journal beats --data.
+// Turns the shared host flags into a journal URL or a SessionsApi. Invariants: --server selects the
+// remote API and nothing else opens a local journal; without it, --journal beats --data. Each API's
+// module is imported only when chosen, so a remote command never loads the in-process host.
 import { join } from "node:path";
 import type { SessionsApi } from "./api.js";
 import { str, type FlagValues } from "./command.js";
-import { InProcessApi } from "./inprocess-api.js";
 
 export const DEFAULT_DATA_DIR = "./.harnesshost";
 
@@ -11,20 +11,13 @@ export function journalUrl(values: FlagValues): string {
   return str(values, "journal") ?? join(str(values, "data") ?? DEFAULT_DATA_DIR, "journal.db");
 }
 
-export type RemoteApiFactory = (values: FlagValues) => Promise<SessionsApi>;
-let remoteFactory: RemoteApiFactory | undefined;
-
-/** The gRPC client API registers itself here (src/cli/grpc-api.ts). */
-export function setRemoteApiFactory(factory: RemoteApiFactory): void {
-  remoteFactory = factory;
-}
-
 export async function openApi(values: FlagValues): Promise<SessionsApi> {
   if (str(values, "server")) {
-    if (!remoteFactory) throw new Error("--server is not supported by this build");
-    return remoteFactory(values);
+    const { GrpcApi } = await import("./grpc-api.js");
+    return GrpcApi.open(values);
   }
   const journal = str(values, "journal");
+  const { InProcessApi } = await import("./inprocess-api.js");
   return InProcessApi.open({
     dataDir: str(values, "data") ?? DEFAULT_DATA_DIR,
     ...(journal ? { journal } : {}),

@@ -1,7 +1,10 @@
-// The `harnesshost` command. Invariant: a usage error exits 2, a failed operation exits 1 with one
-// `harnesshost: …` line on stderr, success exits 0; nothing is written for a usage error.
+// The `harnesshost` command. Invariants: a usage error exits 2, a failed operation exits 1 with one
+// `harnesshost: …` line on stderr, success exits 0; nothing is written for a usage error. `--help` and
+// `--version` load no command module (the table in commands/index.ts loads one on use).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isHostError } from "../errors/index.js";
+import { PACKAGE_ROOT } from "../paths.js";
 import { UsageError, type Command, type CommandIo } from "./command.js";
 import { commands } from "./commands/index.js";
 import { openApi } from "./host-flags.js";
@@ -9,7 +12,18 @@ import { openApi } from "./host-flags.js";
 function help(io: CommandIo): void {
   io.out("usage: harnesshost <command> [flags]\n\ncommands:");
   for (const c of commands) io.out(`  ${c.name.padEnd(12)} ${c.summary}`);
-  io.out("\nRun `harnesshost <command> --help` for its flags.");
+  io.out("\nRun `harnesshost <command> --help` for its flags; `harnesshost --version` prints the version.");
+}
+
+/** The version in the package's own package.json. */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version?: unknown };
+  return typeof pkg.version === "string" ? pkg.version : "unknown";
+}
+
+async function messageOf(err: unknown): Promise<string> {
+  const { isHostError } = await import("../errors/index.js");
+  return isHostError(err) ? err.message : err instanceof Error ? err.message : String(err);
 }
 
 export async function main(
@@ -21,12 +35,17 @@ export async function main(
     help(io);
     return name ? 0 : 2;
   }
-  const command: Command | undefined = commands.find((c) => c.name === name);
-  if (!command) {
+  if (name === "--version" || name === "-v" || name === "version") {
+    io.out(packageVersion());
+    return 0;
+  }
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     io.err(`harnesshost: unknown command ${JSON.stringify(name)}`);
     help(io);
     return 2;
   }
+  const command: Command = await entry.load();
   try {
     if (rest.includes("--help") || rest.includes("-h")) {
       io.out(`usage: harnesshost ${command.usage}`);
@@ -42,11 +61,10 @@ export async function main(
     return await command.run({ ...io, values, positionals: parsed.positionals, api: () => openApi(values) });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`harnesshost ${command.name}: ${err.message}\nusage: harnesshost ${command.usage}`);
+      io.err(`harnesshost ${name}: ${err.message}\nusage: harnesshost ${command.usage}`);
       return 2;
     }
-    const message = isHostError(err) ? err.message : err instanceof Error ? err.message : String(err);
-    io.err(`harnesshost: ${message}`);
+    io.err(`harnesshost: ${await messageOf(err)}`);
     return 1;
   }
 }

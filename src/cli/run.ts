@@ -1,3 +1,2 @@
-// The CLI entry used by bin/harnesshost.js: loads every command module, then runs main.
-import "./commands/all.js";
+// The CLI entry used by bin/harnesshost.js and scripts/harnesshost-src.mjs.
 export { main } from "./main.js";

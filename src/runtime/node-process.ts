@@ -3,16 +3,14 @@
 // NodeInfo is asked once, at start: `incrementalHistory` is what the process negotiated (§8.8).
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import type { Client } from "@grpc/grpc-js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { ActorsClient } from "../node/actors-client.js";
 import type { NodeInfo } from "../node/actors-client.js";
 import { dialHarness } from "../node/remote-harness.js";
+import { CLI_SCRIPT } from "../paths.js";
 
-const BIN = fileURLToPath(new URL("../../bin/harnesshost.js", import.meta.url));
-
-/** How long a node may take to start listening (ms): tsx compiles the CLI on first start. */
+/** How long a node may take to start listening (ms): from source, tsx compiles the CLI on first start. */
 export const NODE_START_TIMEOUT_MS = 30_000;
 
 /** Deadline of the one NodeInfo call at start (ms); a node that does not answer gets full histories. */
@@ -63,7 +61,16 @@ export class NodeProcess {
   static async start(target: string, socketPath: string): Promise<NodeProcess> {
     const child = spawn(
       process.execPath,
-      [...profilingFlags(), BIN, "node", "--harness", target, "--listen", `unix://${socketPath}`, "--parent-stdin"],
+      [
+        ...profilingFlags(),
+        CLI_SCRIPT,
+        "node",
+        "--harness",
+        target,
+        "--listen",
+        `unix://${socketPath}`,
+        "--parent-stdin",
+      ],
       {
         stdio: ["pipe", "pipe", "inherit"],
         env: process.env,

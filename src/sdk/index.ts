@@ -2,6 +2,9 @@
 // re-exports, so an author's harness sees exactly the types, enums, text helpers and serving entry
 // point the host itself uses — never a parallel copy.
 export type {
+  AskAnswer,
+  AskRequest,
+  EmittedEffect,
   EventSink,
   Harness,
   HarnessDescriptor,
@@ -15,7 +18,23 @@ export type { HarnessNode, ServeHarnessOptions } from "../node/serve.js";
 export type { SnapshotAware, SnapshotClass } from "../node/actor-table.js";
 export { create } from "@bufbuild/protobuf";
 export { HarnessDescriptorSchema, Resumability } from "../gen/agentsessions/v1/harness_pb.js";
-export { Mediation, MessageSchema, ToolCallSchema, ToolResultSchema } from "../gen/agentsessions/v1/common_pb.js";
-export type { Event, Message, ToolCall, ToolResult, Usage } from "../gen/agentsessions/v1/common_pb.js";
+export {
+  EventKind,
+  Mediation,
+  MessageSchema,
+  ToolCallSchema,
+  ToolResult_Code,
+  ToolResultSchema,
+} from "../gen/agentsessions/v1/common_pb.js";
+export type {
+  Event,
+  IdentityRef,
+  Message,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+  ToolResult,
+  Usage,
+} from "../gen/agentsessions/v1/common_pb.js";
 /** `textOf(message)`: its text parts, concatenated; `textMessage(role, text)`: a one-text-part message. */
 export { textMessage, textOf } from "../controller/events.js";

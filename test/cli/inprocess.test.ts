@@ -104,7 +104,7 @@ describe("harnesshost CLI (in-process)", () => {
 
   it("the bin entry runs the same CLI as a process", async () => {
     const { stdout } = await run(process.execPath, [
-      "bin/harnesshost.js",
+      "scripts/harnesshost-src.mjs",
       "exec",
       "--journal",
       journal,

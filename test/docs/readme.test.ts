@@ -18,7 +18,7 @@ const blocks = (title: string): string[] => shBlocks(readme, title);
 /** Points a README script at this checkout, with fresh ports and a socket under `dir`. */
 async function localize(script: string, dir: string): Promise<string> {
   const [p1, p2] = [await freePort(), await freePort()];
-  const bin = `node ${join(repo, "bin/harnesshost.js")}`;
+  const bin = `node ${join(repo, "scripts/harnesshost-src.mjs")}`;
   return withBackgroundWaits(
     script
       .replaceAll("npx harnesshost serve", `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2}`)

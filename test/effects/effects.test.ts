@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { main } from "../../src/cli/run.js";
-import "../../src/cli/commands/all.js";
 import { textMessage } from "../../src/controller/index.js";
 import {
   defineEffect,

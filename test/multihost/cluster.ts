@@ -15,7 +15,7 @@ import { RpcError, createClient, type MethodsOf, type ServiceClient } from "../.
 import { PG_URL, dropSchemas } from "../journal/postgres-fixture.js";
 
 export { PG_URL };
-export const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
+export const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
 
 export type RegistryClient = ServiceClient<MethodsOf<typeof HarnessRegistry>>;
 export type SessionsClient = ServiceClient<MethodsOf<typeof Sessions>>;

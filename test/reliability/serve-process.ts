@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 
-export const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
+export const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
 
 export interface ServeOptions {
   /** Arguments after `serve`. */

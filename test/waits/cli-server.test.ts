@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/run.js";
-import "../../src/cli/commands/all.js";
 import { ExecState } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 import { writesOf } from "./helpers.js";

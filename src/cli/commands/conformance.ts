@@ -6,9 +6,6 @@ import { render, REPORTERS, runConformance, type ReporterName } from "../../conf
 import { progressLine } from "../../conformance/reporters/pretty.js";
 import { ConformanceOptions } from "../../conformance/types.js";
 import { int, requireStr, str, UsageError, type Command } from "../command.js";
-import { addCommand } from "./index.js";
-// The suite's hosts spawn harness nodes by re-running this CLI as `harnesshost node`.
-import "./node.js";
 
 function reporterOf(value: string | undefined): ReporterName {
   const r = value ?? "pretty";
@@ -19,7 +16,6 @@ function reporterOf(value: string | undefined): ReporterName {
 
 export const conformanceCommand: Command = {
   name: "conformance",
-  summary: "run the tier conformance suite against a harness (built-in name, module path or node address)",
   usage:
     "conformance --harness <name|module.js|address> [--tier auto|stateless|memory] [--turns N] [--forks K] [--model echo|URL] [--model-name NAME] [--check ID]… [--reporter pretty|json|junit] [--out FILE]",
   options: {
@@ -65,5 +61,3 @@ export const conformanceCommand: Command = {
     return report.failed === 0 ? 0 : 1;
   },
 };
-
-addCommand(conformanceCommand);

@@ -4,11 +4,9 @@ import { collectSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { Host } from "../../host/host.js";
 import { HOST_FLAGS, int, json, str, type Command } from "../command.js";
 import { DEFAULT_DATA_DIR } from "../host-flags.js";
-import { addCommand } from "./index.js";
 
 export const gcCommand: Command = {
   name: "gc",
-  summary: "delete snapshot blobs that no session references any more",
   usage: "gc [--data DIR|--journal URL] [--grace-ms N] [--json]",
   options: { ...HOST_FLAGS, "grace-ms": { type: "string" } },
   async run(ctx) {
@@ -29,5 +27,3 @@ export const gcCommand: Command = {
     }
   },
 };
-
-addCommand(gcCommand);

@@ -15,7 +15,6 @@ import {
 import { createClient, type MethodsOf, type ServiceClient } from "../../wire/index.js";
 import { int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
 import { remoteDialOptions } from "../grpc-api.js";
-import { addCommand } from "./index.js";
 
 /** Registry calls are operator actions: bounded so a wrong address fails instead of hanging. */
 const RPC_TIMEOUT_MS = 30_000;
@@ -112,7 +111,6 @@ async function run(ctx: CommandContext): Promise<number> {
 
 export const harnessCommand: Command = {
   name: "harness",
-  summary: "register, inspect, list and retire harnesses on a host's operator registry",
   usage:
     "harness register --server REGISTRY --name N --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
     "       harness get --server REGISTRY --name N [--observe] [--json]\n" +
@@ -135,5 +133,3 @@ export const harnessCommand: Command = {
   },
   run,
 };
-
-addCommand(harnessCommand);

@@ -1,34 +1,89 @@
-// The command table. Invariant: every command the CLI knows is listed here exactly once.
+// The command table. Invariants: every command the CLI knows is listed here exactly once, with its
+// one-line summary; a command's module (and everything it imports) is loaded only when that command
+// runs or prints its own help, so `harnesshost --help` and `--version` load no command at all.
 import type { Command } from "../command.js";
-import { exportCommand, verifyCommand } from "./journal.js";
-import {
-  answerCommand,
-  approveCommand,
-  execCommand,
-  forkCommand,
-  getCommand,
-  listCommand,
-  replayCommand,
-  resumeCommand,
-  suspendCommand,
-} from "./sessions.js";
 
-export const commands: Command[] = [
-  execCommand,
-  replayCommand,
-  forkCommand,
-  getCommand,
-  listCommand,
-  suspendCommand,
-  resumeCommand,
-  approveCommand,
-  answerCommand,
-  exportCommand,
-  verifyCommand,
-];
-
-/** Adds a command (serve, node, harness, conformance, … register themselves from their modules). */
-export function addCommand(command: Command): void {
-  if (commands.some((c) => c.name === command.name)) throw new Error(`command ${command.name} registered twice`);
-  commands.push(command);
+export interface CommandEntry {
+  readonly name: string;
+  readonly summary: string;
+  load(): Promise<Command>;
 }
+
+export const commands: readonly CommandEntry[] = [
+  {
+    name: "exec",
+    summary: "run one turn (creates a session when --session is omitted)",
+    load: async () => (await import("./sessions.js")).execCommand,
+  },
+  {
+    name: "replay",
+    summary: "re-execute a session's turns from its journal with zero model calls",
+    load: async () => (await import("./sessions.js")).replayCommand,
+  },
+  {
+    name: "fork",
+    summary: "branch a session at a seq (default: the head) into children",
+    load: async () => (await import("./sessions.js")).forkCommand,
+  },
+  { name: "get", summary: "show a session", load: async () => (await import("./sessions.js")).getCommand },
+  {
+    name: "list",
+    summary: "list sessions of a project, newest first",
+    load: async () => (await import("./sessions.js")).listCommand,
+  },
+  {
+    name: "suspend",
+    summary: "snapshot a session's compute and free it",
+    load: async () => (await import("./sessions.js")).suspendCommand,
+  },
+  {
+    name: "resume",
+    summary: "restore a session's compute and re-drive an interrupted or decided turn (prints its outputs)",
+    load: async () => (await import("./sessions.js")).resumeCommand,
+  },
+  {
+    name: "approve",
+    summary: "approve (or --deny) the session's pending approval; commits only the decision (then run resume)",
+    load: async () => (await import("./sessions.js")).approveCommand,
+  },
+  {
+    name: "answer",
+    summary: "answer the session's pending question with --text or --choice N (1-based); then run resume",
+    load: async () => (await import("./sessions.js")).answerCommand,
+  },
+  {
+    name: "export",
+    summary: "write a session's records as JSON Lines (one proto3-JSON LogRecord per line)",
+    load: async () => (await import("./journal.js")).exportCommand,
+  },
+  {
+    name: "verify",
+    summary: "verify hash chains: of a JSONL export (--jsonl), or of stored sessions",
+    load: async () => (await import("./journal.js")).verifyCommand,
+  },
+  {
+    name: "serve",
+    summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
+    load: async () => (await import("./serve.js")).serveCommand,
+  },
+  {
+    name: "node",
+    summary: "serve a harness (built-in name or module path) as a gRPC harness node",
+    load: async () => (await import("./node.js")).nodeCommand,
+  },
+  {
+    name: "gc",
+    summary: "delete snapshot blobs that no session references any more",
+    load: async () => (await import("./gc.js")).gcCommand,
+  },
+  {
+    name: "harness",
+    summary: "register, inspect, list and retire harnesses on a host's operator registry",
+    load: async () => (await import("./harness.js")).harnessCommand,
+  },
+  {
+    name: "conformance",
+    summary: "run the tier conformance suite against a harness (built-in name, module path or node address)",
+    load: async () => (await import("./conformance.js")).conformanceCommand,
+  },
+];

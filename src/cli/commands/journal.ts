@@ -9,7 +9,6 @@ import { journalUrl } from "../host-flags.js";
 
 export const exportCommand: Command = {
   name: "export",
-  summary: "write a session's records as JSON Lines (one proto3-JSON LogRecord per line)",
   usage: "export --session UID [--out FILE]",
   options: { ...HOST_FLAGS, session: { type: "string" }, out: { type: "string" } },
   async run(ctx) {
@@ -51,7 +50,6 @@ async function verifyFile(ctx: CommandContext, file: string): Promise<number> {
 
 export const verifyCommand: Command = {
   name: "verify",
-  summary: "verify hash chains: of a JSONL export (--jsonl), or of stored sessions",
   usage: "verify --jsonl FILE | verify [--journal PATH|--data DIR|--server ADDR] [--session UID] [--json]",
   options: { ...HOST_FLAGS, jsonl: { type: "string" }, session: { type: "string" } },
   async run(ctx) {

@@ -4,11 +4,9 @@
 import { loadHarnessFactory } from "../../host/runtimes.js";
 import { serveHarness } from "../../node/serve.js";
 import { requireStr, type Command } from "../command.js";
-import { addCommand } from "./index.js";
 
 export const nodeCommand: Command = {
   name: "node",
-  summary: "serve a harness (built-in name or module path) as a gRPC harness node",
   usage:
     "node --harness <echo|counter|chat|module.js> --listen <host:port|unix:///path> [--no-actors] [--parent-stdin]",
   options: {
@@ -39,5 +37,3 @@ export const nodeCommand: Command = {
     return 0;
   },
 };
-
-addCommand(nodeCommand);

@@ -13,7 +13,6 @@ import { checkListenAddresses } from "../../server/listen-policy.js";
 import { startServer, type TlsFiles } from "../../server/server.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
-import { addCommand } from "./index.js";
 
 export const DEFAULT_ADDR = "127.0.0.1:7233";
 export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
@@ -121,7 +120,6 @@ function stopSignal(): Promise<NodeJS.Signals> {
 
 export const serveCommand: Command = {
   name: "serve",
-  summary: "run the host: Sessions gRPC (+ health, reflection) and the operator HarnessRegistry",
   usage:
     "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--log-level info]",
   options: {
@@ -195,5 +193,3 @@ export const serveCommand: Command = {
     return 0;
   },
 };
-
-addCommand(serveCommand);

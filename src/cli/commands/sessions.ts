@@ -43,7 +43,6 @@ function awaitingLine(s: Session): string | undefined {
 
 export const execCommand: Command = {
   name: "exec",
-  summary: "run one turn (creates a session when --session is omitted)",
   usage: "exec [--session UID] [--harness NAME] --input TEXT [--input TEXT…] [--expected-last-seq N] [--json]",
   options: {
     ...HOST_FLAGS,
@@ -112,7 +111,6 @@ export const execCommand: Command = {
 
 export const replayCommand: Command = {
   name: "replay",
-  summary: "re-execute a session's turns from its journal with zero model calls",
   usage: "replay --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -131,7 +129,6 @@ export const replayCommand: Command = {
 
 export const forkCommand: Command = {
   name: "fork",
-  summary: "branch a session at a seq (default: the head) into children",
   usage: "fork --session UID [--at N] [--count K] [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" }, at: { type: "string" }, count: { type: "string" } },
   async run(ctx) {
@@ -154,7 +151,6 @@ export const forkCommand: Command = {
 
 export const getCommand: Command = {
   name: "get",
-  summary: "show a session",
   usage: "get --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -172,7 +168,6 @@ export const getCommand: Command = {
 
 export const listCommand: Command = {
   name: "list",
-  summary: "list sessions of a project, newest first",
   usage: "list [--project P] [--page-size N] [--json]",
   options: { ...HOST_FLAGS, "page-size": { type: "string" } },
   async run(ctx) {
@@ -193,7 +188,6 @@ export const listCommand: Command = {
 
 export const suspendCommand: Command = {
   name: "suspend",
-  summary: "snapshot a session's compute and free it",
   usage: "suspend --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -215,7 +209,6 @@ export const suspendCommand: Command = {
 
 export const resumeCommand: Command = {
   name: "resume",
-  summary: "restore a session's compute and re-drive an interrupted or decided turn (prints its outputs)",
   usage: "resume --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -258,7 +251,6 @@ function decisionOut(ctx: CommandContext, res: DecisionOutcome, what: string): v
 
 export const approveCommand: Command = {
   name: "approve",
-  summary: "approve (or --deny) the session's pending approval; commits only the decision (then run resume)",
   usage: "approve --session UID [--deny] [--reason TEXT] [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" }, deny: { type: "boolean" }, reason: { type: "string" } },
   async run(ctx) {
@@ -277,7 +269,6 @@ export const approveCommand: Command = {
 
 export const answerCommand: Command = {
   name: "answer",
-  summary: "answer the session's pending question with --text or --choice N (1-based); then run resume",
   usage: "answer --session UID (--text TEXT | --choice N) [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" }, text: { type: "string" }, choice: { type: "string" } },
   async run(ctx) {
