@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { PostgresJournal } from "../../src/journal/postgres.js";
 import { PgSnapshotStore } from "../../src/snapshot/pg-store.js";
+import { clockPast } from "./clock.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "../journal/postgres-fixture.js";
 
 const schemas: string[] = [];
@@ -55,6 +56,20 @@ describe("postgres snapshot store", () => {
     const back = await store.get(digest);
     expect(Buffer.from(back).equals(big)).toBe(true);
     expect(await store.has(digest)).toBe(true);
+  });
+
+  it("reports when a blob was stored, the same on a later read, and nothing once it is deleted", async () => {
+    const before = Date.now();
+    const d = await store.put(Buffer.from("when"));
+    const after = Date.now();
+    const at = await store.storedAtMs(d);
+    if (at === undefined) throw new Error("storedAtMs is undefined for a stored blob");
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(after);
+    await clockPast(at);
+    expect(await store.storedAtMs(d)).toBe(at);
+    await store.delete(d);
+    expect(await store.storedAtMs(d)).toBeUndefined();
   });
 
   it("stores one copy however many times the same bytes are put", async () => {

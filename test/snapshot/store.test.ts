@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { collectGarbage, FsSnapshotStore, MemorySnapshotStore, type SnapshotStore } from "../../src/snapshot/index.js";
+import { clockPast } from "./clock.js";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const digestOf = (bytes: Uint8Array): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
@@ -93,8 +94,17 @@ describe.each(stores)("%s", (_name, make) => {
     const store = make();
     const before = Date.now();
     const d = await store.put(enc("when"));
+    const after = Date.now();
     const at = await store.storedAtMs(d);
+    if (at === undefined) throw new Error("storedAtMs is undefined for a stored blob");
+    // A file's mtime comes from the kernel's coarse clock, which may lag Date.now() by a tick, and
+    // carries sub-millisecond digits: hence the slack below and the floor above.
     expect(at).toBeGreaterThanOrEqual(before - 1000);
+    expect(Math.floor(at)).toBeLessThanOrEqual(after);
+    // The time is the storing time, not the reading time: once the clock has moved on, a later read
+    // reports the same instant.
+    await clockPast(Math.ceil(at));
+    expect(await store.storedAtMs(d)).toBe(at);
     await store.delete(d);
     expect(await store.storedAtMs(d)).toBeUndefined();
   });
