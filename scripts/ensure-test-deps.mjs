@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 // Makes sure the system dependencies of the test suite exist before vitest runs: Python grpcio and
-// protobuf for the system interpreter (the interop tests) and a PostgreSQL answering on
-// 127.0.0.1:5432. Idempotent: when everything is present it does nothing and prints nothing.
+// protobuf for the system interpreter (the interop tests) and a PostgreSQL answering where the tests
+// look for it (HARNESSHOST_TEST_PG_URL, default 127.0.0.1:5432). Idempotent: when everything is
+// present it does nothing and prints nothing. Invariant: it exits 0 only when the suite's
+// dependencies are there; anything missing that it cannot fix exits 1 with the command that fixes it
+// (the PostgreSQL tests fail, never skip, without a server).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { connect } from "node:net";
 
 const PYTHON = "/usr/bin/python3";
 const PY_PACKAGES = ["python3-grpcio", "python3-protobuf"];
-const PG_HOST = "127.0.0.1";
-const PG_PORT = 5432;
+// The same default as test/journal/postgres-fixture.ts; only this default server is started locally.
+const PG_DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/test";
+const PG_URL = new URL(process.env.HARNESSHOST_TEST_PG_URL ?? PG_DEFAULT_URL);
+const PG_HOST = PG_URL.hostname;
+const PG_PORT = Number(PG_URL.port || 5432);
+const PG_IS_DEFAULT = PG_HOST === "127.0.0.1" && PG_PORT === 5432;
 const PG_START_DEADLINE_MS = 30_000;
 
 /** Runs a command quietly; its exit code and combined output. */
@@ -72,19 +79,25 @@ function postgresAnswers(timeoutMs = 500) {
   });
 }
 
+/** Exits 1 with what is wrong and how to fix it: without a server the PostgreSQL tests fail. */
+function postgresMissing(why) {
+  const fix = PG_IS_DEFAULT
+    ? "install and start it (as root: apt-get install -y postgresql && pg_ctlcluster --skip-systemctl-redirect <version> main start; " +
+      "the tests connect as postgres with trust auth to the database test), or set HARNESSHOST_TEST_PG_URL to a server you have"
+    : "start that server, or unset HARNESSHOST_TEST_PG_URL to use 127.0.0.1:5432";
+  console.error(
+    `ensure-test-deps: PostgreSQL is not answering on ${PG_HOST}:${PG_PORT} (${why}); the PostgreSQL tests would fail. Fix: ${fix}`,
+  );
+  process.exit(1);
+}
+
 async function ensurePostgres() {
   if (await postgresAnswers()) return;
-  if (!onPath("pg_ctlcluster") || !existsSync("/etc/postgresql")) {
-    console.log(
-      `ensure-test-deps: PostgreSQL is not answering on ${PG_HOST}:${PG_PORT} and pg_ctlcluster is absent; PostgreSQL tests will skip`,
-    );
-    return;
-  }
+  if (!PG_IS_DEFAULT)
+    postgresMissing("HARNESSHOST_TEST_PG_URL names it; only the default local server is started here");
+  if (!onPath("pg_ctlcluster") || !existsSync("/etc/postgresql")) postgresMissing("pg_ctlcluster is absent");
   const version = readdirSync("/etc/postgresql").sort()[0];
-  if (version === undefined) {
-    console.log("ensure-test-deps: /etc/postgresql holds no cluster; PostgreSQL tests will skip");
-    return;
-  }
+  if (version === undefined) postgresMissing("/etc/postgresql holds no cluster");
   console.log(`ensure-test-deps: starting PostgreSQL ${version}/main`);
   const r = run("pg_ctlcluster", ["--skip-systemctl-redirect", version, "main", "start"]);
   if (!r.ok && !(await postgresAnswers())) {
