@@ -82,6 +82,9 @@ function asTurnError(err: unknown, signal: AbortSignal): HostError {
   }
   if (signal.aborted) {
     const reason: unknown = signal.reason;
+    // A host deadline (e.g. the turn's turnMs) names itself.
+    if (isHostError(reason) && reason.code === ErrorCode.DeadlineExceeded)
+      return new HostError(ErrorCode.DeadlineExceeded, `${reason.message}; the turn is resumable`, { cause: err });
     const timedOut = reason instanceof DOMException && reason.name === "TimeoutError";
     return new HostError(
       timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled,

@@ -95,9 +95,10 @@ export class Host {
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
     const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
+    const limits = resolveLimits(config.limits);
     try {
       for (const spec of statics) {
-        const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs });
+        const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs, nodeLimits: limits });
         registry.addStatic({
           name: spec.name,
           runtime,
@@ -122,6 +123,7 @@ export class Host {
       tools,
       effects,
       auditTurns: config.auditFile !== undefined,
+      turnMs: limits.turnMs,
     });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools);
   }

@@ -9,11 +9,14 @@ import { LocalRuntime } from "../runtime/local.js";
 import type { Runtime } from "../runtime/types.js";
 import type { HarnessFactory } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
+import type { NodeLimits } from "../node/limits.js";
 import type { HarnessSpecFlag } from "./config.js";
 
 export interface RuntimeContext {
   readonly snapshots: SnapshotStore;
   readonly nodeIdleMs: number;
+  /** Deadlines and turn bounds of harness nodes (spawned and remote runtimes). */
+  readonly nodeLimits?: NodeLimits;
 }
 
 /** The one tsx entry point used: `tsImport(url, parentUrl)` imports one TypeScript module. */

@@ -79,6 +79,32 @@ export const LIMIT_TABLE = {
     what: "Fork children × (the parent's journal bytes up to at_seq + its metadata bytes): what one Fork would write; more is RESOURCE_EXHAUSTED before any child is created.",
     why: "A fork copies the prefix into every child; without a product bound one request of 128 children of a large session wrote hundreds of MiB.",
   },
+  // ── node: what a harness node may make the host wait for or do ──────────────────────────────────
+  nodeCallMs: {
+    default: 10_000,
+    unit: "ms",
+    scope: "node",
+    what: "Deadline of one unary call to a harness node (Describe, NodeInfo, ListActors, DropActor); past it the call is DEADLINE_EXCEEDED, or UNAVAILABLE at admission.",
+    why: "Long enough for a cold node on a loaded machine; short enough that a node that never answers fails an admission quickly instead of holding a session.",
+    min: 10,
+  },
+  snapshotMs: {
+    default: 30_000,
+    unit: "ms",
+    scope: "node",
+    what: "Deadline of one snapshot transfer with a node (SnapshotActor, RestoreActor, RestoreActorWhole); past it the call is DEADLINE_EXCEEDED naming this limit — a missed every-turn checkpoint is skipped (the committed turn stands), a Suspend or Resume fails and writes nothing.",
+    why: "A snapshot of the largest allowed size crosses loopback in well under a second and a slow link in seconds; 30 s bounds how long a silent node can hold a session after its turn committed.",
+    min: 10,
+  },
+  // ── lifecycle: how long the host lets work run ───────────────────────────────────────────────────
+  turnMs: {
+    default: 30 * 60_000,
+    unit: "ms",
+    scope: "lifecycle",
+    what: "Deadline of one turn, in process or on a node, from its start to its END; past it the turn is cancelled, journaled as a DEADLINE_EXCEEDED ERROR, stays resumable, and Exec fails DEADLINE_EXCEEDED.",
+    why: "An agent turn of a hundred model and tool calls at tens of seconds each fits in 30 minutes; a node whose turn never ends is cut there instead of holding its session for ever.",
+    min: 10,
+  },
   // ── memory: byte budgets of the host's caches and per-client buffers ─────────────────────────────
   historyCacheBytes: {
     default: 64 * MiB,

@@ -1,6 +1,8 @@
-// The host's view of a node's Actors service. Invariant: snapshot bytes are returned only when the
+// The host's view of a node's Actors service. Invariants: snapshot bytes are returned only when the
 // trailer's sha256 and size match what arrived (else DATA_LOSS), and restores always send a trailer
-// computed over exactly the bytes sent.
+// computed over exactly the bytes sent; every call has a deadline (NodeLimits: nodeCallMs for unary
+// calls, snapshotMs for a snapshot transfer), so a node that never answers cannot hold a caller, and a
+// missed deadline is DEADLINE_EXCEEDED naming the limit.
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
@@ -8,8 +10,8 @@ import type { RestoreActorRequestSchema, SnapshotTrailer } from "../gen/harnessh
 import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError, createClient } from "../wire/index.js";
-import type { MethodsOf, ServiceClient } from "../wire/index.js";
-import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+import type { CallOptions, MethodsOf, ServiceClient } from "../wire/index.js";
+import { DEFAULT_NODE_LIMITS, type NodeLimits, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
 
 /** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
 export const DEFAULT_ACTOR_CODEC = "v8/1";
@@ -17,7 +19,11 @@ export const DEFAULT_ACTOR_CODEC = "v8/1";
 export interface ActorsClientOptions {
   readonly address: string;
   readonly metadata?: Readonly<Record<string, string>>;
+  /** Call deadlines; default DEFAULT_NODE_LIMITS. */
+  readonly limits?: Pick<NodeLimits, "nodeCallMs" | "snapshotMs">;
 }
+
+type DeadlineLimit = "nodeCallMs" | "snapshotMs";
 
 export interface ActorSummary {
   readonly session: string;
@@ -49,9 +55,11 @@ export class ActorsClient {
   readonly #client: ServiceClient<MethodsOf<typeof Actors>>;
   /** Set by the node's NodeInfo answer (and cleared if the node ever answers UNIMPLEMENTED to it). */
   #wholeRestore = false;
+  readonly #limits: Pick<NodeLimits, DeadlineLimit>;
 
   constructor(opts: ActorsClientOptions) {
     this.address = opts.address;
+    this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
     this.#client = createClient(Actors, opts.address, {
       ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
     });
@@ -63,6 +71,10 @@ export class ActorsClient {
   }
 
   async snapshotWithTrailer(session: string, opts: Call = {}): Promise<ActorSnapshot> {
+    return this.#bounded("SnapshotActor", "snapshotMs", opts, (o) => this.#snapshot(session, o));
+  }
+
+  async #snapshot(session: string, opts: CallOptions): Promise<ActorSnapshot> {
     const chunks: Uint8Array[] = [];
     const hash = createHash("sha256");
     let size = 0;
@@ -127,17 +139,17 @@ export class ActorsClient {
       // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
       const trailer = { sha256, size: BigInt(bytes.length), codec };
       try {
-        return Number(
-          (await this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, opts))
-            .size,
+        const res = await this.#bounded("RestoreActorWhole", "snapshotMs", opts, (o) =>
+          this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, o),
         );
+        return Number(res.size);
       } catch (err) {
         // UNIMPLEMENTED: the handler never ran (e.g. an older node now answers at this address).
         if (!(err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED)) throw err;
         this.#wholeRestore = false;
       }
     }
-    const res = await this.#client.restoreActor(frames(), opts);
+    const res = await this.#bounded("RestoreActor", "snapshotMs", opts, (o) => this.#client.restoreActor(frames(), o));
     return Number(res.size);
   }
 
@@ -146,16 +158,19 @@ export class ActorsClient {
    * only that restored instance is removed (on a node reporting instanceDrops).
    */
   async drop(session: string, opts: Call & { readonly instance?: string } = {}): Promise<boolean> {
-    return (await this.#client.dropActor({ session, instance: opts.instance ?? "" }, opts)).dropped;
+    const res = await this.#bounded("DropActor", "nodeCallMs", opts, (o) =>
+      this.#client.dropActor({ session, instance: opts.instance ?? "" }, o),
+    );
+    return res.dropped;
   }
 
   async list(opts: Call = {}): Promise<readonly ActorSummary[]> {
-    const res = await this.#client.listActors({}, opts);
+    const res = await this.#bounded("ListActors", "nodeCallMs", opts, (o) => this.#client.listActors({}, o));
     return res.actors.map((a) => ({ session: a.session, turns: Number(a.turns) }));
   }
 
   async nodeInfo(opts: Call = {}): Promise<NodeInfo> {
-    const res = await this.#client.nodeInfo({}, opts);
+    const res = await this.#bounded("NodeInfo", "nodeCallMs", opts, (o) => this.#client.nodeInfo({}, o));
     this.#wholeRestore = res.wholeRestore;
     return {
       pid: Number(res.pid),
@@ -168,6 +183,22 @@ export class ActorsClient {
 
   close(): void {
     this.#client.close();
+  }
+
+  /** Runs one call under the limit's deadline; a missed deadline names the call and the limit. */
+  async #bounded<T>(rpc: string, limit: DeadlineLimit, opts: Call, run: (o: CallOptions) => Promise<T>): Promise<T> {
+    const ms = this.#limits[limit];
+    try {
+      return await run({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}), timeoutMs: ms });
+    } catch (err) {
+      if (!(err instanceof RpcError && err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)) throw err;
+      throw new RpcError(
+        GrpcStatus.DEADLINE_EXCEEDED,
+        `${rpc} at ${this.address} did not finish within ${limit}=${ms} ms (${err.details})`,
+        err.metadata,
+        { cause: err },
+      );
+    }
   }
 }
 

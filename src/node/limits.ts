@@ -1,6 +1,8 @@
 // Size and time limits of the Harness protocol. Invariant: both ends of a Connect stream accept the same
 // largest frame, snapshots never need more than gRPC's default because they are chunked, and every
-// cache or wait a node or host keeps for a stream is bounded by a constant named here.
+// cache or wait a node or host keeps for a stream is bounded by a constant named here or by a limit of
+// the limits table.
+import { DEFAULT_LIMITS, type Limits } from "../limits/index.js";
 
 /** A full Start.history carries a session's whole prior journal, so Connect frames may reach this size. */
 export const HARNESS_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
@@ -23,3 +25,12 @@ export const HISTORY_CACHE_MAX_EVENTS = 200_000;
  * it cancels the call (docs/protocol.md §4.6). A node that follows §4.1 closes at once.
  */
 export const END_CLOSE_WAIT_MS = 1000;
+
+/**
+ * What a host lets one harness node cost it: the deadline of every call it makes to the node and of
+ * every turn. Defaults, units and reasons are rows of the limits table (src/limits/table.ts); a Host
+ * passes its configured values.
+ */
+export type NodeLimits = Pick<Limits, "nodeCallMs" | "snapshotMs" | "turnMs">;
+
+export const DEFAULT_NODE_LIMITS: NodeLimits = DEFAULT_LIMITS;

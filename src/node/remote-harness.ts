@@ -23,7 +23,7 @@ import { decisionOf, isApprovalParked, type ApprovalParkedError } from "../contr
 import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { HISTORY_BASE_HEADER, HISTORY_HELD_HEADER, HISTORY_TOKEN_HEADER, isStaleHistory } from "./history-headers.js";
-import { END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
+import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
 
 export interface RemoteHarnessOptions {
   /** The node's address (see parseAddress). */
@@ -32,7 +32,7 @@ export interface RemoteHarnessOptions {
   readonly session: string;
   /** Sent with every call (e.g. an incarnation's call metadata). */
   readonly metadata?: Readonly<Record<string, string>>;
-  /** Deadline of Describe; default 10 s. */
+  /** Deadline of Describe; default DEFAULT_NODE_LIMITS.nodeCallMs. */
   readonly describeTimeoutMs?: number;
   /**
    * A connection to share (e.g. one per node for all its sessions); close() then leaves it open.
@@ -123,7 +123,7 @@ export class RemoteHarness implements Harness {
   constructor(opts: RemoteHarnessOptions) {
     this.address = opts.address;
     this.session = opts.session;
-    this.#describeTimeoutMs = opts.describeTimeoutMs ?? 10_000;
+    this.#describeTimeoutMs = opts.describeTimeoutMs ?? DEFAULT_NODE_LIMITS.nodeCallMs;
     const incremental = opts.incrementalHistory ?? false;
     this.#incremental = typeof incremental === "function" ? incremental : () => incremental;
     this.#ownsConnection = opts.connection === undefined;
@@ -133,10 +133,13 @@ export class RemoteHarness implements Harness {
     });
   }
 
-  /** Unavailable when the node cannot be reached (admission). */
-  async describe(): Promise<HarnessDescriptor> {
+  /** Unavailable when the node cannot be reached or does not answer in time (admission). */
+  async describe(signal?: AbortSignal): Promise<HarnessDescriptor> {
     try {
-      return await this.#client.describe({}, { timeoutMs: this.#describeTimeoutMs });
+      return await this.#client.describe(
+        {},
+        { timeoutMs: this.#describeTimeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      );
     } catch (err) {
       if (
         err instanceof RpcError &&

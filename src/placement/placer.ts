@@ -44,6 +44,8 @@ import { HistoryCache } from "./history-cache.js";
 import { RecordCache } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
 import { hasTurns, lastEndSeq, lastOwnSuspend } from "./snapshot-refs.js";
+import { turnDeadline } from "./turn-deadline.js";
+import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
 
 /** Bound on replaying the un-checkpointed turns of a lost every-turn actor (ms). */
 const REBUILD_TIMEOUT_MS = 60_000;
@@ -57,6 +59,8 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly effects?: EffectRegistry;
   /** Emit `audit.record` for every committed turn, park and decision (needs its handler). */
   readonly auditTurns?: boolean;
+  /** Deadline of one turn (ms; limit turnMs); default DEFAULT_NODE_LIMITS.turnMs. */
+  readonly turnMs?: number;
 }
 
 export interface ExecRequest {
@@ -109,9 +113,12 @@ export class Placer {
   /** Per session with a live memory actor on this host: the fence this host minted for it last. */
   private readonly actorFence = new Map<string, number>();
 
+  private readonly turnMs: number;
+
   constructor(private readonly deps: PlacerDeps) {
     this.guard = deps.guard ?? new SessionGuard();
     this.history = deps.history ?? new HistoryCache();
+    this.turnMs = deps.turnMs ?? DEFAULT_NODE_LIMITS.turnMs;
   }
 
   /** Mints a fence for the session and remembers it as this host's (see reusableFence). */
@@ -335,6 +342,7 @@ export class Placer {
       const start = new LazyTurnStart(async (id) =>
         admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, inc, id) : { kind: "stateless" },
       );
+      const deadline = turnDeadline(req.signal, this.turnMs);
       const result = await execTurn(
         this.controller(req.observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
         {
@@ -347,9 +355,9 @@ export class Placer {
           ...(req.resumeFromSeq ? { resumeFromSeq: req.resumeFromSeq } : {}),
           history,
           ...(info.identity ? { identity: info.identity } : {}),
-          signal: req.signal,
+          signal: deadline.signal,
         },
-      );
+      ).finally(deadline.done);
       if (result.parked)
         return await this.park(
           entry,
@@ -363,7 +371,7 @@ export class Placer {
       if (!admission.memory) this.history.extend(req.session, result.records);
       this.chain.noteAppended(req.session, result.records);
       this.records.noteAppended(req.session, result.records);
-      await this.checkpointAfterTurn(entry, admission, req.session, result);
+      await this.checkpointAfterTurn(entry, admission, req.session, result, req.signal);
       this.audit(batch, result.records.at(-1), "turn.completed", {
         execution_id: result.executionId,
         harness: entry.name,
@@ -411,6 +419,7 @@ export class Placer {
       const start = new LazyTurnStart(async () =>
         admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" },
       );
+      const deadline = turnDeadline(signal, this.turnMs);
       const turn = await resumeTurn(
         this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
         {
@@ -420,9 +429,9 @@ export class Placer {
           ...(admission.memory ? { history: [] } : {}),
           records,
           ...(info.identity ? { identity: info.identity } : {}),
-          signal,
+          signal: deadline.signal,
         },
-      );
+      ).finally(deadline.done);
       if (turn?.parked) {
         const parkedTurn = await this.park(
           entry,
@@ -435,7 +444,7 @@ export class Placer {
         );
         return { turn: parkedTurn, record: parkedTurn.records.at(-1)!, parked: turn.parked };
       }
-      if (turn) await this.checkpointAfterTurn(entry, admission, session, turn);
+      if (turn) await this.checkpointAfterTurn(entry, admission, session, turn, signal);
       if (turn)
         this.audit(batch, turn.records.at(-1), "turn.completed", {
           execution_id: turn.executionId,
@@ -475,7 +484,7 @@ export class Placer {
       const captures = admission.memory && hasTurns(records);
       if (captures) await this.requireLiveActor(entry, admission, info, records);
       const ref: SnapshotRef = captures
-        ? ((await this.headCheckpoint(session, records)) ?? (await entry.runtime.snapshot(session, "EXTERNAL")))
+        ? ((await this.headCheckpoint(session, records)) ?? (await entry.runtime.snapshot(session, "EXTERNAL", signal)))
         : { local: session, externalUri: "", memory: false, sealed: false };
       // The blob is stored (durably) by now: the fence, SUSPEND naming it and its checkpoint commit together.
       const { record } = await this.commitLifecycle(
@@ -769,12 +778,15 @@ export class Placer {
     admission: Admission,
     session: string,
     turn: TurnResult,
+    signal: AbortSignal,
   ): Promise<void> {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
     if (!end) return;
     try {
-      const ref = await entry.runtime.snapshot(session, "EXTERNAL");
+      // Bounded by the runtime's snapshot deadline (snapshotMs) and cancelled with the caller: a node
+      // that never answers costs the committed turn a missing checkpoint, never a wedged session.
+      const ref = await entry.runtime.snapshot(session, "EXTERNAL", signal);
       if (!ref.memory) return;
       await this.deps.journal.putCheckpoint({
         session,

@@ -12,6 +12,7 @@ registerRuntimeBuilder(
       factory: await loadHarnessFactory(spec.target),
       snapshots: ctx.snapshots,
       idleMs: ctx.nodeIdleMs,
+      ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
     }),
 );
-registerRuntimeBuilder("remote", async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots));
+registerRuntimeBuilder("remote", async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits));

@@ -10,8 +10,9 @@ export async function snapshotActorToStore(
   actors: ActorsClient,
   store: SnapshotStore,
   session: string,
+  signal?: AbortSignal,
 ): Promise<SnapshotRef> {
-  const bytes = await actors.snapshot(session);
+  const bytes = await actors.snapshot(session, signal !== undefined ? { signal } : {});
   const digest = await store.put(bytes);
   return { local: session, externalUri: digest, memory: true, sealed: false };
 }

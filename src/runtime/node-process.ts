@@ -7,14 +7,12 @@ import type { Client } from "@grpc/grpc-js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { ActorsClient } from "../node/actors-client.js";
 import type { NodeInfo } from "../node/actors-client.js";
+import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { dialHarness } from "../node/remote-harness.js";
 import { CLI_SCRIPT } from "../paths.js";
 
 /** How long a node may take to start listening (ms): from source, tsx compiles the CLI on first start. */
 export const NODE_START_TIMEOUT_MS = 30_000;
-
-/** Deadline of the one NodeInfo call at start (ms); a node that does not answer gets full histories. */
-const NODE_INFO_TIMEOUT_MS = 10_000;
 
 /**
  * `HARNESSHOST_NODE_CPU_PROF_DIR=<dir>` makes every spawned node write a V8 CPU profile there when it
@@ -42,8 +40,9 @@ export class NodeProcess {
     readonly child: ChildProcess,
     readonly address: string,
     readonly pid: number,
+    limits: NodeLimits,
   ) {
-    this.actors = new ActorsClient({ address });
+    this.actors = new ActorsClient({ address, limits });
     this.connection = dialHarness(address);
     child.once("exit", () => {
       this.exited = true;
@@ -58,7 +57,11 @@ export class NodeProcess {
     return !this.exited && !this.stopping;
   }
 
-  static async start(target: string, socketPath: string): Promise<NodeProcess> {
+  static async start(
+    target: string,
+    socketPath: string,
+    limits: NodeLimits = DEFAULT_NODE_LIMITS,
+  ): Promise<NodeProcess> {
     const child = spawn(
       process.execPath,
       [
@@ -116,17 +119,20 @@ export class NodeProcess {
       });
     });
     lines.on("line", () => undefined);
-    const node = new NodeProcess(child, announced.address, announced.pid);
+    const node = new NodeProcess(child, announced.address, announced.pid, limits);
     const info = await node.nodeInfo();
     node.incrementalHistory = info?.incrementalHistory ?? false;
     node.instanceDrops = info?.instanceDrops ?? false;
     return node;
   }
 
-  /** The node's NodeInfo, or undefined when it has none (no Actors) or does not answer in time. */
+  /**
+   * The node's NodeInfo, or undefined when it has none (no Actors) or does not answer within nodeCallMs
+   * (it then gets full histories).
+   */
   private async nodeInfo(): Promise<NodeInfo | undefined> {
     try {
-      return await this.actors.nodeInfo({ signal: AbortSignal.timeout(NODE_INFO_TIMEOUT_MS) });
+      return await this.actors.nodeInfo();
     } catch {
       return undefined;
     }

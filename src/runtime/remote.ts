@@ -9,6 +9,7 @@ import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
 import { ActorsClient } from "../node/actors-client.js";
+import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { RemoteHarness, dialHarness } from "../node/remote-harness.js";
 import type { Harness } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
@@ -41,11 +42,17 @@ export class RemoteRuntime implements Runtime {
   constructor(
     readonly address: string,
     private readonly store: SnapshotStore,
+    private readonly limits: NodeLimits = DEFAULT_NODE_LIMITS,
   ) {
     parseAddress(address);
     this.connection = dialHarness(address);
-    this.actors = new ActorsClient({ address });
-    this.describer = new RemoteHarness({ address, session: "", connection: this.connection });
+    this.actors = new ActorsClient({ address, limits });
+    this.describer = new RemoteHarness({
+      address,
+      session: "",
+      connection: this.connection,
+      describeTimeoutMs: limits.nodeCallMs,
+    });
   }
 
   /** Memory-capable only if the node answers the Actors service now. */
@@ -70,8 +77,8 @@ export class RemoteRuntime implements Runtime {
     return this.memory ? MEMORY : NO_CAPABILITIES;
   }
 
-  describe(): Promise<HarnessDescriptor> {
-    return this.describer.describe();
+  describe(signal?: AbortSignal): Promise<HarnessDescriptor> {
+    return this.describer.describe(signal);
   }
 
   private harnessFor(session: string): RemoteHarness {
@@ -88,6 +95,7 @@ export class RemoteRuntime implements Runtime {
       address: this.address,
       session,
       connection: this.connection,
+      describeTimeoutMs: this.limits.nodeCallMs,
       incrementalHistory: () => this.incremental,
     });
   }
@@ -108,14 +116,14 @@ export class RemoteRuntime implements Runtime {
     };
   }
 
-  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef> {
     if (kind === "LOCAL")
       throw new HostError(
         ErrorCode.FailedPrecondition,
         "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL",
       );
     if (!this.memory) return { local: sessionUid, externalUri: "", memory: false, sealed: false };
-    return snapshotActorToStore(this.actors, this.store, sessionUid);
+    return snapshotActorToStore(this.actors, this.store, sessionUid, signal);
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {

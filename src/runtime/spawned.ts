@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
+import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import type { Harness, HarnessFactory } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
@@ -36,6 +37,8 @@ export interface SpawnedRuntimeOptions {
   readonly snapshots: SnapshotStore;
   /** How long (ms) a node with no actors stays up before it is stopped. */
   readonly idleMs: number;
+  /** Deadlines of calls to the node and bounds of its turns; default DEFAULT_NODE_LIMITS. */
+  readonly limits?: NodeLimits;
 }
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
@@ -76,7 +79,11 @@ export class SpawnedRuntime implements Runtime {
     if (this.node?.alive) return this.node;
     this.starting ??= (async () => {
       try {
-        const node = await NodeProcess.start(this.opts.target, join(this.socketDir, `node-${++this.started}.sock`));
+        const node = await NodeProcess.start(
+          this.opts.target,
+          join(this.socketDir, `node-${++this.started}.sock`),
+          this.opts.limits ?? DEFAULT_NODE_LIMITS,
+        );
         node.child.once("exit", () => {
           for (const s of node.sessions) {
             // Only placements still on this node: a session may already live on a newer one.
@@ -141,7 +148,7 @@ export class SpawnedRuntime implements Runtime {
     return this.place(await this.ensureNode(), spec.sessionUid, "created");
   }
 
-  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef> {
     if (kind === "LOCAL")
       throw new HostError(
         ErrorCode.FailedPrecondition,
@@ -150,7 +157,7 @@ export class SpawnedRuntime implements Runtime {
     const node = this.placed.get(sessionUid);
     if (!node?.alive)
       throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
-    return snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid);
+    return snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid, signal);
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {

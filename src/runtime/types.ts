@@ -70,8 +70,11 @@ export interface Runtime {
   describe(signal?: AbortSignal): Promise<HarnessDescriptor>;
   /** Attach to the session's live actor or create a fresh one. Idempotent per session. */
   create(spec: SessionSpec): Promise<Incarnation>;
-  /** EXTERNAL: capture the session's actor; memory backends store a blob and keep the actor live. */
-  snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef>;
+  /**
+   * EXTERNAL: capture the session's actor; memory backends store a blob and keep the actor live. The
+   * transfer is bounded by the runtime's snapshot deadline and cancelled when `signal` fires.
+   */
+  snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef>;
   /** Bring the session back from a ref: memory backends load the blob (DATA_LOSS if corrupt). */
   restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation>;
   /** A child incarnation: memory backends restore the parent's blob into the child's actor. */

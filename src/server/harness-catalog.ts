@@ -243,7 +243,7 @@ export class HarnessCatalog {
     const address = servableAddress(spec);
     return buildRuntime(
       { name, runtime: "remote", target: address, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
-      { snapshots: this.host.snapshots, nodeIdleMs: this.host.config.nodeIdleMs },
+      { snapshots: this.host.snapshots, nodeIdleMs: this.host.config.nodeIdleMs, nodeLimits: this.host.limits },
     );
   }
 
