@@ -1,8 +1,18 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const src = (path: string): string => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 // Tests that start processes or servers get generous timeouts: the machine has two cores and CI
-// shares them. Nothing here asserts speed; that lives in bench/.
+// shares them. Nothing here asserts speed; that lives in bench/. The package's own entry points
+// resolve to source here (docs examples import them by name); test/package/ checks the built package.
 export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^harnesshost$/, replacement: src("index.ts") },
+      { find: /^harnesshost\/(sdk|client|conformance)$/, replacement: src("$1/index.ts") },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

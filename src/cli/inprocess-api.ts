@@ -10,7 +10,7 @@ import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { servedSession } from "../server/sessions-service.js";
-import { answerText, pendingTuple, questionIn } from "./decisions.js";
+import { answerText, pendingTuple, questionIn } from "../client/decisions.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 

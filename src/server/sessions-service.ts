@@ -1,6 +1,7 @@
 // agentsessions.v1.Sessions served on a Host (SPEC §9, reference semantics with its rough edges
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
+import { EFFECTS_ANNOTATION } from "./annotations.js";
 import { create } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
@@ -25,8 +26,7 @@ export const MAX_FORK_CHILDREN = 128;
 
 export type SessionsMethods = MethodsOf<typeof Sessions>;
 
-/** The annotation GetSession derives from this host's effect counters for the session (output only). */
-export const EFFECTS_ANNOTATION = "harnesshost.dev/effects";
+export { EFFECTS_ANNOTATION };
 
 /** The session as served: pending_approval from the log, effect counters as a derived annotation. */
 export async function servedSession(host: Host, uid: string): Promise<Session> {

@@ -9,10 +9,16 @@ const run = promisify(execFile);
 
 /** The ```sh blocks of the section whose `## ` heading starts with `headingPrefix`. */
 export function shBlocks(markdown: string, headingPrefix: string): string[] {
+  return codeBlocks(markdown, headingPrefix, "sh");
+}
+
+/** The ```lang blocks of the `## headingPrefix…` section, in order. */
+export function codeBlocks(markdown: string, headingPrefix: string, lang: string): string[] {
   const start = markdown.indexOf(`\n## ${headingPrefix}`);
   if (start < 0) throw new Error(`no section "## ${headingPrefix}…"`);
   const end = markdown.indexOf("\n## ", start + 4);
-  return [...markdown.slice(start, end < 0 ? undefined : end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const fence = new RegExp(`\`\`\`${lang}\n([\\s\\S]*?)\`\`\``, "g");
+  return [...markdown.slice(start, end < 0 ? undefined : end).matchAll(fence)].map((m) => m[1]!);
 }
 
 export async function freePort(): Promise<number> {

@@ -7,8 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventKind, Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import type { ExecOutcome } from "../../src/cli/api.js";
-import { RpcError } from "../../src/wire/index.js";
-import { Cluster, eventually, type HostProcess } from "./cluster.js";
+import { Cluster, eventually, grpcCodeOf, type HostProcess } from "./cluster.js";
 import { expectSound } from "./journal-checks.js";
 
 const SEED = Number(process.env["HH_MH_SEED"] ?? 0x5eed);
@@ -66,8 +65,9 @@ async function attempt(t: Tally, what: string, op: () => Promise<void>): Promise
     await op();
     t.codes.set("OK", (t.codes.get("OK") ?? 0) + 1);
   } catch (err) {
-    if (err instanceof RpcError && TOLERATED.has(err.grpcCode)) {
-      const name = GrpcStatus[err.grpcCode] ?? String(err.grpcCode);
+    const code = grpcCodeOf(err);
+    if (code !== undefined && TOLERATED.has(code)) {
+      const name = GrpcStatus[code] ?? String(code);
       t.codes.set(name, (t.codes.get(name) ?? 0) + 1);
       return;
     }
@@ -176,7 +176,7 @@ describe("three hosts under random traffic", () => {
       } catch (err) {
         expect(info?.harness, `${uid}: ${String(err)}`).toBe("counter");
         expect(
-          err instanceof RpcError && err.grpcCode === GrpcStatus.FAILED_PRECONDITION && /was lost/.test(err.message),
+          grpcCodeOf(err) === GrpcStatus.FAILED_PRECONDITION && err instanceof Error && /was lost/.test(err.message),
           String(err),
         ).toBe(true);
       }

@@ -3,6 +3,7 @@
 // on the same schema for verification. Invariant: close() kills every process it started and drops the
 // schema, whatever the test did.
 import { spawn, type ChildProcess } from "node:child_process";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { join, resolve } from "node:path";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { GrpcApi } from "../../src/cli/grpc-api.js";
+import { connect, HarnessHostError } from "../../src/client/index.js";
 import { PostgresJournal } from "../../src/journal/postgres.js";
 import { RpcError, createClient, type MethodsOf, type ServiceClient } from "../../src/wire/index.js";
 import { PG_URL, dropSchemas } from "../journal/postgres-fixture.js";
@@ -84,7 +86,7 @@ export class HostProcess {
     this.addr = ready[1] ?? "";
     this.registryAddr = ready[2] ?? "";
     this.sessions = createClient(Sessions, this.addr);
-    this.api = new GrpcApi(this.sessions);
+    this.api = new GrpcApi(connect({ address: this.addr }));
     this.registry = createClient(HarnessRegistry, this.registryAddr);
   }
 
@@ -105,6 +107,7 @@ export class HostProcess {
   private closeClients(): void {
     if (this.addr === "") return;
     this.sessions.close();
+    void this.api.close();
     this.registry.close();
     this.addr = "";
   }
@@ -164,9 +167,17 @@ export async function codeOf(p: Promise<unknown>): Promise<number | undefined> {
     await p;
     return undefined;
   } catch (err) {
-    if (err instanceof RpcError) return err.grpcCode;
+    const code = grpcCodeOf(err);
+    if (code !== undefined) return code;
     throw err;
   }
+}
+
+/** The gRPC status of a failed call, from the wire (RpcError) or the client (HarnessHostError). */
+export function grpcCodeOf(err: unknown): number | undefined {
+  if (err instanceof RpcError) return err.grpcCode;
+  if (err instanceof HarnessHostError) return GrpcStatus[err.code];
+  return undefined;
 }
 
 /** Polls `check` until it returns true or `ms` elapse (then fails with `what`). */

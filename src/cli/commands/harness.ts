@@ -2,27 +2,22 @@
 // it only ever talks to the registry listener named by --server; --json prints proto3-JSON with proto
 // field names (one document); the spec is built from flags and validated by the server, not here.
 import { toJson } from "@bufbuild/protobuf";
-import { Resumability } from "../../gen/agentsessions/v1/harness_pb.js";
 import {
   HarnessRegistrationSchema,
-  HarnessRegistry,
   HarnessSource,
   HarnessState,
   RegisterHarnessResponseSchema,
   RegisterOutcome,
   type HarnessRegistration,
 } from "../../gen/agentsessions/v1/harness_registry_pb.js";
-import { createClient, type MethodsOf, type ServiceClient } from "../../wire/index.js";
+import { connect, type HarnessesClient, type RegisterHarness } from "../../client/index.js";
 import { int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
-import { remoteDialOptions } from "../grpc-api.js";
+import { remoteConnectOptions } from "../grpc-api.js";
 
 /** Registry calls are operator actions: bounded so a wrong address fails instead of hanging. */
 const RPC_TIMEOUT_MS = 30_000;
 
-const RESUMABILITY: Record<string, Resumability> = {
-  STATELESS_REPLAY: Resumability.STATELESS_REPLAY,
-  REQUIRES_MEMORY_SNAPSHOT: Resumability.REQUIRES_MEMORY_SNAPSHOT,
-};
+const RESUMABILITY: readonly RegisterHarness["resumability"][] = ["STATELESS_REPLAY", "REQUIRES_MEMORY_SNAPSHOT"];
 
 function registrationJson(reg: HarnessRegistration): unknown {
   return toJson(HarnessRegistrationSchema, reg, { useProtoFieldName: true });
@@ -44,10 +39,10 @@ async function run(ctx: CommandContext): Promise<number> {
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   const server = requireStr(ctx.values, "server");
   const opts = { timeoutMs: RPC_TIMEOUT_MS };
-  const call = async <T>(fn: (client: ServiceClient<MethodsOf<typeof HarnessRegistry>>) => Promise<T>): Promise<T> => {
-    const client = createClient(HarnessRegistry, server, remoteDialOptions(ctx.values));
+  const call = async <T>(fn: (client: HarnessesClient) => Promise<T>): Promise<T> => {
+    const client = connect({ ...remoteConnectOptions(ctx.values, server), registryAddress: server });
     try {
-      return await fn(client);
+      return await fn(client.harnesses);
     } finally {
       client.close();
     }
@@ -56,15 +51,12 @@ async function run(ctx: CommandContext): Promise<number> {
     case "register": {
       const name = requireStr(ctx.values, "name");
       const address = requireStr(ctx.values, "address");
-      const resumability = RESUMABILITY[requireStr(ctx.values, "resumability")];
-      if (resumability === undefined)
-        throw new UsageError(`--resumability must be ${Object.keys(RESUMABILITY).join(" or ")}`);
-      const spec = {
-        placement: { case: "remote" as const, value: { address } },
-        capabilities: { resumability },
-        descriptorId: str(ctx.values, "descriptor-id") ?? "",
-      };
-      const res = await call((c) => c.registerHarness({ name, spec }, opts));
+      const resumability = RESUMABILITY.find((r) => r === requireStr(ctx.values, "resumability"));
+      if (resumability === undefined) throw new UsageError(`--resumability must be ${RESUMABILITY.join(" or ")}`);
+      const descriptorId = str(ctx.values, "descriptor-id");
+      const res = await call((c) =>
+        c.register({ name, address, resumability, ...(descriptorId !== undefined ? { descriptorId } : {}) }, opts),
+      );
       if (json(ctx.values))
         ctx.out(JSON.stringify(toJson(RegisterHarnessResponseSchema, res, { useProtoFieldName: true })));
       else
@@ -75,7 +67,7 @@ async function run(ctx: CommandContext): Promise<number> {
     }
     case "get": {
       const name = requireStr(ctx.values, "name");
-      const reg = await call((c) => c.getHarness({ name, observe: ctx.values["observe"] === true }, opts));
+      const reg = await call((c) => c.get(name, { observe: ctx.values["observe"] === true }, opts));
       ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
       return 0;
     }
@@ -84,12 +76,7 @@ async function run(ctx: CommandContext): Promise<number> {
       const pageSize = int(ctx.values, "page-size", 0);
       const all = await call(async (c) => {
         const out: HarnessRegistration[] = [];
-        let pageToken = "";
-        do {
-          const page = await c.listHarnesses({ pageSize, pageToken, includeRetired }, opts);
-          out.push(...page.harnesses);
-          pageToken = page.nextPageToken;
-        } while (pageToken !== "");
+        for await (const reg of c.list({ pageSize, includeRetired }, opts)) out.push(reg);
         return out;
       });
       if (json(ctx.values)) ctx.out(JSON.stringify({ harnesses: all.map(registrationJson) }));
@@ -98,7 +85,7 @@ async function run(ctx: CommandContext): Promise<number> {
     }
     case "retire": {
       const name = requireStr(ctx.values, "name");
-      const reg = await call((c) => c.retireHarness({ name, reason: str(ctx.values, "reason") ?? "" }, opts));
+      const reg = await call((c) => c.retire(name, { reason: str(ctx.values, "reason") ?? "" }, opts));
       ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
       return 0;
     }

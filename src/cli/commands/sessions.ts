@@ -4,7 +4,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
 import type { DecisionOutcome } from "../api.js";
 import { HOST_FLAGS, int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
-import { EFFECTS_ANNOTATION } from "../../server/sessions-service.js";
+import { EFFECTS_ANNOTATION } from "../../server/annotations.js";
 
 function sessionLine(s: Session): string {
   const state = (ComputeState[s.computeState] ?? "").replace("COMPUTE_", "");

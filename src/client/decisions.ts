@@ -1,11 +1,10 @@
-// How the CLI turns `approve` / `answer` into the exact gate tuple Approve needs. Invariants: the
-// tuple always comes from the session's pending_approval (never guessed); a `--choice N` resolves to
-// the recorded question's N-th choice, and nothing is sent when it does not exist.
+// How `approve` / `answer` become the exact gate tuple Approve needs (client and in-process CLI alike).
+// Invariants: the tuple always comes from the session's pending_approval (never guessed); a choice N
+// resolves to the recorded question's N-th choice, and nothing is sent when it does not exist.
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { UsageError } from "./command.js";
 
 export interface PendingTuple {
   readonly executionId: string;
@@ -41,13 +40,17 @@ export function questionIn(records: readonly LogRecord[], tuple: PendingTuple): 
   );
 }
 
-/** The answer text for `--text` or `--choice N`. */
+/** The answer text for a free-text answer or choice N (1-based). */
 export function answerText(question: Question, p: { text?: string; choice?: number }): string {
   if (p.choice !== undefined) {
     const choice = question.choices[p.choice - 1];
-    if (choice === undefined) throw new UsageError(`--choice must be 1..${question.choices.length} for this question`);
+    if (choice === undefined)
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `choice must be 1..${question.choices.length} for this question, got ${p.choice}`,
+      );
     return choice;
   }
-  if (p.text === undefined) throw new UsageError("--text or --choice is required");
+  if (p.text === undefined) throw new HostError(ErrorCode.InvalidArgument, "an answer needs text or a choice");
   return p.text;
 }

@@ -1,0 +1,76 @@
+// `connect()`: one client for a host's Sessions API and, when its address is given, its operator
+// HarnessRegistry. Invariants: the token is sent only as `authorization: Bearer …` and never appears
+// in an error; with `tls` the channel is TLS, else plaintext (loopback or a trusted network only);
+// close() closes every connection the client opened.
+import { credentials as grpcCredentials, type ChannelCredentials } from "@grpc/grpc-js";
+import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
+import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import { createClient, type DialOptions, type MethodsOf, type ServiceClient } from "../wire/index.js";
+import { HarnessHostError } from "./errors.js";
+import { HarnessesClient } from "./harnesses.js";
+import type { CallOptions } from "./options.js";
+import { SessionsClient } from "./sessions.js";
+
+export interface TlsOptions {
+  /** PEM of the CA that signed the server's certificate (default: the system roots). */
+  readonly ca?: string | Uint8Array;
+  /** PEM client certificate and key, for mutual TLS. */
+  readonly cert?: string | Uint8Array;
+  readonly key?: string | Uint8Array;
+}
+
+export interface ConnectOptions {
+  /** The Sessions API: `host:port` (e.g. "127.0.0.1:7233") or `unix:///path`. */
+  readonly address: string;
+  /** The operator HarnessRegistry (e.g. "127.0.0.1:7234"); `harnesses` needs it. */
+  readonly registryAddress?: string;
+  /** A bearer token, when the host requires one (`serve --token-file`). */
+  readonly token?: string;
+  /** TLS: `true` for the system roots, or a CA (and client certificate) of your own. */
+  readonly tls?: boolean | TlsOptions;
+  /** Default relative deadline of every call (ms); a call's own options beat it. Default: none. */
+  readonly timeoutMs?: number;
+}
+
+export interface HarnessHostClient {
+  readonly sessions: SessionsClient;
+  /** The operator registry; its calls fail with FAILED_PRECONDITION without `registryAddress`. */
+  readonly harnesses: HarnessesClient;
+  /** Closes every connection; calls in flight fail with CANCELLED or UNAVAILABLE. */
+  close(): void;
+}
+
+function bytes(v: string | Uint8Array | undefined): Buffer | null {
+  return v === undefined ? null : Buffer.from(v);
+}
+
+function credentialsOf(tls: ConnectOptions["tls"]): ChannelCredentials | undefined {
+  if (tls === undefined || tls === false) return undefined;
+  if (tls === true) return grpcCredentials.createSsl();
+  return grpcCredentials.createSsl(bytes(tls.ca), bytes(tls.key), bytes(tls.cert));
+}
+
+export function connect(options: ConnectOptions): HarnessHostClient {
+  const credentials = credentialsOf(options.tls);
+  const dial: DialOptions = {
+    ...(credentials !== undefined ? { credentials } : {}),
+    ...(options.token !== undefined ? { metadata: { authorization: `Bearer ${options.token}` } } : {}),
+  };
+  const defaults: CallOptions = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {};
+  const sessionsStub = createClient(Sessions, options.address, dial);
+  let registryStub: ServiceClient<MethodsOf<typeof HarnessRegistry>> | undefined;
+  const registry = (): ServiceClient<MethodsOf<typeof HarnessRegistry>> => {
+    if (options.registryAddress === undefined)
+      throw new HarnessHostError("FAILED_PRECONDITION", "connect() was given no registryAddress");
+    registryStub ??= createClient(HarnessRegistry, options.registryAddress, dial);
+    return registryStub;
+  };
+  return {
+    sessions: new SessionsClient(sessionsStub, defaults),
+    harnesses: new HarnessesClient(registry, defaults),
+    close() {
+      sessionsStub.close();
+      registryStub?.close();
+    },
+  };
+}

@@ -1,0 +1,129 @@
+// One Exec call as a client sees it. Invariants: the call starts when it is first iterated or awaited
+// (never both: it is consumed once); `result()` settles exactly once — with the turn's outcome after
+// the stream ended, or with the HarnessHostError that ended it (CANCELLED when the caller left the
+// loop early or aborted); the stream is cancelled whenever its consumer stops.
+import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
+import type { ExecUpdate, Session } from "../gen/agentsessions/v1/session_pb.js";
+import { messageText } from "../model/text.js";
+import { clientError, HarnessHostError } from "./errors.js";
+
+/** One update of a running turn. */
+export type ExecEvent =
+  /** The session the turn runs on (first; a new session's uid is here). */
+  | { readonly kind: "session"; readonly session: Session }
+  /** A journaled record; `output` is its text when it is an OUTPUT record. */
+  | { readonly kind: "record"; readonly record: LogRecord; readonly output?: string }
+  /** Ephemeral streaming text (never journaled). */
+  | { readonly kind: "delta"; readonly executionId: string; readonly chunk: string; readonly done: boolean };
+
+export interface ExecResult {
+  /** The session after the turn (read once the stream ended): its state, head, pending approval. */
+  readonly session: Session;
+  /** OUTPUT texts the turn committed, in order. */
+  readonly outputs: readonly string[];
+  /** Every record the turn committed. */
+  readonly records: readonly LogRecord[];
+  /** The seq of the turn's last record (the session head when it committed none). */
+  readonly lastSeq: number;
+}
+
+/** The OUTPUT text of a record, or undefined when it is not an OUTPUT message. */
+export function outputOf(record: LogRecord): string | undefined {
+  const ev = record.event;
+  return ev?.kind === EventKind.EVENT_OUTPUT && ev.body.case === "message" ? messageText(ev.body.value) : undefined;
+}
+
+/** The OUTPUT texts of a run of records, in order. */
+export function outputsOf(records: Iterable<LogRecord>): string[] {
+  const out: string[] = [];
+  for (const rec of records) {
+    const text = outputOf(rec);
+    if (text !== undefined) out.push(text);
+  }
+  return out;
+}
+
+function eventOf(update: ExecUpdate): ExecEvent | undefined {
+  const u = update.update;
+  switch (u.case) {
+    case "session":
+      return { kind: "session", session: u.value };
+    case "record": {
+      const output = outputOf(u.value);
+      return output !== undefined ? { kind: "record", record: u.value, output } : { kind: "record", record: u.value };
+    }
+    case "delta":
+      return { kind: "delta", executionId: u.value.executionId, chunk: u.value.chunk, done: u.value.done };
+    case undefined:
+      return undefined;
+    default: {
+      const exhaustive: never = u;
+      throw new HarnessHostError("INTERNAL", `unknown ExecUpdate ${String(exhaustive)}`);
+    }
+  }
+}
+
+export class ExecCall implements AsyncIterable<ExecEvent> {
+  private consumed = false;
+  private readonly outcome: Promise<ExecResult>;
+  private settle!: { resolve(r: ExecResult): void; reject(e: HarnessHostError): void };
+
+  /** @internal */
+  constructor(
+    private readonly open: () => AsyncIterable<ExecUpdate>,
+    private readonly sessionAfter: (uid: string) => Promise<Session>,
+  ) {
+    this.outcome = new Promise<ExecResult>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.outcome.catch(() => undefined); // reported to whoever awaits result()
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ExecEvent> {
+    return this.consume()[Symbol.asyncIterator]();
+  }
+
+  /** The turn's outcome; runs the call to its end when nobody iterates it. */
+  result(): Promise<ExecResult> {
+    if (!this.consumed) {
+      void (async () => {
+        for await (const _ of this.consume());
+      })().catch(() => undefined);
+    }
+    return this.outcome;
+  }
+
+  private async *consume(): AsyncGenerator<ExecEvent, void, undefined> {
+    if (this.consumed) throw new HarnessHostError("FAILED_PRECONDITION", "an exec call is consumed once");
+    this.consumed = true;
+    let uid = "";
+    const records: LogRecord[] = [];
+    let finished = false;
+    try {
+      for await (const update of this.open()) {
+        const event = eventOf(update);
+        if (event === undefined) continue;
+        if (event.kind === "session") uid = event.session.metadata?.uid ?? uid;
+        else if (event.kind === "record") records.push(event.record);
+        yield event;
+      }
+      if (uid === "") throw new HarnessHostError("INTERNAL", "the Exec stream ended without a Session frame");
+      const session = await this.sessionAfter(uid);
+      const last = records.at(-1);
+      finished = true;
+      this.settle.resolve({
+        session,
+        outputs: outputsOf(records),
+        records,
+        lastSeq: Number(last ? last.seq : session.lastSeq),
+      });
+    } catch (err) {
+      const e = clientError(err);
+      finished = true;
+      this.settle.reject(e);
+      throw e;
+    } finally {
+      if (!finished) this.settle.reject(new HarnessHostError("CANCELLED", "the exec call was left before its end"));
+    }
+  }
+}

@@ -1,0 +1,20 @@
+// `harnesshost/client`: a typed client for a host's Sessions API and operator HarnessRegistry over
+// gRPC. Invariant: this module only re-exports; the CLI's `--server` mode runs on this same client.
+export { connect } from "./connect.js";
+export type { ConnectOptions, HarnessHostClient, TlsOptions } from "./connect.js";
+export { SessionsClient } from "./sessions.js";
+export type { DecisionResult, ExecOptions, ResumeResult, SuspendResult } from "./sessions.js";
+export { HarnessesClient } from "./harnesses.js";
+export type { RegisterHarness } from "./harnesses.js";
+export { ExecCall, outputOf, outputsOf } from "./exec.js";
+export type { ExecEvent, ExecResult } from "./exec.js";
+export type { CallOptions } from "./options.js";
+export { EFFECTS_ANNOTATION } from "../server/annotations.js";
+export { HarnessHostError, isHarnessHostError, STATUS_CODES } from "./errors.js";
+export type { StatusCode } from "./errors.js";
+export { ComputeState, ExecState } from "../gen/agentsessions/v1/session_pb.js";
+export type { Session } from "../gen/agentsessions/v1/session_pb.js";
+export { EventKind } from "../gen/agentsessions/v1/common_pb.js";
+export type { Event, LogRecord, Message } from "../gen/agentsessions/v1/common_pb.js";
+export { HarnessSource, HarnessState, RegisterOutcome } from "../gen/agentsessions/v1/harness_registry_pb.js";
+export type { HarnessRegistration, RegisterHarnessResponse } from "../gen/agentsessions/v1/harness_registry_pb.js";

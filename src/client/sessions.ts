@@ -1,0 +1,232 @@
+// The Sessions half of `harnesshost/client`. Invariants: every method is one or a few Sessions RPCs
+// and reports failures as HarnessHostError; a gate decision is always sent with the tuple read from
+// the session's pending_approval; list and replay fetch lazily, page by page, as the caller iterates.
+import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
+import type { Sessions, Session } from "../gen/agentsessions/v1/session_pb.js";
+import { jsonlLine } from "../journal/export.js";
+import { textMessage } from "../model/text.js";
+import type { MethodsOf, ServiceClient } from "../wire/index.js";
+import { answerText, pendingTuple, questionIn, type PendingTuple } from "./decisions.js";
+import { call, HarnessHostError, stream } from "./errors.js";
+import { ExecCall, outputsOf } from "./exec.js";
+import { wireOptions, type CallOptions } from "./options.js";
+
+export interface ExecOptions {
+  /** The session to continue; omit it (and name a harness) to create a session. */
+  readonly session?: string;
+  /** The harness of a new session (default: the host's default harness). */
+  readonly harness?: string;
+  /** The turn's user input: one text, or several messages' texts. */
+  readonly input: string | readonly string[];
+  /** Refuse the turn (ABORTED) unless the session's head is this seq. */
+  readonly expectedLastSeq?: number;
+  /** Opaque per-execution config, journaled verbatim. */
+  readonly config?: Uint8Array;
+}
+
+export interface SuspendResult {
+  readonly session: Session;
+  /** The snapshot the suspend recorded: whether it holds memory, its digest and its local path. */
+  readonly snapshot: { readonly memory: boolean; readonly digest: string; readonly local: string };
+}
+
+export interface ResumeResult {
+  readonly session: Session;
+  /** OUTPUT texts the resumed turn committed (none when nothing was pending or it is still parked). */
+  readonly outputs: readonly string[];
+}
+
+export interface DecisionResult {
+  readonly session: Session;
+  /** The gate that was decided. */
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
+  readonly approved: boolean;
+  /** The APPROVAL_RESULT record (an exact retry returns the same one). */
+  readonly decision: LogRecord;
+}
+
+type Stub = ServiceClient<MethodsOf<typeof Sessions>>;
+
+export class SessionsClient {
+  /** @internal */
+  constructor(
+    private readonly stub: Stub,
+    private readonly defaults: CallOptions,
+  ) {}
+
+  private opts(o: CallOptions | undefined) {
+    return wireOptions(this.defaults, o);
+  }
+
+  /**
+   * Runs one turn. Iterate the returned call for its updates as they happen, or await `result()`
+   * for the outcome (OUTPUT texts, records, the session after the turn) — or both.
+   */
+  exec(p: ExecOptions, options?: CallOptions): ExecCall {
+    const inputs = (typeof p.input === "string" ? [p.input] : p.input).map((t) => textMessage("user", t));
+    const o = this.opts(options);
+    return new ExecCall(
+      () =>
+        this.stub.exec(
+          {
+            session: p.session ?? "",
+            harness: p.harness ?? "",
+            inputs,
+            ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: BigInt(p.expectedLastSeq) } : {}),
+            ...(p.config !== undefined ? { config: p.config } : {}),
+          },
+          o,
+        ),
+      (uid) => this.get(uid, options),
+    );
+  }
+
+  get(session: string, options?: CallOptions): Promise<Session> {
+    return call(() => this.stub.getSession({ uid: session }, this.opts(options)));
+  }
+
+  /** One page of a project's sessions, newest first. */
+  listPage(
+    p: { project?: string; pageSize?: number; pageToken?: string } = {},
+    options?: CallOptions,
+  ): Promise<{ sessions: Session[]; nextPageToken: string }> {
+    return call(() =>
+      this.stub.listSessions(
+        { project: p.project ?? "", pageSize: p.pageSize ?? 0, pageToken: p.pageToken ?? "" },
+        this.opts(options),
+      ),
+    );
+  }
+
+  /** Every session of a project, newest first, fetched a page at a time as you iterate. */
+  async *list(p: { project?: string; pageSize?: number } = {}, options?: CallOptions): AsyncGenerator<Session> {
+    let pageToken = "";
+    do {
+      const page = await this.listPage({ ...p, pageToken }, options);
+      yield* page.sessions;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+  }
+
+  /** The session's records from the journal, in seq order (a range with fromSeq/toSeq). */
+  replay(
+    session: string,
+    range: { fromSeq?: number; toSeq?: number } = {},
+    options?: CallOptions,
+  ): AsyncIterable<LogRecord> {
+    return stream(
+      this.stub.replay(
+        {
+          session,
+          ...(range.fromSeq !== undefined ? { fromSeq: BigInt(range.fromSeq) } : {}),
+          ...(range.toSeq !== undefined ? { toSeq: BigInt(range.toSeq) } : {}),
+        },
+        this.opts(options),
+      ),
+    );
+  }
+
+  /** The OUTPUT texts of every turn of the session, read from the journal (no model call). */
+  async outputs(session: string, options?: CallOptions): Promise<string[]> {
+    const records: LogRecord[] = [];
+    for await (const rec of this.replay(session, {}, options)) records.push(rec);
+    return outputsOf(records);
+  }
+
+  /** The session as JSON Lines, one proto3-JSON LogRecord per line (`harnesshost export`). */
+  async *export(session: string, options?: CallOptions): AsyncGenerator<string> {
+    for await (const rec of this.replay(session, {}, options)) yield jsonlLine(rec);
+  }
+
+  /** Branches the session at a seq (default: its head) into `count` children (default 1). */
+  async fork(p: { session: string; atSeq?: number; count?: number }, options?: CallOptions): Promise<Session[]> {
+    const res = await call(() =>
+      this.stub.fork({ session: p.session, atSeq: BigInt(p.atSeq ?? 0), count: p.count ?? 1 }, this.opts(options)),
+    );
+    return res.children;
+  }
+
+  /** Snapshots the session's compute and frees it. */
+  async suspend(session: string, options?: CallOptions): Promise<SuspendResult> {
+    const s = await call(() => this.stub.suspend({ session }, this.opts(options)));
+    let snapshot = { memory: false, digest: "", local: "" };
+    for await (const rec of this.replay(session, { fromSeq: Number(s.lastSeq), toSeq: Number(s.lastSeq) }, options)) {
+      if (rec.event?.body.case === "lifecycle") {
+        const l = rec.event.body.value;
+        snapshot = { memory: l.snapshotMemory, digest: l.snapshotExternalUri, local: l.snapshotLocal };
+      }
+    }
+    return { session: s, snapshot };
+  }
+
+  /** Restores the session's compute and re-drives an interrupted or decided turn. */
+  async resume(session: string, options?: CallOptions): Promise<ResumeResult> {
+    const before = await this.get(session, options);
+    const after = await call(() => this.stub.resume({ session }, this.opts(options)));
+    const records: LogRecord[] = [];
+    if (after.lastSeq > before.lastSeq) {
+      const range = { fromSeq: Number(before.lastSeq) + 1, toSeq: Number(after.lastSeq) };
+      for await (const rec of this.replay(session, range, options)) records.push(rec);
+    }
+    return { session: after, outputs: outputsOf(records) };
+  }
+
+  /** Approves the session's pending approval (commits the decision only; then resume). */
+  approve(p: { session: string; reason?: string }, options?: CallOptions): Promise<DecisionResult> {
+    return this.decideGate(p.session, true, p.reason ?? "", options);
+  }
+
+  /** Denies the session's pending approval: the tool does not run, the turn gets APPROVAL_DENIED. */
+  deny(p: { session: string; reason?: string }, options?: CallOptions): Promise<DecisionResult> {
+    return this.decideGate(p.session, false, p.reason ?? "", options);
+  }
+
+  /** Answers the session's pending question with free text or choice `choice` (1-based). */
+  async answer(
+    p: { session: string; text: string } | { session: string; choice: number },
+    options?: CallOptions,
+  ): Promise<DecisionResult> {
+    const tuple = await call(async () => pendingTuple(await this.get(p.session, options)));
+    const records: LogRecord[] = [];
+    for await (const rec of this.replay(p.session, { fromSeq: 1, toSeq: tuple.requestSeq }, options)) records.push(rec);
+    const text = await call(async () => answerText(questionIn(records, tuple), p));
+    return this.decide(p.session, tuple, true, text, options);
+  }
+
+  private async decideGate(
+    session: string,
+    approved: boolean,
+    reason: string,
+    options: CallOptions | undefined,
+  ): Promise<DecisionResult> {
+    const tuple = await call(async () => pendingTuple(await this.get(session, options)));
+    return this.decide(session, tuple, approved, reason, options);
+  }
+
+  private async decide(
+    session: string,
+    tuple: PendingTuple,
+    approved: boolean,
+    reason: string,
+    options: CallOptions | undefined,
+  ): Promise<DecisionResult> {
+    const res = await call(() =>
+      this.stub.approve(
+        {
+          session,
+          executionId: tuple.executionId,
+          toolCallId: tuple.toolCallId,
+          requestSeq: BigInt(tuple.requestSeq),
+          approved,
+          reason,
+        },
+        this.opts(options),
+      ),
+    );
+    if (!res.session || !res.decision)
+      throw new HarnessHostError("INTERNAL", "Approve answered without a session or decision");
+    return { session: res.session, ...tuple, approved, decision: res.decision };
+  }
+}

@@ -1,0 +1,183 @@
+// `harnesshost/client` against a real server on loopback: every method does what its doc says, and
+// every failure is a HarnessHostError with the gRPC status name as its code.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  connect,
+  ExecState,
+  HarnessHostError,
+  isHarnessHostError,
+  type ExecEvent,
+  type HarnessHostClient,
+} from "../../src/client/index.js";
+import { Host } from "../../src/host/host.js";
+import { parseHarnessFlag } from "../../src/host/config.js";
+import { startServer, type RunningServer } from "../../src/server/server.js";
+
+const ASKER = resolve(import.meta.dirname, "../waits/fixtures/asker.ts");
+const TOKEN = "client-test-token-0123456789abcdef";
+
+let dir: string;
+let host: Host;
+let server: RunningServer;
+let client: HarnessHostClient;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "hh-client-"));
+  host = await Host.open({ dataDir: dir, nodeIdleMs: 0, harnesses: [parseHarnessFlag(`asker=local:${ASKER}`)] });
+  server = await startServer(host, {
+    addr: "127.0.0.1:0",
+    registryAddr: "127.0.0.1:0",
+    logger: pino({ level: "silent" }),
+    tokens: [TOKEN],
+  });
+  client = connect({ address: server.addr, registryAddress: server.registryAddr, token: TOKEN });
+});
+
+afterAll(async () => {
+  client?.close();
+  await server?.close(1000);
+  await host?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function failure(p: Promise<unknown> | (() => Promise<unknown>)): Promise<HarnessHostError> {
+  try {
+    await (typeof p === "function" ? p() : p);
+  } catch (err) {
+    if (err instanceof HarnessHostError) return err;
+    throw new Error(`expected a HarnessHostError, got ${String(err)}`);
+  }
+  throw new Error("expected the call to fail");
+}
+
+describe("harnesshost/client", () => {
+  it("exec streams typed updates and result() gives the outcome of the same call", async () => {
+    const call = client.sessions.exec({ harness: "echo", input: "hi" });
+    const events: ExecEvent[] = [];
+    for await (const e of call) events.push(e);
+    expect(events[0]?.kind).toBe("session");
+    expect(events.filter((e) => e.kind === "record" && e.output !== undefined)).toMatchObject([{ output: "echo:hi" }]);
+    const res = await call.result();
+    expect(res.outputs).toEqual(["echo:hi"]);
+    expect(res.lastSeq).toBe(Number(res.session.lastSeq));
+    expect(res.records.length).toBe(events.filter((e) => e.kind === "record").length);
+    expect(res.session.execState).toBe(ExecState.EXEC_COMPLETED);
+  });
+
+  it("exec awaited alone continues a session; get, list, replay, export and fork read it", async () => {
+    const first = await client.sessions.exec({ harness: "echo", input: "one" }).result();
+    const uid = first.session.metadata?.uid ?? "";
+    const second = await client.sessions.exec({ session: uid, input: ["two", "three"] }).result();
+    expect(second.outputs.length).toBeGreaterThan(0);
+    expect((await client.sessions.get(uid)).lastSeq).toBe(second.session.lastSeq);
+    const listed: string[] = [];
+    for await (const s of client.sessions.list({ pageSize: 1 })) listed.push(s.metadata?.uid ?? "");
+    expect(listed).toContain(uid);
+    expect(await client.sessions.outputs(uid)).toEqual(["echo:one", ...second.outputs]);
+    const lines: string[] = [];
+    for await (const line of client.sessions.export(uid)) lines.push(line);
+    expect(lines.length).toBe(Number(second.session.lastSeq));
+    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ seq: "1" });
+    const children = await client.sessions.fork({ session: uid, count: 2 });
+    expect(children.map((c) => c.parentUid)).toEqual([uid, uid]);
+  });
+
+  it("suspend and resume report the snapshot and the session", async () => {
+    const { session } = await client.sessions.exec({ harness: "echo", input: "s" }).result();
+    const uid = session.metadata?.uid ?? "";
+    const suspended = await client.sessions.suspend(uid);
+    expect(suspended.session.metadata?.uid).toBe(uid);
+    const resumed = await client.sessions.resume(uid);
+    expect(resumed.outputs).toEqual([]);
+    expect((await client.sessions.exec({ session: uid, input: "after" }).result()).outputs).toEqual(["echo:after"]);
+  });
+
+  it("approve and deny decide the pending approval; resume re-drives the turn", async () => {
+    const parked = await client.sessions.exec({ harness: "ask", input: "hello" }).result();
+    const uid = parked.session.metadata?.uid ?? "";
+    expect(parked.session.pendingApproval?.requestSeq).toBeGreaterThan(0n);
+    const decided = await client.sessions.approve({ session: uid, reason: "fine" });
+    expect(decided).toMatchObject({ approved: true, requestSeq: Number(parked.session.pendingApproval?.requestSeq) });
+    expect((await client.sessions.resume(uid)).outputs).toEqual(["receipt: approved"]);
+
+    const other = await client.sessions.exec({ harness: "ask", input: "again" }).result();
+    const uid2 = other.session.metadata?.uid ?? "";
+    expect((await client.sessions.deny({ session: uid2 })).approved).toBe(false);
+    expect((await client.sessions.resume(uid2)).outputs.join()).toMatch(/denied/);
+  });
+
+  it("answer resolves a choice to the recorded question's text; a choice out of range sends nothing", async () => {
+    const parked = await client.sessions.exec({ harness: "asker", input: "q" }).result();
+    const uid = parked.session.metadata?.uid ?? "";
+    const bad = await failure(client.sessions.answer({ session: uid, choice: 3 }));
+    expect(bad.code).toBe("INVALID_ARGUMENT");
+    expect((await client.sessions.get(uid)).lastSeq).toBe(parked.session.lastSeq);
+    await client.sessions.answer({ session: uid, choice: 2 });
+    expect((await client.sessions.resume(uid)).outputs).toEqual(["answer: blue"]);
+  });
+
+  it("errors carry the gRPC status name and the server's message", async () => {
+    const missing = await failure(client.sessions.get("sess-000000000000000000000000"));
+    expect(missing.code).toBe("NOT_FOUND");
+    expect(missing.message).toMatch(/sess-000000000000000000000000/);
+    expect(isHarnessHostError(missing, "NOT_FOUND")).toBe(true);
+    expect(missing.requestId).toMatch(/^[A-Za-z0-9._-]+$/);
+    const none = await failure(client.sessions.approve({ session: (await newEcho()).uid }));
+    expect(none.code).toBe("FAILED_PRECONDITION");
+    const stream = await failure(
+      client.sessions.exec({ session: "sess-000000000000000000000000", input: "x" }).result(),
+    );
+    expect(stream.code).toBe("NOT_FOUND");
+    const anonymous = connect({ address: server.addr });
+    try {
+      expect((await failure(anonymous.sessions.get("sess-000000000000000000000000"))).code).toBe("UNAUTHENTICATED");
+    } finally {
+      anonymous.close();
+    }
+  });
+
+  it("an aborted signal is CANCELLED, an expired deadline DEADLINE_EXCEEDED, leaving the loop early CANCELLED", async () => {
+    const aborted = await failure(
+      client.sessions.get("sess-000000000000000000000000", { signal: AbortSignal.abort() }),
+    );
+    expect(aborted.code).toBe("CANCELLED");
+    const late = await failure(
+      client.sessions.exec({ harness: "echo", input: "late" }, { deadline: Date.now() - 1 }).result(),
+    );
+    expect(late.code).toBe("DEADLINE_EXCEEDED");
+    const call = client.sessions.exec({ harness: "echo", input: "left" });
+    for await (const _ of call) break;
+    expect((await failure(call.result())).code).toBe("CANCELLED");
+  });
+
+  it("harnesses register, get, list and retire on the operator registry", async () => {
+    const res = await client.harnesses.register({
+      name: "client-remote",
+      address: "unix:///tmp/hh-client-test-nonexistent.sock",
+      resumability: "STATELESS_REPLAY",
+    });
+    expect(res.harness?.metadata?.name).toBe("client-remote");
+    expect((await client.harnesses.get("client-remote")).metadata?.name).toBe("client-remote");
+    const names: string[] = [];
+    for await (const reg of client.harnesses.list()) names.push(reg.metadata?.name ?? "");
+    expect(names).toEqual(expect.arrayContaining(["echo", "client-remote"]));
+    await client.harnesses.retire("client-remote", { reason: "test" });
+    const retired = await failure(client.sessions.exec({ harness: "client-remote", input: "x" }).result());
+    expect(retired.code).toBe("FAILED_PRECONDITION");
+    const noRegistry = connect({ address: server.addr, token: TOKEN });
+    try {
+      expect((await failure(() => noRegistry.harnesses.get("echo"))).code).toBe("FAILED_PRECONDITION");
+    } finally {
+      noRegistry.close();
+    }
+  });
+});
+
+async function newEcho(): Promise<{ uid: string }> {
+  const { session } = await client.sessions.exec({ harness: "echo", input: "e" }).result();
+  return { uid: session.metadata?.uid ?? "" };
+}
