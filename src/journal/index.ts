@@ -1,12 +1,5 @@
 // The journal package: the Journal contract, its backends, export/verify helpers, and openJournal,
 // the one place a journal URL is turned into a backend.
-import { mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { MemoryJournal } from "./memory.js";
-import { SqliteJournal } from "./sqlite.js";
-import type { Journal } from "./types.js";
-
 export type * from "./types.js";
 export { MemoryJournal } from "./memory.js";
 export { SqliteJournal, type SqliteJournalOptions } from "./sqlite.js";
@@ -15,21 +8,5 @@ export { exportJsonl, jsonlLine, verifyJsonl, type JsonlVerifyResult, type LineR
 export { appendUnderNewFence } from "./fenced-append.js";
 export { verifyChain, chainEvents, checkAppend, forkMarkerEvent, type StoredRecord } from "./chain.js";
 export { projectComputeState, parseComputeState } from "./compute-state.js";
+export { openJournal } from "./open.js";
 export { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
-
-/**
- * Opens a journal by URL: "memory:" (in process), "sqlite:PATH" or a bare PATH (SQLite; parent
- * directories are created).
- */
-export async function openJournal(url: string): Promise<Journal> {
-  if (url === "memory:") return new MemoryJournal();
-  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    return (await import("./postgres.js")).PostgresJournal.open(url);
-  }
-  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
-  if (path === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new HostError(ErrorCode.InvalidArgument, `unsupported journal URL ${JSON.stringify(url)}`);
-  }
-  if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
-  return SqliteJournal.open(path);
-}
