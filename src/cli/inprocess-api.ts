@@ -114,12 +114,12 @@ export class InProcessApi implements SessionsApi {
   }
 
   async approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome> {
-    const tuple = pendingTuple(await sessionView(this.host.journal, await this.host.getSession(p.session)));
+    const tuple = pendingTuple(await sessionView(this.host.placer, await this.host.getSession(p.session)));
     return this.decide(p.session, tuple, p.approved, p.reason);
   }
 
   async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
-    const tuple = pendingTuple(await sessionView(this.host.journal, await this.host.getSession(p.session)));
+    const tuple = pendingTuple(await sessionView(this.host.placer, await this.host.getSession(p.session)));
     const recs = (await this.host.journal.readRange(p.session, 1, tuple.requestSeq)).map(logRecord);
     return this.decide(p.session, tuple, true, answerText(questionIn(recs, tuple), p));
   }

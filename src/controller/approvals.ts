@@ -1,16 +1,14 @@
-// Approval gates read from the log (SPEC §11, journal-and-canon §2.10). Invariants: a gate is the
-// pair TOOL_CALL{REQUIRES_APPROVAL} + host-owned APPROVAL_REQUEST; it moves on only through an
-// APPROVAL_RESULT fact naming its exact (execution, call, request seq) tuple; an exact retry of a
-// decision yields the committed record, a changed one is refused; a gate inherited through Fork can
-// never be decided in the child.
+// Approval decisions (SPEC §11, journal-and-canon §2.10). Invariants: a gate (as the session-log
+// projection reads it, gates.ts) moves on only through an APPROVAL_RESULT fact naming its exact
+// (execution, call, request seq) tuple; an exact retry of a decision yields the committed record, a
+// changed one is refused; only the session's own open gate — the one GetSession shows — is decided;
+// a gate inherited through Fork can never be decided in the child.
 import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import {
   EventKind,
   EventSchema,
   IdentityRefSchema,
-  Lifecycle_Kind,
-  Mediation,
   ToolResultSchema,
   ToolResult_Code,
   type Event,
@@ -21,14 +19,11 @@ import {
 import { jcs, protoJson } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
+import type { ApprovalRef } from "./gates.js";
+import type { SessionLog } from "./projection.js";
 import { ASK_TOOL, questionOf } from "./questions.js";
 
-/** The tuple that names one gate (wire ApprovalRef). */
-export interface ApprovalRef {
-  readonly executionId: string;
-  readonly toolCallId: string;
-  readonly requestSeq: number;
-}
+export type { ApprovalRef } from "./gates.js";
 
 /**
  * The sticky outcome of a gated call with no decision yet: the turn parks (neither END nor ERROR).
@@ -55,119 +50,10 @@ export function sameRef(a: ApprovalRef, b: ApprovalRef): boolean {
 
 export const DENIED_TEXT = "Tool execution denied by approval decision.";
 
-/** A recorded gate, with whatever the log says happened to it. */
-export interface Gate {
-  readonly ref: ApprovalRef;
-  readonly call: ToolCall;
-  readonly callSeq: number;
-  readonly decision?: { readonly record: JournalRecord; readonly approved: boolean; readonly reason: string };
-  readonly receiptSeq?: number;
-  /** The request precedes this session's FORK marker: it belongs to the parent. */
-  readonly inherited: boolean;
-}
-
-export interface GateScan {
-  readonly gates: readonly Gate[];
-  /** The last execution id of the log, and whether it completed. */
-  readonly lastExecution?: { readonly id: string; readonly completed: boolean };
-  readonly head: number;
-}
-
-function forkMarker(records: readonly JournalRecord[]): number {
-  let marker = 0;
-  for (const rec of records) {
-    const b = rec.event.body;
-    if (b.case === "lifecycle" && b.value.kind === Lifecycle_Kind.LIFECYCLE_FORK) marker = rec.seq;
-  }
-  return marker;
-}
-
-/** Every gate of the log, in order. */
-export function scanGates(records: readonly JournalRecord[]): GateScan {
-  const marker = forkMarker(records);
-  const calls = new Map<string, { call: ToolCall; seq: number }>();
-  const gates: Gate[] = [];
-  const byKey = new Map<string, number>();
-  let lastExecution: { id: string; completed: boolean } | undefined;
-  const key = (exec: string, id: string): string => `${exec}\u0000${id}`;
-  for (const rec of records) {
-    const e = rec.event;
-    if (e.kind === EventKind.EVENT_EXECUTION_START) lastExecution = { id: e.executionId, completed: false };
-    if (e.kind === EventKind.EVENT_END && lastExecution?.id === e.executionId) lastExecution.completed = true;
-    switch (e.body.case) {
-      case "tool":
-        if (e.body.value.mediation === Mediation.REQUIRES_APPROVAL)
-          calls.set(key(e.executionId, e.body.value.id), { call: e.body.value, seq: rec.seq });
-        break;
-      case "approval": {
-        const call = calls.get(key(e.executionId, e.body.value.toolCallId));
-        if (!call) break;
-        byKey.set(key(e.executionId, call.call.id), gates.length);
-        gates.push({
-          ref: { executionId: e.executionId, toolCallId: call.call.id, requestSeq: rec.seq },
-          call: call.call,
-          callSeq: call.seq,
-          inherited: rec.seq < marker,
-        });
-        break;
-      }
-      case "approvalResult": {
-        const i = byKey.get(key(e.executionId, e.body.value.toolCallId));
-        const gate = i === undefined ? undefined : gates[i];
-        if (!gate || gate.decision || Number(e.body.value.requestSeq) !== gate.ref.requestSeq) break;
-        gates[i!] = {
-          ...gate,
-          decision: { record: rec, approved: e.body.value.approved, reason: e.body.value.reason },
-        };
-        break;
-      }
-      case "result": {
-        const i = byKey.get(key(e.executionId, e.body.value.id));
-        const gate = i === undefined ? undefined : gates[i];
-        if (gate?.decision && gate.receiptSeq === undefined) gates[i!] = { ...gate, receiptSeq: rec.seq };
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  return { gates, ...(lastExecution ? { lastExecution } : {}), head: records.at(-1)?.seq ?? 0 };
-}
-
-/** The session's own gate awaiting a decision (Session.pending_approval), if any. */
-export function openGate(scan: GateScan): Gate | undefined {
-  const last = scan.gates.at(-1);
-  if (!last || last.inherited || last.decision) return undefined;
-  if (scan.lastExecution?.id !== last.ref.executionId || scan.lastExecution.completed) return undefined;
-  return last;
-}
-
-/** A gate that was decided but whose receipt is not committed yet (Resume completes it). */
-export function decidedGate(scan: GateScan): Gate | undefined {
-  const last = scan.gates.at(-1);
-  if (!last || last.inherited || !last.decision || last.receiptSeq !== undefined) return undefined;
-  if (scan.lastExecution?.id !== last.ref.executionId || scan.lastExecution.completed) return undefined;
-  return last;
-}
-
-/** The SUSPEND detail that marks a park, and its inverse. */
+/** The SUSPEND detail of a park, for people reading the log; the host never parses it (gates are
+ * read from structured fields by the projection). */
 export function parkDetail(ref: ApprovalRef): string {
   return `parked:${ref.executionId}:${ref.toolCallId}:${ref.requestSeq}`;
-}
-
-/**
- * The pending gate derived from the session's last record alone (cheap, for GetSession): a park
- * SUSPEND naming it, or an APPROVAL_REQUEST whose park SUSPEND was never committed.
- */
-export function pendingFromLastRecord(last: JournalRecord | undefined): ApprovalRef | undefined {
-  if (!last) return undefined;
-  const e = last.event;
-  if (e.body.case === "approval")
-    return { executionId: e.executionId, toolCallId: e.body.value.toolCallId, requestSeq: last.seq };
-  if (e.body.case !== "lifecycle" || e.body.value.kind !== Lifecycle_Kind.LIFECYCLE_SUSPEND) return undefined;
-  const m = /^parked:([0-9a-f]+):(.+):(\d+)$/.exec(e.body.value.detail);
-  if (!m) return undefined;
-  return { executionId: m[1]!, toolCallId: m[2]!, requestSeq: Number(m[3]) };
 }
 
 export interface ApprovalDecision {
@@ -200,20 +86,16 @@ export type DecisionPlan =
  * (FAILED_PRECONDITION: wrong, stale, inherited tuple, changed decision, invalid answer), or append
  * exactly one APPROVAL_RESULT at the head.
  */
-export function planDecision(records: readonly JournalRecord[], d: ApprovalDecision): DecisionPlan {
+export function planDecision(log: SessionLog, d: ApprovalDecision): DecisionPlan {
   checkDecisionShape(d);
-  const scan = scanGates(records);
-  const gate = scan.gates.find(
-    (g) =>
-      g.ref.executionId === d.executionId && g.ref.toolCallId === d.toolCallId && g.ref.requestSeq === d.requestSeq,
-  );
+  const gate = log.gate(d);
   if (!gate) {
     throw new HostError(
       ErrorCode.FailedPrecondition,
       `approve: no approval request (${d.executionId}, ${d.toolCallId}, seq ${d.requestSeq}) in this session`,
     );
   }
-  if (gate.inherited)
+  if (gate.owner === "inherited")
     throw new HostError(
       ErrorCode.FailedPrecondition,
       `approve: request seq ${d.requestSeq} was inherited from the fork parent and cannot be decided here`,
@@ -230,7 +112,7 @@ export function planDecision(records: readonly JournalRecord[], d: ApprovalDecis
       `approve: request seq ${d.requestSeq} was already decided (seq ${gate.decision.record.seq}) differently`,
     );
   }
-  if (openGate(scan) !== gate)
+  if (log.pendingApproval()?.ref.requestSeq !== gate.ref.requestSeq)
     throw new HostError(
       ErrorCode.FailedPrecondition,
       `approve: request seq ${d.requestSeq} is not the session's pending approval`,
@@ -246,7 +128,7 @@ export function planDecision(records: readonly JournalRecord[], d: ApprovalDecis
       value: { toolCallId: d.toolCallId, approved: d.approved, reason: d.reason, requestSeq: BigInt(d.requestSeq) },
     },
   });
-  return { kind: "append", event, head: scan.head };
+  return { kind: "append", event, head: log.head.seq };
 }
 
 /** An answer must be one of the question's choices unless free text is allowed (INVALID_ARGUMENT). */

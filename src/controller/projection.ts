@@ -1,9 +1,22 @@
-// Projection of a journal into executions (turns). Invariant: the journal alone decides what each
-// turn was — its start, inputs, ordered effect stream and whether it completed — so replay and
-// resume never depend on anything but committed records.
-import { EventKind, type Event, type Message } from "../gen/agentsessions/v1/common_pb.js";
+// The one projection of a session's log (docs/protocol.md §5.6). Invariant: every fact the host asks of
+// a session's records — own vs inherited (the session's own fork point), each turn's status and trailing
+// effect, gates with owner and state, compute state, the checkpoint a re-drive restarts from, the
+// pending approval — is answered by this fold, which applies one record at a time (O(1) amortised per
+// record) and reads structured fields only, never text details. Nothing else scans records for them.
+import {
+  EventKind,
+  Lifecycle_Kind,
+  type Event,
+  type Message,
+  type ToolCall,
+} from "../gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { SeqEvent } from "../journal/types.js";
+import { projectComputeState } from "../journal/compute-state.js";
+import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
+import type { SnapshotRef } from "../runtime/types.js";
+import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
+
+export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
 /** One recorded effect of a turn, with the seq it was committed at. */
 export interface RecordedEffect {
@@ -27,15 +40,45 @@ export interface RecordedExecution {
   readonly lastSeq: number;
 }
 
-const EFFECT_KINDS = new Set<EventKind>([
-  EventKind.EVENT_MODEL_CALL,
-  EventKind.EVENT_OUTPUT,
-  EventKind.EVENT_TOOL_CALL,
-  EventKind.EVENT_TOOL_RESULT,
-  EventKind.EVENT_USAGE,
-  EventKind.EVENT_APPROVAL_REQUEST,
-  EventKind.EVENT_APPROVAL_RESULT,
-]);
+/** What a turn left unfinished after its last recorded effect. */
+export type Trailing<R extends SeqEvent = JournalRecord> =
+  | { readonly kind: "none" }
+  /** MODEL_CALL with no completion: a re-drive invokes the model once. */
+  | { readonly kind: "model"; readonly seq: number; readonly owner: Owner }
+  /** A host-executed TOOL_CALL with no result (or a gated one with no APPROVAL_REQUEST yet). */
+  | { readonly kind: "tool"; readonly seq: number; readonly call: ToolCall; readonly owner: Owner }
+  /** A gate that is open or decided, with no receipt. */
+  | { readonly kind: "gate"; readonly gate: Gate<R> };
+
+/** The session's last, uncompleted turn: the one Resume re-drives. */
+export interface PendingTurn<R extends SeqEvent = JournalRecord> {
+  readonly execution: RecordedExecution;
+  /** inherited: it started before this session's own fork point (in an ancestor). */
+  readonly owner: Owner;
+  readonly trailing: Trailing<R>;
+}
+
+/** The newest SUSPEND recorded by the session itself. */
+export interface SuspendPoint {
+  readonly seq: number;
+  readonly contentHash: string;
+  readonly ref: SnapshotRef;
+}
+
+/** Where a memory turn (re-)starts: the state its harness had when the turn began (never mid-turn). */
+export type RestartPoint =
+  | { readonly kind: "checkpoint"; readonly seq: number }
+  | { readonly kind: "fresh" }
+  | { readonly kind: "none"; readonly why: string };
+
+/** A record a checkpoint can be bound to (END or lifecycle), with what the actor held there. */
+interface Mark {
+  readonly hash: string;
+  /** The actor's RAM is exactly a turn's start state (or between turns) at this record. */
+  readonly clean: boolean;
+  /** The uncompleted turn whose start state `clean` refers to (undefined: between turns). */
+  readonly pendingAt: string | undefined;
+}
 
 interface Building {
   executionId: string;
@@ -52,19 +95,119 @@ interface Building {
   lastSeq: number;
 }
 
+const EFFECT_KINDS = new Set<EventKind>([
+  EventKind.EVENT_MODEL_CALL,
+  EventKind.EVENT_OUTPUT,
+  EventKind.EVENT_TOOL_CALL,
+  EventKind.EVENT_TOOL_RESULT,
+  EventKind.EVENT_USAGE,
+  EventKind.EVENT_APPROVAL_REQUEST,
+  EventKind.EVENT_APPROVAL_RESULT,
+]);
+
 function invalid(seq: number, why: string): HostError {
   return new HostError(ErrorCode.FailedPrecondition, `invalid execution log at seq ${seq}: ${why}`);
 }
 
-/** Groups records into executions in first-seen order; lifecycle records are session-scoped. */
-export function projectExecutions(records: readonly SeqEvent[]): RecordedExecution[] {
-  const byId = new Map<string, Building>();
-  const order: Building[] = [];
-  records.forEach((rec, index) => {
+function hashOf(rec: SeqEvent): string {
+  const h = (rec as Partial<JournalRecord>).contentHash;
+  return typeof h === "string" ? h : "";
+}
+
+/**
+ * The fold. `apply` takes the session's records in seq order; every query reads the state, none reads
+ * a record again. A log that breaks the execution grammar keeps folding lifecycle facts, and the
+ * execution queries throw the first violation (FAILED_PRECONDITION).
+ */
+export class SessionLog<R extends SeqEvent = JournalRecord> {
+  private count = 0;
+  private headSeq = 0;
+  private headHash = "";
+  /** Seq of this session's own LIFECYCLE_FORK marker (the last one in its records); 0 for a root. */
+  private ownFrom = 0;
+  private state: ComputeStateName = "NONE";
+  private readonly executions: Building[] = [];
+  private readonly byId = new Map<string, Building>();
+  private readonly gates = new GateBook<R>();
+  private broken: HostError | undefined;
+  private lastEnd = 0;
+  private ownSuspend: SuspendPoint | undefined;
+  private clean = true;
+  private readonly marks = new Map<number, Mark>();
+
+  static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
+    const log = new SessionLog<R>();
+    for (const r of records) log.apply(r);
+    return log;
+  }
+
+  /** Folds one record (the next in seq order). */
+  apply(rec: R): this {
     const event = rec.event;
-    if (event.kind === EventKind.EVENT_LIFECYCLE) return;
+    const index = this.count++;
+    this.headSeq = rec.seq;
+    this.headHash = hashOf(rec);
+    this.state = projectComputeState(this.state, event);
+    if (event.body.case === "lifecycle") {
+      this.applyLifecycle(rec, event.body.value.kind);
+      return this;
+    }
+    if (event.kind === EventKind.EVENT_LIFECYCLE) return this;
+    if (this.broken) return this;
+    try {
+      this.applyExecution(rec, index);
+    } catch (err) {
+      this.broken = err as HostError;
+    }
+    return this;
+  }
+
+  private applyLifecycle(rec: R, kind: Lifecycle_Kind): void {
+    const event = rec.event;
+    if (event.body.case !== "lifecycle") return;
+    const lc = event.body.value;
+    switch (kind) {
+      case Lifecycle_Kind.LIFECYCLE_FORK:
+        this.ownFrom = rec.seq;
+        this.ownSuspend = undefined;
+        break;
+      case Lifecycle_Kind.LIFECYCLE_SUSPEND: {
+        // A park: the turn's own gate is open. Its actor is stopped; resuming restores the turn's start.
+        const trailing = this.broken ? undefined : this.trailingOf(this.pendingBuilding());
+        if (trailing?.kind === "gate" && trailing.gate.state === "open" && trailing.gate.owner === "own")
+          this.clean = true;
+        this.ownSuspend = {
+          seq: rec.seq,
+          contentHash: hashOf(rec),
+          ref: {
+            local: lc.snapshotLocal,
+            externalUri: lc.snapshotExternalUri,
+            memory: lc.snapshotMemory,
+            sealed: lc.snapshotSealed,
+          },
+        };
+        break;
+      }
+      case Lifecycle_Kind.LIFECYCLE_UNSPECIFIED:
+      case Lifecycle_Kind.LIFECYCLE_RESUME:
+      case Lifecycle_Kind.LIFECYCLE_BASELINE:
+      case Lifecycle_Kind.LIFECYCLE_CANCEL:
+        break;
+      default:
+        break;
+    }
+    this.mark(rec);
+  }
+
+  private mark(rec: R): void {
+    const pendingAt = this.broken ? undefined : this.pendingBuilding()?.executionId;
+    this.marks.set(rec.seq, { hash: hashOf(rec), clean: this.clean, pendingAt });
+  }
+
+  private applyExecution(rec: R, index: number): void {
+    const event = rec.event;
     if (event.executionId === "") throw invalid(rec.seq, "event without execution id");
-    let exec = byId.get(event.executionId);
+    let exec = this.byId.get(event.executionId);
     if (!exec) {
       if (event.kind !== EventKind.EVENT_EXECUTION_START || event.body.case !== "executionStart") {
         throw invalid(rec.seq, "execution does not begin with EXECUTION_START");
@@ -86,8 +229,10 @@ export function projectExecutions(records: readonly SeqEvent[]): RecordedExecuti
         completed: false,
         lastSeq: rec.seq,
       };
-      byId.set(event.executionId, exec);
-      order.push(exec);
+      this.byId.set(event.executionId, exec);
+      this.executions.push(exec);
+      // EXECUTION_START commits with the turn's first effect: the harness has run by then.
+      this.clean = false;
       return;
     }
     exec.lastSeq = rec.seq;
@@ -98,26 +243,184 @@ export function projectExecutions(records: readonly SeqEvent[]): RecordedExecuti
         exec.inputs.push(event.body.value);
         return;
       case EventKind.EVENT_END:
+        if (exec.inputs.length !== exec.inputCount)
+          throw invalid(
+            exec.startSeq,
+            `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
+          );
         exec.completed = true;
+        this.lastEnd = rec.seq;
+        this.clean = true;
+        this.mark(rec);
         return;
       case EventKind.EVENT_ERROR:
+        this.clean = false;
         return;
       case EventKind.EVENT_EXECUTION_START:
         throw invalid(rec.seq, "second EXECUTION_START for one execution");
       default:
-        if (EFFECT_KINDS.has(event.kind)) exec.effects.push({ seq: rec.seq, event });
-        else throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
-    }
-  });
-  for (const exec of order) {
-    if (exec.completed && exec.inputs.length !== exec.inputCount) {
-      throw invalid(
-        exec.startSeq,
-        `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
-      );
+        if (!EFFECT_KINDS.has(event.kind))
+          throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
+        exec.effects.push({ seq: rec.seq, event });
+        this.gates.apply(rec);
+        // A decision runs nothing; every other effect means the harness ran on the actor.
+        if (event.kind !== EventKind.EVENT_APPROVAL_RESULT) this.clean = false;
     }
   }
-  return order;
+
+  private owner(seq: number): Owner {
+    return seq < this.ownFrom ? "inherited" : "own";
+  }
+
+  private pendingBuilding(): Building | undefined {
+    const last = this.executions.at(-1);
+    return last && !last.completed ? last : undefined;
+  }
+
+  private checked(): void {
+    if (this.broken) throw this.broken;
+  }
+
+  private trailingOf(exec: Building | undefined): Trailing<R> {
+    const last = exec?.effects.at(-1);
+    if (!exec || !last) return { kind: "none" };
+    const e = last.event;
+    switch (e.body.case) {
+      case "model":
+        return { kind: "model", seq: last.seq, owner: this.owner(last.seq) };
+      case "tool":
+        return { kind: "tool", seq: last.seq, call: e.body.value, owner: this.owner(last.seq) };
+      case "approval":
+      case "approvalResult": {
+        const gate = this.gates.get(exec.executionId, e.body.value.toolCallId, this.ownFrom);
+        return gate && gate.state !== "receipted" ? { kind: "gate", gate } : { kind: "none" };
+      }
+      default:
+        return { kind: "none" };
+    }
+  }
+
+  // ---- queries ----
+
+  get head(): { readonly seq: number; readonly hash: string } {
+    return { seq: this.headSeq, hash: this.headHash };
+  }
+
+  /** How many records were folded. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** Seq of the session's own FORK marker (0 for a root): records before it are inherited. */
+  get ownForkSeq(): number {
+    return this.ownFrom;
+  }
+
+  /** The compute state the journal's session row carries (same projection, same records). */
+  get computeState(): ComputeStateName {
+    return this.state;
+  }
+
+  /** Every execution, in first-seen order (throws on a log that breaks the execution grammar). */
+  allExecutions(): readonly RecordedExecution[] {
+    this.checked();
+    return this.executions;
+  }
+
+  /** The last execution if it did not complete, with its owner and trailing effect. */
+  pending(): PendingTurn<R> | undefined {
+    this.checked();
+    const exec = this.pendingBuilding();
+    if (!exec) return undefined;
+    return { execution: exec, owner: this.owner(exec.startSeq), trailing: this.trailingOf(exec) };
+  }
+
+  /** Whether any turn ran in this log (own or inherited): an actor has history. */
+  get hasTurns(): boolean {
+    return this.executions.length > 0;
+  }
+
+  /** Seq of the last END (0 when no turn completed). */
+  get lastEndSeq(): number {
+    return this.lastEnd;
+  }
+
+  /** Every completed execution that started after `seq`. */
+  completedAfter(seq: number): number {
+    let n = 0;
+    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq > seq; i--)
+      if (this.executions[i]!.completed) n++;
+    return n;
+  }
+
+  /** The newest SUSPEND this session recorded itself (inherited ones are the parent's). */
+  get lastOwnSuspend(): SuspendPoint | undefined {
+    return this.ownSuspend;
+  }
+
+  /** The gate named by an exact tuple, if the log has it. */
+  gate(ref: ApprovalRef): Gate<R> | undefined {
+    this.checked();
+    const gate = this.gates.get(ref.executionId, ref.toolCallId, this.ownFrom);
+    return gate && gate.ref.requestSeq === ref.requestSeq ? gate : undefined;
+  }
+
+  /** The session's own gate that the pending turn waits on (open or decided, no receipt). */
+  ownUnreceiptedGate(): Gate<R> | undefined {
+    const p = this.broken ? undefined : this.pending();
+    if (p?.trailing.kind !== "gate" || p.trailing.gate.owner !== "own") return undefined;
+    return p.trailing.gate;
+  }
+
+  /** Session.pending_approval: the own open gate — exactly the one Approve accepts. */
+  pendingApproval(): Gate<R> | undefined {
+    const gate = this.ownUnreceiptedGate();
+    return gate?.state === "open" ? gate : undefined;
+  }
+
+  /** Parked: the pending turn waits on its own undecided gate. */
+  get parked(): boolean {
+    return this.pendingApproval() !== undefined;
+  }
+
+  /**
+   * The state a memory turn `executionId` must (re)start from, given the session's newest checkpoint:
+   * that checkpoint when it is bound to a record of this log at which the actor held the turn's start
+   * state (between turns, or the turn's own park) and no other turn started after it; a fresh actor
+   * when no other turn ever ran; else none — never the live actor of a turn that already ran.
+   */
+  restartPoint(executionId: string, checkpoint: { seq: number; contentHash: string } | undefined): RestartPoint {
+    this.checked();
+    if (checkpoint) {
+      const mark = this.marks.get(checkpoint.seq);
+      if (
+        mark &&
+        mark.hash === checkpoint.contentHash &&
+        mark.clean &&
+        (mark.pendingAt === undefined || mark.pendingAt === executionId) &&
+        !this.otherTurnAfter(checkpoint.seq, executionId)
+      )
+        return { kind: "checkpoint", seq: checkpoint.seq };
+    }
+    if (this.executions.every((e) => e.executionId === executionId)) return { kind: "fresh" };
+    return {
+      kind: "none",
+      why: checkpoint
+        ? `the newest checkpoint (seq ${checkpoint.seq}) does not hold the start state of turn ${executionId}`
+        : `no checkpoint holds the start state of turn ${executionId}`,
+    };
+  }
+
+  private otherTurnAfter(seq: number, executionId: string): boolean {
+    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq > seq; i--)
+      if (this.executions[i]!.executionId !== executionId) return true;
+    return false;
+  }
+}
+
+/** Groups records into executions in first-seen order; lifecycle records are session-scoped. */
+export function projectExecutions(records: readonly SeqEvent[]): readonly RecordedExecution[] {
+  return SessionLog.of(records).allExecutions();
 }
 
 /** The last execution if it did not complete (the one Resume re-drives). */

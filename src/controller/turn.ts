@@ -14,7 +14,7 @@ import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
-import { pendingExecution, projectExecutions, type RecordedExecution } from "./projection.js";
+import { SessionLog, type PendingTurn, type RecordedExecution } from "./projection.js";
 import { ServingEffects, servingSink } from "./serving-sink.js";
 import { SinkGuard } from "./sink-guard.js";
 import { TurnContext, type ControllerDeps } from "./turn-context.js";
@@ -221,13 +221,60 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
 }
 
+/** The recorded harness of a turn must be the one bound now: same registry name, same version. */
 function checkHarnessIdentity(exec: RecordedExecution, binding: HarnessBinding): void {
-  if (exec.harnessVersion !== "" && exec.harnessVersion !== binding.descriptor.version) {
+  checkHarnessName(exec, binding.name);
+  checkRecordedVersion(exec, binding.descriptor.version);
+}
+
+/** Diverged when the harness now reports another version than the turn was recorded with. */
+export function checkRecordedVersion(exec: RecordedExecution, version: string): void {
+  if (exec.harnessVersion !== "" && exec.harnessVersion !== version) {
     throw new HostError(
       ErrorCode.Diverged,
-      `execution ${exec.executionId} was recorded with harness version "${exec.harnessVersion}" but the harness now reports "${binding.descriptor.version}"`,
+      `execution ${exec.executionId} was recorded with harness version "${exec.harnessVersion}" but the harness now reports "${version}"`,
     );
   }
+}
+
+function checkHarnessName(exec: RecordedExecution, name: string): void {
+  if (exec.harness !== "" && exec.harness !== name) {
+    throw new HostError(
+      ErrorCode.Diverged,
+      `execution ${exec.executionId} was recorded with harness "${exec.harness}" but is being driven by "${name}"`,
+    );
+  }
+}
+
+/**
+ * Why the pending turn may not be re-driven here, judged from the log alone (so it is checked before
+ * any fence, actor or write): a recorded harness of another name, missing inputs, or an unfinished
+ * tool call or gate inherited from a fork ancestor — its effect belongs to that ancestor's idempotency
+ * scope, and re-driving it here would run it a second time (docs/protocol.md §5.6).
+ */
+export function resumeRefusal(pending: PendingTurn, harnessName: string): HostError | undefined {
+  const exec = pending.execution;
+  try {
+    checkHarnessName(exec, harnessName);
+  } catch (err) {
+    return err as HostError;
+  }
+  if (exec.inputs.length < exec.inputCount) {
+    return new HostError(
+      ErrorCode.FailedPrecondition,
+      `execution ${exec.executionId} recorded ${exec.inputs.length} of ${exec.inputCount} inputs; call Exec again with all inputs`,
+    );
+  }
+  const t = pending.trailing;
+  const inherited =
+    (t.kind === "tool" && t.owner === "inherited") || (t.kind === "gate" && t.gate.owner === "inherited");
+  if (!inherited) return undefined;
+  const seq = t.kind === "tool" ? t.seq : t.kind === "gate" ? t.gate.callSeq : 0;
+  const what = t.kind === "gate" ? `gated tool call (${t.gate.state})` : "tool call";
+  return new HostError(
+    ErrorCode.FailedPrecondition,
+    `the interrupted turn's ${what} at seq ${seq} was inherited from a fork ancestor; its effect belongs to that session's idempotency scope — fork at or after its TOOL_RESULT instead, or send new input`,
+  );
 }
 
 export interface ReplayParams {
@@ -258,7 +305,7 @@ const refusingModel: ModelProvider = {
 export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: ReplayParams): Promise<ReplayResult> {
   // Replay projects events only: the chain columns are not read.
   const records = await deps.journal.readEvents(p.session);
-  const executions = projectExecutions(records);
+  const executions = SessionLog.of(records).allExecutions();
   const results: { executionId: string; outputs: string[] }[] = [];
   const replayDeps: ControllerDeps = { journal: deps.journal, model: refusingModel };
   // One events array for the whole session; a turn's history is a slice of it, taken only if the
@@ -310,18 +357,11 @@ export interface ResumeParams {
   readonly history?: readonly Event[];
   /** The session's records 1..head when the caller already holds them (else they are read). */
   readonly records?: readonly JournalRecord[];
+  /** The projection of exactly those records, when the caller already holds it. */
+  readonly log?: SessionLog;
   /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
   readonly identity?: IdentityRef;
   readonly signal: AbortSignal;
-}
-
-/** Index of the session's FORK marker record, if it is a fork child. */
-function forkMarkerSeq(records: readonly JournalRecord[]): number | undefined {
-  for (const rec of records) {
-    const ev = rec.event;
-    if (ev.body.case === "lifecycle" && ev.body.value.kind === 3 /* LIFECYCLE_FORK */) return rec.seq;
-  }
-  return undefined;
 }
 
 /**
@@ -331,25 +371,12 @@ function forkMarkerSeq(records: readonly JournalRecord[]): number | undefined {
  */
 export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise<TurnResult | undefined> {
   const records = p.records ?? (await deps.journal.readRange(p.session));
-  const pending = pendingExecution(projectExecutions(records));
-  if (!pending) return undefined;
+  const turn = (p.log ?? SessionLog.of(records)).pending();
+  if (!turn) return undefined;
+  const refusal = resumeRefusal(turn, p.binding.name);
+  if (refusal) throw refusal;
+  const pending = turn.execution;
   checkHarnessIdentity(pending, p.binding);
-  if (pending.inputs.length < pending.inputCount) {
-    throw new HostError(
-      ErrorCode.FailedPrecondition,
-      `execution ${pending.executionId} recorded ${pending.inputs.length} of ${pending.inputCount} inputs; call Exec again with all inputs`,
-    );
-  }
-  const marker = forkMarkerSeq(records);
-  if (marker !== undefined && pending.startSeq < marker) {
-    const last = pending.effects.at(-1);
-    if (last && (last.event.body.case === "tool" || last.event.body.case === "approval")) {
-      throw new HostError(
-        ErrorCode.FailedPrecondition,
-        `the interrupted turn's tool call at seq ${last.seq} was inherited from the fork parent; its effect belongs to the parent's idempotency scope — fork at or after its TOOL_RESULT instead`,
-      );
-    }
-  }
   const head = records.at(-1)?.seq ?? 0;
   const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal);
   const serving = new ServingEffects(ctx, pending.effects, "resume");

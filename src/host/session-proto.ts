@@ -1,11 +1,17 @@
 // Session metadata as the wire's Session message. Invariant: exec_state and compute_state are
 // projections of the journal (SPEC §9), never stored separately; pending_approval (and EXEC_AWAITING)
-// is derived from the session's own last record (a park SUSPEND or an unparked APPROVAL_REQUEST).
+// is the session-log projection's pending approval — exactly the gate Approve accepts.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
-import { pendingFromLastRecord, type ApprovalRef } from "../controller/approvals.js";
-import type { ComputeStateName, Journal, SessionInfo } from "../journal/types.js";
+import type { ApprovalRef } from "../controller/approvals.js";
+import type { SessionLog } from "../controller/projection.js";
+import type { ComputeStateName, SessionInfo } from "../journal/types.js";
+
+/** Where the view gets a session's projection (the Placer's cached record window). */
+export interface SessionLogSource {
+  sessionLog(uid: string): Promise<SessionLog>;
+}
 
 const COMPUTE: Record<ComputeStateName, ComputeState> = {
   NONE: ComputeState.COMPUTE_NONE,
@@ -15,10 +21,10 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
   TERMINATED: ComputeState.COMPUTE_TERMINATED,
 };
 
-/** The session as the wire shows it, with pending_approval read from its last record. */
-export async function sessionView(journal: Journal, info: SessionInfo): Promise<Session> {
-  const last = info.lastSeq > 0 ? (await journal.readRange(info.uid, info.lastSeq, info.lastSeq))[0] : undefined;
-  return sessionProtoWith(info, pendingFromLastRecord(last));
+/** The session as the wire shows it, with pending_approval from its projection. */
+export async function sessionView(logs: SessionLogSource, info: SessionInfo): Promise<Session> {
+  const log = await logs.sessionLog(info.uid);
+  return sessionProtoWith(info, log.pendingApproval()?.ref);
 }
 
 export function sessionProto(info: SessionInfo): Session {

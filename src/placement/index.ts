@@ -7,5 +7,4 @@ export { SessionGuard } from "./session-guard.js";
 export type { SessionOperation } from "./session-guard.js";
 export { HistoryCache } from "./history-cache.js";
 export type { CheckpointPolicy, HarnessEntry, HarnessResolver } from "./harness-entry.js";
-export { lastOwnSuspend, lastEndSeq } from "./snapshot-refs.js";
 export { HarnessRegistry } from "./registry.js";

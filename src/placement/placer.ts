@@ -19,19 +19,13 @@ import {
   type TurnObserver,
   type TurnResult,
 } from "../controller/index.js";
-import {
-  openGate,
-  planDecision,
-  checkDecisionShape,
-  scanGates,
-  type ApprovalDecision,
-  type ApprovalRef,
-} from "../controller/approvals.js";
-import { pendingExecution, projectExecutions } from "../controller/projection.js";
+import { planDecision, checkDecisionShape, type ApprovalDecision, type ApprovalRef } from "../controller/approvals.js";
+import type { SessionLog } from "../controller/projection.js";
+import { checkRecordedVersion, resumeRefusal } from "../controller/turn.js";
 import { EffectBatch } from "../effects/batch.js";
 import { auditRecord } from "../effects/builtins.js";
 import type { EffectRegistry } from "../effects/registry.js";
-import { commitPark, isFreshPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated } from "./waits.js";
+import { commitPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated, type TurnStart } from "./waits.js";
 import { ev } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { appendUnderNewFence } from "../journal/fenced-append.js";
@@ -41,9 +35,8 @@ import { admit, type Admission } from "./admission.js";
 import { ChainCheck } from "./chain-check.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
 import { HistoryCache } from "./history-cache.js";
-import { RecordCache } from "./record-cache.js";
+import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
-import { hasTurns, lastEndSeq, lastOwnSuspend } from "./snapshot-refs.js";
 import { turnDeadline } from "./turn-deadline.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
 
@@ -265,6 +258,12 @@ export class Placer {
     return entry.runtime.create({ sessionUid: session, harnessName: entry.name });
   }
 
+  /** The actor restored from `ref`, replacing any live one (whose RAM may hold a partial turn). */
+  private async restoredActor(entry: HarnessEntry, session: string, ref: SnapshotRef): Promise<Incarnation> {
+    await entry.runtime.stop(session);
+    return entry.runtime.restore(ref, { sessionUid: session, harnessName: entry.name });
+  }
+
   /** Parks a turn that stopped at an undecided gate: SUSPEND at the head, actor freed. */
   private async park(
     entry: HarnessEntry,
@@ -306,12 +305,13 @@ export class Placer {
     try {
       await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
-      const records = await this.records.all(this.deps.journal, session);
-      const plan = planDecision(records, decision);
+      const { log } = await this.records.window(this.deps.journal, session);
+      const plan = planDecision(log, decision);
       if (plan.kind === "existing") return { record: plan.record, existing: true };
       const fence = await this.mint(session);
       const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
       this.chain.noteAppended(session, [record]);
+      this.records.noteAppended(session, [record]);
       this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", {
         execution_id: decision.executionId,
         tool_call_id: decision.toolCallId,
@@ -324,6 +324,11 @@ export class Placer {
     }
   }
 
+  /** The session's log projection (from the cached record window; for views, no session hold). */
+  async sessionLog(session: string): Promise<SessionLog> {
+    return (await this.records.window(this.deps.journal, session)).log;
+  }
+
   /** Runs one turn. */
   async exec(req: ExecRequest): Promise<TurnResult> {
     const batch = this.effectBatch(req.session);
@@ -331,16 +336,18 @@ export class Placer {
     try {
       const info = await this.session(req.session);
       await this.chain.ensure(this.deps.journal, req.session);
-      await refuseInputWhileGated(this.deps.journal, req.session, info.lastSeq);
+      const window = await this.records.window(this.deps.journal, req.session);
+      const { log } = window;
+      refuseInputWhileGated(log, req.session);
       const entry = await this.resolveHarness(req.harness || info.harness);
       const admission = await admit(entry, req.signal);
-      const inc = await this.incarnate(entry, admission, info);
+      const inc = await this.incarnate(entry, admission, info, window);
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
       const head = await this.deps.journal.head(req.session);
       const history = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
       const start = new LazyTurnStart(async (id) =>
-        admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, inc, id) : { kind: "stateless" },
+        admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, log, id) : { kind: "stateless" },
       );
       const deadline = turnDeadline(req.signal, this.turnMs);
       const result = await execTurn(
@@ -392,17 +399,30 @@ export class Placer {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
       // Parked with no decision: zero steps — no admission, no harness, no model, no tool, no record.
-      const records = await this.records.all(this.deps.journal, session);
-      const gate = openGate(scanGates(records));
+      const window = await this.records.window(this.deps.journal, session);
+      const { records, log } = window;
+      const gate = log.pendingApproval();
       if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref };
-      const pendingId = pendingExecution(projectExecutions(records))?.executionId;
+      const pending = log.pending();
+      // Refusals judged from the log come before any process, actor, fence or write.
+      const refusal = pending && resumeRefusal(pending, info.harness);
+      if (refusal) throw refusal;
+      const pendingId = pending?.execution.executionId;
       const entry = await this.resolveHarness(info.harness);
       const admission = await admit(entry, signal);
-      // A memory turn parked as the session's first turn restarts on a fresh actor (its start state).
+      if (pending) checkRecordedVersion(pending.execution, admission.descriptor.version);
+      // A memory turn is re-driven from its start state (never on a live actor it already ran on).
+      const restart: TurnStart | undefined =
+        admission.memory && pendingId !== undefined
+          ? await memoryTurnStart(this.deps.journal, entry, session, log, pendingId)
+          : undefined;
+      if (restart?.kind === "none") throw new HostError(ErrorCode.FailedPrecondition, restart.why);
       const inc =
-        admission.memory && isFreshPark(records, session, pendingId)
+        restart?.kind === "fresh"
           ? await this.freshActor(entry, session)
-          : await this.incarnate(entry, admission, info);
+          : restart?.kind === "checkpoint"
+            ? await this.restoredActor(entry, session, restart.ref)
+            : await this.incarnate(entry, admission, info, window);
       if (pendingId === undefined) {
         // Nothing to re-drive (resumeTurn would write nothing): the new fence and RESUME are one commit.
         const { fence, record } = await this.commitLifecycle(
@@ -416,9 +436,7 @@ export class Placer {
       }
       const fence = await this.mint(session);
       if (admission.memory) this.actorFence.set(session, fence);
-      const start = new LazyTurnStart(async () =>
-        admission.memory ? memoryTurnStart(this.deps.journal, entry, session, inc, pendingId) : { kind: "stateless" },
-      );
+      const start = new LazyTurnStart(async () => restart ?? { kind: "stateless" });
       const deadline = turnDeadline(signal, this.turnMs);
       const turn = await resumeTurn(
         this.controller(observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
@@ -428,6 +446,7 @@ export class Placer {
           fence,
           ...(admission.memory ? { history: [] } : {}),
           records,
+          log,
           ...(info.identity ? { identity: info.identity } : {}),
           signal: deadline.signal,
         },
@@ -473,16 +492,17 @@ export class Placer {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
       const entry = await this.resolveHarness(info.harness);
-      const records = await this.records.all(this.deps.journal, session);
-      const existing = lastOwnSuspend(records, session);
+      const window = await this.records.window(this.deps.journal, session);
+      const { records, log } = window;
+      const existing = log.lastOwnSuspend;
       if (info.computeState === "COLD" && existing && existing.seq === info.lastSeq) {
         return { record: records.at(-1)!, ref: existing.ref };
       }
       const admission = await admit(entry, signal);
       // A stateless harness's state is its journal, and a memory actor that never ran a turn has no
       // state yet: either way the ref names the session and nothing is captured.
-      const captures = admission.memory && hasTurns(records);
-      if (captures) await this.requireLiveActor(entry, admission, info, records);
+      const captures = admission.memory && log.hasTurns;
+      if (captures) await this.requireLiveActor(entry, admission, info, window);
       const ref: SnapshotRef = captures
         ? ((await this.headCheckpoint(session, records)) ?? (await entry.runtime.snapshot(session, "EXTERNAL", signal)))
         : { local: session, externalUri: "", memory: false, sealed: false };
@@ -600,12 +620,12 @@ export class Placer {
     info: SessionInfo,
     atSeq: number,
   ): Promise<SnapshotRef> {
-    const records = await this.records.all(this.deps.journal, info.uid);
-    const own = lastOwnSuspend(records, info.uid);
+    const window = await this.records.window(this.deps.journal, info.uid);
+    const own = window.log.lastOwnSuspend;
     if (info.computeState === "COLD" && own && own.seq === atSeq && own.ref.memory) return own.ref;
     // No turn yet: no RAM state to clone; each child starts from a fresh actor like the parent would.
-    if (!hasTurns(records)) return { local: info.uid, externalUri: "", memory: false, sealed: false };
-    await this.requireLiveActor(entry, admission, info, records);
+    if (!window.log.hasTurns) return { local: info.uid, externalUri: "", memory: false, sealed: false };
+    await this.requireLiveActor(entry, admission, info, window);
     const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL");
     if (!ref.memory || ref.externalUri === "") {
       throw new HostError(
@@ -633,19 +653,23 @@ export class Placer {
    * or a restore from the session's own SUSPEND when cold; or, when a live actor was lost, a restore
    * from the newest checkpoint if it still covers every completed turn — otherwise a loud refusal.
    */
-  private async incarnate(entry: HarnessEntry, admission: Admission, info: SessionInfo): Promise<Incarnation> {
+  private async incarnate(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    window: RecordWindow,
+  ): Promise<Incarnation> {
+    const { log } = window;
     const spec = { sessionUid: info.uid, harnessName: entry.name };
     if (!admission.memory) return entry.runtime.create(spec);
     if (info.computeState === "COLD") {
-      const records = await this.records.all(this.deps.journal, info.uid);
-      const own = lastOwnSuspend(records, info.uid);
+      const own = log.lastOwnSuspend;
       if (own?.ref.memory) return entry.runtime.restore(own.ref, spec);
     }
     const inc = await entry.runtime.create(spec);
     if (inc.origin === "restored" || (inc.origin === "attached" && !this.movedOn(info))) return inc;
-    const records = await this.records.all(this.deps.journal, info.uid);
-    if (!hasTurns(records)) return inc;
-    return this.recoverLostActor(entry, admission, info, records);
+    if (!log.hasTurns) return inc;
+    return this.recoverLostActor(entry, admission, info, window);
   }
 
   /**
@@ -667,37 +691,37 @@ export class Placer {
     entry: HarnessEntry,
     admission: Admission,
     info: SessionInfo,
-    records: readonly JournalRecord[],
+    window: RecordWindow,
   ): Promise<void> {
     void admission;
     const status = await entry.runtime.status(info.uid);
     if (status === "LIVE" && !this.movedOn(info)) return;
-    if (!hasTurns(records)) {
+    if (!window.log.hasTurns) {
       await entry.runtime.create({ sessionUid: info.uid, harnessName: entry.name });
       return;
     }
-    await this.recoverLostActor(entry, admission, info, records);
+    await this.recoverLostActor(entry, admission, info, window);
   }
 
   private async recoverLostActor(
     entry: HarnessEntry,
     admission: Admission,
     info: SessionInfo,
-    records: readonly JournalRecord[],
+    { records, log }: RecordWindow,
   ): Promise<Incarnation> {
     const checkpoint = await this.deps.journal.latestCheckpoint(info.uid);
     const spec = { sessionUid: info.uid, harnessName: entry.name };
     if (checkpoint) {
-      const bound = records.find((r) => r.seq === checkpoint.seq);
+      const bound = records[checkpoint.seq - 1];
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
-        if (lastEndSeq(records) <= checkpoint.seq) return entry.runtime.restore(ref, spec);
-        if (this.inCheckpointWindow(entry, records, checkpoint.seq))
-          return this.rebuildAfterCheckpoint(entry, admission, info, records, checkpoint.seq, ref);
+        if (log.lastEndSeq <= checkpoint.seq) return entry.runtime.restore(ref, spec);
+        if (this.inCheckpointWindow(entry, log, checkpoint.seq))
+          return this.rebuildAfterCheckpoint(entry, admission, info, { records, log }, checkpoint.seq, ref);
       }
-    } else if (info.parentUid === "" && this.inCheckpointWindow(entry, records, 0)) {
+    } else if (info.parentUid === "" && this.inCheckpointWindow(entry, log, 0)) {
       // The crash fell in the first turn's checkpoint window: the state before it is a fresh actor.
-      return this.rebuildAfterCheckpoint(entry, admission, info, records, 0, undefined);
+      return this.rebuildAfterCheckpoint(entry, admission, info, { records, log }, 0, undefined);
     }
     await entry.runtime.stop(info.uid);
     const at = checkpoint
@@ -713,9 +737,9 @@ export class Placer {
    * every-turn policy: exactly one completed turn lies after the newest checkpoint — the last one, whose
    * checkpoint a crash cut off. More (e.g. checkpoints failing on unsnapshottable state) stays loud.
    */
-  private inCheckpointWindow(entry: HarnessEntry, records: readonly JournalRecord[], checkpointSeq: number): boolean {
+  private inCheckpointWindow(entry: HarnessEntry, log: SessionLog, checkpointSeq: number): boolean {
     if (entry.checkpointPolicy !== "every-turn") return false;
-    return projectExecutions(records).filter((e) => e.completed && e.startSeq > checkpointSeq).length === 1;
+    return log.completedAfter(checkpointSeq) === 1;
   }
 
   /**
@@ -729,7 +753,7 @@ export class Placer {
     entry: HarnessEntry,
     admission: Admission,
     info: SessionInfo,
-    records: readonly JournalRecord[],
+    { records, log }: RecordWindow,
     checkpointSeq: number,
     ref: SnapshotRef | undefined,
   ): Promise<Incarnation> {
@@ -750,7 +774,7 @@ export class Placer {
       await entry.runtime.stop(info.uid);
       throw err;
     }
-    const end = records.find((r) => r.seq === lastEndSeq(records));
+    const end = records[log.lastEndSeq - 1];
     try {
       const snap = await entry.runtime.snapshot(info.uid, "EXTERNAL");
       if (end && snap.memory)

@@ -1,11 +1,25 @@
-// A per-session cache of committed records for placement's whole-session reads (suspend, resume,
-// approvals, memory recovery), so those operations cost the records appended since the last one,
-// not the session's length. Invariant: the cache only serves a prefix whose last record matches the
-// journal's current head by seq and hash and whose new tail chains onto it; anything else is re-read.
+// A per-session cache of committed records and their session-log projection, for placement's reads
+// (exec's gate check, suspend, resume, approvals, memory recovery, the Sessions view), so those cost the
+// records appended since the last one, not the session's length: the projection is folded one record
+// at a time as the window grows and never re-folded. Invariant: the cache only serves a prefix whose
+// last record matches the journal's current head by seq and hash and whose new tail chains onto it,
+// and its projection is exactly the fold of that prefix; anything else is re-read.
+import { SessionLog } from "../controller/projection.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 
+/** A session's records 1..head with their projection. Callers must neither mutate nor retain them. */
+export interface RecordWindow {
+  readonly records: readonly JournalRecord[];
+  readonly log: SessionLog;
+}
+
+interface Entry {
+  readonly records: JournalRecord[];
+  readonly log: SessionLog;
+}
+
 export class RecordCache {
-  private readonly entries = new Map<string, JournalRecord[]>();
+  private readonly entries = new Map<string, Entry>();
 
   /** @param maxSessions how many sessions to keep (least recently used are dropped). */
   constructor(private readonly maxSessions = 256) {}
@@ -15,40 +29,59 @@ export class RecordCache {
    * does: callers must neither mutate nor retain it past the operation.
    */
   async all(journal: Journal, session: string): Promise<readonly JournalRecord[]> {
-    const head = await journal.head(session);
-    let records = this.entries.get(session);
-    const last = records?.at(-1);
-    if (
-      records &&
-      (records.length > head.seq ||
-        (last !== undefined && last.seq !== records.length) ||
-        (records.length === head.seq && (last?.contentHash ?? "") !== head.hash))
-    ) {
-      records = undefined;
+    return (await this.window(journal, session)).records;
+  }
+
+  /** The records and their projection (see `all`). Safe for readers that do not hold the session. */
+  async window(journal: Journal, session: string): Promise<RecordWindow> {
+    for (let attempt = 0; ; attempt++) {
+      const head = await journal.head(session);
+      let entry = this.entries.get(session);
+      const records = entry?.records;
+      const last = records?.at(-1);
+      if (
+        records &&
+        (records.length > head.seq ||
+          (last !== undefined && last.seq !== records.length) ||
+          (records.length === head.seq && (last?.contentHash ?? "") !== head.hash))
+      ) {
+        entry = undefined;
+      }
+      entry ??= { records: [], log: new SessionLog() };
+      const from = entry.records.length;
+      if (from < head.seq) {
+        const tail = await journal.readRange(session, from + 1, head.seq);
+        const prev = entry.records.at(-1)?.contentHash ?? "";
+        // Another reader or a noted append grew the entry meanwhile: start over from what it holds now.
+        if (entry.records.length !== from && attempt < 3) continue;
+        if (entry.records.length !== from || (tail[0] !== undefined && tail[0].prevHash !== prev)) {
+          const all = await journal.readRange(session, 1, head.seq);
+          entry = { records: all, log: SessionLog.of(all) };
+        } else {
+          for (const rec of tail) {
+            entry.records.push(rec);
+            entry.log.apply(rec);
+          }
+        }
+      }
+      this.entries.delete(session);
+      this.entries.set(session, entry);
+      if (this.entries.size > this.maxSessions) {
+        const oldest = this.entries.keys().next().value;
+        if (oldest !== undefined) this.entries.delete(oldest);
+      }
+      return entry;
     }
-    if (!records) records = [];
-    if (records.length < head.seq) {
-      const tail = await journal.readRange(session, records.length + 1, head.seq);
-      const prev = records.at(-1)?.contentHash ?? "";
-      if (tail[0] !== undefined && tail[0].prevHash !== prev) records = await journal.readRange(session, 1, head.seq);
-      else for (const rec of tail) records.push(rec);
-    }
-    this.entries.delete(session);
-    this.entries.set(session, records);
-    if (this.entries.size > this.maxSessions) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    return records;
   }
 
   /**
    * Records this process just committed (the journal's own return values) extend a cached session
-   * whose last record they chain onto; anything else is left for `all` to re-read.
+   * whose last record they chain onto; anything else is left for `window` to re-read.
    */
   noteAppended(session: string, appended: readonly JournalRecord[]): void {
-    const records = this.entries.get(session);
-    if (!records) return;
+    const entry = this.entries.get(session);
+    if (!entry) return;
+    const { records, log } = entry;
     let last = records.at(-1);
     for (const rec of appended) {
       if (rec.seq !== records.length + 1 || rec.prevHash !== (last?.contentHash ?? "")) {
@@ -56,6 +89,7 @@ export class RecordCache {
         return;
       }
       records.push(rec);
+      log.apply(rec);
       last = rec;
     }
   }

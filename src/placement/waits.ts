@@ -4,13 +4,14 @@
 // checkpoint (a JS call stack cannot be snapshotted: resuming restores that state and re-drives the
 // turn, serving what it recorded, so nothing is applied twice) — and a memory turn with no such
 // checkpoint may not park at all; no timer is ever armed.
-import { EventKind, Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
-import { parkDetail, pendingFromLastRecord, type ApprovalRef } from "../controller/approvals.js";
+import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
+import { parkDetail, type ApprovalRef } from "../controller/approvals.js";
+import type { SessionLog } from "../controller/projection.js";
 import { ev } from "../controller/events.js";
 import type { ControllerDeps, TurnObserver, TurnResult } from "../controller/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
-import type { Incarnation, SnapshotRef } from "../runtime/types.js";
+import type { SnapshotRef } from "../runtime/types.js";
 import type { HarnessEntry } from "./harness-entry.js";
 
 /** The state a parked memory turn resumes from. */
@@ -18,48 +19,43 @@ export type TurnStart =
   | { readonly kind: "stateless" }
   | { readonly kind: "checkpoint"; readonly ref: SnapshotRef }
   /**
-   * A fresh actor (the session's first turn): nothing to snapshot — the park records a non-memory ref
-   * and the resumed turn starts on a fresh actor again (see isFreshPark).
+   * A fresh actor (no turn ran before): nothing to snapshot — the park records a non-memory ref and
+   * the resumed turn starts on a fresh actor again.
    */
   | { readonly kind: "fresh" }
   | { readonly kind: "none"; readonly why: string };
 
 /**
- * Where a memory turn starts from: the newest checkpoint, if nothing but `pendingExecution` ran after
- * it (or it is the park SUSPEND of `pendingExecution`); a fresh actor before any turn; else none.
+ * Where memory turn `executionId` (re)starts from, as the session-log projection answers it for the
+ * session's newest checkpoint (SessionLog.restartPoint): that checkpoint, a fresh actor, or none.
  */
 export async function memoryTurnStart(
   journal: Journal,
   entry: HarnessEntry,
   session: string,
-  inc: Incarnation,
-  pendingExecution?: string,
+  log: SessionLog,
+  executionId: string,
 ): Promise<TurnStart> {
   const checkpoint = await journal.latestCheckpoint(session);
-  if (checkpoint) {
-    const after = await journal.readRange(session, checkpoint.seq);
-    const bound = after[0];
-    if (bound && bound.seq === checkpoint.seq && bound.contentHash === checkpoint.contentHash) {
-      const ref: SnapshotRef = { local: session, externalUri: checkpoint.digest, memory: true, sealed: false };
-      const parkedHere = pendingFromLastRecord(bound)?.executionId;
-      if (pendingExecution !== undefined && parkedHere === pendingExecution) return { kind: "checkpoint", ref };
-      const ranAfter = after
-        .slice(1)
-        .some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution);
-      if (!ranAfter && !(parkedHere !== undefined && parkedHere !== pendingExecution))
-        return { kind: "checkpoint", ref };
+  const point = log.restartPoint(executionId, checkpoint);
+  switch (point.kind) {
+    case "checkpoint":
+      return {
+        kind: "checkpoint",
+        ref: { local: session, externalUri: checkpoint!.digest, memory: true, sealed: false },
+      };
+    case "fresh":
+      return { kind: "fresh" };
+    case "none":
+      return {
+        kind: "none",
+        why: `memory actor ${session} (harness "${entry.name}", checkpoint policy ${entry.checkpointPolicy}): ${point.why}, so the turn can neither park nor be re-driven without applying its change twice; use the every-turn checkpoint policy`,
+      };
+    default: {
+      const exhaustive: never = point;
+      throw new Error(`unknown restart point ${String(exhaustive)}`);
     }
-  } else if (inc.origin === "created") {
-    const records = await journal.readRange(session);
-    const turns = records.filter(
-      (r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution,
-    );
-    if (turns.length === 0) return { kind: "fresh" };
   }
-  return {
-    kind: "none",
-    why: `memory actor ${session} (harness "${entry.name}", checkpoint policy ${entry.checkpointPolicy}) has no checkpoint of this turn's starting state, so it cannot park on an approval; use the every-turn checkpoint policy`,
-  };
 }
 
 /**
@@ -81,20 +77,20 @@ export class LazyTurnStart {
   }
 }
 
-/** Refuses new input (FAILED_PRECONDITION) while the session has an unreceipted approval gate. */
-export async function refuseInputWhileGated(journal: Journal, session: string, head: number): Promise<void> {
-  if (head === 0) return;
-  const [last] = await journal.readRange(session, head, head);
-  const pending = pendingFromLastRecord(last);
-  const decided = last?.event.kind === EventKind.EVENT_APPROVAL_RESULT;
-  if (pending || decided) {
-    throw new HostError(
-      ErrorCode.FailedPrecondition,
-      pending
-        ? `session ${session} is parked on an approval (execution ${pending.executionId}, call ${pending.toolCallId}, request seq ${pending.requestSeq}); approve or deny it, then resume`
-        : `session ${session} has a decided approval whose turn has not resumed; resume it before sending new input`,
-    );
-  }
+/**
+ * Refuses new input (FAILED_PRECONDITION) while the session's pending turn waits on a gate of its own
+ * that is open or decided without a receipt (docs/protocol.md §5.6): new input would orphan it.
+ */
+export function refuseInputWhileGated(log: SessionLog, session: string): void {
+  const gate = log.ownUnreceiptedGate();
+  if (!gate) return;
+  const { executionId, toolCallId, requestSeq } = gate.ref;
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    gate.state === "open"
+      ? `session ${session} is parked on an approval (execution ${executionId}, call ${JSON.stringify(toolCallId)}, request seq ${requestSeq}); approve or deny it, then resume`
+      : `session ${session} has a decided approval (request seq ${requestSeq}) whose turn has not completed; resume it before sending new input`,
+  );
 }
 
 /**
@@ -149,29 +145,4 @@ export async function commitPark(
   }
   await entry.runtime.stop(session);
   return record;
-}
-
-/**
- * Whether the pending execution of a memory session parked as its very first turn (a fresh actor):
- * its own park SUSPEND carries no memory ref and no other turn ever ran. Resume then starts it on a
- * fresh actor — exactly the state that turn started from.
- */
-export function isFreshPark(
-  records: readonly JournalRecord[],
-  session: string,
-  pendingExecution: string | undefined,
-): boolean {
-  if (pendingExecution === undefined) return false;
-  if (records.some((r) => r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.executionId !== pendingExecution))
-    return false;
-  return records.some((r) => {
-    const b = r.event.body;
-    return (
-      b.case === "lifecycle" &&
-      b.value.kind === Lifecycle_Kind.LIFECYCLE_SUSPEND &&
-      b.value.snapshotLocal === session &&
-      !b.value.snapshotMemory &&
-      pendingFromLastRecord(r)?.executionId === pendingExecution
-    );
-  });
 }

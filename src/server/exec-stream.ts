@@ -105,7 +105,7 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
         for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
         try {
           if (result.parked)
-            updates.offer(sessionUpdate(await sessionView(host.journal, await host.getSession(info.uid))));
+            updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(info.uid))));
           updates.end();
         } catch (err) {
           updates.fail(err);

@@ -30,7 +30,7 @@ export { EFFECTS_ANNOTATION };
 
 /** The session as served: pending_approval from the log, effect counters as a derived annotation. */
 export async function servedSession(host: Host, uid: string): Promise<Session> {
-  const session = await sessionView(host.journal, await host.getSession(uid));
+  const session = await sessionView(host.placer, await host.getSession(uid));
   const counters = host.effects.counters(uid);
   if (Object.keys(counters.dispatched).length + Object.keys(counters.failed).length > 0) {
     session.annotations[EFFECTS_ANNOTATION] = JSON.stringify(counters);

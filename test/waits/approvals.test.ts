@@ -5,7 +5,13 @@ import { ToolResult_Code } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ExecState } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { sessionView } from "../../src/host/session-proto.js";
-import { execTurn as controllerExec, planDecision, resumeTurn, textMessage } from "../../src/controller/index.js";
+import {
+  execTurn as controllerExec,
+  planDecision,
+  resumeTurn,
+  SessionLog,
+  textMessage,
+} from "../../src/controller/index.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { echoModel } from "../../src/model/echo.js";
 import { AskAgent } from "../../harnesses/ask/index.js";
@@ -41,7 +47,7 @@ describe.each([
       "LIFECYCLE_SUSPEND",
     ]);
     expect(ref.requestSeq).toBe(4);
-    const view = await sessionView(host.journal, await host.getSession(s));
+    const view = await sessionView(host.placer, await host.getSession(s));
     expect(view.execState).toBe(ExecState.EXEC_AWAITING);
     expect(view.pendingApproval).toMatchObject({ executionId: ref.executionId, toolCallId: "w1", requestSeq: 4n });
     expect(writesOf(host, s)).toBe(0);
@@ -50,7 +56,7 @@ describe.each([
     expect(decision.existing).toBe(false);
     expect(decision.record.event.body.case).toBe("approvalResult");
     expect(writesOf(host, s)).toBe(0); // Approve never executes anything
-    const afterDecision = await sessionView(host.journal, await host.getSession(s));
+    const afterDecision = await sessionView(host.placer, await host.getSession(s));
     expect(afterDecision.pendingApproval).toBeUndefined();
 
     const resumed = await host.placer.resume(s, signal());
@@ -167,7 +173,7 @@ describe("Approve errors and retries", () => {
       children: [{ uid: child, project: "default", harness: "ask" }],
       signal: signal(),
     });
-    const view = await sessionView(host.journal, await host.getSession(child));
+    const view = await sessionView(host.placer, await host.getSession(child));
     expect(view.pendingApproval).toBeUndefined();
     await rejectsWithCode(decide(host, child, ref, true), ErrorCode.FailedPrecondition);
   });
@@ -181,7 +187,7 @@ describe("Approve errors and retries", () => {
       { session: S, binding, fence: await journal.newFence(S), inputs: [textMessage("user", "x")], signal: signal() },
     );
     const ref = parked.parked!;
-    const plan = planDecision(await journal.readRange(S), { ...ref, approved: true, reason: "" });
+    const plan = planDecision(SessionLog.of(await journal.readRange(S)), { ...ref, approved: true, reason: "" });
     if (plan.kind !== "append") throw new Error("expected an append");
     await journal.append(S, plan.head, await journal.newFence(S), plan.event);
     const decidedHead = (await journal.head(S)).seq;

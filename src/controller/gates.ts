@@ -1,0 +1,95 @@
+// Approval gates as the session-log projection folds them (docs/protocol.md §5.6). Invariant: a gate is
+// the pair TOOL_CALL{REQUIRES_APPROVAL} + APPROVAL_REQUEST naming it in the same execution; it is
+// decided by the first APPROVAL_RESULT naming its exact (execution, call, request seq) and receipted by
+// the first TOOL_RESULT for its call after that decision. Owner is relative to the session's own fork
+// point: a request committed before it belongs to an ancestor. Only structured fields are read.
+import { Mediation, type ToolCall } from "../gen/agentsessions/v1/common_pb.js";
+import type { JournalRecord, SeqEvent } from "../journal/types.js";
+
+/** The tuple that names one gate (wire ApprovalRef). */
+export interface ApprovalRef {
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
+}
+
+export type Owner = "own" | "inherited";
+export type GateState = "open" | "decided" | "receipted";
+
+/** A recorded gate, with whatever the log says happened to it. */
+export interface Gate<R extends SeqEvent = JournalRecord> {
+  readonly ref: ApprovalRef;
+  readonly call: ToolCall;
+  readonly callSeq: number;
+  readonly decision?: { readonly record: R; readonly approved: boolean; readonly reason: string };
+  readonly receiptSeq?: number;
+  readonly state: GateState;
+  readonly owner: Owner;
+}
+
+interface Entry<R extends SeqEvent> {
+  ref: ApprovalRef;
+  call: ToolCall;
+  callSeq: number;
+  decision?: { readonly record: R; readonly approved: boolean; readonly reason: string };
+  receiptSeq?: number;
+}
+
+const key = (exec: string, id: string): string => `${exec}\u0000${id}`;
+
+export class GateBook<R extends SeqEvent> {
+  /** Gated calls whose request is not recorded yet. */
+  private readonly calls = new Map<string, { call: ToolCall; seq: number }>();
+  private readonly gates = new Map<string, Entry<R>>();
+
+  /** Folds one effect record of an execution. */
+  apply(rec: R): void {
+    const e = rec.event;
+    switch (e.body.case) {
+      case "tool":
+        if (e.body.value.mediation === Mediation.REQUIRES_APPROVAL)
+          this.calls.set(key(e.executionId, e.body.value.id), { call: e.body.value, seq: rec.seq });
+        return;
+      case "approval": {
+        const k = key(e.executionId, e.body.value.toolCallId);
+        const call = this.calls.get(k);
+        if (!call) return;
+        this.calls.delete(k);
+        this.gates.set(k, {
+          ref: { executionId: e.executionId, toolCallId: call.call.id, requestSeq: rec.seq },
+          call: call.call,
+          callSeq: call.seq,
+        });
+        return;
+      }
+      case "approvalResult": {
+        const gate = this.gates.get(key(e.executionId, e.body.value.toolCallId));
+        if (!gate || gate.decision || Number(e.body.value.requestSeq) !== gate.ref.requestSeq) return;
+        gate.decision = { record: rec, approved: e.body.value.approved, reason: e.body.value.reason };
+        return;
+      }
+      case "result": {
+        const gate = this.gates.get(key(e.executionId, e.body.value.id));
+        if (gate?.decision && gate.receiptSeq === undefined) gate.receiptSeq = rec.seq;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The gate of a call, as seen from a session whose own records start at `ownFrom`. */
+  get(executionId: string, toolCallId: string, ownFrom: number): Gate<R> | undefined {
+    const g = this.gates.get(key(executionId, toolCallId));
+    if (!g) return undefined;
+    return {
+      ref: g.ref,
+      call: g.call,
+      callSeq: g.callSeq,
+      ...(g.decision ? { decision: g.decision } : {}),
+      ...(g.receiptSeq !== undefined ? { receiptSeq: g.receiptSeq } : {}),
+      state: g.receiptSeq !== undefined ? "receipted" : g.decision ? "decided" : "open",
+      owner: g.ref.requestSeq < ownFrom ? "inherited" : "own",
+    };
+  }
+}
