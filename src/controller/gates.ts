@@ -1,4 +1,4 @@
-// Approval gates as the session-log projection folds them (docs/protocol.md §5.6). Invariant: a gate is
+// Approval gates as the session-log projection folds them (docs/protocol.md §5.8). Invariant: a gate is
 // the pair TOOL_CALL{REQUIRES_APPROVAL} + APPROVAL_REQUEST naming it in the same execution; it is
 // decided by the first APPROVAL_RESULT naming its exact (execution, call, request seq) and receipted by
 // the first TOOL_RESULT for its call after that decision. Owner is relative to the session's own fork
@@ -42,39 +42,39 @@ export class GateBook<R extends SeqEvent> {
   private readonly calls = new Map<string, { call: ToolCall; seq: number }>();
   private readonly gates = new Map<string, Entry<R>>();
 
-  /** Folds one effect record of an execution. */
-  apply(rec: R): void {
+  /** Folds one effect record of an execution; true when it opened a gate (an APPROVAL_REQUEST). */
+  apply(rec: R): boolean {
     const e = rec.event;
     switch (e.body.case) {
       case "tool":
         if (e.body.value.mediation === Mediation.REQUIRES_APPROVAL)
           this.calls.set(key(e.executionId, e.body.value.id), { call: e.body.value, seq: rec.seq });
-        return;
+        return false;
       case "approval": {
         const k = key(e.executionId, e.body.value.toolCallId);
         const call = this.calls.get(k);
-        if (!call) return;
+        if (!call) return false;
         this.calls.delete(k);
         this.gates.set(k, {
           ref: { executionId: e.executionId, toolCallId: call.call.id, requestSeq: rec.seq },
           call: call.call,
           callSeq: call.seq,
         });
-        return;
+        return true;
       }
       case "approvalResult": {
         const gate = this.gates.get(key(e.executionId, e.body.value.toolCallId));
-        if (!gate || gate.decision || Number(e.body.value.requestSeq) !== gate.ref.requestSeq) return;
+        if (!gate || gate.decision || Number(e.body.value.requestSeq) !== gate.ref.requestSeq) return false;
         gate.decision = { record: rec, approved: e.body.value.approved, reason: e.body.value.reason };
-        return;
+        return false;
       }
       case "result": {
         const gate = this.gates.get(key(e.executionId, e.body.value.id));
         if (gate?.decision && gate.receiptSeq === undefined) gate.receiptSeq = rec.seq;
-        return;
+        return false;
       }
       default:
-        return;
+        return false;
     }
   }
 

@@ -1,4 +1,4 @@
-// The one projection of a session's log (docs/protocol.md §5.6). Invariant: every fact the host asks of
+// The one projection of a session's log (docs/protocol.md §5.8). Invariant: every fact the host asks of
 // a session's records — own vs inherited (the session's own fork point), each turn's status and trailing
 // effect, gates with owner and state, compute state, the checkpoint a re-drive restarts from, the
 // pending approval — is answered by this fold, which applies one record at a time (O(1) amortised per
@@ -114,6 +114,11 @@ function hashOf(rec: SeqEvent): string {
   return typeof h === "string" ? h : "";
 }
 
+function fenceOf(rec: SeqEvent): number | undefined {
+  const f = (rec as Partial<JournalRecord>).fence;
+  return typeof f === "number" ? f : undefined;
+}
+
 /**
  * The fold. `apply` takes the session's records in seq order; every query reads the state, none reads
  * a record again. A log that breaks the execution grammar keeps folding lifecycle facts, and the
@@ -134,6 +139,8 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   private ownSuspend: SuspendPoint | undefined;
   private clean = true;
   private readonly marks = new Map<number, Mark>();
+  /** Set while the newest record is an APPROVAL_REQUEST that opened a gate: the fence it was written under. */
+  private openedUnder: number | undefined;
 
   static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
     const log = new SessionLog<R>();
@@ -148,8 +155,10 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     this.headSeq = rec.seq;
     this.headHash = hashOf(rec);
     this.state = projectComputeState(this.state, event);
+    const openedUnder = this.openedUnder;
+    this.openedUnder = undefined;
     if (event.body.case === "lifecycle") {
-      this.applyLifecycle(rec, event.body.value.kind);
+      this.applyLifecycle(rec, event.body.value.kind, openedUnder);
       return this;
     }
     if (event.kind === EventKind.EVENT_LIFECYCLE) return this;
@@ -162,7 +171,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     return this;
   }
 
-  private applyLifecycle(rec: R, kind: Lifecycle_Kind): void {
+  private applyLifecycle(rec: R, kind: Lifecycle_Kind, openedUnder: number | undefined): void {
     const event = rec.event;
     if (event.body.case !== "lifecycle") return;
     const lc = event.body.value;
@@ -172,10 +181,10 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         this.ownSuspend = undefined;
         break;
       case Lifecycle_Kind.LIFECYCLE_SUSPEND: {
-        // A park: the turn's own gate is open. Its actor is stopped; resuming restores the turn's start.
-        const trailing = this.broken ? undefined : this.trailingOf(this.pendingBuilding());
-        if (trailing?.kind === "gate" && trailing.gate.state === "open" && trailing.gate.owner === "own")
-          this.clean = true;
+        // A park: the SUSPEND the parking turn commits right after its APPROVAL_REQUEST, under the same
+        // fence (any other Suspend mints its own). The actor is stopped and the park names the turn's
+        // start state, which is what resuming restores.
+        if (openedUnder !== undefined && fenceOf(rec) === openedUnder) this.clean = true;
         this.ownSuspend = {
           seq: rec.seq,
           contentHash: hashOf(rec),
@@ -262,7 +271,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         if (!EFFECT_KINDS.has(event.kind))
           throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
         exec.effects.push({ seq: rec.seq, event });
-        this.gates.apply(rec);
+        if (this.gates.apply(rec)) this.openedUnder = fenceOf(rec);
         // A decision runs nothing; every other effect means the harness ran on the actor.
         if (event.kind !== EventKind.EVENT_APPROVAL_RESULT) this.clean = false;
     }

@@ -250,7 +250,7 @@ function checkHarnessName(exec: RecordedExecution, name: string): void {
  * Why the pending turn may not be re-driven here, judged from the log alone (so it is checked before
  * any fence, actor or write): a recorded harness of another name, missing inputs, or an unfinished
  * tool call or gate inherited from a fork ancestor — its effect belongs to that ancestor's idempotency
- * scope, and re-driving it here would run it a second time (docs/protocol.md §5.6).
+ * scope, and re-driving it here would run it a second time (docs/protocol.md §5.8).
  */
 export function resumeRefusal(pending: PendingTurn, harnessName: string): HostError | undefined {
   const exec = pending.execution;

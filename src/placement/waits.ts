@@ -79,7 +79,7 @@ export class LazyTurnStart {
 
 /**
  * Refuses new input (FAILED_PRECONDITION) while the session's pending turn waits on a gate of its own
- * that is open or decided without a receipt (docs/protocol.md §5.6): new input would orphan it.
+ * that is open or decided without a receipt (docs/protocol.md §5.8): new input would orphan it.
  */
 export function refuseInputWhileGated(log: SessionLog, session: string): void {
   const gate = log.ownUnreceiptedGate();

@@ -1,0 +1,162 @@
+// The session-log projection's rules (docs/protocol.md §5.8) on hand-built journals: own vs inherited
+// is decided by the session's own (last) FORK marker; gates carry owner and state from structured
+// fields only; the restart point of a memory turn is never a record at which its actor was mid-turn.
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { ev, SessionLog, textMessage } from "../../src/controller/index.js";
+import {
+  EventKind,
+  Lifecycle_Kind,
+  Mediation,
+  ToolCallSchema,
+  ToolResultSchema,
+  type Event,
+} from "../../src/gen/agentsessions/v1/common_pb.js";
+import { hostEvent } from "../../src/controller/events.js";
+import { MemoryJournal } from "../../src/journal/memory.js";
+import type { JournalRecord } from "../../src/journal/types.js";
+
+const P = "sess-00000000000000000000000p";
+const C = "sess-00000000000000000000000c";
+const G = "sess-00000000000000000000000g";
+
+function gated(exec: string, id: string): Event {
+  return ev.toolCall(
+    exec,
+    create(ToolCallSchema, {
+      id,
+      tool: "demo.write",
+      mediation: Mediation.REQUIRES_APPROVAL,
+      idempotencyKey: `${exec}/k`,
+    }),
+  );
+}
+
+function start(exec: string): Event[] {
+  return [
+    ev.executionStart(exec, {
+      inputCount: 1,
+      harness: "ask",
+      harnessVersion: "1",
+      config: new Uint8Array(),
+      resumeFromSeq: 0,
+    }),
+    ev.input(exec, textMessage("user", "x")),
+  ];
+}
+
+function decided(exec: string, toolCallId: string, requestSeq: number): Event {
+  return hostEvent(EventKind.EVENT_APPROVAL_RESULT, exec, {
+    case: "approvalResult",
+    value: { toolCallId, approved: true, reason: "", requestSeq: BigInt(requestSeq) },
+  });
+}
+
+/** Appends under a new fence, or under the session's current one (as a parking turn commits its SUSPEND). */
+async function append(j: MemoryJournal, s: string, events: Event[], sameFence = false): Promise<JournalRecord[]> {
+  const head = await j.head(s);
+  return j.appendBatch(s, head.seq, sameFence ? await j.currentFence(s) : await j.newFence(s), events);
+}
+
+const meta = (uid: string) => ({ uid, project: "default", harness: "ask" });
+
+describe("SessionLog", () => {
+  it("own vs inherited: the own fork point is the session's LAST fork marker (a grandchild carries its parent's first)", async () => {
+    const j = new MemoryJournal();
+    await append(j, P, [...start("e1"), ev.output("e1", textMessage("assistant", "a")), ev.end("e1")]);
+    await j.fork(P, C, 4, { ...meta(C), parentUid: P, forkSeq: 4 });
+    // C's own turn parks on a gate (TOOL_CALL + APPROVAL_REQUEST + park SUSPEND).
+    const recs = await append(j, C, [...start("e2"), gated("e2", "w1"), ev.approvalRequest("e2", "w1", "ok?")]);
+    await append(j, C, [
+      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { detail: "parked:whatever", snapshotLocal: C }),
+    ]);
+    const requestSeq = recs.at(-1)!.seq;
+    const c = SessionLog.of(await j.readRange(C));
+    expect(c.ownForkSeq).toBe(5);
+    expect(c.pending()?.owner).toBe("own");
+    expect(c.pendingApproval()?.ref).toEqual({ executionId: "e2", toolCallId: "w1", requestSeq });
+    expect(c.parked).toBe(true);
+
+    const cHead = (await j.head(C)).seq;
+    await j.fork(C, G, cHead, { ...meta(G), parentUid: C, forkSeq: cHead });
+    const g = SessionLog.of(await j.readRange(G));
+    expect(g.ownForkSeq).toBe(cHead + 1);
+    expect(g.pending()?.owner).toBe("inherited");
+    const trailing = g.pending()?.trailing;
+    expect(trailing?.kind === "gate" && trailing.gate).toMatchObject({ owner: "inherited", state: "open" });
+    expect(g.pendingApproval()).toBeUndefined();
+    expect(g.ownUnreceiptedGate()).toBeUndefined();
+    expect(g.lastOwnSuspend).toBeUndefined();
+    expect(g.computeState).toBe("COLD");
+  });
+
+  it("gates move open → decided → receipted on structured fields, whatever a SUSPEND detail says", async () => {
+    const j = new MemoryJournal();
+    const id = "line one:\nline two";
+    const recs = await append(j, P, [...start("e1"), gated("e1", id), ev.approvalRequest("e1", id, "ok?")]);
+    const requestSeq = recs.at(-1)!.seq;
+    await append(j, P, [
+      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { detail: "not a park detail", snapshotLocal: P }),
+    ]);
+    const log = SessionLog.of(await j.readRange(P));
+    const ref = { executionId: "e1", toolCallId: id, requestSeq };
+    expect(log.gate(ref)?.state).toBe("open");
+    expect(log.pendingApproval()?.ref).toEqual(ref);
+    const [decision] = await append(j, P, [decided("e1", id, requestSeq)]);
+    log.apply(decision!);
+    expect(log.gate(ref)?.state).toBe("decided");
+    expect(log.pendingApproval()).toBeUndefined();
+    expect(log.ownUnreceiptedGate()?.ref).toEqual(ref);
+    const [receipt] = await append(j, P, [ev.toolResult("e1", create(ToolResultSchema, { id }))]);
+    log.apply(receipt!);
+    expect(log.gate(ref)?.state).toBe("receipted");
+    expect(log.ownUnreceiptedGate()).toBeUndefined();
+    expect(log.gate({ ...ref, requestSeq: requestSeq + 1 })).toBeUndefined();
+  });
+
+  it("restart point: a checkpoint bound where the actor was mid-turn is never one; the turn's park is", async () => {
+    const j = new MemoryJournal();
+    const t1 = await append(j, P, [...start("e1"), ev.output("e1", textMessage("assistant", "1")), ev.end("e1")]);
+    const end1 = t1.at(-1)!;
+    const t2 = await append(j, P, [...start("e2"), gated("e2", "w1"), ev.approvalRequest("e2", "w1", "ok?")]);
+    const [park] = await append(
+      j,
+      P,
+      [ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: P, snapshotMemory: true })],
+      true,
+    );
+    const log = SessionLog.of(await j.readRange(P));
+    expect(log.restartPoint("e2", { seq: end1.seq, contentHash: end1.contentHash })).toEqual({
+      kind: "checkpoint",
+      seq: end1.seq,
+    });
+    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: park!.contentHash })).toEqual({
+      kind: "checkpoint",
+      seq: park!.seq,
+    });
+    // A checkpoint bound to a record that does not match is no restart point, nor is "fresh" after a turn ran.
+    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: "sha256:other" }).kind).toBe("none");
+    // After a re-drive appended (here: ERROR), a SUSPEND snapshot would hold mid-turn RAM: not a restart point.
+    const [err] = await append(j, P, [ev.error("e2", 1, "cut")]);
+    log.apply(err!);
+    const [mid] = await append(j, P, [
+      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: P, snapshotMemory: true }),
+    ]);
+    log.apply(mid!);
+    expect(log.restartPoint("e2", { seq: mid!.seq, contentHash: mid!.contentHash }).kind).toBe("none");
+    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: park!.contentHash }).kind).toBe("checkpoint");
+    expect(t2.length).toBe(4);
+    // The first turn of a session restarts from a fresh actor.
+    const first = SessionLog.of(t1.slice(0, 2));
+    expect(first.restartPoint("e1", undefined)).toEqual({ kind: "fresh" });
+  });
+
+  it("a log that breaks the execution grammar still folds lifecycle facts; execution queries throw", async () => {
+    const j = new MemoryJournal();
+    await append(j, P, [ev.output("nope", textMessage("assistant", "x"))]);
+    const log = SessionLog.of(await j.readRange(P));
+    expect(log.head.seq).toBe(1);
+    expect(() => log.pending()).toThrow(/does not begin with EXECUTION_START/);
+    expect(log.pendingApproval()).toBeUndefined();
+  });
+});
