@@ -1,18 +1,55 @@
-// The published package: what `npm pack` ships and whether its manifest resolves. Invariants: the
-// tarball holds dist/, bin/, proto/, docs/, README, LICENSE and package.json only (no tests, no bench,
-// no TypeScript sources outside docs/examples); publint and attw find nothing to report.
-import { rmSync } from "node:fs";
+// The published package, packed from this checkout and installed into an empty project (offline; see
+// consumer.ts). Invariants: the tarball holds dist/, bin/, proto/, docs/, README, LICENSE and
+// package.json only; publint and attw find nothing; from plain Node (no tsx anywhere) every entry
+// point imports, the bin runs, a harness written against the public SDK passes conformance and serves
+// turns driven by the public client, and a strict TypeScript consumer type-checks against the shipped
+// declarations under NodeNext and Bundler resolution.
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pointAt, useFromCodeExamples } from "../docs/js-examples.js";
+import { installConsumer } from "./consumer.js";
 import { packRepo, REPO, run, type Packed } from "./packed.js";
 
 const SHIPPED = /^(dist\/|bin\/|proto\/|docs\/|README\.md$|LICENSE$|package\.json$)/;
+const TSC = join(REPO, "node_modules/typescript/bin/tsc");
 
 let packed: Packed;
+let project: string;
 beforeAll(async () => {
   packed = await packRepo();
-}, 240_000);
+  project = join(packed.dir, "consumer");
+  await installConsumer(packed.tarball, project);
+}, 300_000);
 afterAll(() => rmSync(packed.dir, { recursive: true, force: true }));
+
+/** Runs a command in the consumer project; its exit code and output (never throws on exit ≠ 0). */
+async function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(cmd, args, { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+const HARNESS = `import { create, HarnessDescriptorSchema, Resumability, textOf } from "harnesshost/sdk";
+
+export default () => ({
+  describe: () =>
+    create(HarnessDescriptorSchema, {
+      id: "upper",
+      version: "1",
+      capabilities: { resumability: Resumability.STATELESS_REPLAY },
+    }),
+  async run(start, sink, signal) {
+    for (const input of start.inputs) await sink.output(textOf(input).toUpperCase(), signal);
+  },
+});
+`;
 
 describe("npm package", () => {
   it("the tarball ships only the whitelisted files", () => {
@@ -47,3 +84,211 @@ describe("npm package", () => {
     expect(esm).toEqual([]);
   });
 });
+
+describe("installed into an empty project", () => {
+  it("every entry point imports from plain Node, and no tsx is installed", async () => {
+    writeFileSync(
+      join(project, "imports.mjs"),
+      `import * as root from "harnesshost";
+import * as sdk from "harnesshost/sdk";
+import * as client from "harnesshost/client";
+import * as conformance from "harnesshost/conformance";
+console.log(JSON.stringify({
+  root: [typeof root.Host, typeof root.startServer, typeof root.openJournal, typeof root.HostError],
+  sdk: [typeof sdk.serveHarness, typeof sdk.EventKind, typeof sdk.ToolResult_Code, typeof sdk.textOf],
+  client: [typeof client.connect, typeof client.HarnessHostError],
+  conformance: [typeof conformance.runConformance, typeof conformance.conformanceSuite],
+}));
+`,
+    );
+    const res = await inProject(process.execPath, ["imports.mjs"]);
+    expect(res.stderr).toBe("");
+    expect(JSON.parse(res.stdout)).toEqual({
+      root: ["function", "function", "function", "function"],
+      sdk: ["function", "object", "object", "function"],
+      client: ["function", "function"],
+      conformance: ["function", "function"],
+    });
+    expect((await inProject(process.execPath, ["-e", "import('tsx').then(() => process.exit(3))"])).code).not.toBe(3);
+  });
+
+  it("the bin prints --version and --help without loading any command module", async () => {
+    const bin = join(project, "node_modules/.bin/harnesshost");
+    expect((await inProject(bin, ["--version"])).stdout.trim()).toBe(packed.version);
+    writeFileSync(
+      join(project, "trace.mjs"),
+      `import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(
+  "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));
+`,
+    );
+    const traced = await inProject(process.execPath, ["--import", "./trace.mjs", bin, "--help"]);
+    expect(traced.code).toBe(0);
+    expect(traced.stdout).toMatch(/^usage: harnesshost <command>/);
+    const loaded = traced.stderr.split("\n").filter((l) => l.startsWith("LOADED "));
+    expect(loaded.some((l) => l.endsWith("/dist/src/cli/main.js"))).toBe(true);
+    expect(loaded.filter((l) => /\/cli\/commands\/(?!index\.js)|\/node_modules\/(?!harnesshost\/)/.test(l))).toEqual(
+      [],
+    );
+  });
+
+  it("npx harnesshost conformance passes a harness written against the public SDK", async () => {
+    writeFileSync(join(project, "h.mjs"), HARNESS);
+    const res = await inProject("npx", ["--no-install", "harnesshost", "conformance", "--harness", "./h.mjs"]);
+    expect(res.stdout).toMatch(/OK: \d+ passed, 0 failed/);
+    expect(res.code).toBe(0);
+  }, 120_000);
+
+  it("a .ts harness module without tsx fails with a message saying what to do", async () => {
+    writeFileSync(join(project, "h.ts"), HARNESS);
+    const res = await inProject(join(project, "node_modules/.bin/harnesshost"), [
+      "node",
+      "--harness",
+      "./h.ts",
+      "--listen",
+      "127.0.0.1:0",
+    ]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/is TypeScript and tsx is not installed: compile it to \.js .* or install tsx/);
+  });
+
+  it("the README's client and SDK examples run with plain Node against `harnesshost serve` from the package", async () => {
+    const serve = spawn(
+      process.execPath,
+      [
+        join(project, "node_modules/.bin/harnesshost"),
+        "serve",
+        "--data",
+        "./serve-data",
+        "--addr",
+        "127.0.0.1:0",
+        "--registry-addr",
+        "127.0.0.1:0",
+      ],
+      { cwd: project, stdio: ["ignore", "inherit", "pipe"] },
+    );
+    const exited = new Promise<void>((resolve) => serve.once("exit", () => resolve()));
+    try {
+      const listening = await new Promise<RegExpMatchArray>((resolve, reject) => {
+        createInterface({ input: serve.stderr }).on("line", (line) => {
+          const m = /^harnesshost listening addr=(\S+) registry=(\S+)/.exec(line);
+          if (m) resolve(m);
+        });
+        void exited.then(() => reject(new Error("serve exited before listening")));
+      });
+      for (const [i, example] of useFromCodeExamples().entries()) {
+        const file = join(project, `readme-${i + 1}.mjs`);
+        writeFileSync(file, pointAt(example.code, listening[1] ?? "", listening[2] ?? ""));
+        const res = await inProject(process.execPath, [file]);
+        expect(res.stderr).toBe("");
+        expect(res.stdout.trimEnd().split("\n")).toEqual(example.expected);
+      }
+    } finally {
+      serve.kill("SIGTERM");
+      await exited;
+    }
+  }, 120_000);
+
+  it("a strict TypeScript consumer (exactOptionalPropertyTypes, skipLibCheck false) type-checks under NodeNext and Bundler", async () => {
+    const src = join(project, "ts");
+    mkdirSync(src, { recursive: true });
+    writeFileSync(join(src, "consumer.ts"), CONSUMER_TS);
+    for (const [i, example] of useFromCodeExamples().entries())
+      writeFileSync(join(src, `readme-${i + 1}.ts`), example.code);
+    const options = {
+      target: "ES2022",
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: false,
+      noEmit: true,
+      types: ["node"],
+      typeRoots: [join(REPO, "node_modules/@types")],
+    };
+    for (const [name, resolution] of [
+      ["tsconfig.nodenext.json", { module: "NodeNext", moduleResolution: "NodeNext" }],
+      ["tsconfig.bundler.json", { module: "ESNext", moduleResolution: "Bundler" }],
+    ] as const) {
+      writeFileSync(
+        join(project, name),
+        JSON.stringify({ compilerOptions: { ...options, ...resolution }, include: ["ts/*.ts"] }, null, 2),
+      );
+      const res = await inProject(process.execPath, [TSC, "-p", name]);
+      expect(`${res.stdout}${res.stderr}`, name).toBe("");
+      expect(res.code, name).toBe(0);
+    }
+  }, 240_000);
+});
+
+/** Uses what the docs use: the SDK's enums and ask types, the client's errors, an embedded Host. */
+const CONSUMER_TS = `import { Host, type ToolExecutor } from "harnesshost";
+import { connect, isHarnessHostError, type ExecEvent } from "harnesshost/client";
+import { runConformance } from "harnesshost/conformance";
+import {
+  type AskRequest,
+  create,
+  EventKind,
+  type Harness,
+  type HarnessFactory,
+  HarnessDescriptorSchema,
+  Mediation,
+  Resumability,
+  textOf,
+  ToolCallSchema,
+  ToolResult_Code,
+} from "harnesshost/sdk";
+
+const tools: ToolExecutor = { execute: async (call) => ({ id: call.id, output: { ok: true } }) };
+const question: AskRequest = { question: "go on?", choices: ["yes", "no"], allowFreeText: false };
+
+class Gated implements Harness {
+  describe() {
+    return create(HarnessDescriptorSchema, {
+      id: "gated",
+      version: "1",
+      capabilities: { resumability: Resumability.STATELESS_REPLAY },
+    });
+  }
+  async run(start: Parameters<Harness["run"]>[0], sink: Parameters<Harness["run"]>[1], signal: AbortSignal) {
+    const earlier = start.history.filter((e) => e.kind === EventKind.EVENT_OUTPUT).length;
+    const answer = await sink.ask?.(question, signal);
+    const call = create(ToolCallSchema, {
+      id: "c1",
+      tool: "demo.write",
+      mediation: Mediation.REQUIRES_APPROVAL,
+      idempotencyKey: \`\${start.sessionUid}/\${earlier}\`,
+    });
+    const result = await sink.toolCall(call, signal);
+    const denied = result.code === ToolResult_Code.APPROVAL_DENIED;
+    await sink.output(\`\${earlier} \${answer?.text ?? ""} \${denied} \${start.inputs.map(textOf).join()}\`, signal);
+  }
+}
+export const factory: HarnessFactory = () => new Gated();
+
+export async function embed(): Promise<void> {
+  const host = await Host.open({ dataDir: "./embedded" }, { tools });
+  await host.close();
+}
+
+export async function drive(signal: AbortSignal): Promise<string[]> {
+  const client = connect({ address: "127.0.0.1:7233", timeoutMs: 5000 });
+  try {
+    const call = client.sessions.exec({ harness: "echo", input: ["a", "b"] }, { signal });
+    const events: ExecEvent[] = [];
+    for await (const e of call) events.push(e);
+    const { outputs, session } = await call.result();
+    await client.sessions.approve({ session: session.metadata?.uid ?? "", reason: "ok" });
+    return [...outputs];
+  } catch (err) {
+    if (isHarnessHostError(err, "NOT_FOUND")) return [err.code, err.message, err.requestId ?? ""];
+    throw err;
+  } finally {
+    client.close();
+  }
+}
+
+export async function check(): Promise<boolean> {
+  const report = await runConformance({ harness: "./h.mjs" });
+  return report.failed === 0;
+}
+`;

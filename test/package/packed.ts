@@ -15,6 +15,7 @@ export interface Packed {
   /** Paths inside the package, as `npm pack` lists them. */
   readonly files: readonly string[];
   readonly size: number;
+  readonly version: string;
 }
 
 export async function packRepo(): Promise<Packed> {
@@ -27,9 +28,16 @@ export async function packRepo(): Promise<Packed> {
   const json = JSON.parse(stdout.slice(stdout.indexOf("[\n"))) as {
     filename: string;
     size: number;
+    version: string;
     files: { path: string }[];
   }[];
   const info = json[0];
   if (!info) throw new Error(`npm pack printed no package: ${stdout}`);
-  return { dir, tarball: join(dir, info.filename), files: info.files.map((f) => f.path), size: info.size };
+  return {
+    dir,
+    tarball: join(dir, info.filename),
+    files: info.files.map((f) => f.path),
+    size: info.size,
+    version: info.version,
+  };
 }
