@@ -117,6 +117,7 @@ export class Host {
       ? new MetricsCounters()
       : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});
     const placer = new Placer({
+      limits: resolveLimits(config.limits),
       journal,
       model,
       harnesses: registry,

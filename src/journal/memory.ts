@@ -20,6 +20,7 @@ import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./sessi
 import type {
   CheckpointRow,
   FencedAppend,
+  ForkChild,
   FencedAppendOptions,
   Head,
   Journal,
@@ -208,6 +209,41 @@ export class MemoryJournal implements Journal {
     this.sessions.set(child, { row, records });
     this.advance(row, [marker]);
     return records.map(recordOf);
+  }
+
+  async recordBytes(session: string, through: number): Promise<number> {
+    this.assertOpen();
+    let bytes = 0;
+    for (const r of this.sessions.get(session)?.records ?? []) if (r.seq <= through) bytes += r.blob.byteLength;
+    return bytes;
+  }
+
+  async forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]> {
+    this.assertOpen();
+    requireSession(parent);
+    const uids = new Set<string>();
+    for (const c of children) {
+      requireSession(c.meta.uid);
+      if (this.sessions.has(c.meta.uid) || uids.has(c.meta.uid))
+        throw new HostError(ErrorCode.AlreadyExists, `session ${c.meta.uid} already exists`);
+      uids.add(c.meta.uid);
+    }
+    const markers: JournalRecord[] = [];
+    for (const c of children) {
+      const marker = (await this.fork(parent, c.meta.uid, atSeq, c.meta)).at(-1);
+      if (marker === undefined) throw new Error("fork marker was not chained");
+      if (c.checkpointDigest !== undefined) {
+        this.storeCheckpoint({
+          session: c.meta.uid,
+          seq: marker.seq,
+          contentHash: marker.contentHash,
+          digest: c.checkpointDigest,
+          createdAtMs: Date.now(),
+        });
+      }
+      markers.push(marker);
+    }
+    return markers;
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

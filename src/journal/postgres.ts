@@ -39,6 +39,7 @@ import { implicitRow, rowFromMeta, validateMeta } from "./session-row.js";
 import type {
   CheckpointRow,
   ComputeStateName,
+  ForkChild,
   Head,
   Journal,
   JournalRecord,
@@ -199,6 +200,14 @@ export class PostgresJournal implements Journal {
     return row ? int(row.fence) : 0;
   }
 
+  async recordBytes(session: string, through: number): Promise<number> {
+    const result = await this.live().pool.query<{ bytes: string | null }>(
+      "SELECT SUM(octet_length(event))::text AS bytes FROM events WHERE session = $1 AND seq <= $2",
+      [session, through],
+    );
+    return Number(result.rows[0]?.bytes ?? 0);
+  }
+
   async head(session: string): Promise<Head> {
     const row = await this.headRow(session);
     return row ? { seq: int(row.last_seq), hash: row.last_hash } : { seq: 0, hash: "" };
@@ -291,44 +300,31 @@ export class PostgresJournal implements Journal {
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
     requireSession(parent);
     requireSession(child);
-    await this.transaction(`fork session ${parent} into ${child}`, async (client) => {
-      const source = await client.query<HeadDbRow>(
-        "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE",
-        [parent],
-      );
-      const parentRow = source.rows[0];
-      if (!parentRow) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
-      requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
-      const now = Date.now();
-      const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
-      row.fence = 1;
-      const inserted = await client.query(
-        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
-        sessionParams(row),
-      );
-      if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
-      const forkPoint = await client.query<{ content_hash: string }>(
-        "SELECT content_hash FROM events WHERE session = $1 AND seq = $2",
-        [parent, atSeq],
-      );
-      const pointHash = forkPoint.rows[0]?.content_hash;
-      if (pointHash === undefined)
-        throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
-      const copied = await client.query(
-        `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
-         SELECT $1, seq, prev_hash, content_hash, fence, event FROM events WHERE session = $2 AND seq <= $3`,
-        [child, parent, atSeq],
-      );
-      if (copied.rowCount !== atSeq) {
-        throw new HostError(
-          ErrorCode.DataLoss,
-          `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
-        );
-      }
-      const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
-      await insertChained(client, child, marker, "NONE", now);
-    });
+    await this.transaction(`fork session ${parent} into ${child}`, (client) =>
+      forkIn(client, parent, child, atSeq, meta),
+    );
     return this.readRange(child);
+  }
+
+  async forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]> {
+    requireSession(parent);
+    for (const c of children) requireSession(c.meta.uid);
+    return this.transaction(`fork session ${parent} into ${children.length} children`, async (client) => {
+      const markers: JournalRecord[] = [];
+      for (const c of children) {
+        const marker = await forkIn(client, parent, c.meta.uid, atSeq, c.meta);
+        if (c.checkpointDigest !== undefined) {
+          await client.query(
+            `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (session, seq) DO UPDATE SET content_hash = EXCLUDED.content_hash, digest = EXCLUDED.digest,
+               created_at_ms = EXCLUDED.created_at_ms`,
+            [c.meta.uid, marker.seq, marker.contentHash, c.checkpointDigest, Date.now()],
+          );
+        }
+        markers.push(marker);
+      }
+      return markers;
+    });
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
@@ -501,6 +497,54 @@ async function lockHead(client: pg.PoolClient, session: string): Promise<HeadDbR
 }
 
 /** Inserts chained records (in bounded multi-row statements) and moves the head pointer with them. */
+/** One child of a fork, inside the caller's transaction; resolves to the child's fork marker. */
+async function forkIn(
+  client: pg.PoolClient,
+  parent: string,
+  child: string,
+  atSeq: number,
+  meta: SessionMetaInput,
+): Promise<JournalRecord> {
+  const source = await client.query<HeadDbRow>(
+    "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE",
+    [parent],
+  );
+  const parentRow = source.rows[0];
+  if (!parentRow) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
+  requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
+  const now = Date.now();
+  const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
+  row.fence = 1;
+  const inserted = await client.query(
+    `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
+    sessionParams(row),
+  );
+  if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
+  const forkPoint = await client.query<{ content_hash: string }>(
+    "SELECT content_hash FROM events WHERE session = $1 AND seq = $2",
+    [parent, atSeq],
+  );
+  const pointHash = forkPoint.rows[0]?.content_hash;
+  if (pointHash === undefined)
+    throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
+  const copied = await client.query(
+    `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
+     SELECT $1, seq, prev_hash, content_hash, fence, event FROM events WHERE session = $2 AND seq <= $3`,
+    [child, parent, atSeq],
+  );
+  if (copied.rowCount !== atSeq) {
+    throw new HostError(
+      ErrorCode.DataLoss,
+      `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
+    );
+  }
+  const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
+  await insertChained(client, child, marker, "NONE", now);
+  const [record] = marker;
+  if (record === undefined) throw new Error("fork marker was not chained");
+  return record;
+}
+
 async function insertChained(
   client: pg.PoolClient,
   session: string,

@@ -25,6 +25,7 @@ import type {
   CheckpointRow,
   ComputeStateName,
   FencedAppend,
+  ForkChild,
   FencedAppendOptions,
   Head,
   Journal,
@@ -170,6 +171,9 @@ function prepareStatements(db: Database.Database) {
     recordHash: db.prepare<[string, number], { content_hash: string }>(
       "SELECT content_hash FROM events WHERE session = ? AND seq = ?",
     ),
+    recordBytes: db.prepare<[string, number], { bytes: number | null }>(
+      "SELECT SUM(length(event)) AS bytes FROM events WHERE session = ? AND seq <= ?",
+    ),
     copyPrefix: db.prepare<[string, string, number]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) SELECT ?, seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq <= ?",
     ),
@@ -213,7 +217,8 @@ export class SqliteJournal implements Journal {
     fence: number,
     events: readonly Event[],
   ) => JournalRecord[];
-  private readonly forkTx: (parent: string, child: string, atSeq: number, meta: SessionMetaInput) => void;
+  private readonly forkTx: (parent: string, child: string, atSeq: number, meta: SessionMetaInput) => JournalRecord;
+  private readonly forkAllTx: (parent: string, atSeq: number, children: readonly ForkChild[]) => JournalRecord[];
   private readonly fencedTx: (
     session: string,
     expectedLastSeq: number,
@@ -225,6 +230,15 @@ export class SqliteJournal implements Journal {
     this.stmts = prepareStatements(db);
     this.commitTx = db.transaction(this.commitInTx.bind(this)).immediate;
     this.forkTx = db.transaction(this.forkInTx.bind(this)).immediate;
+    this.forkAllTx = db.transaction((parent: string, atSeq: number, children: readonly ForkChild[]) =>
+      children.map((c) => {
+        const marker = this.forkInTx(parent, c.meta.uid, atSeq, c.meta);
+        if (c.checkpointDigest !== undefined) {
+          this.stmts.putCheckpoint.run(c.meta.uid, marker.seq, marker.contentHash, c.checkpointDigest, Date.now());
+        }
+        return marker;
+      }),
+    ).immediate;
     this.fencedTx = db.transaction(this.fencedInTx.bind(this)).immediate;
   }
 
@@ -348,6 +362,10 @@ export class SqliteJournal implements Journal {
     return this.live().stmts.selectHead.get(session)?.fence ?? 0;
   }
 
+  async recordBytes(session: string, through: number): Promise<number> {
+    return this.live().stmts.recordBytes.get(session, through)?.bytes ?? 0;
+  }
+
   async head(session: string): Promise<Head> {
     const row = this.live().stmts.selectHead.get(session);
     return row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
@@ -460,7 +478,15 @@ export class SqliteJournal implements Journal {
     return this.readRange(child);
   }
 
-  private forkInTx(parent: string, child: string, atSeq: number, meta: SessionMetaInput): void {
+  async forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]> {
+    requireSession(parent);
+    for (const c of children) requireSession(c.meta.uid);
+    return this.write(`fork session ${parent} into ${children.length} children`, () =>
+      this.forkAllTx(parent, atSeq, children),
+    );
+  }
+
+  private forkInTx(parent: string, child: string, atSeq: number, meta: SessionMetaInput): JournalRecord {
     const source = this.stmts.selectHead.get(parent);
     if (!source) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
     requireForkRange(parent, atSeq, { seq: source.last_seq, hash: source.last_hash });
@@ -479,6 +505,9 @@ export class SqliteJournal implements Journal {
       throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied}`);
     }
     this.insertChained(child, marker, "NONE", now, false);
+    const [record] = marker;
+    if (record === undefined) throw new Error("fork marker was not chained");
+    return record;
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

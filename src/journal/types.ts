@@ -142,8 +142,16 @@ export const DURABLE_JOURNAL_METHODS: readonly string[] = [
   "newFence",
   "putCheckpoint",
   "fork",
+  "forkAll",
   "createSession",
 ];
+
+/** One child of `Journal.forkAll`. */
+export interface ForkChild {
+  readonly meta: SessionMetaInput;
+  /** Also store a checkpoint row binding this blob digest to the child's fork marker. */
+  readonly checkpointDigest?: string;
+}
 
 /** A journal record's position and event, without its chain fields (see Journal.readEvents). */
 export interface SeqEvent {
@@ -204,6 +212,12 @@ export interface Journal {
    */
   readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]>;
 
+  /**
+   * Encoded event bytes of records 1..through (what a fork copies per child); 0 for an unknown
+   * session. Reads sizes, not events.
+   */
+  recordBytes(session: string, through: number): Promise<number>;
+
   /** Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head. */
   verify(session: string): Promise<VerifyResult>;
 
@@ -213,6 +227,13 @@ export interface Journal {
    * fence. atSeq must be 1..head(parent) (HostError InvalidArgument otherwise). One transaction.
    */
   fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]>;
+
+  /**
+   * `fork` of every child (and its checkpoint row, when given) in ONE transaction: afterwards every
+   * child exists or none does — a failure or a crash part-way leaves no child behind. Resolves to each
+   * child's fork marker, in order.
+   */
+  forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]>;
 
   /** HostError AlreadyExists when the uid exists. */
   createSession(meta: SessionMetaInput): Promise<SessionInfo>;

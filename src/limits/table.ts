@@ -59,11 +59,11 @@ export const LIMIT_TABLE = {
     why: "Protobuf decoders stop at 100 levels and a journaled input is re-wrapped (LogRecord, Event, Start.history, Connect frame) on its way to replay, verify and nodes; 32 leaves that wrapping a wide margin, so whatever is journaled can always be read back and sent on.",
   },
   metadataBytes: {
-    default: 64 * KiB,
+    default: 16 * KiB,
     unit: "bytes",
     scope: "client",
     what: "UTF-8 bytes of a session's name, labels and annotations together (keys and values), at create, Exec and Fork; more is RESOURCE_EXHAUSTED.",
-    why: "Metadata is copied into every fork child and returned with every session; 64 KiB is generous for tags and notes and bounds a 128-child fork's copies to 8 MiB.",
+    why: "Metadata is copied into every fork child and returned with every session; 16 KiB is generous for tags and notes and keeps a 128-child Fork response (2 MiB) within the 4 MiB a gRPC client accepts by default.",
   },
   idChars: {
     default: 256,

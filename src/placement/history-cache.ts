@@ -1,22 +1,32 @@
 // A per-session cache of prior events for stateless harnesses, so a turn on a long session does not
-// re-read and re-decode the whole journal. Invariant: the cache only ever serves a prefix that chains
-// to the journal's current head (checked by hash); anything else is re-read.
+// re-read and re-decode the whole journal. Invariants: the cache only ever serves a prefix that chains
+// to the journal's current head (checked by hash); anything else is re-read. Its entries together hold
+// at most `budgetBytes` of encoded events (least recently used sessions are dropped first; a session
+// larger than the budget is served but not kept).
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { Head, Journal, JournalRecord } from "../journal/types.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { ByteLru } from "./byte-lru.js";
+import { eventBytes } from "./event-bytes.js";
 
 interface Entry {
   seq: number;
   hash: string;
   events: Event[];
-  lastUsed: number;
 }
 
 export class HistoryCache {
-  private readonly entries = new Map<string, Entry>();
-  private tick = 0;
+  private readonly entries: ByteLru<Entry>;
 
-  /** @param maxSessions how many sessions' histories to keep (least recently used are dropped). */
-  constructor(private readonly maxSessions = 1024) {}
+  /** @param budgetBytes encoded event bytes kept over all sessions (limit historyCacheBytes). */
+  constructor(budgetBytes = DEFAULT_LIMITS.historyCacheBytes) {
+    this.entries = new ByteLru(budgetBytes);
+  }
+
+  /** Encoded bytes currently held (for tests and diagnostics). */
+  get bytes(): number {
+    return this.entries.totalBytes;
+  }
 
   /**
    * Events 1..head.seq of the session. The array is the cache's own (it grows as the session does):
@@ -25,39 +35,43 @@ export class HistoryCache {
   async get(journal: Journal, session: string, head: Head): Promise<readonly Event[]> {
     let entry = this.entries.get(session);
     if (entry && (entry.seq > head.seq || (entry.seq === head.seq && entry.hash !== head.hash))) entry = undefined;
-    if (!entry) entry = { seq: 0, hash: "", events: [], lastUsed: 0 };
-    if (entry.seq < head.seq) {
-      let prev = entry.hash;
-      const fresh: Event[] = [];
-      let ok = true;
-      for await (const rec of journal.read(session, entry.seq + 1, head.seq)) {
-        if (rec.prevHash !== prev) {
-          ok = false;
-          break;
-        }
-        prev = rec.contentHash;
-        fresh.push(rec.event);
+    if (entry && entry.seq === head.seq) return entry.events;
+    if (head.seq === 0) return [];
+    let fresh: Event[] = [];
+    let base = entry ?? { seq: 0, hash: "", events: [] };
+    let prev = base.hash;
+    let ok = true;
+    for await (const rec of journal.read(session, base.seq + 1, head.seq)) {
+      if (rec.prevHash !== prev) {
+        ok = false;
+        break;
       }
-      if (!ok) {
-        this.entries.delete(session);
-        const all = await journal.readRange(session, 1, head.seq);
-        entry = { seq: head.seq, hash: all.at(-1)?.contentHash ?? "", events: all.map((r) => r.event), lastUsed: 0 };
-      } else {
-        for (const e of fresh) entry.events.push(e);
-        entry.seq = head.seq;
-        entry.hash = prev;
-      }
+      prev = rec.contentHash;
+      fresh.push(rec.event);
     }
-    entry.lastUsed = ++this.tick;
-    this.entries.set(session, entry);
-    this.evict();
-    return entry.events;
+    if (!ok) {
+      const all = await journal.readRange(session, 1, head.seq);
+      base = { seq: 0, hash: "", events: [] };
+      fresh = all.map((r) => r.event);
+      prev = all.at(-1)?.contentHash ?? "";
+    }
+    let added = 0;
+    for (const e of fresh) {
+      base.events.push(e);
+      added += eventBytes(e);
+    }
+    base.seq = head.seq;
+    base.hash = prev;
+    if (base === entry) this.entries.grow(session, added);
+    else this.entries.set(session, base, added);
+    return base.events;
   }
 
   /** Extends a cached history with records just committed (no-op unless they chain on). */
   extend(session: string, records: readonly JournalRecord[]): void {
     const entry = this.entries.get(session);
     if (!entry) return;
+    let added = 0;
     for (const rec of records) {
       if (rec.seq !== entry.seq + 1 || rec.prevHash !== entry.hash) {
         this.entries.delete(session);
@@ -66,18 +80,12 @@ export class HistoryCache {
       entry.events.push(rec.event);
       entry.seq = rec.seq;
       entry.hash = rec.contentHash;
+      added += eventBytes(rec.event);
     }
+    this.entries.grow(session, added);
   }
 
   forget(session: string): void {
     this.entries.delete(session);
-  }
-
-  private evict(): void {
-    if (this.entries.size <= this.maxSessions) return;
-    let oldest: string | undefined;
-    let min = Infinity;
-    for (const [k, v] of this.entries) if (v.lastUsed < min) [oldest, min] = [k, v.lastUsed];
-    if (oldest) this.entries.delete(oldest);
   }
 }

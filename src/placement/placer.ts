@@ -34,6 +34,7 @@ import type { Incarnation, SnapshotRef } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
 import { ChainCheck } from "./chain-check.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
+import { DEFAULT_LIMITS, type Limits } from "../limits/index.js";
 import { HistoryCache } from "./history-cache.js";
 import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
@@ -48,6 +49,8 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly harnesses: HarnessResolver;
   readonly guard?: SessionGuard;
   readonly history?: HistoryCache;
+  /** Byte budgets of the caches (historyCacheBytes, recordCacheBytes); default: DEFAULT_LIMITS. */
+  readonly limits?: Pick<Limits, "historyCacheBytes" | "recordCacheBytes">;
   /** Handlers of typed effects; without it, emitting an effect refuses the commit. */
   readonly effects?: EffectRegistry;
   /** Emit `audit.record` for every committed turn, park and decision (needs its handler). */
@@ -99,7 +102,8 @@ export interface ForkRequest {
 export class Placer {
   readonly guard: SessionGuard;
   readonly history: HistoryCache;
-  private readonly records = new RecordCache();
+  /** Whole-session records for suspend, resume, approvals and recovery (byte-bounded). */
+  readonly records: RecordCache;
   private readonly minted = new Map<string, number>();
   /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
   readonly chain = new ChainCheck();
@@ -110,7 +114,8 @@ export class Placer {
 
   constructor(private readonly deps: PlacerDeps) {
     this.guard = deps.guard ?? new SessionGuard();
-    this.history = deps.history ?? new HistoryCache();
+    this.history = deps.history ?? new HistoryCache((deps.limits ?? DEFAULT_LIMITS).historyCacheBytes);
+    this.records = new RecordCache((deps.limits ?? DEFAULT_LIMITS).recordCacheBytes);
     this.turnMs = deps.turnMs ?? DEFAULT_NODE_LIMITS.turnMs;
   }
 
@@ -572,23 +577,24 @@ export class Placer {
         await Promise.allSettled(provisioned.map((uid) => entry.runtime.stop(uid)));
         throw err;
       }
-      for (const meta of req.children) {
-        const recs = await this.deps.journal.fork(req.parent, meta.uid, atSeq, {
-          ...meta,
-          parentUid: req.parent,
-          forkSeq: atSeq,
-        });
-        const marker = recs.at(-1)!;
-        if (ref.memory) {
-          this.actorFence.set(meta.uid, marker.fence);
-          await this.deps.journal.putCheckpoint({
-            session: meta.uid,
-            seq: marker.seq,
-            contentHash: marker.contentHash,
-            digest: ref.externalUri,
-            createdAtMs: Date.now(),
-          });
-        }
+      // Every child and its checkpoint row in one transaction: all children exist, or none does.
+      let markers: JournalRecord[];
+      try {
+        markers = await this.deps.journal.forkAll(
+          req.parent,
+          atSeq,
+          req.children.map((meta) => ({
+            meta: { ...meta, parentUid: req.parent, forkSeq: atSeq },
+            ...(ref.memory ? { checkpointDigest: ref.externalUri } : {}),
+          })),
+        );
+      } catch (err) {
+        await Promise.allSettled(provisioned.map((uid) => entry.runtime.stop(uid)));
+        throw err;
+      }
+      for (const [i, meta] of req.children.entries()) {
+        const marker = markers[i];
+        if (ref.memory && marker) this.actorFence.set(meta.uid, marker.fence);
         children.push(await this.session(meta.uid));
       }
       return { children, atSeq };

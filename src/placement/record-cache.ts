@@ -1,11 +1,16 @@
 // A per-session cache of committed records and their session-log projection, for placement's reads
 // (exec's gate check, suspend, resume, approvals, memory recovery, the Sessions view), so those cost the
 // records appended since the last one, not the session's length: the projection is folded one record
-// at a time as the window grows and never re-folded. Invariant: the cache only serves a prefix whose
+// at a time as the window grows and never re-folded. Invariants: the cache only serves a prefix whose
 // last record matches the journal's current head by seq and hash and whose new tail chains onto it,
-// and its projection is exactly the fold of that prefix; anything else is re-read.
+// and its projection is exactly the fold of that prefix; anything else is re-read. Its entries
+// together hold at most `budgetBytes` of encoded events (least recently used sessions go first; a
+// session larger than the budget is served but not kept).
 import { SessionLog } from "../controller/projection.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { ByteLru } from "./byte-lru.js";
+import { eventBytes } from "./event-bytes.js";
 
 /** A session's records 1..head with their projection. Callers must neither mutate nor retain them. */
 export interface RecordWindow {
@@ -18,11 +23,24 @@ interface Entry {
   readonly log: SessionLog;
 }
 
-export class RecordCache {
-  private readonly entries = new Map<string, Entry>();
+function bytesOf(records: readonly JournalRecord[]): number {
+  let n = 0;
+  for (const r of records) n += eventBytes(r.event);
+  return n;
+}
 
-  /** @param maxSessions how many sessions to keep (least recently used are dropped). */
-  constructor(private readonly maxSessions = 256) {}
+export class RecordCache {
+  private readonly entries: ByteLru<Entry>;
+
+  /** @param budgetBytes encoded event bytes kept over all sessions (limit recordCacheBytes). */
+  constructor(budgetBytes = DEFAULT_LIMITS.recordCacheBytes) {
+    this.entries = new ByteLru(budgetBytes);
+  }
+
+  /** Encoded bytes currently held (for tests and diagnostics). */
+  get bytes(): number {
+    return this.entries.totalBytes;
+  }
 
   /**
    * Every record of the session, 1..head. The array is the cache's own and grows as the session
@@ -36,7 +54,8 @@ export class RecordCache {
   async window(journal: Journal, session: string): Promise<RecordWindow> {
     for (let attempt = 0; ; attempt++) {
       const head = await journal.head(session);
-      let entry = this.entries.get(session);
+      const cached = this.entries.get(session);
+      let entry = cached;
       const records = entry?.records;
       const last = records?.at(-1);
       if (
@@ -49,6 +68,7 @@ export class RecordCache {
       }
       entry ??= { records: [], log: new SessionLog() };
       const from = entry.records.length;
+      let added = 0;
       if (from < head.seq) {
         const tail = await journal.readRange(session, from + 1, head.seq);
         const prev = entry.records.at(-1)?.contentHash ?? "";
@@ -62,14 +82,11 @@ export class RecordCache {
             entry.records.push(rec);
             entry.log.apply(rec);
           }
+          added = bytesOf(tail);
         }
       }
-      this.entries.delete(session);
-      this.entries.set(session, entry);
-      if (this.entries.size > this.maxSessions) {
-        const oldest = this.entries.keys().next().value;
-        if (oldest !== undefined) this.entries.delete(oldest);
-      }
+      if (entry === cached) this.entries.grow(session, added);
+      else this.entries.set(session, entry, bytesOf(entry.records));
       return entry;
     }
   }
@@ -92,6 +109,7 @@ export class RecordCache {
       log.apply(rec);
       last = rec;
     }
+    this.entries.grow(session, bytesOf(appended));
   }
 
   forget(session: string): void {

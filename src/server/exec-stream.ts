@@ -10,6 +10,7 @@ import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { int64 } from "./checks.js";
+import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
 
 /** Longest timer Node can arm (ms); a later deadline is left to the caller's own gRPC deadline. */
@@ -24,7 +25,10 @@ interface ExecPlan {
   readonly deadlineMs: number | undefined;
 }
 
-function planOf(req: ExecRequest): ExecPlan {
+function planOf(host: Host, req: ExecRequest): ExecPlan {
+  optionalId(host.limits, req.session, "session");
+  optionalId(host.limits, req.harness, "harness");
+  checkExecInputs(host.limits, req.inputs, req.config);
   const expectedLastSeq =
     req.expectedLastSeq === undefined ? undefined : int64(req.expectedLastSeq, "expected_last_seq");
   const resumeFromSeq = int64(req.resumeFromSeq, "resume_from_seq");
@@ -58,7 +62,7 @@ async function targetSession(host: Host, req: ExecRequest): Promise<{ info: Sess
 }
 
 export async function* execUpdates(host: Host, req: ExecRequest, callSignal: AbortSignal): AsyncGenerator<ExecUpdate> {
-  const plan = planOf(req);
+  const plan = planOf(host, req);
   const { info, override } = await targetSession(host, req);
   yield sessionUpdate(sessionProto(info));
 

@@ -16,8 +16,10 @@ import { newSessionUid } from "../controller/ids.js";
 import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionMetaInput } from "../journal/types.js";
+import { formatBytes, overLimit } from "../limits/index.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
-import { int64, invalid, required } from "./checks.js";
+import { int64, invalid } from "./checks.js";
+import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
 import { logRecordOf } from "./record-proto.js";
 
@@ -38,15 +40,38 @@ export async function servedSession(host: Host, uid: string): Promise<Session> {
   return session;
 }
 
+/**
+ * forkBytes: what the fork would write — each child copies the parent's records through at_seq and
+ * carries its metadata — checked before any child exists (and before a memory parent is snapshotted).
+ */
+async function checkForkBytes(host: Host, parent: string, atSeq: number, count: number, metaBytes: number) {
+  const through = atSeq === 0 ? (await host.journal.head(parent)).seq : atSeq;
+  const perChild = (await host.journal.recordBytes(parent, through)) + metaBytes;
+  const total = perChild * count;
+  if (total > host.limits.forkBytes) {
+    throw overLimit("forkBytes", host.limits.forkBytes, total, `Fork of ${count} children × ${formatBytes(perChild)}`);
+  }
+}
+
 function unimplemented(rpc: string): HostError {
   return new HostError(ErrorCode.Unimplemented, `Sessions.${rpc} is not implemented`);
 }
 
 export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
   const reread = (uid: string): Promise<Session> => servedSession(host, uid);
+  const limits = host.limits;
+  const id = (value: string, field: string): string => boundedId(limits, value, field);
   return {
     async createSession(req) {
       const s = req.session;
+      optionalId(limits, s?.harness ?? "", "session.harness");
+      optionalId(limits, s?.metadata?.project ?? "", "session.metadata.project");
+      optionalId(limits, s?.model ?? "", "session.model");
+      checkMetadata(limits, "the session's name, labels and annotations", {
+        name: s?.metadata?.name ?? "",
+        labels: s?.labels ?? {},
+        annotations: s?.annotations ?? {},
+      });
       return sessionProto(
         await host.createSession({
           harness: s?.harness ?? "",
@@ -62,10 +87,11 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     async getSession(req) {
-      return reread(required(req.uid, "uid"));
+      return reread(id(req.uid, "uid"));
     },
 
     async listSessions(req) {
+      optionalId(limits, req.project, "project");
       if (req.pageSize < 0) throw invalid(`page_size must be ≥ 0, got ${req.pageSize}`);
       const page = await host.journal.listSessions({
         project: req.project || host.config.defaultProject,
@@ -87,9 +113,10 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     async approve(req) {
-      const session = required(req.session, "session");
-      required(req.executionId, "execution_id");
-      required(req.toolCallId, "tool_call_id");
+      const session = id(req.session, "session");
+      id(req.executionId, "execution_id");
+      id(req.toolCallId, "tool_call_id");
+      checkMetadata(limits, "the decision's reason", { extra: [req.reason] });
       const requestSeq = int64(req.requestSeq, "request_seq", 1);
       if (req.approved === undefined) throw invalid("approved is required (false denies)");
       const res = await host.placer.approve(session, {
@@ -108,7 +135,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     async *replay(req): AsyncGenerator<LogRecord> {
-      const session = required(req.session, "session");
+      const session = id(req.session, "session");
       const from = Math.max(1, int64(req.fromSeq, "from_seq", Number.MIN_SAFE_INTEGER));
       const to = int64(req.toSeq, "to_seq");
       await host.getSession(session);
@@ -117,23 +144,24 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     async suspend(req, ctx) {
-      const session = required(req.session, "session");
+      const session = id(req.session, "session");
       await host.placer.suspend(session, ctx.signal);
       return reread(session);
     },
 
     async resume(req, ctx) {
-      const session = required(req.session, "session");
+      const session = id(req.session, "session");
       await host.placer.resume(session, ctx.signal);
       return reread(session);
     },
 
     async fork(req, ctx) {
-      const session = required(req.session, "session");
+      const session = id(req.session, "session");
       if (req.count < 1 || req.count > MAX_FORK_CHILDREN)
         throw invalid(`count must be 1..${MAX_FORK_CHILDREN}, got ${req.count}`);
       if (req.identity !== undefined)
         throw invalid("identity is not supported on Fork (children carry no per-child principal)");
+      for (const [i, n] of req.childNames.entries()) optionalId(limits, n, `child_names[${i}]`);
       if (req.childNames.length !== 0 && req.childNames.length !== req.count) {
         throw invalid(
           `child_names must be empty or have exactly count (${req.count}) entries, got ${req.childNames.length}`,
@@ -141,6 +169,17 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       }
       const atSeq = int64(req.atSeq, "at_seq");
       const parent = await host.getSession(session);
+      const metaBytes = Math.max(
+        0,
+        ...Array.from({ length: req.count }, (_, i) =>
+          checkMetadata(limits, `fork child ${i}'s name, labels and annotations`, {
+            name: req.childNames[i] ?? "",
+            labels: req.labels,
+            annotations: parent.annotations,
+          }),
+        ),
+      );
+      await checkForkBytes(host, session, atSeq, req.count, metaBytes);
       const children: SessionMetaInput[] = Array.from({ length: req.count }, (_, i) => ({
         uid: newSessionUid(),
         project: parent.project,

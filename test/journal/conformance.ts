@@ -309,6 +309,41 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
     });
 
+    describe("forkAll", () => {
+      async function parentOf3(): Promise<void> {
+        await appendAll(j, "s-parent", [inputEvent("a"), outputEvent("b"), endEvent()]);
+      }
+      const meta = (uid: string) => ({ uid, project: "default", harness: "echo" });
+
+      it("forkAllCreatesEveryChildWithItsCheckpointInOneTransaction", async () => {
+        await parentOf3();
+        const markers = await j.forkAll("s-parent", 3, [
+          { meta: meta("s-a") },
+          { meta: meta("s-b"), checkpointDigest: "sha256:bb" },
+        ]);
+        expect(markers.map((m) => m.seq)).toEqual([4, 4]);
+        for (const uid of ["s-a", "s-b"]) expect(await j.verify(uid)).toMatchObject({ ok: true, records: 4 });
+        expect(await j.latestCheckpoint("s-a")).toBeUndefined();
+        expect(await j.latestCheckpoint("s-b")).toMatchObject({ seq: 4, digest: "sha256:bb" });
+        expect((await j.latestCheckpoint("s-b"))?.contentHash).toBe(markers[1]?.contentHash);
+        expect(await j.recordBytes("s-parent", 3)).toBeGreaterThan(0);
+        expect(await j.recordBytes("s-parent", 3)).toBe(await j.recordBytes("s-a", 3));
+        expect(await j.recordBytes("s-parent", 1)).toBeLessThan(await j.recordBytes("s-parent", 3));
+        expect(await j.recordBytes("s-missing", 3)).toBe(0);
+      });
+
+      it("forkAllIsAllOrNothing: a child that cannot be created part-way leaves no child behind", async () => {
+        await parentOf3();
+        await j.createSession(meta("s-taken"));
+        const children = ["s-c1", "s-c2", "s-taken", "s-c4"].map((uid) => ({ meta: meta(uid) }));
+        await expectHostError(j.forkAll("s-parent", 3, children), ErrorCode.AlreadyExists);
+        for (const uid of ["s-c1", "s-c2", "s-c4"]) expect(await j.getSession(uid)).toBeUndefined();
+        expect(await j.head("s-taken")).toEqual({ seq: 0, hash: "" });
+        await expectHostError(j.forkAll("s-parent", 9, [{ meta: meta("s-c9") }]), ErrorCode.InvalidArgument);
+        expect(await j.getSession("s-c9")).toBeUndefined();
+      });
+    });
+
     describe("compute state", () => {
       it("follows the projection: approvals hold, SUSPEND/FORK cool, RESUME and turn events warm", async () => {
         await j.createSession({ uid: "s-cs", project: "default", harness: "echo" });

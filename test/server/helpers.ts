@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { textMessage } from "../../src/controller/events.js";
+import type { HostConfigInput } from "../../src/host/config.js";
 import { Host, type HostOverrides } from "../../src/host/host.js";
 import { ModelInterruptedError, type ModelProvider } from "../../src/model/types.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
@@ -33,6 +34,8 @@ export interface FixtureOptions {
   readonly overrides?: HostOverrides;
   /** Metadata every client call carries. */
   readonly clientMetadata?: Readonly<Record<string, string>>;
+  /** Host config beyond the fixture's data dir (limits, harnesses). */
+  readonly config?: Omit<HostConfigInput, "dataDir">;
 }
 
 export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> {
@@ -41,7 +44,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
   const logger = pino({ level: "debug" }, { write: (line: string) => void logs.push(line) });
   const dial: DialOptions = opts.clientMetadata ? { metadata: opts.clientMetadata } : {};
   const boot = async (): Promise<Pick<Fixture, "host" | "server" | "sessions" | "registry">> => {
-    const host = await Host.open({ dataDir: dir, nodeIdleMs: 0 }, opts.overrides ?? {});
+    const host = await Host.open({ nodeIdleMs: 0, ...opts.config, dataDir: dir }, opts.overrides ?? {});
     const server = await startServer(host, {
       addr: "127.0.0.1:0",
       registryAddr: "127.0.0.1:0",

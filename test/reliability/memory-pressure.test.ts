@@ -1,0 +1,103 @@
+// Memory bounded by bytes (issue 24, finding 1): hundreds of large Execs (a new echo session each)
+// against a real `harnesshost serve` leave its resident memory flat — the caches hold at most their
+// byte budgets, whatever the number of sessions. The assertion is a memory budget, never a time.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { createClient } from "../../src/wire/index.js";
+import { drain, userInput, type SessionsClient } from "../server/helpers.js";
+import { healthServing } from "../security/hostile-helpers.js";
+
+const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
+const MiB = 1024 * 1024;
+/** The caches' budgets for this host (each), and the growth the test allows over a warmed-up host. */
+const CACHE_BUDGET = 16 * MiB;
+const RSS_GROWTH_BUDGET = 96 * MiB;
+const INPUT_BYTES = 512 * 1024;
+const WARMUP = 40;
+const REQUESTS = 240;
+
+let dir = "";
+let proc: ChildProcess | undefined;
+let exited: Promise<number | null> = Promise.resolve(null);
+let client: SessionsClient;
+let addr = "";
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? 0) * 1024;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "hh-mempressure-"));
+  proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      "serve",
+      "--data",
+      join(dir, "data"),
+      "--addr",
+      "127.0.0.1:0",
+      "--registry-addr",
+      "127.0.0.1:0",
+      "--limit",
+      `historyCacheBytes=${CACHE_BUDGET}`,
+      "--limit",
+      `recordCacheBytes=${CACHE_BUDGET}`,
+      "--log-level",
+      "warn",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  exited = new Promise((res) => proc?.once("exit", (code) => res(code)));
+  let stderr = "";
+  addr = await new Promise<string>((res, rej) => {
+    proc?.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+      const m = /harnesshost listening addr=(\S+)/.exec(stderr);
+      if (m) res(m[1] ?? "");
+    });
+    void exited.then((code) => rej(new Error(`serve exited (${code}) before listening:\n${stderr}`)));
+  });
+  client = createClient(Sessions, addr);
+}, 120_000);
+
+afterAll(async () => {
+  client?.close();
+  if (proc && proc.exitCode === null) {
+    proc.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("memory pressure", () => {
+  it("rssStaysFlatOverHundredsOfLargeExecs (finding 1)", async () => {
+    const pid = proc?.pid ?? 0;
+    const text = "m".repeat(INPUT_BYTES);
+    const exec = async (): Promise<void> => {
+      const { error } = await drain(client.exec({ inputs: [userInput(text)] }));
+      expect(error).toBeUndefined();
+    };
+    for (let i = 0; i < WARMUP; i++) await exec();
+    const warm = rssBytes(pid);
+    let peak = warm;
+    for (let i = WARMUP; i < REQUESTS; i++) {
+      await exec();
+      peak = Math.max(peak, rssBytes(pid));
+    }
+    const growth = peak - warm;
+    console.info(
+      `memory pressure: RSS ${Math.round(warm / MiB)} MiB after ${WARMUP} Execs, peak ${Math.round(peak / MiB)} MiB over ${REQUESTS}`,
+    );
+    // Old code kept every session's history and records (~2 × 512 KiB each): ~200 MiB over 200 Execs.
+    expect(growth, `RSS ${Math.round(warm / MiB)} MiB after warm-up, peak ${Math.round(peak / MiB)} MiB`).toBeLessThan(
+      RSS_GROWTH_BUDGET,
+    );
+    await healthServing(addr);
+  }, 600_000);
+});
