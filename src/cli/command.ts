@@ -27,6 +27,13 @@ export interface Command {
 /** Raised for bad command-line input; exits 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+  /** @param showUsage false for a refusal whose one line says everything (no usage line after it). */
+  constructor(
+    message: string,
+    readonly showUsage = true,
+  ) {
+    super(message);
+  }
 }
 
 /** Flags shared by every command that reads or writes sessions. */

@@ -61,7 +61,11 @@ export async function main(
     return await command.run({ ...io, values, positionals: parsed.positionals, api: () => openApi(values) });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`harnesshost ${name}: ${err.message}\nusage: harnesshost ${command.usage}`);
+      io.err(
+        err.showUsage
+          ? `harnesshost ${name}: ${err.message}\nusage: harnesshost ${command.usage}`
+          : `harnesshost ${name}: ${err.message}`,
+      );
       return 2;
     }
     io.err(`harnesshost: ${await messageOf(err)}`);

@@ -2,6 +2,7 @@
 // lifecycle events carry no execution id; every turn event carries its turn's execution id.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { redactSecrets } from "../errors/index.js";
 import {
   EventKind,
   EventSchema,
@@ -67,7 +68,10 @@ export const ev = {
     return hostEvent(EventKind.EVENT_END, executionId, { case: "end", value: { state: "COMPLETED" } });
   },
   error(executionId: string, code: number, description: string): Event {
-    return hostEvent(EventKind.EVENT_ERROR, executionId, { case: "error", value: { code, description } });
+    return hostEvent(EventKind.EVENT_ERROR, executionId, {
+      case: "error",
+      value: { code, description: redactSecrets(description) },
+    });
   },
   lifecycle(
     kind: Lifecycle_Kind,

@@ -40,6 +40,8 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+export { redactSecrets, registerSecret } from "./redact.js";
+
 /** The error type every harnesshost module throws for expected failures. */
 export class HostError extends Error {
   override readonly name = "HostError";

@@ -126,8 +126,8 @@ export const LIMIT_TABLE = {
     default: 8 * MiB,
     unit: "bytes",
     scope: "memory",
-    what: "Encoded bytes of Exec updates queued for one client that is not reading; past it the stream is ended RESOURCE_EXHAUSTED (the turn itself goes on and stays in the journal).",
-    why: "A client that never reads must not make the host hold its whole turn in memory; 8 MiB is many turns of output for a reader that is merely slow.",
+    what: "Encoded bytes of Exec updates waiting for one client that is not reading fast enough; past it they are dropped and the stream ends RESOURCE_EXHAUSTED when the client reads again (the turn goes on, commits, and Replay returns its records).",
+    why: "A client that never reads must not make the host hold its turn in memory or wedge its session; 8 MiB is above what an ordinary turn streams at once, and the server writes one message at a time, so this is most of what a stalled client can hold.",
     min: 64 * KiB,
   },
   logFieldChars: {

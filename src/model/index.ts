@@ -1,6 +1,6 @@
 // Model providers behind the host (SPEC §5). Invariant: a `--model` flag resolves to exactly one
 // provider — "echo" or an http(s) base URL — and anything else is refused as a bad argument.
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, registerSecret } from "../errors/index.js";
 import { echoModel } from "./echo.js";
 import { openAICompatible } from "./openai.js";
 import type { ModelProvider } from "./types.js";
@@ -40,6 +40,7 @@ export function modelFromFlag(flag: string, opts: ModelFlagOptions = {}): ModelP
   if (/^https?:\/\//i.test(flag)) {
     const env = opts.apiKeyEnv ?? process.env;
     const apiKey = env["MODEL_API_KEY"] || env["OPENAI_API_KEY"] || undefined;
+    if (apiKey !== undefined) registerSecret(apiKey);
     return openAICompatible({
       baseUrl: flag,
       ...(opts.modelName !== undefined ? { model: opts.modelName } : {}),

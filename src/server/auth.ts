@@ -3,6 +3,7 @@
 // time taken does not reveal which token matched; the presented token is never logged or echoed.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
+import { registerSecret } from "../errors/index.js";
 
 export interface AuthRefusal {
   readonly code: GrpcStatus.UNAUTHENTICATED | GrpcStatus.PERMISSION_DENIED;
@@ -20,6 +21,7 @@ export class BearerAuth {
     if (tokens.length === 0 || tokens.some((t) => t === ""))
       throw new Error("bearer auth needs at least one non-empty token");
     this.digests = tokens.map(digest);
+    for (const t of tokens) registerSecret(t);
   }
 
   /** undefined when the call may proceed. */

@@ -9,9 +9,14 @@ import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
+import { overLimit } from "../limits/index.js";
+import { eventBytes } from "../placement/event-bytes.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
+
+/** Bytes an update frame adds around its event (seq, hashes, fence, framing), for streamBufferBytes. */
+const RECORD_OVERHEAD = 256;
 
 /** Longest timer Node can arm (ms); a later deadline is left to the caller's own gRPC deadline. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -81,6 +86,25 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
   const timer = armDeadline(deadline, plan.deadlineMs);
   const signal = AbortSignal.any([callSignal, stop.signal, deadline.signal]);
   const updates = new AsyncQueue<ExecUpdate>();
+  // streamBufferBytes: what waits here for a client that is not reading. Past the limit the queue is
+  // dropped and the stream ends RESOURCE_EXHAUSTED once the client reads again; the turn goes on and
+  // commits (the client can Replay it), so a stalled reader neither holds memory nor wedges the session.
+  const limit = host.limits.streamBufferBytes;
+  const sizes: number[] = [];
+  let queued = 0;
+  let cut: HostError | undefined;
+  const offer = (update: ExecUpdate, bytes: number): void => {
+    if (cut !== undefined || updates.closed) return;
+    queued += bytes;
+    if (queued > limit) {
+      cut = overLimit("streamBufferBytes", limit, queued, "Exec updates waiting for a client that is not reading");
+      updates.discard(cut);
+      sizes.length = 0;
+      return;
+    }
+    sizes.push(bytes);
+    updates.offer(update);
+  };
   let lastStreamed = 0;
   let settled = false;
   const turn = host.placer
@@ -94,10 +118,10 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
       observer: {
         onRecord(rec) {
           lastStreamed = Math.max(lastStreamed, rec.seq);
-          updates.offer(recordUpdate(rec));
+          offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
         },
         onDelta(executionId, chunk, done) {
-          updates.offer(deltaUpdate(executionId, chunk, done));
+          offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
         },
       },
       signal,
@@ -106,7 +130,9 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
       async (result) => {
         settled = true; // the turn is over: closing the stream from here on must not abort anything
         // The journal stays authoritative: anything the observer did not report is sent now.
-        for (const rec of result.records) if (rec.seq > lastStreamed) updates.offer(recordUpdate(rec));
+        for (const rec of result.records) {
+          if (rec.seq > lastStreamed) offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
+        }
         try {
           if (result.parked)
             updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(info.uid))));
@@ -129,11 +155,16 @@ export async function* execUpdates(host: Host, req: ExecRequest, callSignal: Abo
       clearTimeout(timer);
     });
   try {
-    for await (const update of updates) yield update;
+    for await (const update of updates) {
+      queued -= sizes.shift() ?? 0;
+      yield update;
+    }
   } finally {
-    if (!settled) stop.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
+    if (!settled && cut === undefined)
+      stop.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
     await turn;
   }
+  if (cut !== undefined) throw cut;
 }
 
 function armDeadline(controller: AbortController, deadlineMs: number | undefined): NodeJS.Timeout | undefined {

@@ -1,6 +1,8 @@
-// Where the two listeners may bind. Invariants: the operator registry listens only on a literal
-// loopback IP (127.0.0.0/8 or ::1) unless TLS and a bearer token are both configured; the Sessions
-// and registry listeners never share a port; both are checked before anything is opened.
+// Where the listeners may bind. Invariants: the operator registry listens only on a literal loopback
+// IP (127.0.0.0/8 or ::1), and the Sessions listener only on a literal loopback IP or a unix socket,
+// unless TLS and a bearer token are both configured; the Sessions and registry listeners never share
+// a port; all of it is checked before anything is opened. (The host has no HTTP listener; one added
+// later goes through this same check.)
 import { isIP } from "node:net";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, type Address } from "../wire/index.js";
@@ -35,5 +37,10 @@ export function checkListenAddresses(
   const samePath = sessions.kind === "unix" && registry.kind === "unix" && sessions.path === registry.path;
   if (samePort || samePath)
     throw refuse(`the Sessions listener (${addr}) and the registry listener (${registryAddr}) must not share a port`);
+  if (!secured && sessions.kind === "tcp" && !isLoopbackLiteral(sessions.host)) {
+    throw refuse(
+      `--addr ${JSON.stringify(addr)} must be a literal loopback IP and port (127.0.0.1:PORT or [::1]:PORT) or a unix socket unless both TLS (--tls-cert, --tls-key) and a bearer token (--token-file) are configured`,
+    );
+  }
   return { sessions, registry };
 }

@@ -1,6 +1,8 @@
 // Typed grpc-js server handlers over protobuf-es services. Invariant: every RPC ends with exactly one
-// status (a HostError's mapped status, INTERNAL for anything else, OK otherwise), writes respect
-// backpressure, and a handler's AbortSignal fires when the client cancels or its deadline passes.
+// status (a HostError's mapped status, INTERNAL for anything else, OK otherwise), a streaming response
+// has at most one message in flight to its client (the next is written once the previous one left for
+// the socket, so a client that stops reading holds one message of host memory, not a buffer of them),
+// and a handler's AbortSignal fires when the client cancels or its deadline passes.
 import { lstatSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { Metadata, ServerCredentials } from "@grpc/grpc-js";
@@ -200,7 +202,7 @@ async function writeAll(
   try {
     for await (const res of responses()) {
       if (ctx.signal.aborted) return;
-      await writeWithBackpressure(call, res);
+      await writeFlushed(call, res);
     }
     if (ctx.signal.aborted) return;
     finished();
@@ -211,6 +213,23 @@ async function writeAll(
     // grpc-js turns an 'error' event on a server stream into the call's status.
     call.emit("error", statusOfError(err, ctx.trailers));
   }
+}
+
+/**
+ * Writes one message and resolves once it has been handed on (its write callback ran): the server's
+ * streams never buffer more than the message in flight.
+ */
+function writeFlushed(stream: Writable, value: unknown): Promise<void> {
+  if (stream.destroyed) return Promise.reject(new HostError(ErrorCode.Cancelled, "stream closed"));
+  return new Promise((resolve, reject) => {
+    const onClose = (): void => reject(new HostError(ErrorCode.Cancelled, "stream closed"));
+    stream.once("close", onClose);
+    stream.write(value, (err) => {
+      stream.off("close", onClose);
+      if (err) reject(new HostError(ErrorCode.Cancelled, "stream closed", { cause: err }));
+      else resolve();
+    });
+  });
 }
 
 /** Writes one message; waits for 'drain' when the stream's buffer is full. */

@@ -3,7 +3,7 @@
 // that keeps the original status number, details and trailers.
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
-import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf } from "../errors/index.js";
+import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf, redactSecrets } from "../errors/index.js";
 
 /** A failed RPC as seen by a client. */
 export class RpcError extends HostError {
@@ -35,7 +35,9 @@ export interface ServerStatus {
  */
 export const MAX_STATUS_DETAILS = 2048;
 
-function boundedDetails(details: string): string {
+/** Details as sent: secrets redacted (src/errors/redact.ts), then cut to MAX_STATUS_DETAILS. */
+function boundedDetails(text: string): string {
+  const details = redactSecrets(text);
   return details.length <= MAX_STATUS_DETAILS ? details : `${details.slice(0, MAX_STATUS_DETAILS)}… (truncated)`;
 }
 

@@ -189,6 +189,20 @@ describe("TLS and bearer tokens on serve", () => {
   });
 });
 
+describe("sessions listener policy on serve (finding 3)", () => {
+  it("serveRefusesANonLoopbackSessionsPortWithoutTlsAndATokenInOneLine", () => {
+    for (const extra of [[], ["--token-file", tokenFile], ["--tls-cert", cert, "--tls-key", key]]) {
+      const r = refusedServe("--addr", "0.0.0.0:0", "--registry-addr", "127.0.0.1:0", ...extra);
+      expect(r.status, r.stderr).toBe(2);
+      const lines = r.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /--addr "0\.0\.0\.0:0" must be a literal loopback IP .* unless both TLS .* and a bearer token/,
+      );
+    }
+  }, 180_000);
+});
+
 describe("registry listener policy on serve", () => {
   it("refuses a non-loopback registry without TLS and a token, and with only one of them", () => {
     for (const extra of [[], ["--token-file", tokenFile], ["--tls-cert", cert, "--tls-key", key]]) {

@@ -187,6 +187,15 @@ describe("listener policy", () => {
     expect(() => checkListenAddresses("0.0.0.0:7233", "127.0.0.1:7233", false)).toThrow(/share a port/);
   });
 
+  it("sessionsListenerOffLoopbackRequiresTlsAndAToken (finding 3)", () => {
+    for (const bad of ["0.0.0.0:7233", "10.1.2.3:7233", "localhost:7233", "[::]:7233"]) {
+      expect(() => checkListenAddresses(bad, "127.0.0.1:7234", false)).toThrow(/--addr .* loopback .* TLS/);
+      expect(() => checkListenAddresses(bad, "127.0.0.1:7234", true)).not.toThrow();
+    }
+    for (const good of ["127.0.0.1:0", "[::1]:7233", "unix:///tmp/sessions.sock"])
+      expect(() => checkListenAddresses(good, "127.0.0.1:7234", false)).not.toThrow();
+  });
+
   it("startServer refuses a bad registry address", async () => {
     const f = (fx = await startFixture());
     const logger = { debug() {}, info() {}, warn() {}, error() {} };

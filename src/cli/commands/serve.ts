@@ -150,7 +150,7 @@ export const serveCommand: Command = {
     try {
       checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0);
     } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
+      throw new UsageError(err instanceof Error ? err.message : String(err), false);
     }
     const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
     const host = await Host.open(config, { logger });

@@ -1,0 +1,115 @@
+// Stalled readers (issue 24, finding 8): a client that sends an Exec and never reads its stream holds
+// at most streamBufferBytes of host memory; past it its updates are dropped, the turn goes on and
+// frees the session, and the stream ends RESOURCE_EXHAUSTED naming the limit (seen by the client once
+// it reads). Raw HTTP/2 clients on loopback, bounded in count and by polls with deadlines.
+import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { ExecRequestSchema } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
+import { allJournalsVerify, healthServing } from "./hostile-helpers.js";
+
+const KiB = 1024;
+const BUFFER = 64 * KiB;
+let f: Fixture;
+beforeAll(async () => {
+  f = await startFixture({ config: { limits: { streamBufferBytes: BUFFER } } });
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+interface Stalled {
+  readonly session: ClientHttp2Session;
+  readonly stream: ClientHttp2Stream;
+  /** Reads the rest of the stream; resolves to its grpc-status and grpc-message. */
+  readToEnd(): Promise<{ code: number; message: string }>;
+}
+
+/** Sends one Exec over raw HTTP/2 and does not read the response. */
+function stalledExec(addr: string, session: string, text: string): Stalled {
+  const h2 = connect(`http://${addr}`);
+  h2.on("error", () => undefined);
+  const body = toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] }));
+  const frame = Buffer.alloc(5 + body.byteLength);
+  frame.writeUInt32BE(body.byteLength, 1);
+  frame.set(body, 5);
+  const stream = h2.request({
+    ":method": "POST",
+    ":path": "/agentsessions.v1.Sessions/Exec",
+    "content-type": "application/grpc",
+    te: "trailers",
+  });
+  stream.on("error", () => undefined);
+  stream.end(frame);
+  const trailers = new Promise<{ code: number; message: string }>((resolve) => {
+    stream.on("trailers", (t) =>
+      resolve({ code: Number(t["grpc-status"]), message: decodeURIComponent(String(t["grpc-message"] ?? "")) }),
+    );
+  });
+  return {
+    session: h2,
+    stream,
+    async readToEnd() {
+      stream.resume();
+      const result = await trailers;
+      h2.close();
+      return result;
+    },
+  };
+}
+
+/** Polls (bounded) until an Exec on `session` is accepted again, i.e. the stalled turn let go of it. */
+async function untilSessionFree(session: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const { error } = await drain(f.sessions.exec({ session, inputs: [userInput("again")] }));
+    if (error === undefined) return;
+    if (error.grpcCode !== status.ABORTED) throw error;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`session ${session} stayed busy`);
+}
+
+describe("stalled readers", () => {
+  it("aClientThatNeverReadsIsCutOffWithResourceExhaustedAndTheSessionIsFreed (finding 8)", async () => {
+    const s = await f.sessions.createSession({ session: { harness: "echo" } });
+    const uid = s.metadata?.uid ?? "";
+    const stalled = stalledExec(f.server.addr, uid, "z".repeat(200 * KiB));
+    await untilSessionFree(uid);
+    await healthServing(f.server.addr);
+    const end = await stalled.readToEnd();
+    expect(end.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(end.message).toContain("streamBufferBytes");
+    expect((await f.host.journal.verify(uid)).ok).toBe(true);
+  });
+
+  it("manyStalledClientsAreEachCutOffAndTheHostKeepsAnswering (finding 8)", async () => {
+    const clients: { uid: string; stalled: Stalled }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const s = await f.sessions.createSession({ session: { harness: "echo" } });
+      const uid = s.metadata?.uid ?? "";
+      clients.push({ uid, stalled: stalledExec(f.server.addr, uid, "q".repeat(200 * KiB)) });
+    }
+    for (const c of clients) await untilSessionFree(c.uid);
+    await healthServing(f.server.addr);
+    for (const c of clients) expect((await c.stalled.readToEnd()).code).toBe(status.RESOURCE_EXHAUSTED);
+    await allJournalsVerify(f.host.journal);
+  });
+
+  it("a client that reads gets every record of a turn within the buffer", async () => {
+    const { items, error } = await drain(f.sessions.exec({ inputs: [userInput("r".repeat(8 * KiB))] }));
+    expect(error).toBeUndefined();
+    expect(items.length).toBeGreaterThan(4);
+  });
+
+  it("a turn that outruns its reader by more than the buffer still commits; Replay returns it", async () => {
+    const s = await f.sessions.createSession({ session: { harness: "echo" } });
+    const uid = s.metadata?.uid ?? "";
+    const { error } = await drain(f.sessions.exec({ session: uid, inputs: [userInput("b".repeat(200 * KiB))] }));
+    expect(error?.grpcCode).toBe(status.RESOURCE_EXHAUSTED);
+    const replayed = await drain(f.sessions.replay({ session: uid }));
+    expect(replayed.items.at(-1)?.event?.kind).toBe(EventKind.EVENT_END);
+  });
+});
