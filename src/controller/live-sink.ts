@@ -22,6 +22,7 @@ import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";
 import { callSignal, type SinkGuard } from "./sink-guard.js";
 import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
+import { checkToolPolicy } from "./tool-policy.js";
 import { validateMediatedCall } from "./tools.js";
 import type { TurnContext } from "./turn-context.js";
 
@@ -96,6 +97,7 @@ export class LiveEffects {
   async toolCall(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
     validateMediatedCall(call);
     if (call.mediation === Mediation.REQUIRES_APPROVAL) return this.gate(call, false);
+    checkToolPolicy(this.ctx.deps.toolPolicy, call);
     const executor = this.ctx.deps.tools;
     if (!executor)
       throw new HostError(
@@ -108,6 +110,8 @@ export class LiveEffects {
 
   /** Runs the executor for a recorded intent and records the receipt (also the resume tool cut). */
   async execute(call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+    // A recorded intent re-driven by Resume obeys today's policy too (e.g. one recorded before it).
+    checkToolPolicy(this.ctx.deps.toolPolicy, call);
     const executor = this.ctx.deps.tools;
     if (!executor)
       throw new HostError(

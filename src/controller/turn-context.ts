@@ -5,6 +5,7 @@ import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { EffectBatch } from "../effects/batch.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
+import type { ToolPolicy } from "./tool-policy.js";
 import type { ToolExecutor } from "./tools.js";
 
 export interface TurnObserver {
@@ -23,6 +24,8 @@ export interface ControllerDeps {
   readonly journal: Journal;
   readonly model: ModelProvider;
   readonly tools?: ToolExecutor;
+  /** Which tools may run without approval; without it every mediated call may (tests, embedders). */
+  readonly toolPolicy?: ToolPolicy;
   readonly observer?: TurnObserver;
   readonly modelCalls?: ModelCallCounter;
   /** Effects emitted during the operation: checked before each append, released after it. */

@@ -76,7 +76,9 @@ function asTurnError(err: unknown, signal: AbortSignal): HostError {
     (ABORTING.has(err.code) ||
       err.code === ErrorCode.Diverged ||
       err.code === ErrorCode.InvalidArgument ||
-      err.code === ErrorCode.FailedPrecondition)
+      err.code === ErrorCode.FailedPrecondition ||
+      err.code === ErrorCode.PermissionDenied ||
+      err.code === ErrorCode.ResourceExhausted)
   ) {
     return err;
   }

@@ -36,6 +36,11 @@ export const HostConfig = z.object({
   auditFile: z.string().min(1).optional(),
   /** Project used when a request names none. */
   defaultProject: z.string().default("default"),
+  /**
+   * Tools the host may run for a CONTROLLER_MEDIATED call without an operator's approval (the
+   * operator's policy, never a harness's claim); every other tool needs REQUIRES_APPROVAL. Default none.
+   */
+  toolsWithoutApproval: z.array(z.string().min(1)).default([]),
   /** Overrides of the limits in src/limits/table.ts (docs/operations.md, "Limits"). */
   limits: LimitOverrides.default({}),
 });

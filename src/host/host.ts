@@ -15,6 +15,7 @@ import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import { DemoWriteExecutor } from "../controller/demo-write.js";
+import { toolPolicy } from "../controller/tool-policy.js";
 import { EffectRegistry, type EffectLogger } from "../effects/registry.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
@@ -125,6 +126,7 @@ export class Host {
       effects,
       auditTurns: config.auditFile !== undefined,
       turnMs: limits.turnMs,
+      toolPolicy: toolPolicy(config.toolsWithoutApproval),
     });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools);
   }

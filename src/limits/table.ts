@@ -22,6 +22,8 @@ export interface LimitSpec {
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+/** A snapshot bound below one 1 MiB chunk would refuse every non-trivial actor. */
+const SNAPSHOT_CHUNK_MIN = 1 * MiB;
 
 /**
  * Every limit, keyed by the name used in `serve --limit NAME=VALUE`, in HostConfig.limits and in the
@@ -95,6 +97,51 @@ export const LIMIT_TABLE = {
     what: "Deadline of one snapshot transfer with a node (SnapshotActor, RestoreActor, RestoreActorWhole); past it the call is DEADLINE_EXCEEDED naming this limit — a missed every-turn checkpoint is skipped (the committed turn stands), a Suspend or Resume fails and writes nothing.",
     why: "A snapshot of the largest allowed size crosses loopback in well under a second and a slow link in seconds; 30 s bounds how long a silent node can hold a session after its turn committed.",
     min: 10,
+  },
+  eventBytes: {
+    default: 2 * MiB,
+    unit: "bytes",
+    scope: "node",
+    what: "Largest encoded Event a node may send on a turn's stream; a larger one fails the turn RESOURCE_EXHAUSTED before it is decoded or journaled.",
+    why: "Every journaled record must stay readable by a client with gRPC's default 4 MiB receive limit, wrapped in its LogRecord; 2 MiB still carries a model request of about half a million tokens.",
+    min: 64 * KiB,
+  },
+  turnEvents: {
+    default: 10_000,
+    unit: "count",
+    scope: "node",
+    what: "Events a node may send in one turn; the next one fails the turn RESOURCE_EXHAUSTED before it is journaled.",
+    why: "Each event is a journal record or a host call; an agent turn of hundreds of steps stays far below, while one node turn once made the host store 20,000 records.",
+  },
+  turnBytes: {
+    default: 64 * MiB,
+    unit: "bytes",
+    scope: "node",
+    what: "Encoded bytes of all Events a node sends in one turn; past it the turn fails RESOURCE_EXHAUSTED before the event that crossed it is journaled.",
+    why: "Bounds what one turn adds to the journal and to every later history of a stateless session; 64 MiB is many long model requests.",
+    min: 64 * KiB,
+  },
+  turnModelCalls: {
+    default: 256,
+    unit: "count",
+    scope: "node",
+    what: "Model calls a node may ask for in one turn; the next one fails the turn RESOURCE_EXHAUSTED before it is journaled or sent to the provider.",
+    why: "Each call costs real money at the provider; a tool-using agent turn of a few dozen steps fits many times over.",
+  },
+  turnToolCalls: {
+    default: 1024,
+    unit: "count",
+    scope: "node",
+    what: "Host-executed tool calls (TOOL_CALL, approvals and questions included) a node may make in one turn; the next one fails the turn RESOURCE_EXHAUSTED before it is journaled or run.",
+    why: "Each call is a write-ahead record and an executor run; four times the model-call bound leaves room for parallel calls per step.",
+  },
+  snapshotBytes: {
+    default: 64 * MiB,
+    unit: "bytes",
+    scope: "node",
+    what: "Largest actor snapshot a node may send; a larger SnapshotActor stream is cancelled RESOURCE_EXHAUSTED (a checkpoint is skipped, a Suspend fails and writes nothing).",
+    why: "A snapshot is held whole in host memory while it is hashed and stored, and restored on every resume; 64 MiB is a very large actor state.",
+    min: SNAPSHOT_CHUNK_MIN,
   },
   // ── lifecycle: how long the host lets work run ───────────────────────────────────────────────────
   turnMs: {

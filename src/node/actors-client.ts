@@ -2,7 +2,8 @@
 // trailer's sha256 and size match what arrived (else DATA_LOSS), and restores always send a trailer
 // computed over exactly the bytes sent; every call has a deadline (NodeLimits: nodeCallMs for unary
 // calls, snapshotMs for a snapshot transfer), so a node that never answers cannot hold a caller, and a
-// missed deadline is DEADLINE_EXCEEDED naming the limit.
+// missed deadline is DEADLINE_EXCEEDED naming the limit; a snapshot larger than snapshotBytes is cut
+// off (RESOURCE_EXHAUSTED) as soon as it crosses the bound.
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
@@ -11,6 +12,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError, createClient } from "../wire/index.js";
 import type { CallOptions, MethodsOf, ServiceClient } from "../wire/index.js";
+import { overLimit } from "../limits/index.js";
 import { DEFAULT_NODE_LIMITS, type NodeLimits, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
 
 /** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
@@ -20,7 +22,7 @@ export interface ActorsClientOptions {
   readonly address: string;
   readonly metadata?: Readonly<Record<string, string>>;
   /** Call deadlines; default DEFAULT_NODE_LIMITS. */
-  readonly limits?: Pick<NodeLimits, "nodeCallMs" | "snapshotMs">;
+  readonly limits?: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
 }
 
 type DeadlineLimit = "nodeCallMs" | "snapshotMs";
@@ -55,7 +57,7 @@ export class ActorsClient {
   readonly #client: ServiceClient<MethodsOf<typeof Actors>>;
   /** Set by the node's NodeInfo answer (and cleared if the node ever answers UNIMPLEMENTED to it). */
   #wholeRestore = false;
-  readonly #limits: Pick<NodeLimits, DeadlineLimit>;
+  readonly #limits: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
 
   constructor(opts: ActorsClientOptions) {
     this.address = opts.address;
@@ -83,9 +85,18 @@ export class ActorsClient {
       if (trailer !== undefined) throw dataLoss(`snapshot of ${session}: data after the trailer`);
       switch (msg.chunk.case) {
         case "data":
+          size += msg.chunk.value.length;
+          if (size > this.#limits.snapshotBytes) {
+            // Leaving the loop cancels the stream: nothing more of it is received.
+            throw overLimit(
+              "snapshotBytes",
+              this.#limits.snapshotBytes,
+              size,
+              `snapshot of ${session} from ${this.address}`,
+            );
+          }
           chunks.push(msg.chunk.value);
           hash.update(msg.chunk.value);
-          size += msg.chunk.value.length;
           break;
         case "trailer":
           trailer = msg.chunk.value;

@@ -31,6 +31,10 @@ export const END_CLOSE_WAIT_MS = 1000;
  * every turn. Defaults, units and reasons are rows of the limits table (src/limits/table.ts); a Host
  * passes its configured values.
  */
-export type NodeLimits = Pick<Limits, "nodeCallMs" | "snapshotMs" | "turnMs">;
+export type NodeLimits = Pick<Limits, "nodeCallMs" | "snapshotMs" | "turnMs" | "snapshotBytes" | TurnLimitName>;
+
+/** What one turn of a node may make the host do (checked by RemoteHarness before anything is journaled). */
+export type TurnLimitName = "eventBytes" | "turnEvents" | "turnBytes" | "turnModelCalls" | "turnToolCalls";
+export type TurnLimits = Pick<Limits, TurnLimitName>;
 
 export const DEFAULT_NODE_LIMITS: NodeLimits = DEFAULT_LIMITS;

@@ -8,6 +8,9 @@
 // ApprovalParkedError) so the controller parks the turn.
 // With a node that negotiated incremental history (docs/protocol.md §8.8) a Start carries only the
 // events past what the node confirmed it holds; the host believes that only after a completed turn.
+// What one turn of a node may make the host do is bounded (TurnLimits: event size, events, bytes, model
+// and tool calls): an event past a bound fails the turn RESOURCE_EXHAUSTED naming the limit before the
+// host journals or acts on it.
 import { randomBytes } from "node:crypto";
 import { create, equals } from "@bufbuild/protobuf";
 import type { Client } from "@grpc/grpc-js";
@@ -23,7 +26,8 @@ import { decisionOf, isApprovalParked, type ApprovalParkedError } from "../contr
 import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { HISTORY_BASE_HEADER, HISTORY_HELD_HEADER, HISTORY_TOKEN_HEADER, isStaleHistory } from "./history-headers.js";
-import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, HARNESS_MAX_RECEIVE_BYTES } from "./limits.js";
+import { overLimit } from "../limits/index.js";
+import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, type TurnLimits } from "./limits.js";
 
 export interface RemoteHarnessOptions {
   /** The node's address (see parseAddress). */
@@ -44,6 +48,8 @@ export interface RemoteHarnessOptions {
    * read at every turn. Default false: every Start carries the full history, as to a reference node.
    */
   readonly incrementalHistory?: boolean | (() => boolean);
+  /** What one turn may make the host do; default DEFAULT_NODE_LIMITS. */
+  readonly limits?: TurnLimits;
 }
 
 /** History sent by one RemoteHarness's Start frames (diagnostics and tests). */
@@ -88,9 +94,48 @@ export class RemoteTurnError extends HostError {
   }
 }
 
-/** A connection suitable for RemoteHarness (raised receive limit: Start.history can be large). */
-export function dialHarness(address: string): Client {
-  return dial(address, { channelOptions: { "grpc.max_receive_message_length": HARNESS_MAX_RECEIVE_BYTES } });
+/**
+ * A connection suitable for RemoteHarness. The host only receives Events (and descriptors) on it, so its
+ * receive limit is the largest Event a node may send (limit eventBytes): a larger frame is refused by
+ * the transport before it is buffered whole.
+ */
+export function dialHarness(address: string, eventBytes: number = DEFAULT_NODE_LIMITS.eventBytes): Client {
+  return dial(address, { channelOptions: { "grpc.max_receive_message_length": eventBytes } });
+}
+
+/** What one turn received so far, checked against TurnLimits as each event arrives. */
+class TurnBudget {
+  events = 0;
+  bytes = 0;
+  modelCalls = 0;
+  toolCalls = 0;
+  constructor(
+    private readonly limits: TurnLimits,
+    private readonly address: string,
+  ) {}
+
+  /** Counts the event (whose encoded size was `bytes`); RESOURCE_EXHAUSTED when it crosses a limit. */
+  admit(event: Event, bytes: number): void {
+    const l = this.limits;
+    const from = `harness node at ${this.address}`;
+    this.events += 1;
+    this.bytes += bytes;
+    if (this.events > l.turnEvents)
+      throw overLimit("turnEvents", l.turnEvents, this.events, `events of one turn from ${from}`);
+    if (this.bytes > l.turnBytes)
+      throw overLimit("turnBytes", l.turnBytes, this.bytes, `bytes of one turn from ${from}`);
+    if (event.kind === EventKind.EVENT_MODEL_CALL && ++this.modelCalls > l.turnModelCalls)
+      throw overLimit("turnModelCalls", l.turnModelCalls, this.modelCalls, `model calls of one turn from ${from}`);
+    if (event.kind === EventKind.EVENT_TOOL_CALL && ++this.toolCalls > l.turnToolCalls)
+      throw overLimit("turnToolCalls", l.turnToolCalls, this.toolCalls, `tool calls of one turn from ${from}`);
+  }
+}
+
+/** grpc-js's refusal of a frame above the channel's receive limit: "… larger than max (N vs. M)". */
+function oversizedFrame(err: RpcError): number | undefined {
+  if (err.grpcCode !== GrpcStatus.RESOURCE_EXHAUSTED) return undefined;
+  const m = /larger than max \((\d+) vs\.? (\d+)\)/.exec(err.details);
+  return m ? Number(m[1]) : undefined;
 }
 
 type HarnessClient = ServiceClient<MethodsOf<typeof HarnessService>>;
@@ -116,6 +161,7 @@ export class RemoteHarness implements Harness {
   readonly #client: HarnessClient;
   readonly #describeTimeoutMs: number;
   readonly #incremental: () => boolean;
+  readonly #limits: TurnLimits;
   /** Set only by a completed turn whose node confirmed the hold; cleared when any turn starts. */
   #held: HeldHistory | undefined;
   readonly #stats = { starts: 0, tails: 0, eventsSent: 0, resends: 0 };
@@ -126,8 +172,9 @@ export class RemoteHarness implements Harness {
     this.#describeTimeoutMs = opts.describeTimeoutMs ?? DEFAULT_NODE_LIMITS.nodeCallMs;
     const incremental = opts.incrementalHistory ?? false;
     this.#incremental = typeof incremental === "function" ? incremental : () => incremental;
+    this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
     this.#ownsConnection = opts.connection === undefined;
-    this.#connection = opts.connection ?? dialHarness(opts.address);
+    this.#connection = opts.connection ?? dialHarness(opts.address, this.#limits.eventBytes);
     this.#client = createClient(HarnessService, this.#connection, {
       ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
     });
@@ -193,8 +240,12 @@ export class RemoteHarness implements Harness {
     signal: AbortSignal,
   ): Promise<HeldHistory | undefined | "stale"> {
     let heldHeader: string | undefined;
+    const budget = new TurnBudget(this.#limits, this.address);
+    // Encoded sizes of the frames received and not yet taken, in arrival order (the call buffers ahead).
+    const frameBytes: number[] = [];
     const call: ConnectCall = this.#client.connect({
       signal,
+      onResponseBytes: (n) => void frameBytes.push(n),
       ...(plan.metadata !== undefined
         ? {
             metadata: plan.metadata,
@@ -226,6 +277,7 @@ export class RemoteHarness implements Harness {
         if (next.done === true) throw new HostError(ErrorCode.Internal, "harness stream closed without END");
         received += 1;
         const event = next.value;
+        budget.admit(event, frameBytes.shift() ?? 0);
         if (event.executionId !== start.executionId) {
           throw new HostError(ErrorCode.Internal, `event execution_id mismatch: ${JSON.stringify(event.executionId)}`);
         }
@@ -467,6 +519,11 @@ export class RemoteHarness implements Harness {
   #lost(err: unknown, signal: AbortSignal): HostError {
     if (signal.aborted) return abortError(signal);
     if (err instanceof RpcError) {
+      const oversized = oversizedFrame(err);
+      if (oversized !== undefined) {
+        const limit = this.#limits.eventBytes;
+        return overLimit("eventBytes", limit, oversized, `an event from harness node at ${this.address}`);
+      }
       if (err.grpcCode === GrpcStatus.ABORTED) {
         return new HostError(ErrorCode.SessionBusy, `harness node refused the turn: ${err.details}`, { cause: err });
       }

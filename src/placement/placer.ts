@@ -204,11 +204,12 @@ export class Placer {
   }
 
   private controller(observer?: TurnObserver, waits: Pick<ControllerDeps, "effects" | "parking"> = {}): ControllerDeps {
-    const { journal, model, tools, modelCalls } = this.deps;
+    const { journal, model, tools, toolPolicy, modelCalls } = this.deps;
     return {
       journal,
       model,
       ...(tools ? { tools } : {}),
+      ...(toolPolicy ? { toolPolicy } : {}),
       ...(modelCalls ? { modelCalls } : {}),
       ...(observer ? { observer } : {}),
       ...waits,

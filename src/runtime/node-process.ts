@@ -43,7 +43,7 @@ export class NodeProcess {
     limits: NodeLimits,
   ) {
     this.actors = new ActorsClient({ address, limits });
-    this.connection = dialHarness(address);
+    this.connection = dialHarness(address, limits.eventBytes);
     child.once("exit", () => {
       this.exited = true;
       this.actors.close();

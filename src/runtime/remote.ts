@@ -45,7 +45,7 @@ export class RemoteRuntime implements Runtime {
     private readonly limits: NodeLimits = DEFAULT_NODE_LIMITS,
   ) {
     parseAddress(address);
-    this.connection = dialHarness(address);
+    this.connection = dialHarness(address, limits.eventBytes);
     this.actors = new ActorsClient({ address, limits });
     this.describer = new RemoteHarness({
       address,
@@ -96,6 +96,7 @@ export class RemoteRuntime implements Runtime {
       session,
       connection: this.connection,
       describeTimeoutMs: this.limits.nodeCallMs,
+      limits: this.limits,
       incrementalHistory: () => this.incremental,
     });
   }

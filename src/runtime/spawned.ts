@@ -135,6 +135,7 @@ export class SpawnedRuntime implements Runtime {
       session,
       connection: node.connection,
       incrementalHistory: node.incrementalHistory,
+      limits: this.opts.limits ?? DEFAULT_NODE_LIMITS,
     });
   }
 

@@ -31,6 +31,8 @@ export interface CallOptions {
   readonly onHeader?: (metadata: Metadata) => void;
   /** Trailing metadata, with the final status. */
   readonly onTrailer?: (metadata: Metadata) => void;
+  /** The encoded size of each response message, as it arrives (before it is decoded). */
+  readonly onResponseBytes?: (bytes: number) => void;
 }
 
 export interface BidiCall<Req, Res> extends AsyncIterable<Res> {
@@ -126,7 +128,10 @@ function setup(method: DescMethod, base: Readonly<Record<string, string>>, optio
   return {
     path: methodPath(method),
     serialize: (value) => encodeMessage(method.input, value),
-    deserialize: (bytes) => decodeMessage(method.output, bytes),
+    deserialize: (bytes) => {
+      options.onResponseBytes?.(bytes.length);
+      return decodeMessage(method.output, bytes);
+    },
     metadata,
     grpcOptions,
   };

@@ -3,17 +3,33 @@
 // Each case asserts the status the caller gets, that the session is not left busy, that other sessions
 // on the same node still run, and that every journal still verifies. Bounded: every deadline here is a
 // configured limit of a few hundred ms, every node listens on a unix socket in a temp directory.
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { builtinHarnesses } from "../../harnesses/index.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
 import type { LimitOverrides } from "../../src/limits/index.js";
 import { CounterAgent } from "../../harnesses/counteragent/index.js";
+import { DEMO_WRITE_TOOL, readDemoWrites } from "../../src/controller/demo-write.js";
 import { projectExecutions } from "../../src/controller/projection.js";
+import { EventKind, Mediation, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
+import type { HostConfigInput } from "../../src/host/config.js";
 import { HostError } from "../../src/errors/index.js";
 import type { EventSink, StartInfo } from "../../src/sdk/types.js";
 import { type EvilNode, serveEvilNode, silentStream, untilCancelled } from "../fixtures/evil-node.js";
-import { closeAll, expectChainVerifies, openTestHost, rejectsWithCode, signal, turn } from "../tiers/helpers.js";
+import { ScriptedHarness } from "../node/fixtures.js";
+import {
+  CountingModel,
+  closeAll,
+  expectChainVerifies,
+  openTestHost,
+  rejectsWithCode,
+  signal,
+  turn,
+} from "../tiers/helpers.js";
 
 const counter = builtinHarnesses["counter"]!;
 const nodes: EvilNode[] = [];
@@ -90,5 +106,193 @@ describe("a node whose turn never ends", () => {
     expect(await turn(host, b)).toEqual(["1"]);
     expect(await turn(host, a)).toEqual(["2"]);
     await expectChainVerifies(host, b);
+  });
+});
+
+/**
+ * A stateless harness that does what its input says, as much as it is told to: `events N` (N small
+ * outputs), `big N [K]` (K outputs of N bytes, default one), `models N` (N model calls), `tools N` (N unattended calls of
+ * tool `noop`), `write` (demo.write unattended), `unknown` (an unattended call of a tool nobody runs).
+ */
+class GreedyHarness {
+  describe() {
+    return create(HarnessDescriptorSchema, {
+      id: "greedy",
+      version: "1",
+      capabilities: { resumability: Resumability.STATELESS_REPLAY },
+    });
+  }
+  async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
+    const part = start.inputs[0]?.parts[0]?.part;
+    const [command = "", arg = "0", times = "1"] = (part?.case === "text" ? part.value.text : "").split(" ");
+    const n = Number(arg);
+    const unattended = (tool: string, i: number) =>
+      sink.toolCall(
+        create(ToolCallSchema, {
+          id: `c${i}`,
+          tool,
+          mediation: Mediation.CONTROLLER_MEDIATED,
+          idempotencyKey: `${start.executionId}/c${i}`,
+          args: { text: "x" },
+        }),
+        signal,
+      );
+    switch (command) {
+      case "events":
+        for (let i = 0; i < n; i++) await sink.output(`e${i}`, signal);
+        return;
+      case "big":
+        for (let i = 0; i < Number(times); i++) await sink.output("x".repeat(n), signal);
+        return;
+      case "models":
+        for (let i = 0; i < n; i++) await sink.model({ model: "m", messages: start.inputs }, signal);
+        return;
+      case "tools":
+        for (let i = 0; i < n; i++) await unattended("noop", i);
+        return;
+      case "write":
+        await unattended(DEMO_WRITE_TOOL, 0);
+        return;
+      case "unknown":
+        await unattended("no.such.tool", 0);
+        return;
+      default:
+        await sink.output(`ok ${command}`, signal);
+    }
+  }
+}
+
+/** The kinds of the session's records, and the code of its ERROR record if it has one. */
+async function journalOf(host: Host, session: string): Promise<{ kinds: string[]; errorCode: number | undefined }> {
+  const recs = await host.journal.readRange(session);
+  const error = recs.find((r) => r.event.kind === EventKind.EVENT_ERROR)?.event.body;
+  return {
+    kinds: recs.map((r) => EventKind[r.event.kind]),
+    errorCode: error?.case === "error" ? error.value.code : undefined,
+  };
+}
+
+describe("a node that asks the host for more than its limits allow", () => {
+  const greedy = () => new GreedyHarness();
+
+  async function greedyHost(limits: LimitOverrides, extra: Partial<HostConfigInput> = {}, overrides = {}) {
+    const node = await serveEvilNode(greedy);
+    nodes.push(node);
+    return openTestHost(
+      { harnesses: [{ name: "evil", runtime: "remote", target: node.address }], limits, ...extra },
+      overrides,
+    );
+  }
+
+  /** Runs one turn that must fail RESOURCE_EXHAUSTED naming `limit`; checks the journal and the session. */
+  async function refused(host: Host, input: string, limit: string): Promise<string> {
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    const err = await rejectsWithCode(turn(host, session, input), ErrorCode.ResourceExhausted);
+    expect(err.message).toContain(`${limit}=`);
+    expect(host.placer.guard.isBusy(session)).toBe(false);
+    expect((await journalOf(host, session)).errorCode).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+    await expectChainVerifies(host, session);
+    // The node and the host serve the next turn of the same session.
+    expect(await turn(host, session, "fine")).toEqual(["ok fine"]);
+    return session;
+  }
+
+  it("oversized event: an Event over eventBytes fails the turn RESOURCE_EXHAUSTED and is never journaled", async () => {
+    const host = await greedyHost({ eventBytes: 64 * 1024 });
+    const session = await refused(host, `big ${200 * 1024}`, "eventBytes");
+    const { kinds } = await journalOf(host, session);
+    expect(kinds.slice(0, 3)).toEqual(["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_ERROR"]);
+  });
+
+  it("events per turn: the event past turnEvents fails the turn and is not journaled", async () => {
+    const host = await greedyHost({ turnEvents: 20 });
+    const session = await refused(host, "events 50", "turnEvents");
+    const { kinds } = await journalOf(host, session);
+    // Exactly the 20 allowed events were journaled before the turn's ERROR.
+    expect(kinds.slice(0, kinds.indexOf("EVENT_ERROR")).filter((k) => k === "EVENT_OUTPUT")).toHaveLength(20);
+  });
+
+  it("bytes per turn: the event that crosses turnBytes fails the turn and is not journaled", async () => {
+    const host = await greedyHost({ turnBytes: 64 * 1024 });
+    const session = await refused(host, "big 20000 10", "turnBytes");
+    const { kinds } = await journalOf(host, session);
+    // Three 20 KB events fit in 64 KiB; the fourth crosses it and is not journaled.
+    expect(kinds.slice(0, kinds.indexOf("EVENT_ERROR")).filter((k) => k === "EVENT_OUTPUT")).toHaveLength(3);
+  });
+
+  it("model calls per turn: the call past turnModelCalls is refused before it reaches the provider", async () => {
+    const model = new CountingModel();
+    const host = await greedyHost({ turnModelCalls: 3 }, {}, { model });
+    await refused(host, "models 10", "turnModelCalls");
+    expect(model.calls).toBe(3);
+  });
+
+  it("tool calls per turn: the call past turnToolCalls is refused before it is journaled or run", async () => {
+    const host = await greedyHost({ turnToolCalls: 3 }, { toolsWithoutApproval: ["noop"] });
+    const session = await refused(host, "tools 10", "turnToolCalls");
+    const { kinds } = await journalOf(host, session);
+    expect(kinds.filter((k) => k === "EVENT_TOOL_CALL")).toHaveLength(3);
+  });
+});
+
+describe("the operator's tool policy, not the node's claim, decides what runs without approval", () => {
+  it("unattended demo.write: a CONTROLLER_MEDIATED call of a tool the policy gates is PERMISSION_DENIED, nothing recorded or run", async () => {
+    const node = await serveEvilNode(() => new GreedyHarness());
+    nodes.push(node);
+    const host = await openTestHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    const err = await rejectsWithCode(turn(host, session, "write"), ErrorCode.PermissionDenied);
+    expect(err.message).toContain("needs an operator's approval");
+    const { kinds, errorCode } = await journalOf(host, session);
+    expect(kinds).not.toContain("EVENT_TOOL_CALL");
+    expect(errorCode).toBe(GrpcStatus.PERMISSION_DENIED);
+    expect(readDemoWrites(join(host.config.dataDir, "demo-writes.jsonl"))).toEqual([]);
+    await expectChainVerifies(host, session);
+  });
+
+  it("unknown tools: an unattended call of a tool nobody runs is refused the same way", async () => {
+    const node = await serveEvilNode(() => new GreedyHarness());
+    nodes.push(node);
+    const host = await openTestHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    await rejectsWithCode(turn(host, session, "unknown"), ErrorCode.PermissionDenied);
+    expect((await journalOf(host, session)).kinds).not.toContain("EVENT_TOOL_CALL");
+  });
+
+  it("a tool the operator lists runs unattended", async () => {
+    const node = await serveEvilNode(() => new GreedyHarness());
+    nodes.push(node);
+    const host = await openTestHost({
+      harnesses: [{ name: "evil", runtime: "remote", target: node.address }],
+      toolsWithoutApproval: [DEMO_WRITE_TOOL],
+    });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    await turn(host, session, "write");
+    expect(readDemoWrites(join(host.config.dataDir, "demo-writes.jsonl"))).toHaveLength(1);
+  });
+});
+
+describe("a node's snapshots and tier", () => {
+  it("oversized snapshot: a SnapshotActor stream past snapshotBytes is cut off; the checkpoint is skipped, Suspend fails RESOURCE_EXHAUSTED and writes nothing", async () => {
+    const node = await serveEvilNode(() => new ScriptedHarness());
+    const host = await hostOn(node, { snapshotBytes: 1024 * 1024 });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    expect(await turn(host, session, "grow")).toEqual([`blob=${2.5 * 1024 * 1024}`]);
+    expect(await host.journal.latestCheckpoint(session)).toBeUndefined();
+    const head = (await host.journal.head(session)).seq;
+    const err = await rejectsWithCode(host.placer.suspend(session, signal()), ErrorCode.ResourceExhausted);
+    expect(err.message).toContain("snapshotBytes=");
+    expect((await host.journal.head(session)).seq).toBe(head);
+    expect(host.placer.guard.isBusy(session)).toBe(false);
+    expect(await turn(host, session, "count")).toEqual(["count=1"]);
+    await expectChainVerifies(host, session);
+  });
+
+  it("wrong tier: a node that claims the memory tier but serves no Actors is refused FAILED_PRECONDITION before anything is journaled", async () => {
+    const node = await serveEvilNode(() => new ScriptedHarness(), { actors: false });
+    const host = await hostOn(node, {});
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    await rejectsWithCode(turn(host, session, "count"), ErrorCode.Unplaceable);
+    expect(await host.journal.readRange(session)).toEqual([]);
   });
 });

@@ -65,6 +65,7 @@ function hostConfig(values: FlagValues): HostConfig {
     harnesses: harnessFlags(values),
     nodeIdleMs: int(values, "node-idle-ms", 2000),
     limits: limitFlags(values),
+    toolsWithoutApproval: (values["tool-without-approval"] as string[] | undefined) ?? [],
   });
   if (!parsed.success)
     throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
@@ -121,7 +122,7 @@ function stopSignal(): Promise<NodeJS.Signals> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -139,6 +140,7 @@ export const serveCommand: Command = {
     "tls-key": { type: "string" },
     "log-level": { type: "string" },
     limit: { type: "string", multiple: true },
+    "tool-without-approval": { type: "string", multiple: true },
   },
   async run(ctx) {
     const config = hostConfig(ctx.values);
