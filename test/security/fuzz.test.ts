@@ -6,13 +6,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { Client, Metadata, credentials, status as GrpcStatus } from "@grpc/grpc-js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
-import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { ExecRequestSchema, Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Host } from "../../src/host/host.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
 import { methodPath } from "../../src/wire/index.js";
@@ -20,7 +20,11 @@ import { arbitraryInit } from "./arbitrary-message.js";
 
 const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** Codes the wire contract documents for client mistakes and refusals (never INTERNAL or UNKNOWN). */
+/**
+ * Codes the wire contract (docs/protocol.md, error table) documents for client mistakes and refusals
+ * on any method (never INTERNAL or UNKNOWN). UNIMPLEMENTED and DEADLINE_EXCEEDED are not among them:
+ * each is right only where `accepted` below says so.
+ */
 const DOCUMENTED = new Set<number>([
   GrpcStatus.OK,
   GrpcStatus.INVALID_ARGUMENT,
@@ -28,10 +32,43 @@ const DOCUMENTED = new Set<number>([
   GrpcStatus.ALREADY_EXISTS,
   GrpcStatus.FAILED_PRECONDITION,
   GrpcStatus.ABORTED,
-  GrpcStatus.UNIMPLEMENTED,
-  GrpcStatus.DEADLINE_EXCEEDED,
   GrpcStatus.RESOURCE_EXHAUSTED,
 ]);
+
+/** The methods docs/protocol.md lists as not implemented: they answer UNIMPLEMENTED, never OK. */
+const NOT_IMPLEMENTED = new Set(["agentsessions.v1.Sessions.DeleteSession", "agentsessions.v1.Sessions.Cancel"]);
+
+/**
+ * A call with no answer after this long hangs, which fails the test. The client sets no gRPC deadline,
+ * so DEADLINE_EXCEEDED can only be the server's own answer.
+ */
+const HANG_MS = 15_000;
+const HUNG = "no answer";
+type Answer = number | typeof HUNG;
+/** Set by the first call that hung: every later check fails at once with it (and shrinking stays fast). */
+let hung: string | undefined;
+
+/**
+ * Whether `code` is a right answer from `method` to `bytes`, answered at `answeredAtMs`:
+ * UNIMPLEMENTED only from a method documented as not implemented (which answers nothing else but
+ * INVALID_ARGUMENT for bytes it cannot decode); DEADLINE_EXCEEDED only from Exec when the request's
+ * deadline_unix had passed by the time of the answer.
+ */
+function accepted(method: DescMethod, bytes: Buffer, code: number, answeredAtMs: number): boolean {
+  if (NOT_IMPLEMENTED.has(`${method.parent.typeName}.${method.name}`))
+    return code === GrpcStatus.UNIMPLEMENTED || code === GrpcStatus.INVALID_ARGUMENT;
+  if (code === GrpcStatus.DEADLINE_EXCEEDED) {
+    if (method !== EXEC) return false;
+    let deadlineUnix: bigint;
+    try {
+      deadlineUnix = fromBinary(ExecRequestSchema, bytes).deadlineUnix;
+    } catch {
+      return false;
+    }
+    return deadlineUnix !== 0n && deadlineUnix * 1000n <= BigInt(answeredAtMs);
+  }
+  return DOCUMENTED.has(code);
+}
 
 let dir = "";
 let host: Host;
@@ -82,28 +119,34 @@ async function fingerprint(): Promise<string> {
   return parts.join("\n");
 }
 
-/** Sends raw request bytes to a method; resolves to the final status code. */
-function callRaw(channel: Client, method: DescMethod, bytes: Buffer): Promise<number> {
+/** Sends raw request bytes to a method; resolves to the final status code, or HUNG after HANG_MS. */
+function callRaw(channel: Client, method: DescMethod, bytes: Buffer): Promise<Answer> {
   const identity = (b: Buffer): Buffer => b;
-  const options = { deadline: Date.now() + 20_000 };
   return new Promise((resolve) => {
+    let settled = false;
+    const settle = (answer: Answer): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    let cancel = (): void => undefined;
+    const timer = setTimeout(() => {
+      settle(HUNG);
+      cancel();
+    }, HANG_MS);
     if (method.methodKind === "unary") {
-      channel.makeUnaryRequest(methodPath(method), identity, identity, bytes, new Metadata(), options, (err) =>
-        resolve(err ? err.code : GrpcStatus.OK),
+      const call = channel.makeUnaryRequest(methodPath(method), identity, identity, bytes, new Metadata(), {}, (err) =>
+        settle(err ? err.code : GrpcStatus.OK),
       );
+      cancel = () => call.cancel();
       return;
     }
-    const call = channel.makeServerStreamRequest(
-      methodPath(method),
-      identity,
-      identity,
-      bytes,
-      new Metadata(),
-      options,
-    );
+    const call = channel.makeServerStreamRequest(methodPath(method), identity, identity, bytes, new Metadata(), {});
+    cancel = () => call.cancel();
     call.on("data", () => undefined);
     call.on("error", () => undefined);
-    call.on("status", (st) => resolve(st.code));
+    call.on("status", (st) => settle(st.code));
   });
 }
 
@@ -111,15 +154,27 @@ function methodsOf(service: DescService, channel: () => Client): { method: DescM
   return service.methods.map((method) => ({ method, channel }));
 }
 
+const EXEC = Sessions.methods.find((m) => m.name === "Exec")!;
 const ALL = [...methodsOf(Sessions, () => sessionsChannel), ...methodsOf(HarnessRegistry, () => registryChannel)];
 
-/** Checks one answer: documented code; a refusal changed nothing. */
-async function checkAnswer(what: string, send: () => Promise<number>): Promise<void> {
+/** Checks one answer: it came, its code is right for the method and request; a refusal changed nothing. */
+async function checkAnswer(
+  what: string,
+  method: DescMethod,
+  send: () => Promise<Answer>,
+  bytes: Buffer,
+): Promise<void> {
+  if (hung !== undefined) throw new Error(hung);
   const before = await fingerprint();
   const t0 = Date.now();
   const code = await send();
-  if (process.env["HH_FUZZ_DEBUG"]) console.log(what, GrpcStatus[code], Date.now() - t0);
-  expect(DOCUMENTED.has(code), `${what} answered ${GrpcStatus[code] ?? code}`).toBe(true);
+  const answeredAt = Date.now();
+  if (process.env["HH_FUZZ_DEBUG"]) console.log(what, code === HUNG ? HUNG : GrpcStatus[code], answeredAt - t0);
+  if (code === HUNG) {
+    hung = `${what} gave no answer within ${HANG_MS / 1000} s`;
+    throw new Error(hung);
+  }
+  expect(accepted(method, bytes, code, answeredAt), `${what} answered ${GrpcStatus[code] ?? code}`).toBe(true);
   if (code !== GrpcStatus.OK)
     expect(await fingerprint(), `${what} was refused (${GrpcStatus[code]}) but changed the journal`).toBe(before);
 }
@@ -130,7 +185,12 @@ describe("fuzzed typed requests", () => {
       await fc.assert(
         fc.asyncProperty(arbitraryInit(method.input, { known }), async (init) => {
           const bytes = Buffer.from(toBinary(method.input, create(method.input, init)));
-          await checkAnswer(`${method.name}(${bytes.length} bytes)`, () => callRaw(channel(), method, bytes));
+          await checkAnswer(
+            `${method.name}(${bytes.length} bytes)`,
+            method,
+            () => callRaw(channel(), method, bytes),
+            bytes,
+          );
         }),
         { numRuns: 20, seed: 4242 },
       );
@@ -153,7 +213,7 @@ describe("raw and malformed bytes", () => {
   it("crafted malformed encodings on every method get documented codes and change nothing", async () => {
     for (const { method, channel } of ALL) {
       for (const [what, bytes] of MALFORMED) {
-        await checkAnswer(`${method.name} with ${what}`, () => callRaw(channel(), method, bytes));
+        await checkAnswer(`${method.name} with ${what}`, method, () => callRaw(channel(), method, bytes), bytes);
       }
     }
   });
@@ -164,7 +224,8 @@ describe("raw and malformed bytes", () => {
         fc.constantFrom(...ALL),
         fc.uint8Array({ minLength: 1, maxLength: 96 }),
         async ({ method, channel }, bytes) => {
-          await checkAnswer(`${method.name}(random)`, () => callRaw(channel(), method, Buffer.from(bytes)));
+          const raw = Buffer.from(bytes);
+          await checkAnswer(`${method.name}(random)`, method, () => callRaw(channel(), method, raw), raw);
         },
       ),
       { numRuns: 120, seed: 777 },
@@ -172,7 +233,7 @@ describe("raw and malformed bytes", () => {
   });
 
   it("an oversize message (5 MiB) is RESOURCE_EXHAUSTED and changes nothing", async () => {
-    const exec = Sessions.methods.find((m) => m.name === "Exec")!;
+    const exec = EXEC;
     const huge = Buffer.from(
       toBinary(
         exec.input,
@@ -182,6 +243,14 @@ describe("raw and malformed bytes", () => {
     const before = await fingerprint();
     expect(await callRaw(sessionsChannel, exec, huge)).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(await fingerprint()).toBe(before);
+  });
+
+  it("the methods documented as not implemented answer UNIMPLEMENTED to a well-formed request", async () => {
+    for (const method of Sessions.methods.filter((m) => NOT_IMPLEMENTED.has(`${m.parent.typeName}.${m.name}`))) {
+      const bytes = Buffer.from(toBinary(method.input, create(method.input, { session: known[3]! })));
+      expect(await callRaw(sessionsChannel, method, bytes), method.name).toBe(GrpcStatus.UNIMPLEMENTED);
+    }
+    expect(NOT_IMPLEMENTED.size).toBe(2);
   });
 
   it("afterwards the server still answers and every chain verifies", async () => {
