@@ -4,7 +4,9 @@
 // look for it (HARNESSHOST_TEST_PG_URL, default 127.0.0.1:5432). Idempotent: when everything is
 // present it does nothing and prints nothing. Invariant: it exits 0 only when the suite's
 // dependencies are there; anything missing that it cannot fix exits 1 with the command that fixes it
-// (the PostgreSQL tests fail, never skip, without a server).
+// (the PostgreSQL tests fail, never skip, without a server). The vm runtime's packages (QEMU, the
+// Debian cloud kernel, busybox, zstd) are best effort: where they cannot be installed, the vm tests
+// skip and print why (test/vm/vm-env.ts checks the same things).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { connect } from "node:net";
@@ -18,6 +20,16 @@ const PG_HOST = PG_URL.hostname;
 const PG_PORT = Number(PG_URL.port || 5432);
 const PG_IS_DEFAULT = PG_HOST === "127.0.0.1" && PG_PORT === 5432;
 const PG_START_DEADLINE_MS = 30_000;
+/** The vm runtime's packages and how to tell each is present. */
+const VM_PACKAGES = [
+  ["qemu-system-x86", () => onPath("qemu-system-x86_64")],
+  [
+    "linux-image-cloud-amd64",
+    () => existsSync("/boot") && readdirSync("/boot").some((n) => /^vmlinuz-.*-cloud-amd64$/.test(n)),
+  ],
+  ["busybox-static", () => existsSync("/bin/busybox") && run("/bin/busybox", ["true"]).ok],
+  ["zstd", () => onPath("zstd")],
+];
 
 /** Runs a command quietly; its exit code and combined output. */
 function run(cmd, args, env = process.env) {
@@ -62,6 +74,31 @@ function ensurePythonGrpc() {
       `ensure-test-deps: ${PY_PACKAGES.join(" ")} installed, but ${PYTHON} still cannot import grpc and google.protobuf`,
     );
     process.exit(1);
+  }
+}
+
+/** Best effort: the vm tests skip (printing why) where these cannot be installed. */
+function ensureVmPackages() {
+  const missing = VM_PACKAGES.filter(([, present]) => !present()).map(([name]) => name);
+  if (missing.length === 0) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !onPath("apt-get")) {
+    console.log(
+      `ensure-test-deps: the vm runtime tests will skip: missing Debian packages ${missing.join(" ")} and no root apt-get to install them`,
+    );
+    return;
+  }
+  console.log(`ensure-test-deps: installing ${missing.join(" ")} with apt-get (vm runtime tests)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "--no-install-recommends", ...missing],
+  ]) {
+    const r = run("apt-get", args, env);
+    if (!r.ok) {
+      console.log(`ensure-test-deps: the vm runtime tests will skip: apt-get ${args.join(" ")} failed:\n${r.output}`);
+      return;
+    }
   }
 }
 
@@ -117,4 +154,5 @@ async function ensurePostgres() {
 }
 
 ensurePythonGrpc();
+ensureVmPackages();
 await ensurePostgres();

@@ -1,17 +1,17 @@
 // What a conformance target is and how the suite's host serves it. Invariant: a built-in name or a
 // module path is always driven through a host-spawned node (over gRPC), an address through the remote
-// runtime; the same target on the filesystem-only `local` runtime exists only where it can be loaded
+// runtime, `vm:IMAGE` through the vm runtime (a guest per session); the same target on the filesystem-only `local` runtime exists only where it can be loaded
 // in-process (never for an address).
 import { isAbsolute, resolve } from "node:path";
 import { builtinHarnesses } from "../../harnesses/index.js";
 import type { HarnessSpecFlag } from "../host/config.js";
 import { parseAddress } from "../wire/index.js";
 
-export type TargetKind = "builtin" | "module" | "address";
+export type TargetKind = "builtin" | "module" | "address" | "vm";
 
 export interface Target {
   readonly kind: TargetKind;
-  /** As the runtime takes it: a built-in name, an absolute module path, or an address. */
+  /** As the runtime takes it: a built-in name, an absolute module path, an address, or an image directory. */
   readonly value: string;
 }
 
@@ -19,7 +19,14 @@ export interface Target {
 export const SUBJECT = "subject";
 export const SUBJECT_LOCAL = "subject-local";
 
+/** `vm:IMAGE` names a vm harness image (`harnesshost image build`), served on the vm runtime. */
+export const VM_PREFIX = "vm:";
+
 export function classifyTarget(raw: string): Target {
+  if (raw.startsWith(VM_PREFIX) && raw.length > VM_PREFIX.length) {
+    const image = raw.slice(VM_PREFIX.length);
+    return { kind: "vm", value: isAbsolute(image) ? image : resolve(image) };
+  }
   if (Object.hasOwn(builtinHarnesses, raw)) return { kind: "builtin", value: raw };
   if (/\.(m?[jt]s)$/.test(raw)) return { kind: "module", value: isAbsolute(raw) ? raw : resolve(raw) };
   parseAddress(raw); // InvalidArgument for anything that is neither
@@ -38,5 +45,7 @@ export function subjectSpecs(target: Target): HarnessSpecFlag[] {
       ];
     case "address":
       return [{ ...base, name: SUBJECT, runtime: "remote", target: target.value }];
+    case "vm":
+      return [{ ...base, name: SUBJECT, runtime: "vm", target: target.value }];
   }
 }

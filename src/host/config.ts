@@ -6,8 +6,8 @@ import { LimitOverrides } from "../limits/index.js";
 /** A harness served by this host: `name=<runtime>:<target>` on the command line. */
 export const HarnessSpecFlag = z.object({
   name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "harness names are RFC 1123 DNS labels"),
-  runtime: z.enum(["local", "spawned", "remote"]),
-  /** A built-in harness name, a harness module path, or (remote) a node address. */
+  runtime: z.enum(["local", "spawned", "remote", "vm"]),
+  /** A built-in harness name, a harness module path, (remote) a node address, or (vm) an image directory. */
   target: z.string().min(1),
   checkpointPolicy: z.enum(["every-turn", "on-suspend"]).default("every-turn"),
   descriptorId: z.string().default(""),
@@ -52,7 +52,7 @@ export function parseHarnessFlag(flag: string): HarnessSpecFlag {
   const eq = flag.indexOf("=");
   const colon = flag.indexOf(":", eq + 1);
   if (eq < 1 || colon < 0)
-    throw new Error(`--harness expects name=<local|spawned|remote>:<target>, got ${JSON.stringify(flag)}`);
+    throw new Error(`--harness expects name=<local|spawned|remote|vm>:<target>, got ${JSON.stringify(flag)}`);
   return HarnessSpecFlag.parse({
     name: flag.slice(0, eq),
     runtime: flag.slice(eq + 1, colon),

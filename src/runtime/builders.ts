@@ -1,8 +1,9 @@
-// Registers the spawned and remote runtime builders with the host assembly. Invariant: a harness
+// Registers the spawned, remote and vm runtime builders with the host assembly. Invariant: a harness
 // spec's runtime kind maps to exactly this constructor.
 import { loadHarnessFactory, registerRuntimeBuilder } from "../host/runtimes.js";
 import { RemoteRuntime } from "./remote.js";
 import { SpawnedRuntime } from "./spawned.js";
+import { VmRuntime } from "./vm.js";
 
 registerRuntimeBuilder(
   "spawned",
@@ -16,3 +17,4 @@ registerRuntimeBuilder(
     }),
 );
 registerRuntimeBuilder("remote", async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits));
+registerRuntimeBuilder("vm", async (spec, ctx) => new VmRuntime({ image: spec.target, snapshots: ctx.snapshots }));

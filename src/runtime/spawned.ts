@@ -6,6 +6,7 @@
 // awaited, but nothing places that session again before the node answered it. Harnesses send
 // history tails only to a node process that negotiated them, and full histories after a restore.
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,7 @@ import {
   NO_CAPABILITIES,
   type ForkOptions,
   type Incarnation,
+  type OwnedProcess,
   type Runtime,
   type RuntimeCapabilities,
   type SessionSpec,
@@ -63,6 +65,14 @@ export class SpawnedRuntime implements Runtime {
   /** The node process currently serving (for diagnostics and crash tests). */
   get currentNode(): NodeProcess | undefined {
     return this.node?.alive ? this.node : undefined;
+  }
+
+  /** The node process serving a session (crash tests kill it). */
+  processOf(sessionUid: string): OwnedProcess | undefined {
+    const node = this.placed.get(sessionUid);
+    if (!node?.alive) return undefined;
+    const exited = once(node.child, "exit").then(() => undefined);
+    return { pid: node.pid, exited, kill: () => node.kill() };
   }
 
   async capabilities(): Promise<RuntimeCapabilities> {

@@ -45,7 +45,7 @@ export type IncarnationOrigin = "created" | "attached" | "restored";
 
 export interface Incarnation {
   readonly sessionUid: string;
-  /** "local", "spawned" or "remote". */
+  /** "local", "spawned", "remote" or "vm". */
   readonly runtime: string;
   /** Diagnostics: a pid or node address. */
   readonly worker: string;
@@ -88,6 +88,23 @@ export interface Runtime {
   stop(sessionUid: string): Promise<void>;
   status(sessionUid: string): Promise<ComputeStateName>;
   close(): Promise<void>;
+}
+
+/** An OS process a runtime owns and an actor lives in (a spawned node, a QEMU): crash tests kill it. */
+export interface OwnedProcess {
+  readonly pid: number;
+  readonly exited: Promise<void>;
+  /** SIGKILL, no warning. */
+  kill(): void;
+}
+
+/** A runtime that can name the process serving a session. */
+export interface ProcessOwner {
+  processOf(sessionUid: string): OwnedProcess | undefined;
+}
+
+export function ownsProcesses(runtime: Runtime): runtime is Runtime & ProcessOwner {
+  return typeof (runtime as Partial<ProcessOwner>).processOf === "function";
 }
 
 /** The CanPlace rule: refuse exactly a memory-tier harness on a runtime without memory snapshots. */

@@ -17,7 +17,7 @@ import sys
 
 import grpc
 
-from hh_proto import Protos, unary_stream, unary_unary
+from hhsdk.proto import Protos, unary_stream, unary_unary
 
 # Loopback only: never route through an HTTP proxy taken from the environment.
 CHANNEL_OPTIONS = [("grpc.enable_http_proxy", 0)]

@@ -18,7 +18,7 @@ from concurrent import futures
 
 import grpc
 
-from hh_proto import Protos
+from hhsdk.proto import Protos
 
 
 def text_of(message):

@@ -18,6 +18,8 @@ const PYTHON = "/usr/bin/python3";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const BUF = join(ROOT, "node_modules", ".bin", "buf");
+/** The Python scripts import the shared `hhsdk` package (harnesses/python/hhsdk). */
+const PY_ENV = { ...process.env, PYTHONPATH: join(ROOT, "harnesses", "python") };
 
 type Resumability = "STATELESS_REPLAY" | "REQUIRES_MEMORY_SNAPSHOT";
 
@@ -30,7 +32,7 @@ interface Finished {
 /** Runs a program to its exit, keeping everything it printed. */
 function run(cmd: string, args: readonly string[], cwd = ROOT): Promise<Finished> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, { cwd, env: PY_ENV, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -83,6 +85,7 @@ function startPythonNode(name: string, resumability: Resumability): Promise<stri
   const socket = join(dir, `${name}.sock`);
   const child = spawn(PYTHON, ["-B", join(HERE, "echo_node.py"), descriptors, socket, "--resumability", resumability], {
     cwd: ROOT,
+    env: PY_ENV,
     stdio: ["pipe", "pipe", "pipe"],
   });
   nodes.push(child);

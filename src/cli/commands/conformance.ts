@@ -17,7 +17,7 @@ function reporterOf(value: string | undefined): ReporterName {
 export const conformanceCommand: Command = {
   name: "conformance",
   usage:
-    "conformance --harness <name|module.js|address> [--tier auto|stateless|memory] [--turns N] [--forks K] [--model echo|URL] [--model-name NAME] [--check ID]… [--reporter pretty|json|junit] [--out FILE]",
+    "conformance --harness <name|module.js|address|vm:IMAGE> [--tier auto|stateless|memory] [--turns N] [--forks K] [--model echo|URL] [--model-name NAME] [--check ID]… [--reporter pretty|json|junit] [--out FILE]",
   options: {
     harness: { type: "string" },
     tier: { type: "string" },

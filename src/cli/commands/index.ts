@@ -83,7 +83,12 @@ export const commands: readonly CommandEntry[] = [
   },
   {
     name: "conformance",
-    summary: "run the tier conformance suite against a harness (built-in name, module path or node address)",
+    summary: "run the tier conformance suite against a harness (built-in name, module path, node address or vm:IMAGE)",
     load: async () => (await import("./conformance.js")).conformanceCommand,
+  },
+  {
+    name: "image",
+    summary: "build a vm harness image (kernel + initramfs) for the vm runtime",
+    load: async () => (await import("./image.js")).imageCommand,
   },
 ];

@@ -2,12 +2,11 @@
 // only through memory snapshots. Invariant: every continuity check compares the subject against the
 // uninterrupted control twin, names the cold-boot / double-apply signature when it sees one, and
 // verifies the chain of every session it touched across suspend, resume and fork boundaries.
-import { once } from "node:events";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ErrorCode } from "../../errors/index.js";
 import type { Host } from "../../host/host.js";
-import { SpawnedRuntime } from "../../runtime/spawned.js";
+import { ownsProcesses } from "../../runtime/types.js";
 import { parseDigest } from "../../snapshot/store.js";
 import type { SuiteEnv } from "../env.js";
 import { errText, fail, short } from "../evidence.js";
@@ -29,6 +28,10 @@ const refusedOnFilesystem: Check = {
   async run(env) {
     if (env.target.kind === "address")
       return skip("the target is a running node: the suite cannot load it onto the in-process filesystem-only runtime");
+    if (env.target.kind === "vm")
+      return skip(
+        "the target is a vm image: its harness runs only inside a guest, not in-process on the filesystem-only runtime",
+      );
     const host = await env.shared();
     const uid = await env.newSession(host, SUBJECT_LOCAL);
     const before = await journalState(host, uid);
@@ -73,23 +76,25 @@ const restoreAfterKill: Check = {
     const host = await env.openHost();
     try {
       const runtime = host.registry.resolve(SUBJECT).runtime;
-      if (!(runtime instanceof SpawnedRuntime))
+      if (!ownsProcesses(runtime))
         return skip(`the subject runs on the ${runtime.name} runtime, which has no node process to kill`);
+      // The spawned runtime's actor lives in a harness node process; the vm runtime's in a QEMU process.
+      const what = runtime.name === "vm" ? "QEMU" : "node";
       const uid = await env.newSession(host);
       await env.drive(host, uid, env.range(env.turns));
-      const node = runtime.currentNode;
-      if (!node) fail("no live node process serves the session after its turns");
-      const exited = once(node.child, "exit");
+      const node = runtime.processOf(uid);
+      if (!node) fail(`no live ${what} process serves the session after its turns`);
+      const exited = node.exited;
       node.kill();
       await exited;
       const next = await env.turn(host, uid, env.turns + 1);
-      const now = runtime.currentNode;
+      const now = runtime.processOf(uid);
       if (!now || now.pid === node.pid)
-        fail(`the session did not move to a new node process (pid ${node.pid} → ${now?.pid ?? "none"})`);
+        fail(`the session did not move to a new ${what} process (pid ${node.pid} → ${now?.pid ?? "none"})`);
       const cont = await continuesLikeControl(env, env.turns + 1, next.text);
       const chain = await env.verifyChains(host, [uid]);
       return pass(
-        `node pid ${node.pid} killed (SIGKILL) after ${env.turns} turns; restored from the every-turn checkpoint into pid ${now.pid}; ${cont}; ${chain}`,
+        `${what} pid ${node.pid} killed (SIGKILL) after ${env.turns} turns; restored from the every-turn checkpoint into pid ${now.pid}; ${cont}; ${chain}`,
       );
     } finally {
       await env.closeHost(host);

@@ -1,0 +1,272 @@
+// The vm runtime: each session's actor is a whole guest (a QEMU micro-VM booted from a harness image)
+// whose harness node is reached over gRPC through a forwarded loopback port. Memory snapshots are
+// whole-VM snapshots (QMP migrate, zstd) stored as blobs in the content-addressed snapshot store.
+// Invariants: capabilities are honest (memorySnapshot=true: all guest RAM round-trips, any language);
+// one VM serves exactly one session; a fresh actor is a restore of the image's base snapshot (booted
+// once, never served a turn), started lazily at its first turn; every restored or forked guest has its
+// clock and RNG reseeded before it serves; a VM whose QEMU died is reported lost (status NONE).
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { ComputeStateName } from "../journal/types.js";
+import { RemoteHarness } from "../node/remote-harness.js";
+import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import { type AccelChoice, chooseAccel } from "../vm/accel.js";
+import { type BaseSnapshot, baseSnapshot } from "../vm/base.js";
+import { type Image, openImage } from "../vm/image-manifest.js";
+import { DEFAULT_DEADLINES, type VmDeadlines, VmProcess } from "../vm/qemu.js";
+import {
+  NO_CAPABILITIES,
+  type ForkOptions,
+  type Incarnation,
+  type OwnedProcess,
+  type Runtime,
+  type RuntimeCapabilities,
+  type SessionSpec,
+  type SnapshotKind,
+  type SnapshotRef,
+} from "./types.js";
+
+export interface VmRuntimeOptions {
+  /** The image directory (`harnesshost image build --out`). */
+  readonly image: string;
+  readonly snapshots: SnapshotStore;
+  /** Where base snapshots are kept between processes; default beside the image cache. */
+  readonly baseDir?: string;
+  readonly deadlines?: VmDeadlines;
+}
+
+const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
+
+/** One session's guest and the harness handle turns run against. */
+interface Placed {
+  vm: VmProcess | undefined;
+  starting: Promise<VmProcess> | undefined;
+  readonly harness: VmHarness;
+}
+
+/** The harness of one session's guest; the guest is started (from the base snapshot) at first use. */
+class VmHarness implements Harness {
+  private remote: RemoteHarness | undefined;
+  private remoteFor: VmProcess | undefined;
+
+  constructor(
+    private readonly runtime: VmRuntime,
+    private readonly session: string,
+    private readonly vm: () => Promise<VmProcess>,
+  ) {}
+
+  describe(): Promise<HarnessDescriptor> {
+    return this.runtime.describe();
+  }
+
+  async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
+    const vm = await this.vm();
+    if (this.remoteFor !== vm) {
+      this.remote?.close();
+      this.remote = new RemoteHarness({ address: vm.address, session: this.session });
+      this.remoteFor = vm;
+    }
+    const remote = this.remote;
+    if (!remote) throw new HostError(ErrorCode.Internal, "vm harness has no connection");
+    return remote.run(start, sink, signal);
+  }
+
+  close(): void {
+    this.remote?.close();
+    this.remote = undefined;
+    this.remoteFor = undefined;
+  }
+}
+
+export class VmRuntime implements Runtime {
+  readonly name = "vm";
+  readonly accel: AccelChoice;
+  private readonly placed = new Map<string, Placed>();
+  private readonly work = mkdtempSync(join(tmpdir(), "hh-vmrt-"));
+  private image: Promise<Image> | undefined;
+  private base: Promise<BaseSnapshot> | undefined;
+  private readonly deadlines: VmDeadlines;
+  private closed = false;
+
+  constructor(private readonly opts: VmRuntimeOptions) {
+    this.accel = chooseAccel();
+    this.deadlines = opts.deadlines ?? DEFAULT_DEADLINES;
+  }
+
+  private openImage(): Promise<Image> {
+    this.image ??= openImage(this.opts.image);
+    return this.image;
+  }
+
+  /** The image's base snapshot (a guest booted until its harness answered), made once. */
+  baseSnapshot(): Promise<BaseSnapshot> {
+    this.base ??= (async () =>
+      baseSnapshot(await this.openImage(), this.accel, {
+        ...(this.opts.baseDir !== undefined ? { dir: this.opts.baseDir } : {}),
+        deadlines: this.deadlines,
+      }))();
+    this.base.catch(() => {
+      this.base = undefined;
+    });
+    return this.base;
+  }
+
+  async capabilities(): Promise<RuntimeCapabilities> {
+    return MEMORY;
+  }
+
+  async describe(): Promise<HarnessDescriptor> {
+    return (await this.baseSnapshot()).descriptor;
+  }
+
+  /** The QEMU process serving a session, for crash tests and diagnostics. */
+  processOf(sessionUid: string): OwnedProcess | undefined {
+    const vm = this.placed.get(sessionUid)?.vm;
+    return vm?.alive ? vm : undefined;
+  }
+
+  private async startVm(file: string): Promise<VmProcess> {
+    if (this.closed) throw new HostError(ErrorCode.Unavailable, "vm runtime is closed");
+    return VmProcess.start(await this.openImage(), this.accel, { kind: "restore", file }, this.deadlines);
+  }
+
+  /** Places `vm` (or, when undefined, a lazily started fresh guest) as the session's actor. */
+  private place(session: string, origin: Incarnation["origin"], vm: VmProcess | undefined): Incarnation {
+    const old = this.placed.get(session);
+    if (old?.vm && old.vm !== vm) void old.vm.stop();
+    old?.harness.close();
+    const entry: Placed = {
+      vm,
+      starting: undefined,
+      harness: new VmHarness(this, session, () => this.vmOf(session, entry)),
+    };
+    this.placed.set(session, entry);
+    if (vm) this.watch(session, entry, vm);
+    return {
+      sessionUid: session,
+      runtime: this.name,
+      worker: vm ? `pid:${vm.pid}` : "vm:pending",
+      address: vm?.address ?? "",
+      origin,
+      harness: entry.harness,
+    };
+  }
+
+  private watch(session: string, entry: Placed, vm: VmProcess): void {
+    void vm.exited.then(() => {
+      // A guest that died takes its RAM with it: the session's actor is lost, never silently revived.
+      if (this.placed.get(session) === entry && entry.vm === vm) {
+        entry.harness.close();
+        this.placed.delete(session);
+      }
+    });
+  }
+
+  private async vmOf(session: string, entry: Placed): Promise<VmProcess> {
+    if (entry.vm) {
+      if (!entry.vm.alive)
+        throw new HostError(ErrorCode.Internal, `vm of session ${session} exited (QEMU pid ${entry.vm.pid})`);
+      return entry.vm;
+    }
+    entry.starting ??= (async () => {
+      const vm = await this.startVm((await this.baseSnapshot()).file);
+      if (this.placed.get(session) !== entry || this.closed) {
+        await vm.stop();
+        throw new HostError(ErrorCode.FailedPrecondition, `session ${session} was stopped while its vm started`);
+      }
+      entry.vm = vm;
+      this.watch(session, entry, vm);
+      return vm;
+    })();
+    entry.starting.catch(() => {
+      entry.starting = undefined;
+    });
+    return entry.starting;
+  }
+
+  async create(spec: SessionSpec): Promise<Incarnation> {
+    const existing = this.placed.get(spec.sessionUid);
+    if (existing && (existing.vm === undefined || existing.vm.alive)) {
+      const vm = existing.vm;
+      return {
+        sessionUid: spec.sessionUid,
+        runtime: this.name,
+        worker: vm ? `pid:${vm.pid}` : "vm:pending",
+        address: vm?.address ?? "",
+        origin: vm ? "attached" : "created",
+        harness: existing.harness,
+      };
+    }
+    return this.place(spec.sessionUid, "created", undefined);
+  }
+
+  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+    if (kind === "LOCAL")
+      throw new HostError(ErrorCode.FailedPrecondition, "vm: warm (LOCAL) snapshots are not supported; use EXTERNAL");
+    const entry = this.placed.get(sessionUid);
+    if (!entry)
+      throw new HostError(ErrorCode.FailedPrecondition, `vm: session ${sessionUid} has no live guest to snapshot`);
+    // A session that never ran a turn has a fresh guest's state: its vm starts now, so the blob is real.
+    const vm = await this.vmOf(sessionUid, entry);
+    const file = join(this.work, `snap-${randomBytes(8).toString("hex")}.zst`);
+    try {
+      await vm.snapshotTo(file, this.deadlines);
+      const digest = await this.opts.snapshots.put(await readFile(file));
+      return { local: sessionUid, externalUri: digest, memory: true, sealed: false };
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
+    if (!ref.memory) return this.create(spec);
+    // Read (and verify) the blob before starting anything: a corrupt blob changes nothing.
+    const bytes = await this.opts.snapshots.get(ref.externalUri);
+    const file = join(this.work, `restore-${randomBytes(8).toString("hex")}.zst`);
+    try {
+      await writeFile(file, bytes);
+      const vm = await this.startVm(file);
+      return this.place(spec.sessionUid, "restored", vm);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
+    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
+    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+  }
+
+  async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
+    const key = `replay-${randomBytes(8).toString("hex")}`;
+    const inc = this.place(key, "created", undefined);
+    return { harness: inc.harness, release: () => this.stop(key) };
+  }
+
+  async stop(sessionUid: string): Promise<void> {
+    const entry = this.placed.get(sessionUid);
+    if (!entry) return;
+    this.placed.delete(sessionUid);
+    entry.harness.close();
+    const vm = entry.vm ?? (await entry.starting?.catch(() => undefined));
+    await vm?.stop();
+  }
+
+  async status(sessionUid: string): Promise<ComputeStateName> {
+    const entry = this.placed.get(sessionUid);
+    return entry && (entry.vm === undefined || entry.vm.alive) ? "LIVE" : "NONE";
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const sessions = [...this.placed.keys()];
+    await Promise.all(sessions.map((s) => this.stop(s)));
+    rmSync(this.work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,255 @@
+// `harnesshost image build`: a bootable vm harness image (kernel + initramfs) for a Python program.
+// Invariants: the build is reproducible — the initramfs is a pure function of the inputs (program,
+// included directories, arguments, and the host's installed packages), written sorted with fixed
+// metadata — and cached by the digest of those inputs, so an unchanged build copies the cached image.
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { z } from "zod";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { freePort } from "./ports.js";
+import { writeCpio } from "./cpio.js";
+import { GuestTree, findKernel, moduleLoadOrder, sharedObjects } from "./image-files.js";
+import { GUEST_PORT, IMAGE_FORMAT, MANIFEST, type ImageManifest, imageDigest } from "./image-manifest.js";
+
+const GUEST_DIR = fileURLToPath(new URL("./guest/", import.meta.url));
+/** The interpreter the image carries: Debian's, whose dist-packages hold python3-grpcio and -protobuf. */
+export const HOST_PYTHON = "/usr/bin/python3";
+const BUSYBOX = "/bin/busybox";
+/** The kernel modules the guest loads (with their dependencies) to reach the network. */
+const GUEST_MODULES = ["virtio_pci", "virtio_net"];
+/** Bumped whenever the image layout changes, so old cache entries are not reused. */
+const BUILDER_VERSION = "1";
+const DEFAULT_MEMORY_MB = 192;
+const PROBE_DEADLINE_S = 60;
+/** Kernel command line: serial console, no output unless something goes wrong, freed pages zeroed
+ * (so a snapshot skips them), and a guest that powers off instead of rebooting on panic. */
+const CMDLINE = "console=ttyS0 quiet loglevel=3 rdinit=/init panic=-1 init_on_free=1 random.trust_cpu=on";
+
+export interface BuildOptions {
+  /** The Python program the guest runs as `python3 FILE ARGS…`. */
+  readonly python: string;
+  /** Directories copied beside the program (/app/<basename>). */
+  readonly includes: readonly string[];
+  readonly args: readonly string[];
+  readonly out: string;
+  readonly memoryMb?: number;
+  /** Default: $XDG_CACHE_HOME/harnesshost/images or ~/.cache/harnesshost/images. */
+  readonly cacheDir?: string;
+  /** Build even when the cache holds the inputs' image (the result is then compared by the caller). */
+  readonly noCache?: boolean;
+}
+
+export interface BuildResult {
+  readonly manifest: ImageManifest;
+  readonly cached: boolean;
+  readonly out: string;
+}
+
+export function defaultCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache");
+  return join(base, "harnesshost", "images");
+}
+
+function sha256(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+function need(path: string, pkg: string): void {
+  if (!existsSync(path))
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `${path} is missing: install the Debian package ${pkg} (apt-get install ${pkg})`,
+    );
+}
+
+/** Every regular file under a directory, as sorted [relative path, sha256] pairs. */
+function treeDigest(dir: string): string {
+  const tree = new GuestTree();
+  tree.copyDir(dir, "d");
+  return sha256(
+    JSON.stringify(
+      tree
+        .list()
+        .sort((a, b) => (a.path < b.path ? -1 : 1))
+        .map((e) => [e.path, e.kind, e.kind === "file" ? sha256(e.data) : e.kind === "symlink" ? e.target : ""]),
+    ),
+  );
+}
+
+/** The digest of everything the image is made from: the build cache's key. */
+function inputsDigest(opts: BuildOptions, program: string, includes: readonly string[], memoryMb: number): string {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query format fields, not a JS template
+  const packages = spawnSync("dpkg-query", ["-W", "-f=${Package} ${Version}\\n"], { encoding: "utf8" }).stdout ?? "";
+  return sha256(
+    JSON.stringify({
+      builder: BUILDER_VERSION,
+      guest: ["agent.py", "init.sh", "probe.py"].map((f) => sha256(readFileSync(join(GUEST_DIR, f)))),
+      program: [basename(program), sha256(readFileSync(program))],
+      includes: includes.map((d) => [basename(d), treeDigest(d)]),
+      args: opts.args,
+      memoryMb,
+      packages: sha256(packages),
+    }),
+  );
+}
+
+const ProbeAnswer = z.union([
+  z.object({ files: z.array(z.string()), executable: z.string() }),
+  z.object({ error: z.string() }),
+]);
+
+/** Runs the program on the build machine (probe.py) and lists the interpreter files it loaded. */
+async function probe(program: string, args: readonly string[]): Promise<{ files: string[]; executable: string }> {
+  const port = await freePort();
+  const child = spawn(
+    HOST_PYTHON,
+    ["-B", "-s", join(GUEST_DIR, "probe.py"), String(port), String(PROBE_DEADLINE_S), program, ...args],
+    {
+      cwd: dirname(program),
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" },
+    },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((res, rej) => {
+    child.once("error", rej);
+    child.once("close", res);
+  });
+  const line = stdout.trim().split("\n").at(-1) ?? "";
+  let parsed: z.infer<typeof ProbeAnswer> | undefined;
+  try {
+    parsed = ProbeAnswer.parse(JSON.parse(line));
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || "error" in parsed || code !== 0)
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `${program} did not start listening on HARNESS_PORT when run on this machine` +
+        `${parsed && "error" in parsed ? `: ${parsed.error}` : ""} (exit ${String(code)})\n${stderr.slice(-2000)}`,
+    );
+  return parsed;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+function under(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
+async function assemble(
+  opts: BuildOptions,
+  program: string,
+  includes: readonly string[],
+  memoryMb: number,
+  inputs: string,
+) {
+  need(HOST_PYTHON, "python3");
+  need(BUSYBOX, "busybox-static");
+  const kernel = findKernel();
+  const modules = moduleLoadOrder(kernel.modulesDir, GUEST_MODULES);
+  const loaded = await probe(program, opts.args);
+
+  const tree = new GuestTree();
+  const system = loaded.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib"));
+  const outside = loaded.files.filter(
+    (f) =>
+      !system.includes(f) &&
+      !under(f, GUEST_DIR.replace(/\/$/, "")) &&
+      f !== program &&
+      !includes.some((d) => under(f, d)),
+  );
+  if (outside.length > 0)
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `the program imports files the image would not contain: ${outside.join(", ")} — add their directory with --include`,
+    );
+  const elves = [loaded.executable, ...system.filter((f) => f.endsWith(".so"))];
+  for (const f of [loaded.executable, HOST_PYTHON, ...system]) tree.copyHostPath(f);
+  for (const so of elves) for (const lib of sharedObjects(so)) tree.copyHostPath(lib);
+  tree.addFile("usr/bin/busybox", readFileSync(BUSYBOX), 0o755);
+  for (const m of modules) tree.copyHostPath(join(kernel.modulesDir, m));
+  for (const d of ["proc", "sys", "dev", "tmp", "app"]) tree.addDir(d);
+  tree.addFile(`app/${basename(program)}`, readFileSync(program), 0o644);
+  for (const d of includes) tree.copyDir(d, `app/${basename(d)}`);
+  tree.addFile("hh/agent.py", readFileSync(join(GUEST_DIR, "agent.py")), 0o644);
+  const command = [HOST_PYTHON, "-B", "-s", `/app/${basename(program)}`, ...opts.args].map(shellQuote).join(" ");
+  const init = readFileSync(join(GUEST_DIR, "init.sh"), "utf8")
+    .replaceAll("@MODULES@", modules.join(" "))
+    .replaceAll("@RELEASE@", kernel.release)
+    .replaceAll("@PORT@", String(GUEST_PORT))
+    .replaceAll("@PYTHON@", HOST_PYTHON)
+    .replaceAll("@COMMAND@", command);
+  tree.addFile("init", Buffer.from(init, "utf8"), 0o755);
+
+  const initrd = gzipSync(writeCpio(tree.list()), { level: 6 });
+  const kernelBytes = readFileSync(kernel.vmlinuz);
+  const partial = {
+    kernel: { file: "kernel" as const, sha256: sha256(kernelBytes), release: kernel.release },
+    initrd: { file: "initrd.cpio.gz" as const, sha256: sha256(initrd), bytes: initrd.length },
+    cmdline: CMDLINE,
+    memoryMb,
+  };
+  const manifest: ImageManifest = {
+    format: IMAGE_FORMAT,
+    digest: imageDigest(partial),
+    ...partial,
+    guestPort: GUEST_PORT,
+    program: { language: "python", file: basename(program), args: [...opts.args] },
+    inputs,
+  };
+  return { manifest, kernelBytes, initrd };
+}
+
+function writeImage(dir: string, m: ImageManifest, kernel: Uint8Array, initrd: Uint8Array): void {
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  writeFileSync(join(tmp, m.kernel.file), kernel);
+  writeFileSync(join(tmp, m.initrd.file), initrd);
+  writeFileSync(join(tmp, MANIFEST), `${JSON.stringify(m, null, 2)}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dirname(dir), { recursive: true });
+  renameSync(tmp, dir);
+}
+
+export async function buildImage(opts: BuildOptions): Promise<BuildResult> {
+  const program = resolve(opts.python);
+  if (!existsSync(program) || !statSync(program).isFile())
+    throw new HostError(ErrorCode.InvalidArgument, `--python ${opts.python}: no such file`);
+  const includes = opts.includes.map((d) => resolve(d));
+  for (const d of includes)
+    if (!existsSync(d) || !statSync(d).isDirectory())
+      throw new HostError(ErrorCode.InvalidArgument, `--include ${d}: no such directory`);
+  const names = [basename(program), ...includes.map((d) => basename(d))];
+  if (new Set(names).size !== names.length)
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `the program and included directories must have distinct names: ${names.join(", ")}`,
+    );
+  const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
+  const out = resolve(opts.out);
+  const inputs = inputsDigest(opts, program, includes, memoryMb);
+  const cached = join(opts.cacheDir ?? defaultCacheDir(), inputs);
+  if (!opts.noCache && existsSync(join(cached, MANIFEST))) {
+    const manifest = JSON.parse(readFileSync(join(cached, MANIFEST), "utf8")) as ImageManifest;
+    rmSync(out, { recursive: true, force: true });
+    mkdirSync(dirname(out), { recursive: true });
+    cpSync(cached, out, { recursive: true });
+    return { manifest, cached: true, out };
+  }
+  const { manifest, kernelBytes, initrd } = await assemble(opts, program, includes, memoryMb, inputs);
+  writeImage(cached, manifest, kernelBytes, initrd);
+  writeImage(out, manifest, kernelBytes, initrd);
+  return { manifest, cached: false, out };
+}

@@ -1,0 +1,15 @@
+// Loopback ports for guest forwarding. Invariant: a port handed out was free a moment ago on
+// 127.0.0.1; callers that lose the race (QEMU cannot bind it) ask again.
+import { createServer } from "node:net";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error("no free loopback port"))));
+    });
+  });
+}
