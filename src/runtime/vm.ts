@@ -127,6 +127,11 @@ export class VmRuntime implements Runtime {
 
   /** The QEMU process serving a session, for crash tests and diagnostics. */
   processOf(sessionUid: string): OwnedProcess | undefined {
+    return this.guest(sessionUid);
+  }
+
+  /** The running guest of a session (undefined before its first turn or after it died). */
+  guest(sessionUid: string): VmProcess | undefined {
     const vm = this.placed.get(sessionUid)?.vm;
     return vm?.alive ? vm : undefined;
   }

@@ -4,8 +4,19 @@
 // metadata — and cached by the digest of those inputs, so an unchanged build copies the cached image.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -88,7 +99,7 @@ function inputsDigest(opts: BuildOptions, program: string, includes: readonly st
   return sha256(
     JSON.stringify({
       builder: BUILDER_VERSION,
-      guest: ["agent.py", "init.sh", "probe.py"].map((f) => sha256(readFileSync(join(GUEST_DIR, f)))),
+      guest: ["agent.py", "compile.py", "init.sh", "probe.py"].map((f) => sha256(readFileSync(join(GUEST_DIR, f)))),
       program: [basename(program), sha256(readFileSync(program))],
       includes: includes.map((d) => [basename(d), treeDigest(d)]),
       args: opts.args,
@@ -137,6 +148,34 @@ async function probe(program: string, args: readonly string[]): Promise<{ files:
         `${parsed && "error" in parsed ? `: ${parsed.error}` : ""} (exit ${String(code)})\n${stderr.slice(-2000)}`,
     );
   return parsed;
+}
+
+/** Adds `__pycache__/*.pyc` (unchecked-hash) for every Python source in the tree (guest/compile.py). */
+function compileBytecode(tree: GuestTree): void {
+  const staging = mkdtempSync(join(tmpdir(), "hh-image-pyc-"));
+  try {
+    const sources = tree.pythonSources();
+    for (const s of sources) {
+      mkdirSync(join(staging, dirname(s.path)), { recursive: true });
+      writeFileSync(join(staging, s.path), s.data);
+    }
+    const r = spawnSync(HOST_PYTHON, ["-B", "-s", join(GUEST_DIR, "compile.py"), staging], { encoding: "utf8" });
+    if (r.status !== 0)
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `compiling the image's Python sources failed:\n${r.stdout}${r.stderr}`,
+      );
+    for (const s of sources) {
+      const cache = join(dirname(s.path), "__pycache__");
+      const stem = basename(s.path, ".py");
+      for (const name of readdirSync(join(staging, cache)).filter(
+        (n) => n.startsWith(`${stem}.`) && n.endsWith(".pyc"),
+      ))
+        tree.addFile(`${cache}/${name}`, readFileSync(join(staging, cache, name)), 0o644);
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
 }
 
 function shellQuote(s: string): string {
@@ -192,6 +231,7 @@ async function assemble(
     .replaceAll("@COMMAND@", command);
   tree.addFile("init", Buffer.from(init, "utf8"), 0o755);
 
+  compileBytecode(tree);
   const initrd = gzipSync(writeCpio(tree.list()), { level: 6 });
   const kernelBytes = readFileSync(kernel.vmlinuz);
   const partial = {

@@ -78,6 +78,13 @@ export class GuestTree {
     }
   }
 
+  /** The Python sources in the tree (guest path → bytes), for bytecode compilation. */
+  pythonSources(): { path: string; data: Uint8Array }[] {
+    const out: { path: string; data: Uint8Array }[] = [];
+    for (const e of this.entries.values()) if (e.kind === "file" && e.path.endsWith(".py")) out.push(e);
+    return out;
+  }
+
   list(): CpioEntry[] {
     return [...this.entries.values()];
   }

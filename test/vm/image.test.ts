@@ -38,7 +38,13 @@ describe.skipIf(skip !== undefined)("vm image build", () => {
   it("image build is reproducible: a rebuild without the cache gives byte-identical files; a cached build copies them", async () => {
     const first = await buildCounterImage(dir, "a");
     expect(first.cached).toBe(false);
-    const rebuilt = await buildImage({ python: COUNTER_NODE, includes: [HHSDK], args: [], out: join(dir, "b"), noCache: true });
+    const rebuilt = await buildImage({
+      python: COUNTER_NODE,
+      includes: [HHSDK],
+      args: [],
+      out: join(dir, "b"),
+      noCache: true,
+    });
     expect(rebuilt.manifest.digest).toBe(first.manifest.digest);
     for (const f of ["manifest.json", "kernel", "initrd.cpio.gz"])
       expect(readFileSync(join(dir, "b", f)).equals(readFileSync(join(dir, "a", f))), f).toBe(true);
@@ -78,7 +84,9 @@ describe.skipIf(skip !== undefined)("vm image build", () => {
     const out = join(dir, "bad");
     const build = (python: string, includes: string[] = []) => buildImage({ python, includes, args: [], out });
     expect(await codeOf(build(join(dir, "nope.py")))).toMatch(/^invalid_argument: --python .*no such file/);
-    expect(await codeOf(build(COUNTER_NODE, [join(dir, "nodir")]))).toMatch(/^invalid_argument: --include .*no such directory/);
+    expect(await codeOf(build(COUNTER_NODE, [join(dir, "nodir")]))).toMatch(
+      /^invalid_argument: --include .*no such directory/,
+    );
     // counter_node.py imports hhsdk from its own directory: without --include the guest would lack it.
     expect(await codeOf(build(COUNTER_NODE))).toMatch(/^invalid_argument: .*hhsdk.*--include/s);
     const quitter = join(dir, "quitter.py");
