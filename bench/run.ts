@@ -5,18 +5,24 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { figures } from "./figures/index.js";
+import { vmRuntime } from "./figures/vm.js";
+
+/** `--vm` alone runs just the vm figure (not in the default run: it boots QEMU guests). */
+const VM_KEYS = [vmRuntime.key];
 import { Unavailable } from "./lib/lazy.js";
 import { keyReports, table } from "./lib/report.js";
 import type { BenchReport, Figure, FigureResult, KeyReport, RunOptions } from "./lib/types.js";
 
-const USAGE = `usage: npm run bench -- [--quick] [--json] [--out FILE] [--only key1,key2]
+const USAGE = `usage: npm run bench -- [--quick] [--vm] [--json] [--out FILE] [--only key1,key2]
   --quick   tiny sizes and few repetitions (a smoke run; numbers are meaningless)
+  --vm      run the vm runtime figure (QEMU guests; minutes under TCG): alone, unless --only names more
   --json    print the JSON report to stdout instead of the table
   --out     also write the JSON report to FILE
   --only    run only the figures owning these keys`;
 
 interface Flags {
   quick: boolean;
+  vm: boolean;
   json: boolean;
   out: string | undefined;
   only: string[] | undefined;
@@ -27,6 +33,7 @@ function parseFlags(argv: readonly string[]): Flags {
     args: [...argv],
     options: {
       quick: { type: "boolean", default: false },
+      vm: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       out: { type: "string" },
       only: { type: "string" },
@@ -43,7 +50,7 @@ function parseFlags(argv: readonly string[]): Flags {
     ?.split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
-  return { quick: values.quick, json: values.json, out: values.out, only };
+  return { quick: values.quick, vm: values.vm, json: values.json, out: values.out, only };
 }
 
 function selected(all: readonly Figure[], only: readonly string[] | undefined): Figure[] {
@@ -77,15 +84,20 @@ async function runFigure(
 
 async function main(): Promise<number> {
   const flags = parseFlags(process.argv.slice(2));
-  const opts: RunOptions = { quick: flags.quick };
+  const opts: RunOptions = { quick: flags.quick, vm: flags.vm };
   const started = new Date();
   const t0 = performance.now();
   const reports: Record<string, KeyReport> = {};
   let crashed = false;
-  for (const figure of selected(figures, flags.only)) {
+  const only = flags.only ?? (flags.vm ? VM_KEYS : undefined);
+  for (const figure of selected(flags.vm ? [...figures, vmRuntime] : figures, only)) {
     process.stderr.write(`bench: ${figure.key} …`);
     const f0 = performance.now();
-    const outcome = await runFigure(figure, opts, flags.quick ? 60_000 : 180_000);
+    const outcome = await runFigure(
+      figure,
+      opts,
+      figure.key === vmRuntime.key ? 1_800_000 : flags.quick ? 60_000 : 180_000,
+    );
     if (outcome.status === "error") crashed = true;
     process.stderr.write(` ${outcome.status} (${((performance.now() - f0) / 1000).toFixed(1)} s)\n`);
     Object.assign(reports, keyReports(figure, outcome));

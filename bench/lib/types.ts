@@ -5,6 +5,8 @@
 export interface RunOptions {
   /** Tiny sizes and few repetitions: proves every figure runs, numbers are meaningless. */
   readonly quick: boolean;
+  /** Also run the vm runtime figure (boots QEMU guests; `--vm`). */
+  readonly vm?: boolean;
 }
 
 /** A target on a reading's `value`: ">=" means higher is better. */

@@ -1,18 +1,20 @@
 // The vm runtime end to end (issue 25) on this machine's accelerator (TCG where KVM is unusable): the
-// Python RAM-counter node passes the memory conformance checks in a guest, the same node declared
-// stateless is caught lying, and restored or forked guests get the host's clock and a reseeded RNG.
-// One file so every test shares one image build and one base boot per image.
-import { mkdtempSync, rmSync } from "node:fs";
+// README's walkthrough 5 runs as written — the Python RAM-counter node passes the memory conformance
+// checks in a guest, then is served, suspended, resumed and forked — the same node declared stateless
+// is caught lying, and restored or forked guests get the host's clock and a reseeded RNG. One file so
+// every test shares one image build and one base boot per image (the cache root is per file).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runConformance } from "../../src/conformance/index.js";
+import { bash, freePort, shBlocks, withBackgroundWaits } from "../docs/sh-script.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import "../../src/runtime/builders.js";
 import { canPlace } from "../../src/runtime/types.js";
 import { childMetas, closeAll, openTestHost, signal, turns } from "../tiers/helpers.js";
-import { buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
+import { ROOT, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
 
 const skip = vmSkipReason();
 let dir = "";
@@ -35,17 +37,32 @@ afterAll(async () => {
 }, 60_000);
 
 describe.skipIf(skip !== undefined)("vm runtime", () => {
-  it("the Python RAM counter passes the memory conformance checks on vm:IMAGE (suspend/resume N+1, QEMU killed, fork, corrupt blob)", async () => {
-    const report = await runConformance({ harness: `vm:${image}`, turns: 2, forks: 2 });
-    const lines = report.checks.map((c) => `${c.status} ${c.id} ${c.evidence}`).join("\n");
-    expect(report.tier, lines).toBe("memory");
-    expect(report.failed, lines).toBe(0);
-    expect(report.passed, lines).toBe(6);
-    const byId = new Map(report.checks.map((c) => [c.id, c]));
-    expect(byId.get("memory.refused-on-filesystem")?.status).toBe("skip");
-    expect(byId.get("memory.restore-after-node-kill")?.evidence).toMatch(/^QEMU pid \d+ killed \(SIGKILL\)/);
-    expect(byId.get("memory.corrupt-snapshot-refused")?.status).toBe("pass");
-  }, 600_000);
+  it("README walkthrough 5 runs as written: image build, memory conformance on vm:IMAGE passes (suspend/resume N+1, QEMU killed, fork, corrupt blob), serve, suspend/resume/fork", async () => {
+    const work = mkdtempSync(join(dir, "readme-"));
+    const [p1, p2] = [await freePort(), await freePort()];
+    const bin = `node ${join(ROOT, "bin/harnesshost.js")}`;
+    const script = withBackgroundWaits(
+      shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5")
+        .join("\n")
+        .replaceAll("npx harnesshost serve", `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2}`)
+        .replaceAll("npx harnesshost", bin)
+        .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
+        .replaceAll("harnesses/python/", `${join(ROOT, "harnesses/python")}/`),
+      3000,
+    );
+    const out = await bash(script, work, 900_000);
+    const lines = out.split("\n");
+    expect(out).toMatch(/^image \S+pycounter sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
+    for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
+      expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
+    expect(out).toMatch(
+      /^OK: 6 passed, 0 failed, 1 skipped — vm:\.\/\.harnesshost\/pycounter \(memory, descriptor pycounter\)/m,
+    );
+    expect(out).toMatch(/QEMU pid \d+ killed \(SIGKILL\)/);
+    expect(out).toMatch(/snapshot memory=true digest=sha256:[0-9a-f]{64}/);
+    expect(lines.filter((l) => /^\d+$/.test(l))).toEqual(["2", "3", "4", "4"]);
+    expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(1);
+  }, 900_000);
 
   it("the same node declared STATELESS_REPLAY fails as a liar: a restart answers like a cold boot", async () => {
     const report = await runConformance({
