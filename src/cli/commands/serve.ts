@@ -2,6 +2,7 @@
 // HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
 // opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
 // ready signal); SIGINT/SIGTERM shut down gracefully and exit 0.
+import { chooseAccel } from "../../vm/accel.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -156,6 +157,11 @@ export const serveCommand: Command = {
     }
     const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
     const host = await Host.open(config, { logger });
+    // The vm runtime's accelerator is decided once per process; say which and why at start-up.
+    if (config.harnesses?.some((h) => h.runtime === "vm")) {
+      const accel = chooseAccel();
+      logger.info({ accelerator: accel.accel, reason: accel.reason }, "vm runtime accelerator");
+    }
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
       server = await startServer(host, {
