@@ -2,7 +2,6 @@
 // HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
 // opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
 // ready signal); SIGINT/SIGTERM shut down gracefully and exit 0.
-import { chooseAccel } from "../../vm/accel.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -13,6 +12,7 @@ import { parseTokenFile } from "../../server/auth.js";
 import { checkListenAddresses } from "../../server/listen-policy.js";
 import { startServer, type TlsFiles } from "../../server/server.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
+import { chooseAccel } from "../../vm/accel.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 
 export const DEFAULT_ADDR = "127.0.0.1:7233";
