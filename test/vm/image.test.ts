@@ -8,7 +8,6 @@ import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { buildImage } from "../../src/vm/image-build.js";
 import { openImage } from "../../src/vm/image-manifest.js";
 import { main } from "../../src/cli/main.js";
-import "../../src/cli/commands/all.js";
 import { COUNTER_NODE, HHSDK, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
 
 const skip = vmSkipReason();
