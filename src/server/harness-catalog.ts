@@ -25,7 +25,7 @@ import { DESCRIBE_TIMEOUT_MS } from "../placement/admission.js";
 import type { HarnessEntry } from "../placement/harness-entry.js";
 import type { Runtime } from "../runtime/types.js";
 import { invalid } from "./checks.js";
-import { HARNESS_NAME, checkName, checkSpec, servableAddress } from "./harness-spec.js";
+import { HARNESS_NAME, checkName, checkSpec, servablePlacement } from "./harness-spec.js";
 
 export const DEFAULT_HARNESS_PAGE = 50;
 export const MAX_HARNESS_PAGE = 500;
@@ -85,7 +85,7 @@ export class HarnessCatalog {
           const spec = decodeSpec(row.spec);
           if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
           const checked = checkSpec(spec);
-          const runtime = await this.buildRemote(row.name, checked.spec);
+          const runtime = await this.buildPlaced(row.name, checked.spec);
           this.serve(row.name, runtime, checked.spec, row.state);
           this.unservable.delete(row.name);
         } catch (err) {
@@ -130,9 +130,9 @@ export class HarnessCatalog {
           `harness "${name}" is registered with a different spec; registrations are immutable, use a new name`,
         );
       }
-      servableAddress(checked.spec);
+      servablePlacement(checked.spec);
       const current = this.registered(name);
-      const runtime = current?.runtime ?? (await this.buildRemote(name, checked.spec));
+      const runtime = current?.runtime ?? (await this.buildPlaced(name, checked.spec));
       const now = Date.now();
       let outcome: RegisterOutcome;
       let row: StoredRegistration;
@@ -239,10 +239,10 @@ export class HarnessCatalog {
     return entry?.source === "registered" ? entry : undefined;
   }
 
-  private async buildRemote(name: string, spec: HarnessSpec): Promise<Runtime> {
-    const address = servableAddress(spec);
+  private async buildPlaced(name: string, spec: HarnessSpec): Promise<Runtime> {
+    const { runtime, target } = servablePlacement(spec);
     return buildRuntime(
-      { name, runtime: "remote", target: address, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
+      { name, runtime, target, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
       { snapshots: this.host.snapshots, nodeIdleMs: this.host.config.nodeIdleMs, nodeLimits: this.host.limits },
     );
   }

@@ -2,10 +2,13 @@
 // spec is accepted only when it has exactly one placement, a required resumability, no unknown fields
 // or enum numbers, and a canonical form of at most 4096 bytes; the digest is computed over that same
 // canonical form, so identical specs always get identical digests.
+import { existsSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { canonicalProto, protoDigest } from "../canon/index.js";
 import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import { HarnessSpecSchema, type HarnessSpec } from "../gen/agentsessions/v1/harness_registry_pb.js";
+import { MANIFEST } from "../vm/image-manifest.js";
 import { parseAddress } from "../wire/index.js";
 import { invalid, knownEnum, noUnknownFields } from "./checks.js";
 
@@ -60,8 +63,17 @@ export function checkSpec(spec: HarnessSpec | undefined): CheckedSpec {
   return { spec, canonical, digest: protoDigest(HarnessSpecSchema, spec) };
 }
 
-/** Whether this host can serve the placement (FAILED_PRECONDITION otherwise); returns the address. */
-export function servableAddress(spec: HarnessSpec): string {
+/** The one substrate this host serves: `substrate { atespace: "vm", template: IMAGE_DIR }` (docs/runtimes.md). */
+export const VM_ATESPACE = "vm";
+
+/** Where a registered spec runs on this host: a node address (remote) or a vm image (vm). */
+export interface ServablePlacement {
+  readonly runtime: "remote" | "vm";
+  readonly target: string;
+}
+
+/** Whether this host can serve the placement (FAILED_PRECONDITION otherwise); where it runs. */
+export function servablePlacement(spec: HarnessSpec): ServablePlacement {
   switch (spec.placement.case) {
     case "remote": {
       const address = spec.placement.value.address.trim();
@@ -72,13 +84,22 @@ export function servableAddress(spec: HarnessSpec): string {
           cause: err,
         });
       }
-      return address;
+      return { runtime: "remote", target: address };
     }
-    case "substrate":
-      throw new HostError(
-        ErrorCode.FailedPrecondition,
-        "substrate placement is not supported: this host has no substrate backend",
-      );
+    case "substrate": {
+      const { atespace, template } = spec.placement.value;
+      if (atespace !== VM_ATESPACE)
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `substrate atespace ${JSON.stringify(atespace)} is not served here: this host's only substrate is "${VM_ATESPACE}" (template: a vm image directory)`,
+        );
+      if (!isAbsolute(template) || !existsSync(join(template, MANIFEST)))
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `substrate template ${JSON.stringify(template)} is not a vm image on this host (an absolute path to a directory made by \`harnesshost image build\`)`,
+        );
+      return { runtime: "vm", target: template };
+    }
     case undefined:
       throw invalid("spec needs exactly one placement (remote or substrate)");
     default: {

@@ -7,7 +7,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { runConformance } from "../../src/conformance/index.js";
+import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
+import { HarnessSpecSchema } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
+import { startFixture } from "../server/helpers.js";
 import { bash, freePort, shBlocks, withBackgroundWaits } from "../docs/sh-script.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
@@ -98,5 +103,27 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     for (const p of probes) expect(p.clockMs).toBeGreaterThanOrEqual(before);
     expect(probes[0]?.random).not.toBe(probes[1]?.random);
     for (const child of children) expect(await turns(host, child, 1)).toEqual(["3"]);
+  }, 600_000);
+
+  it("a registry placement substrate{atespace: vm, template: IMAGE} serves the image on the vm runtime; another template is refused", async () => {
+    const f = await startFixture();
+    try {
+      const spec = (template: string) =>
+        create(HarnessSpecSchema, {
+          placement: { case: "substrate", value: { atespace: "vm", template } },
+          capabilities: { resumability: Resumability.REQUIRES_MEMORY_SNAPSHOT },
+        });
+      const refused = await f.registry.registerHarness({ name: "notimage", spec: spec(dir) }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({
+        grpcCode: GrpcStatus.FAILED_PRECONDITION,
+        details: expect.stringContaining("not a vm image"),
+      });
+      await f.registry.registerHarness({ name: "pyvm", spec: spec(image) });
+      expect(f.host.registry.resolve("pyvm").runtime).toBeInstanceOf(VmRuntime);
+      const session = (await f.host.createSession({ harness: "pyvm" })).uid;
+      expect(await turns(f.host, session, 2)).toEqual(["1", "2"]);
+    } finally {
+      await f.close();
+    }
   }, 600_000);
 });
