@@ -18,16 +18,15 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { freePort } from "./ports.js";
 import { writeCpio } from "./cpio.js";
+import { AGENT_PY, COMPILE_PY, GUEST_FILES, INIT_SH, PROBE_PY } from "./guest-files.js";
 import { GuestTree, findKernel, moduleLoadOrder, sharedObjects } from "./image-files.js";
 import { GUEST_PORT, IMAGE_FORMAT, MANIFEST, type ImageManifest, imageDigest } from "./image-manifest.js";
 
-const GUEST_DIR = fileURLToPath(new URL("./guest/", import.meta.url));
 /** The interpreter the image carries: Debian's, whose dist-packages hold python3-grpcio and -protobuf. */
 export const HOST_PYTHON = "/usr/bin/python3";
 const BUSYBOX = "/bin/busybox";
@@ -99,7 +98,7 @@ function inputsDigest(opts: BuildOptions, program: string, includes: readonly st
   return sha256(
     JSON.stringify({
       builder: BUILDER_VERSION,
-      guest: ["agent.py", "compile.py", "init.sh", "probe.py"].map((f) => sha256(readFileSync(join(GUEST_DIR, f)))),
+      guest: Object.entries(GUEST_FILES).map(([name, text]) => [name, sha256(text)]),
       program: [basename(program), sha256(readFileSync(program))],
       includes: includes.map((d) => [basename(d), treeDigest(d)]),
       args: opts.args,
@@ -115,11 +114,15 @@ const ProbeAnswer = z.union([
 ]);
 
 /** Runs the program on the build machine (probe.py) and lists the interpreter files it loaded. */
-async function probe(program: string, args: readonly string[]): Promise<{ files: string[]; executable: string }> {
+async function probe(
+  scripts: string,
+  program: string,
+  args: readonly string[],
+): Promise<{ files: string[]; executable: string }> {
   const port = await freePort();
   const child = spawn(
     HOST_PYTHON,
-    ["-B", "-s", join(GUEST_DIR, "probe.py"), String(port), String(PROBE_DEADLINE_S), program, ...args],
+    ["-B", "-s", join(scripts, "probe.py"), String(port), String(PROBE_DEADLINE_S), program, ...args],
     {
       cwd: dirname(program),
       stdio: ["ignore", "pipe", "pipe"],
@@ -150,8 +153,8 @@ async function probe(program: string, args: readonly string[]): Promise<{ files:
   return parsed;
 }
 
-/** Adds `__pycache__/*.pyc` (unchecked-hash) for every Python source in the tree (guest/compile.py). */
-function compileBytecode(tree: GuestTree): void {
+/** Adds `__pycache__/*.pyc` (unchecked-hash) for every Python source in the tree (COMPILE_PY). */
+function compileBytecode(scripts: string, tree: GuestTree): void {
   const staging = mkdtempSync(join(tmpdir(), "hh-image-pyc-"));
   try {
     const sources = tree.pythonSources();
@@ -159,7 +162,7 @@ function compileBytecode(tree: GuestTree): void {
       mkdirSync(join(staging, dirname(s.path)), { recursive: true });
       writeFileSync(join(staging, s.path), s.data);
     }
-    const r = spawnSync(HOST_PYTHON, ["-B", "-s", join(GUEST_DIR, "compile.py"), staging], { encoding: "utf8" });
+    const r = spawnSync(HOST_PYTHON, ["-B", "-s", join(scripts, "compile.py"), staging], { encoding: "utf8" });
     if (r.status !== 0)
       throw new HostError(
         ErrorCode.InvalidArgument,
@@ -186,7 +189,20 @@ function under(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 }
 
+/** Writes the build-machine scripts (probe.py, compile.py) to a private directory for `fn`, then removes it. */
+async function withScripts<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "hh-image-scripts-"));
+  try {
+    writeFileSync(join(dir, "probe.py"), PROBE_PY);
+    writeFileSync(join(dir, "compile.py"), COMPILE_PY);
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function assemble(
+  scripts: string,
   opts: BuildOptions,
   program: string,
   includes: readonly string[],
@@ -197,16 +213,12 @@ async function assemble(
   need(BUSYBOX, "busybox-static");
   const kernel = findKernel();
   const modules = moduleLoadOrder(kernel.modulesDir, GUEST_MODULES);
-  const loaded = await probe(program, opts.args);
+  const loaded = await probe(scripts, program, opts.args);
 
   const tree = new GuestTree();
   const system = loaded.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib"));
   const outside = loaded.files.filter(
-    (f) =>
-      !system.includes(f) &&
-      !under(f, GUEST_DIR.replace(/\/$/, "")) &&
-      f !== program &&
-      !includes.some((d) => under(f, d)),
+    (f) => !system.includes(f) && !under(f, scripts) && f !== program && !includes.some((d) => under(f, d)),
   );
   if (outside.length > 0)
     throw new HostError(
@@ -221,17 +233,16 @@ async function assemble(
   for (const d of ["proc", "sys", "dev", "tmp", "app"]) tree.addDir(d);
   tree.addFile(`app/${basename(program)}`, readFileSync(program), 0o644);
   for (const d of includes) tree.copyDir(d, `app/${basename(d)}`);
-  tree.addFile("hh/agent.py", readFileSync(join(GUEST_DIR, "agent.py")), 0o644);
+  tree.addFile("hh/agent.py", Buffer.from(AGENT_PY, "utf8"), 0o644);
   const command = [HOST_PYTHON, "-B", "-s", `/app/${basename(program)}`, ...opts.args].map(shellQuote).join(" ");
-  const init = readFileSync(join(GUEST_DIR, "init.sh"), "utf8")
-    .replaceAll("@MODULES@", modules.join(" "))
+  const init = INIT_SH.replaceAll("@MODULES@", modules.join(" "))
     .replaceAll("@RELEASE@", kernel.release)
     .replaceAll("@PORT@", String(GUEST_PORT))
     .replaceAll("@PYTHON@", HOST_PYTHON)
     .replaceAll("@COMMAND@", command);
   tree.addFile("init", Buffer.from(init, "utf8"), 0o755);
 
-  compileBytecode(tree);
+  compileBytecode(scripts, tree);
   const initrd = gzipSync(writeCpio(tree.list()), { level: 6 });
   const kernelBytes = readFileSync(kernel.vmlinuz);
   const partial = {
@@ -288,7 +299,9 @@ export async function buildImage(opts: BuildOptions): Promise<BuildResult> {
     cpSync(cached, out, { recursive: true });
     return { manifest, cached: true, out };
   }
-  const { manifest, kernelBytes, initrd } = await assemble(opts, program, includes, memoryMb, inputs);
+  const { manifest, kernelBytes, initrd } = await withScripts((scripts) =>
+    assemble(scripts, opts, program, includes, memoryMb, inputs),
+  );
   writeImage(cached, manifest, kernelBytes, initrd);
   writeImage(out, manifest, kernelBytes, initrd);
   return { manifest, cached: false, out };
