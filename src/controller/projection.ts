@@ -71,12 +71,15 @@ export type RestartPoint =
   | { readonly kind: "fresh" }
   | { readonly kind: "none"; readonly why: string };
 
-/** A record a checkpoint can be bound to (END or lifecycle), with what the actor held there. */
+/**
+ * A record a checkpoint can be bound to — END, SUSPEND or FORK — and the turn pending there. The state a
+ * checkpoint holds is always a clean one: between turns (END, or no pending turn), or the pending
+ * turn's start (a park, and every Suspend or Fork of a session with a pending turn, which capture the
+ * turn's restart point rather than a live actor that may have run part of it).
+ */
 interface Mark {
   readonly hash: string;
-  /** The actor's RAM is exactly a turn's start state (or between turns) at this record. */
-  readonly clean: boolean;
-  /** The uncompleted turn whose start state `clean` refers to (undefined: between turns). */
+  /** The uncompleted turn whose start state the record's checkpoint holds (undefined: between turns). */
   readonly pendingAt: string | undefined;
 }
 
@@ -114,11 +117,6 @@ function hashOf(rec: SeqEvent): string {
   return typeof h === "string" ? h : "";
 }
 
-function fenceOf(rec: SeqEvent): number | undefined {
-  const f = (rec as Partial<JournalRecord>).fence;
-  return typeof f === "number" ? f : undefined;
-}
-
 /**
  * The fold. `apply` takes the session's records in seq order; every query reads the state, none reads
  * a record again. A log that breaks the execution grammar keeps folding lifecycle facts, and the
@@ -137,10 +135,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   private broken: HostError | undefined;
   private lastEnd = 0;
   private ownSuspend: SuspendPoint | undefined;
-  private clean = true;
   private readonly marks = new Map<number, Mark>();
-  /** Set while the newest record is an APPROVAL_REQUEST that opened a gate: the fence it was written under. */
-  private openedUnder: number | undefined;
 
   static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
     const log = new SessionLog<R>();
@@ -155,10 +150,8 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     this.headSeq = rec.seq;
     this.headHash = hashOf(rec);
     this.state = projectComputeState(this.state, event);
-    const openedUnder = this.openedUnder;
-    this.openedUnder = undefined;
     if (event.body.case === "lifecycle") {
-      this.applyLifecycle(rec, event.body.value.kind, openedUnder);
+      this.applyLifecycle(rec, event.body.value.kind);
       return this;
     }
     if (event.kind === EventKind.EVENT_LIFECYCLE) return this;
@@ -171,7 +164,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     return this;
   }
 
-  private applyLifecycle(rec: R, kind: Lifecycle_Kind, openedUnder: number | undefined): void {
+  private applyLifecycle(rec: R, kind: Lifecycle_Kind): void {
     const event = rec.event;
     if (event.body.case !== "lifecycle") return;
     const lc = event.body.value;
@@ -179,12 +172,10 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       case Lifecycle_Kind.LIFECYCLE_FORK:
         this.ownFrom = rec.seq;
         this.ownSuspend = undefined;
+        this.mark(rec);
         break;
       case Lifecycle_Kind.LIFECYCLE_SUSPEND: {
-        // A park: the SUSPEND the parking turn commits right after its APPROVAL_REQUEST, under the same
-        // fence (any other Suspend mints its own). The actor is stopped and the park names the turn's
-        // start state, which is what resuming restores.
-        if (openedUnder !== undefined && fenceOf(rec) === openedUnder) this.clean = true;
+        this.mark(rec);
         this.ownSuspend = {
           seq: rec.seq,
           contentHash: hashOf(rec),
@@ -205,12 +196,11 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       default:
         break;
     }
-    this.mark(rec);
   }
 
   private mark(rec: R): void {
     const pendingAt = this.broken ? undefined : this.pendingBuilding()?.executionId;
-    this.marks.set(rec.seq, { hash: hashOf(rec), clean: this.clean, pendingAt });
+    this.marks.set(rec.seq, { hash: hashOf(rec), pendingAt });
   }
 
   private applyExecution(rec: R, index: number): void {
@@ -240,8 +230,6 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       };
       this.byId.set(event.executionId, exec);
       this.executions.push(exec);
-      // EXECUTION_START commits with the turn's first effect: the harness has run by then.
-      this.clean = false;
       return;
     }
     exec.lastSeq = rec.seq;
@@ -259,11 +247,9 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
           );
         exec.completed = true;
         this.lastEnd = rec.seq;
-        this.clean = true;
         this.mark(rec);
         return;
       case EventKind.EVENT_ERROR:
-        this.clean = false;
         return;
       case EventKind.EVENT_EXECUTION_START:
         throw invalid(rec.seq, "second EXECUTION_START for one execution");
@@ -271,9 +257,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         if (!EFFECT_KINDS.has(event.kind))
           throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
         exec.effects.push({ seq: rec.seq, event });
-        if (this.gates.apply(rec)) this.openedUnder = fenceOf(rec);
-        // A decision runs nothing; every other effect means the harness ran on the actor.
-        if (event.kind !== EventKind.EVENT_APPROVAL_RESULT) this.clean = false;
+        this.gates.apply(rec);
     }
   }
 
@@ -394,24 +378,18 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
 
   /**
    * The state a memory turn `executionId` must (re)start from, given the session's newest checkpoint:
-   * that checkpoint when it is bound to a record of this log at which the actor held the turn's start
-   * state (between turns, or the turn's own park) and no other turn started after it; a fresh actor
-   * when no other turn ever ran; else none — never the live actor of a turn that already ran.
+   * that checkpoint when it is bound to an END, SUSPEND or FORK of this log (see Mark) and no other
+   * turn completed after it; a fresh actor when no turn ever completed; else none — never the live
+   * actor of a turn that already ran. A turn interrupted and never completed leaves no change behind.
    */
   restartPoint(executionId: string, checkpoint: { seq: number; contentHash: string } | undefined): RestartPoint {
     this.checked();
     if (checkpoint) {
       const mark = this.marks.get(checkpoint.seq);
-      if (
-        mark &&
-        mark.hash === checkpoint.contentHash &&
-        mark.clean &&
-        (mark.pendingAt === undefined || mark.pendingAt === executionId) &&
-        !this.otherTurnAfter(checkpoint.seq, executionId)
-      )
+      if (mark && mark.hash === checkpoint.contentHash && !this.completedSince(checkpoint.seq, mark, executionId))
         return { kind: "checkpoint", seq: checkpoint.seq };
     }
-    if (this.executions.every((e) => e.executionId === executionId)) return { kind: "fresh" };
+    if (this.lastEnd === 0) return { kind: "fresh" };
     return {
       kind: "none",
       why: checkpoint
@@ -420,9 +398,13 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     };
   }
 
-  private otherTurnAfter(seq: number, executionId: string): boolean {
-    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq > seq; i--)
-      if (this.executions[i]!.executionId !== executionId) return true;
+  /** Whether a turn other than `executionId` completed after the mark's state was taken. */
+  private completedSince(seq: number, mark: Mark, executionId: string): boolean {
+    const from = mark.pendingAt !== undefined ? (this.byId.get(mark.pendingAt)?.startSeq ?? seq) : seq;
+    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq >= from; i--) {
+      const e = this.executions[i]!;
+      if (e.completed && e.lastSeq > seq && e.executionId !== executionId) return true;
+    }
     return false;
   }
 }

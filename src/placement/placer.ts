@@ -506,12 +506,17 @@ export class Placer {
       }
       const admission = await admit(entry, signal);
       // A stateless harness's state is its journal, and a memory actor that never ran a turn has no
-      // state yet: either way the ref names the session and nothing is captured.
+      // state yet: either way the ref names the session and nothing is captured. A memory session with
+      // an interrupted turn is captured at that turn's start (docs/protocol.md §5.8 rule 7), never from
+      // a live actor that may have run part of it.
       const captures = admission.memory && log.hasTurns;
-      if (captures) await this.requireLiveActor(entry, admission, info, window);
-      const ref: SnapshotRef = captures
-        ? ((await this.headCheckpoint(session, records)) ?? (await entry.runtime.snapshot(session, "EXTERNAL", signal)))
-        : { local: session, externalUri: "", memory: false, sealed: false };
+      const pendingStart = captures ? await this.pendingTurnStart(entry, session, log) : undefined;
+      if (captures && !pendingStart) await this.requireLiveActor(entry, admission, info, window);
+      const ref: SnapshotRef = !captures
+        ? { local: session, externalUri: "", memory: false, sealed: false }
+        : (pendingStart ??
+          (await this.headCheckpoint(session, records)) ??
+          (await entry.runtime.snapshot(session, "EXTERNAL", signal)));
       // The blob is stored (durably) by now: the fence, SUSPEND naming it and its checkpoint commit together.
       const { record } = await this.commitLifecycle(
         session,
@@ -632,6 +637,9 @@ export class Placer {
     if (info.computeState === "COLD" && own && own.seq === atSeq && own.ref.memory) return own.ref;
     // No turn yet: no RAM state to clone; each child starts from a fresh actor like the parent would.
     if (!window.log.hasTurns) return { local: info.uid, externalUri: "", memory: false, sealed: false };
+    // An interrupted turn: the children inherit it at its start (§5.8 rule 7), never a partial run.
+    const pendingStart = await this.pendingTurnStart(entry, info.uid, window.log);
+    if (pendingStart) return pendingStart;
     await this.requireLiveActor(entry, admission, info, window);
     const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL");
     if (!ref.memory || ref.externalUri === "") {
@@ -653,6 +661,33 @@ export class Placer {
     await entry.runtime.stop(info.uid);
     this.actorFence.delete(info.uid);
     return ref;
+  }
+
+  /**
+   * The ref of the pending memory turn's restart point (a checkpoint, or a non-memory ref for a fresh
+   * actor); undefined when no turn is pending; FAILED_PRECONDITION when the turn's start state is gone.
+   */
+  private async pendingTurnStart(
+    entry: HarnessEntry,
+    session: string,
+    log: SessionLog,
+  ): Promise<SnapshotRef | undefined> {
+    const pending = log.pending();
+    if (!pending) return undefined;
+    const start = await memoryTurnStart(this.deps.journal, entry, session, log, pending.execution.executionId);
+    switch (start.kind) {
+      case "checkpoint":
+        return start.ref;
+      case "fresh":
+      case "stateless":
+        return { local: session, externalUri: "", memory: false, sealed: false };
+      case "none":
+        throw new HostError(ErrorCode.FailedPrecondition, start.why);
+      default: {
+        const exhaustive: never = start;
+        throw new Error(`unknown turn start ${String(exhaustive)}`);
+      }
+    }
   }
 
   /**
@@ -718,6 +753,8 @@ export class Placer {
   ): Promise<Incarnation> {
     const checkpoint = await this.deps.journal.latestCheckpoint(info.uid);
     const spec = { sessionUid: info.uid, harnessName: entry.name };
+    // No turn ever completed in the lineage: the state between turns is a fresh actor's.
+    if (log.lastEndSeq === 0) return entry.runtime.create(spec);
     if (checkpoint) {
       const bound = records[checkpoint.seq - 1];
       if (bound && bound.contentHash === checkpoint.contentHash) {

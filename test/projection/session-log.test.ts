@@ -1,6 +1,6 @@
 // The session-log projection's rules (docs/protocol.md §5.8) on hand-built journals: own vs inherited
 // is decided by the session's own (last) FORK marker; gates carry owner and state from structured
-// fields only; the restart point of a memory turn is never a record at which its actor was mid-turn.
+// fields only; the restart point of a memory turn is a checkpoint taken between turns or at its start.
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ev, SessionLog, textMessage } from "../../src/controller/index.js";
@@ -52,10 +52,9 @@ function decided(exec: string, toolCallId: string, requestSeq: number): Event {
   });
 }
 
-/** Appends under a new fence, or under the session's current one (as a parking turn commits its SUSPEND). */
-async function append(j: MemoryJournal, s: string, events: Event[], sameFence = false): Promise<JournalRecord[]> {
+async function append(j: MemoryJournal, s: string, events: Event[]): Promise<JournalRecord[]> {
   const head = await j.head(s);
-  return j.appendBatch(s, head.seq, sameFence ? await j.currentFence(s) : await j.newFence(s), events);
+  return j.appendBatch(s, head.seq, await j.newFence(s), events);
 }
 
 const meta = (uid: string) => ({ uid, project: "default", harness: "ask" });
@@ -114,41 +113,36 @@ describe("SessionLog", () => {
     expect(log.gate({ ...ref, requestSeq: requestSeq + 1 })).toBeUndefined();
   });
 
-  it("restart point: a checkpoint bound where the actor was mid-turn is never one; the turn's park is", async () => {
+  it("restart point: a checkpoint bound to an END, SUSPEND or FORK with no other turn completed after it", async () => {
     const j = new MemoryJournal();
     const t1 = await append(j, P, [...start("e1"), ev.output("e1", textMessage("assistant", "1")), ev.end("e1")]);
     const end1 = t1.at(-1)!;
-    const t2 = await append(j, P, [...start("e2"), gated("e2", "w1"), ev.approvalRequest("e2", "w1", "ok?")]);
-    const [park] = await append(
-      j,
-      P,
-      [ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: P, snapshotMemory: true })],
-      true,
-    );
-    const log = SessionLog.of(await j.readRange(P));
-    expect(log.restartPoint("e2", { seq: end1.seq, contentHash: end1.contentHash })).toEqual({
-      kind: "checkpoint",
-      seq: end1.seq,
-    });
-    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: park!.contentHash })).toEqual({
-      kind: "checkpoint",
-      seq: park!.seq,
-    });
-    // A checkpoint bound to a record that does not match is no restart point, nor is "fresh" after a turn ran.
-    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: "sha256:other" }).kind).toBe("none");
-    // After a re-drive appended (here: ERROR), a SUSPEND snapshot would hold mid-turn RAM: not a restart point.
-    const [err] = await append(j, P, [ev.error("e2", 1, "cut")]);
-    log.apply(err!);
-    const [mid] = await append(j, P, [
+    await append(j, P, [...start("e2"), gated("e2", "w1"), ev.approvalRequest("e2", "w1", "ok?")]);
+    const [park] = await append(j, P, [
       ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, { snapshotLocal: P, snapshotMemory: true }),
     ]);
-    log.apply(mid!);
-    expect(log.restartPoint("e2", { seq: mid!.seq, contentHash: mid!.contentHash }).kind).toBe("none");
-    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: park!.contentHash }).kind).toBe("checkpoint");
-    expect(t2.length).toBe(4);
+    const log = SessionLog.of(await j.readRange(P));
+    const at = (r: JournalRecord) => ({ seq: r.seq, contentHash: r.contentHash });
+    expect(log.restartPoint("e2", at(end1))).toEqual({ kind: "checkpoint", seq: end1.seq });
+    expect(log.restartPoint("e2", at(park!))).toEqual({ kind: "checkpoint", seq: park!.seq });
+    // A checkpoint whose bound record does not match, or bound to a record that is no END, SUSPEND or
+    // FORK (an effect: the turn had run by then), is none; nor is "fresh" once another turn ran.
+    expect(log.restartPoint("e2", { seq: park!.seq, contentHash: "sha256:other" }).kind).toBe("none");
+    expect(log.restartPoint("e2", at(t1[2]!)).kind).toBe("none");
+    // Once e2 completed, its park is no restart point for a later turn e3; e2's END is.
+    const requestSeq = park!.seq - 1;
+    const t2end = await append(j, P, [
+      decided("e2", "w1", requestSeq),
+      ev.toolResult("e2", create(ToolResultSchema, { id: "w1" })),
+      ev.end("e2"),
+    ]);
+    const t3 = await append(j, P, [...start("e3")]);
+    for (const r of [...t2end, ...t3]) log.apply(r);
+    expect(log.restartPoint("e3", at(park!)).kind).toBe("none");
+    expect(log.restartPoint("e3", at(end1)).kind).toBe("none");
+    expect(log.restartPoint("e3", at(t2end.at(-1)!)).kind).toBe("checkpoint");
     // The first turn of a session restarts from a fresh actor.
-    const first = SessionLog.of(t1.slice(0, 2));
-    expect(first.restartPoint("e1", undefined)).toEqual({ kind: "fresh" });
+    expect(SessionLog.of(t1.slice(0, 2)).restartPoint("e1", undefined)).toEqual({ kind: "fresh" });
   });
 
   it("a log that breaks the execution grammar still folds lifecycle facts; execution queries throw", async () => {
