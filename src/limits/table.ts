@@ -152,6 +152,14 @@ export const LIMIT_TABLE = {
     why: "An agent turn of a hundred model and tool calls at tens of seconds each fits in 30 minutes; a node whose turn never ends is cut there instead of holding its session for ever.",
     min: 10,
   },
+  drainMs: {
+    default: 10_000,
+    unit: "ms",
+    scope: "lifecycle",
+    what: "On SIGTERM/SIGINT, how long in-flight calls get to finish after the listeners stop accepting; then they are cancelled (their turns stay resumable), nodes are stopped, and the process exits — at the latest SHUTDOWN_FORCE_MS (5 s) after this, with exit status 1 if anything still held it.",
+    why: "Ten seconds lets a turn between two model calls commit; with the 5 s of force it fits Kubernetes' default 30 s termination grace period with room to spare.",
+    min: 0,
+  },
   // ── memory: byte budgets of the host's caches and per-client buffers ─────────────────────────────
   historyCacheBytes: {
     default: 64 * MiB,

@@ -1,7 +1,8 @@
 // `harnesshost serve`: one host process serving Sessions (+ health, reflection) and the operator
 // HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
 // opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
-// ready signal); SIGINT/SIGTERM shut down gracefully and exit 0.
+// ready signal); SIGINT/SIGTERM shut down gracefully and exit 0: in-flight calls get drainMs, then are
+// cancelled, and the process exits at the latest SHUTDOWN_FORCE_MS later (status 1 if forced).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -16,6 +17,8 @@ import { chooseAccel } from "../../vm/accel.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 
 export const DEFAULT_ADDR = "127.0.0.1:7233";
+/** After the drain (limit drainMs), how long shutdown may still take before the process exits anyway. */
+export const SHUTDOWN_FORCE_MS = 5_000;
 export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -193,9 +196,17 @@ export const serveCommand: Command = {
       `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`,
     );
     const sig = await stopped;
-    logger.info({ signal: sig }, "shutting down");
+    const drainMs = host.limits.drainMs;
+    logger.info({ signal: sig, drainMs }, "shutting down");
+    // The bound on shutdown: whatever still holds the process SHUTDOWN_FORCE_MS after the drain (a call
+    // that ignores cancellation, a handle left open) is abandoned. Unref'd: it never keeps us alive.
+    const force = setTimeout(() => {
+      logger.error({ drainMs, forceMs: SHUTDOWN_FORCE_MS }, "shutdown did not finish in time; exiting");
+      process.exit(1);
+    }, drainMs + SHUTDOWN_FORCE_MS);
+    force.unref();
     gc?.stop();
-    await server.close();
+    await server.close(drainMs);
     await host.close();
     logger.info({}, "stopped");
     return 0;
