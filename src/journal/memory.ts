@@ -211,6 +211,14 @@ export class MemoryJournal implements Journal {
     return records.map(recordOf);
   }
 
+  async removeEmptySession(uid: string): Promise<boolean> {
+    this.assertOpen();
+    const s = this.sessions.get(uid);
+    if (s === undefined || s.records.length > 0) return false;
+    this.sessions.delete(uid);
+    return true;
+  }
+
   async recordBytes(session: string, through: number): Promise<number> {
     this.assertOpen();
     let bytes = 0;

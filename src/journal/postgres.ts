@@ -200,6 +200,16 @@ export class PostgresJournal implements Journal {
     return row ? int(row.fence) : 0;
   }
 
+  async removeEmptySession(uid: string): Promise<boolean> {
+    const result = await this.write(`remove empty session ${uid}`, () =>
+      this.pool.query(
+        "DELETE FROM sessions WHERE uid = $1 AND last_seq = 0 AND NOT EXISTS (SELECT 1 FROM events WHERE session = $1)",
+        [uid],
+      ),
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
   async recordBytes(session: string, through: number): Promise<number> {
     const result = await this.live().pool.query<{ bytes: string | null }>(
       "SELECT SUM(octet_length(event))::text AS bytes FROM events WHERE session = $1 AND seq <= $2",

@@ -171,6 +171,9 @@ function prepareStatements(db: Database.Database) {
     recordHash: db.prepare<[string, number], { content_hash: string }>(
       "SELECT content_hash FROM events WHERE session = ? AND seq = ?",
     ),
+    removeEmptySession: db.prepare<[string, string]>(
+      "DELETE FROM sessions WHERE uid = ? AND NOT EXISTS (SELECT 1 FROM events WHERE session = ?)",
+    ),
     recordBytes: db.prepare<[string, number], { bytes: number | null }>(
       "SELECT SUM(length(event)) AS bytes FROM events WHERE session = ? AND seq <= ?",
     ),
@@ -508,6 +511,10 @@ export class SqliteJournal implements Journal {
     const [record] = marker;
     if (record === undefined) throw new Error("fork marker was not chained");
     return record;
+  }
+
+  async removeEmptySession(uid: string): Promise<boolean> {
+    return this.write(`remove empty session ${uid}`, () => this.stmts.removeEmptySession.run(uid, uid).changes > 0);
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

@@ -144,6 +144,7 @@ export const DURABLE_JOURNAL_METHODS: readonly string[] = [
   "fork",
   "forkAll",
   "createSession",
+  "removeEmptySession",
 ];
 
 /** One child of `Journal.forkAll`. */
@@ -234,6 +235,12 @@ export interface Journal {
    * child's fork marker, in order.
    */
   forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]>;
+
+  /**
+   * Removes the session's row if it holds no record at all (a session created for an Exec that was
+   * then refused); true when removed. A session with any record is never touched.
+   */
+  removeEmptySession(uid: string): Promise<boolean>;
 
   /** HostError AlreadyExists when the uid exists. */
   createSession(meta: SessionMetaInput): Promise<SessionInfo>;

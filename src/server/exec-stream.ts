@@ -2,7 +2,8 @@
 // the turn then fails); every record the turn commits is streamed once, in seq order, as soon as it is
 // appended; a failure after the Session frame is the stream's status; the turn is aborted when the
 // client goes away or `deadline_unix` passes, and the handler never returns before the turn settled. A
-// turn that parks on an approval ends OK with a final Session frame carrying pending_approval.
+// turn that parks on an approval ends OK with a final Session frame carrying pending_approval. A
+// session the Exec created is removed again if the turn ends without a single record (refused).
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
@@ -69,6 +70,25 @@ async function targetSession(host: Host, req: ExecRequest): Promise<{ info: Sess
 export async function* execUpdates(host: Host, req: ExecRequest, callSignal: AbortSignal): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
   const { info, override } = await targetSession(host, req);
+  let completed = false;
+  try {
+    yield* turnUpdates(host, req, plan, info, override, callSignal);
+    completed = true;
+  } finally {
+    // A session this Exec created for a turn that was refused, failed or was cancelled before its
+    // first record is removed again: a refused Exec leaves no session behind.
+    if (req.session === "" && !completed) await host.journal.removeEmptySession(info.uid).catch(() => false);
+  }
+}
+
+async function* turnUpdates(
+  host: Host,
+  req: ExecRequest,
+  plan: ExecPlan,
+  info: SessionInfo,
+  override: string,
+  callSignal: AbortSignal,
+): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
 
   if (plan.expectedLastSeq !== undefined) {

@@ -332,6 +332,16 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(await j.recordBytes("s-missing", 3)).toBe(0);
       });
 
+      it("removeEmptySessionRemovesOnlyASessionWithoutRecords", async () => {
+        await j.createSession(meta("s-empty"));
+        await parentOf3();
+        expect(await j.removeEmptySession("s-parent")).toBe(false);
+        expect((await j.head("s-parent")).seq).toBe(3);
+        expect(await j.removeEmptySession("s-empty")).toBe(true);
+        expect(await j.getSession("s-empty")).toBeUndefined();
+        expect(await j.removeEmptySession("s-empty")).toBe(false);
+      });
+
       it("forkAllIsAllOrNothing: a child that cannot be created part-way leaves no child behind", async () => {
         await parentOf3();
         await j.createSession(meta("s-taken"));
