@@ -1,10 +1,11 @@
 // The cross-cutting policy of every RPC on both listeners, as a grpc-js server interceptor: request
 // id, bearer auth, and one structured log line per finished call. Invariants: auth is decided before
 // any handler runs; the request id is echoed in headers/trailers and on the log line; log lines carry
-// only bounded fields (method, code, duration, ids) — never messages, inputs, outputs, tool args,
-// tokens, fences or raw error text.
+// only bounded fields (method, code, duration, ids cut to logFieldChars) — never messages, inputs,
+// outputs, tool args, tokens, fences or raw error text.
 import { Metadata, ServerInterceptingCall, status as GrpcStatus } from "@grpc/grpc-js";
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from "@grpc/grpc-js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { BearerAuth } from "./auth.js";
 import { REQUEST_ID_HEADER, ensureRequestId } from "./request-id.js";
 
@@ -21,6 +22,13 @@ export interface CallPolicyOptions {
   readonly auth?: BearerAuth;
   /** Listener label on log lines ("sessions" or "registry"). */
   readonly listener: string;
+  /** Longest id written whole on a log line (limit logFieldChars); default DEFAULT_LIMITS. */
+  readonly logFieldChars?: number;
+}
+
+/** An id as logged: whole up to `max` characters, else its head and its full length. */
+export function clipForLog(value: string, max: number): string {
+  return value.length <= max ? value : `${value.slice(0, max)}…(${value.length} chars)`;
 }
 
 /** Health probes are exempt from auth (they reveal nothing and orchestrators cannot send tokens). */
@@ -43,7 +51,7 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
         code: GrpcStatus[code] ?? String(code),
         duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
         request_id: requestId,
-        ...(session ? { session } : {}),
+        ...(session ? { session: clipForLog(session, opts.logFieldChars ?? DEFAULT_LIMITS.logFieldChars) } : {}),
       };
       levelOf(code, quiet, opts.logger)(fields, "rpc finished");
     };

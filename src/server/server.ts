@@ -48,7 +48,13 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const tokens = opts.tokens ?? [];
   checkListenAddresses(opts.addr, opts.registryAddr, opts.tls !== undefined && tokens.length > 0);
   const auth = tokens.length > 0 ? new BearerAuth(tokens) : undefined;
-  const policy = (listener: string) => callPolicy({ logger: opts.logger, listener, ...(auth ? { auth } : {}) });
+  const policy = (listener: string) =>
+    callPolicy({
+      logger: opts.logger,
+      listener,
+      logFieldChars: host.limits.logFieldChars,
+      ...(auth ? { auth } : {}),
+    });
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();

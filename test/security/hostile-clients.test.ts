@@ -168,6 +168,17 @@ describe("hostile clients", () => {
     for (const child of res.children) expect(child.annotations["note"]).toBe(annotations.note);
   });
 
+  it("aHugeSessionIdIsLoggedTruncated (finding 9)", async () => {
+    const huge = `sess-${"h".repeat(3 * 1024 * 1024)}`;
+    expect(await codeOf(f.sessions.getSession({ uid: huge }))).toBe(status.INVALID_ARGUMENT);
+    const line = f.logs.find(
+      (l) => l.includes('"method":"/agentsessions.v1.Sessions/GetSession"') && l.includes("hhhh"),
+    );
+    expect(line).toBeDefined();
+    expect(line?.length ?? 0).toBeLessThan(2048);
+    expect(line).toContain(`(${huge.length} chars)`);
+  });
+
   it("every journal still verifies after the hostile requests", async () => {
     await allJournalsVerify(f.host.journal);
     await healthServing(f.server.addr);
