@@ -102,7 +102,7 @@ export async function verifyChain(
   recordedHead: Head,
 ): Promise<VerifyResult> {
   const fail = (
-    kind: "tampered" | "undecodable" | "gap" | "truncated",
+    kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable",
     seq: number,
     message: string,
   ): VerifyResult => ({
@@ -114,7 +114,19 @@ export async function verifyChain(
   });
   let expected = 1;
   let prev = "";
-  for await (const rec of records) {
+  const iterator = (Symbol.asyncIterator in records ? records[Symbol.asyncIterator]() : records[Symbol.iterator]()) as
+    | AsyncIterator<StoredRecord>
+    | Iterator<StoredRecord>;
+  for (;;) {
+    let step: IteratorResult<StoredRecord>;
+    try {
+      step = await iterator.next();
+    } catch (err) {
+      if (!(err instanceof UnreadableStorage)) throw err;
+      return fail("unreadable", expected, `the storage holding seq ${expected} cannot be read: ${err.message}`);
+    }
+    if (step.done) break;
+    const rec = step.value;
     if (rec.seq !== expected) {
       return rec.seq > expected
         ? fail("gap", expected, `sequence gap: seq ${expected} is missing (next stored record is seq ${rec.seq})`)
@@ -156,6 +168,14 @@ export async function verifyChain(
     return fail("tampered", count, `content_hash at seq ${count} does not match the recorded head hash`);
   }
   return { ok: true, session, records: count, head: { seq: count, hash: prev } };
+}
+
+/**
+ * Thrown by a backend's record iterator when the storage itself cannot be read (a corrupt database
+ * page, an I/O error): verifyChain reports it as `unreadable` at the first seq it could not read.
+ */
+export class UnreadableStorage extends Error {
+  override readonly name = "UnreadableStorage";
 }
 
 function errorText(err: unknown): string {

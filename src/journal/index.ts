@@ -6,7 +6,15 @@ export { SqliteJournal, type SqliteJournalOptions } from "./sqlite.js";
 export { SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
 export { exportJsonl, jsonlLine, verifyJsonl, type JsonlVerifyResult, type LineRecord } from "./export.js";
 export { appendUnderNewFence } from "./fenced-append.js";
-export { verifyChain, chainEvents, checkAppend, forkMarkerEvent, type StoredRecord } from "./chain.js";
+export {
+  verifyChain,
+  chainEvents,
+  checkAppend,
+  forkMarkerEvent,
+  UnreadableStorage,
+  type StoredRecord,
+} from "./chain.js";
+export { isJournalUnreadable } from "./unreadable.js";
 export { projectComputeState, parseComputeState } from "./compute-state.js";
 export { openJournal } from "./open.js";
 export { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";

@@ -136,6 +136,15 @@ export function isBusy(err: unknown): boolean {
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
 
+/** The database file itself cannot be read: a corrupt page, not a database, or an I/O error. */
+export function isUnreadable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return (
+    typeof code === "string" &&
+    (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB") || code.startsWith("SQLITE_IOERR"))
+  );
+}
+
 export function isPrimaryKeyViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "SQLITE_CONSTRAINT_PRIMARYKEY";

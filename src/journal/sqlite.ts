@@ -16,11 +16,12 @@ import {
   requireSession,
   verifyChain,
   type StoredRecord,
+  UnreadableStorage,
 } from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
-import { enableWal, HEAD_ROW_SEQ, isBusy, isPrimaryKeyViolation, migrate } from "./sqlite-schema.js";
+import { enableWal, HEAD_ROW_SEQ, isBusy, isPrimaryKeyViolation, isUnreadable, migrate } from "./sqlite-schema.js";
 import type {
   CheckpointRow,
   ComputeStateName,
@@ -447,7 +448,14 @@ export class SqliteJournal implements Journal {
   async verify(session: string): Promise<VerifyResult> {
     // One statement reads the head pointer and the highest stored seq from the same snapshot, so an
     // append racing this walk is never mistaken for a record past the head.
-    const pointer = this.live().stmts.headAndMax.get(session);
+    let pointer: ReturnType<Statements["headAndMax"]["get"]>;
+    try {
+      pointer = this.live().stmts.headAndMax.get(session);
+    } catch (err) {
+      if (!isUnreadable(err)) throw err;
+      const message = `session ${session}: its head cannot be read: ${(err as Error).message}`;
+      return { ok: false, session, kind: "unreadable", seq: 1, message };
+    }
     const recorded: Head = pointer ? { seq: pointer.last_seq, hash: pointer.last_hash } : { seq: 0, hash: "" };
     const stray = pointer ? pointer.max_seq : this.stmts.maxSeq.get(session)?.max_seq;
     if (stray !== null && stray !== undefined && stray > recorded.seq) {
@@ -459,16 +467,35 @@ export class SqliteJournal implements Journal {
         message: `session ${session}: seq ${stray} lies beyond the recorded head seq ${recorded.seq}`,
       };
     }
-    const rows = this.rows(session, 1, Math.max(recorded.seq, 1));
+    const last = Math.max(recorded.seq, 1);
+    const rowsFrom = (from: number, to: number) => this.rows(session, from, to);
+    // A page of rows that cannot be read is re-read one record at a time, so the first unreadable seq
+    // is the one named.
     async function* stored(): AsyncIterable<StoredRecord> {
-      for await (const row of rows) {
-        if (row.seq > recorded.seq) return;
-        yield {
-          seq: row.seq,
-          prevHash: row.prev_hash,
-          contentHash: row.content_hash,
-          decode: () => fromBinary(EventSchema, row.event),
-        };
+      let next = 1;
+      const asStored = (row: EventDbRow): StoredRecord => ({
+        seq: row.seq,
+        prevHash: row.prev_hash,
+        contentHash: row.content_hash,
+        decode: () => fromBinary(EventSchema, row.event),
+      });
+      try {
+        for await (const row of rowsFrom(1, last)) {
+          if (row.seq > recorded.seq) return;
+          next = row.seq + 1;
+          yield asStored(row);
+        }
+        return;
+      } catch (err) {
+        if (!isUnreadable(err)) throw err;
+      }
+      for (let seq = next; seq <= last; seq++) {
+        try {
+          for await (const row of rowsFrom(seq, seq)) yield asStored(row);
+        } catch (err) {
+          if (isUnreadable(err)) throw new UnreadableStorage((err as Error).message);
+          throw err;
+        }
       }
     }
     return verifyChain(session, stored(), recorded);

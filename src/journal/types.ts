@@ -82,9 +82,10 @@ export type VerifyResult =
       /**
        * tampered: a stored hash or prev link does not match the recomputation;
        * undecodable: a stored event cannot be decoded or canonicalised;
-       * gap: seqs are not dense; truncated: records end before the session's recorded head.
+       * gap: seqs are not dense; truncated: records end before the session's recorded head;
+       * unreadable: the storage holding the record cannot be read (a corrupt database page).
        */
-      readonly kind: "tampered" | "undecodable" | "gap" | "truncated";
+      readonly kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable";
       /** The first bad seq. */
       readonly seq: number;
       readonly message: string;

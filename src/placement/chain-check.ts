@@ -4,12 +4,14 @@
 // mismatch is DATA_LOSS naming the first bad seq.
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
+import { UnreadableStorage } from "../journal/chain.js";
 import type { Head, Journal } from "../journal/types.js";
 
-function dataLoss(session: string, seq: number, why: string): HostError {
+function dataLoss(session: string, seq: number, why: string, cause?: unknown): HostError {
   return new HostError(
     ErrorCode.DataLoss,
     `session ${session} failed verification at seq ${seq} (${why}); refusing to run on a tampered journal — run \`harnesshost verify --session ${session}\``,
+    cause === undefined ? undefined : { cause },
   );
 }
 
@@ -28,7 +30,12 @@ export class ChainCheck {
     const result = await journal.verify(session);
     if (!result.ok) {
       this.verified.delete(session);
-      throw dataLoss(session, result.seq, `${result.kind}: ${result.message}`);
+      throw dataLoss(
+        session,
+        result.seq,
+        `${result.kind}: ${result.message}`,
+        result.kind === "unreadable" ? new UnreadableStorage(result.message) : undefined,
+      );
     }
     this.remember(session, result.head);
   }

@@ -3,7 +3,7 @@
 // misconfiguration is refused before anything binds; stored registrations are servable before the
 // first call is accepted, and those made later by other hosts sharing the journal are followed;
 // close() stops accepting, lets in-flight calls finish for the grace period,
-// then forces.
+// then forces; health turns NOT_SERVING once a call finds the journal unreadable (journal-health.ts).
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
@@ -14,6 +14,7 @@ import { addService, listen } from "../wire/index.js";
 import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
+import { withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses } from "./listen-policy.js";
 import { reflectedPackage } from "./reflection.js";
 import { registryService } from "./registry-service.js";
@@ -64,8 +65,16 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     interceptors: [policy("sessions")],
     "grpc.max_receive_message_length": host.limits.requestBytes,
   });
-  addService(sessions, Sessions, sessionsService(host));
   const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
+  addService(
+    sessions,
+    Sessions,
+    withJournalHealth(sessionsService(host), (err) => {
+      health.setStatus("", "NOT_SERVING");
+      health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
+      opts.logger.error({ err: err instanceof Error ? err.name : "error" }, "journal unreadable: health NOT_SERVING");
+    }),
+  );
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 
