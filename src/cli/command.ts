@@ -21,6 +21,8 @@ export interface Command {
   readonly name: string;
   readonly usage: string;
   readonly options: NonNullable<ParseArgsConfig["options"]>;
+  /** The command only reads: its in-process journal is opened read-only (works on a read-only data directory). */
+  readonly readOnly?: boolean;
   run(ctx: CommandContext): Promise<number>;
 }
 

@@ -11,7 +11,7 @@ export function journalUrl(values: FlagValues): string {
   return str(values, "journal") ?? join(str(values, "data") ?? DEFAULT_DATA_DIR, "journal.db");
 }
 
-export async function openApi(values: FlagValues): Promise<SessionsApi> {
+export async function openApi(values: FlagValues, opts: { readOnly?: boolean } = {}): Promise<SessionsApi> {
   if (str(values, "server")) {
     const { GrpcApi } = await import("./grpc-api.js");
     return GrpcApi.open(values);
@@ -22,5 +22,6 @@ export async function openApi(values: FlagValues): Promise<SessionsApi> {
     dataDir: str(values, "data") ?? DEFAULT_DATA_DIR,
     ...(journal ? { journal } : {}),
     nodeIdleMs: 0,
+    readOnly: opts.readOnly === true,
   });
 }

@@ -58,7 +58,12 @@ export async function main(
       throw new UsageError(err instanceof Error ? err.message : String(err));
     }
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
-    return await command.run({ ...io, values, positionals: parsed.positionals, api: () => openApi(values) });
+    return await command.run({
+      ...io,
+      values,
+      positionals: parsed.positionals,
+      api: () => openApi(values, { readOnly: command.readOnly === true }),
+    });
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(

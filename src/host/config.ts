@@ -41,6 +41,8 @@ export const HostConfig = z.object({
    * operator's policy, never a harness's claim); every other tool needs REQUIRES_APPROVAL. Default none.
    */
   toolsWithoutApproval: z.array(z.string().min(1)).default([]),
+  /** Open the journal read-only (read-only CLI commands; works on a read-only data directory). */
+  readOnly: z.boolean().default(false),
   /** Overrides of the limits in src/limits/table.ts (docs/operations.md, "Limits"). */
   limits: LimitOverrides.default({}),
 });

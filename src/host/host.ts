@@ -89,7 +89,9 @@ export class Host {
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);
-    const journal = overrides.journal ?? (await openJournal(config.journal ?? join(config.dataDir, "journal.db")));
+    const journal =
+      overrides.journal ??
+      (await openJournal(config.journal ?? join(config.dataDir, "journal.db"), { readOnly: config.readOnly }));
     const snapshots = overrides.snapshots ?? (await defaultSnapshotStore(journal, config.dataDir));
     const model =
       overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});

@@ -7,11 +7,16 @@ import { MemoryJournal } from "./memory.js";
 import { SqliteJournal } from "./sqlite.js";
 import type { Journal } from "./types.js";
 
+export interface OpenJournalOptions {
+  /** Read-only (verify, replay, export): SQLite opens as SqliteJournalOptions.readOnly says; nothing is created. */
+  readonly readOnly?: boolean;
+}
+
 /**
  * Opens a journal by URL: "memory:" (in process), "sqlite:PATH" or a bare PATH (SQLite; parent
- * directories are created).
+ * directories are created unless read-only).
  */
-export async function openJournal(url: string): Promise<Journal> {
+export async function openJournal(url: string, opts: OpenJournalOptions = {}): Promise<Journal> {
   if (url === "memory:") return new MemoryJournal();
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     return (await import("./postgres.js")).PostgresJournal.open(url);
@@ -20,6 +25,7 @@ export async function openJournal(url: string): Promise<Journal> {
   if (path === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new HostError(ErrorCode.InvalidArgument, `unsupported journal URL ${JSON.stringify(url)}`);
   }
+  if (opts.readOnly === true && path !== ":memory:") return SqliteJournal.open(path, { readOnly: true });
   if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
   return SqliteJournal.open(path);
 }

@@ -109,6 +109,17 @@ export function migrate(db: BetterSqlite3.Database): void {
   }).immediate();
 }
 
+/** For a read-only open: the file must already be at this build's version (nothing can be upgraded). */
+export function requireCurrentVersion(db: BetterSqlite3.Database): void {
+  const seen = readVersion(db);
+  if (seen === SQLITE_SCHEMA_VERSION) return;
+  if (seen > SQLITE_SCHEMA_VERSION || seen < 0) refuseVersion(seen);
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    `journal schema version ${seen} must be upgraded to ${SQLITE_SCHEMA_VERSION} by one writable open first (this open is read-only)`,
+  );
+}
+
 /**
  * Switches to WAL. The busy handler does not cover a journal-mode switch, so a concurrent opener can
  * see SQLITE_BUSY here; retry with a short backoff up to the busy timeout.

@@ -3,6 +3,7 @@
 // records and moves the head pointer and compute-state projection together, so the head never drifts
 // from the records and a crash loses at most the uncommitted transaction. The head lives in a head row
 // beside the session's newest record (schema version 2, sqlite-schema.ts), anchored by the session row.
+import { readFileSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -21,7 +22,15 @@ import {
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
-import { enableWal, HEAD_ROW_SEQ, isBusy, isPrimaryKeyViolation, isUnreadable, migrate } from "./sqlite-schema.js";
+import {
+  enableWal,
+  HEAD_ROW_SEQ,
+  isBusy,
+  isPrimaryKeyViolation,
+  isUnreadable,
+  migrate,
+  requireCurrentVersion,
+} from "./sqlite-schema.js";
 import type {
   CheckpointRow,
   ComputeStateName,
@@ -44,6 +53,11 @@ import type {
 export interface SqliteJournalOptions {
   /** How long a writer waits for another connection's lock (default 5000 ms). */
   readonly busyTimeoutMs?: number;
+  /**
+   * Open for reading only (verify, replay, export): nothing is created, switched or upgraded, and the
+   * file may sit in a read-only directory. Every write fails.
+   */
+  readonly readOnly?: boolean;
 }
 
 interface SessionDbRow {
@@ -249,12 +263,58 @@ export class SqliteJournal implements Journal {
   /** Opens (creating if needed) the journal at `path`: WAL, synchronous=FULL, busy timeout, schema check. */
   static open(path: string, opts: SqliteJournalOptions = {}): SqliteJournal {
     const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+    if (opts.readOnly === true) return SqliteJournal.openReadOnly(path, busyTimeoutMs);
     const db = new Database(path, { timeout: busyTimeoutMs });
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       enableWal(db, busyTimeoutMs);
       db.pragma("synchronous = FULL");
       migrate(db);
+      return new SqliteJournal(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /**
+   * A read-only connection. A WAL-mode file in a directory this process cannot write (no -shm can be
+   * made there) is read from an in-memory image of the file instead — exact when the file has no
+   * un-checkpointed WAL frames, which a cleanly stopped host leaves; with frames left over, the open is
+   * refused rather than reading a stale image.
+   */
+  private static openReadOnly(path: string, busyTimeoutMs: number): SqliteJournal {
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      try {
+        db.pragma("user_version", { simple: true });
+        db.prepare("SELECT count(*) FROM sqlite_master").get();
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+    } catch (err) {
+      const code = String((err as { code?: unknown }).code ?? "");
+      if (!code.startsWith("SQLITE_READONLY") && !code.startsWith("SQLITE_CANTOPEN")) throw err;
+      const wal = statSync(`${path}-wal`, { throwIfNoEntry: false });
+      if (wal !== undefined && wal.size > 0) {
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `journal ${path} has un-checkpointed WAL frames and its directory is read-only; stop the host cleanly (or copy the directory somewhere writable) and retry`,
+          { cause: err },
+        );
+      }
+      const image = readFileSync(path);
+      // Bytes 18 and 19 say WAL; an in-memory image is read with the rollback format (same pages).
+      if (image.length > 19) {
+        image[18] = 1;
+        image[19] = 1;
+      }
+      db = new Database(image, { readonly: true });
+    }
+    try {
+      requireCurrentVersion(db);
       return new SqliteJournal(db);
     } catch (err) {
       db.close();

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { bash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
-const bin = join(repo, "bin/harnesshost.js");
+const bin = join(repo, "scripts/harnesshost-src.mjs");
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

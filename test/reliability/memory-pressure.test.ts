@@ -11,7 +11,7 @@ import { createClient } from "../../src/wire/index.js";
 import { drain, userInput, type SessionsClient } from "../server/helpers.js";
 import { healthServing } from "../security/hostile-helpers.js";
 
-const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
+const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
 const MiB = 1024 * 1024;
 /** The caches' budgets for this host (each), and the growth the test allows over a warmed-up host. */
 const CACHE_BUDGET = 16 * MiB;

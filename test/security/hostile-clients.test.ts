@@ -109,6 +109,23 @@ describe("hostile clients", () => {
     await healthServing(f.server.addr);
   });
 
+  it("healthAnswersWithinOneSecondDuringFourConcurrentMillionPartRequests (finding 8)", async () => {
+    const parts = Array.from({ length: 1_000_000 }, () => create(PartSchema, {}));
+    const input = create(MessageSchema, { role: "user", parts });
+    const hostile = Promise.all(Array.from({ length: 4 }, () => execStatus({ inputs: [input] })));
+    let settled = false;
+    void hostile.finally(() => {
+      settled = true;
+    });
+    let probes = 0;
+    while (!settled && probes < 50) {
+      await healthServing(f.server.addr, 1000);
+      probes++;
+    }
+    for (const res of await hostile) expect(res.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(probes).toBeGreaterThan(0);
+  });
+
   it("inputsOverInputBytesAreResourceExhausted", async () => {
     const before = await sessionCount();
     const res = await execStatus({ inputs: [userInput("x".repeat(DEFAULT_LIMITS.inputBytes + 1))] });

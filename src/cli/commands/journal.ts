@@ -9,6 +9,7 @@ import { journalUrl } from "../host-flags.js";
 
 export const exportCommand: Command = {
   name: "export",
+  readOnly: true,
   usage: "export --session UID [--out FILE]",
   options: { ...HOST_FLAGS, session: { type: "string" }, out: { type: "string" } },
   async run(ctx) {
@@ -50,6 +51,7 @@ async function verifyFile(ctx: CommandContext, file: string): Promise<number> {
 
 export const verifyCommand: Command = {
   name: "verify",
+  readOnly: true,
   usage: "verify --jsonl FILE | verify [--journal PATH|--data DIR|--server ADDR] [--session UID] [--json]",
   options: { ...HOST_FLAGS, jsonl: { type: "string" }, session: { type: "string" } },
   async run(ctx) {
@@ -79,7 +81,7 @@ export const verifyCommand: Command = {
         await api.close();
       }
     }
-    const journal = await openJournal(journalUrl(ctx.values));
+    const journal = await openJournal(journalUrl(ctx.values), { readOnly: true });
     try {
       const uids = session ? [session] : await journal.allSessionUids();
       let failed = 0;

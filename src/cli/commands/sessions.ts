@@ -111,6 +111,7 @@ export const execCommand: Command = {
 
 export const replayCommand: Command = {
   name: "replay",
+  readOnly: true,
   usage: "replay --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -151,6 +152,7 @@ export const forkCommand: Command = {
 
 export const getCommand: Command = {
   name: "get",
+  readOnly: true,
   usage: "get --session UID [--json]",
   options: { ...HOST_FLAGS, session: { type: "string" } },
   async run(ctx) {
@@ -168,6 +170,7 @@ export const getCommand: Command = {
 
 export const listCommand: Command = {
   name: "list",
+  readOnly: true,
   usage: "list [--project P] [--page-size N] [--json]",
   options: { ...HOST_FLAGS, "page-size": { type: "string" } },
   async run(ctx) {
