@@ -60,7 +60,8 @@ export class RealHosts {
     const tools = new CutExecutor(new DemoWriteExecutor(this.writesFile));
     const model = new CountingModel();
     const host = await Host.open(
-      { dataDir: this.dir, harnesses: HARNESSES, nodeIdleMs: 60_000 },
+      // The writer fixture calls demo.write CONTROLLER_MEDIATED: the operator lets it run unattended.
+      { dataDir: this.dir, harnesses: HARNESSES, nodeIdleMs: 60_000, toolsWithoutApproval: ["demo.write"] },
       { tools, model, ...(this.memory ? { journal: hostView(this.memory) } : {}) },
     );
     return { host, tools, model };

@@ -36,7 +36,8 @@ async function cuttableHost(
   dataDir = mkdtempSync(join(tmpdir(), "hh-projection-")),
 ): Promise<{ host: Host; tools: CutExecutor }> {
   const tools = new CutExecutor(new DemoWriteExecutor(join(dataDir, "demo-writes.jsonl")));
-  const host = await openTestHost({ harnesses: HARNESSES, dataDir }, { tools });
+  // The writer fixture calls demo.write CONTROLLER_MEDIATED: the operator lets it run unattended.
+  const host = await openTestHost({ harnesses: HARNESSES, dataDir, toolsWithoutApproval: ["demo.write"] }, { tools });
   return { host, tools };
 }
 
