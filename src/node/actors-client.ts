@@ -6,14 +6,20 @@
 // off (RESOURCE_EXHAUSTED) as soon as it crosses the bound.
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
-import type { RestoreActorRequestSchema, SnapshotTrailer } from "../gen/harnesshost/v1/actors_pb.js";
+import type {
+  PutHistoryRequestSchema,
+  RestoreActorRequestSchema,
+  SnapshotTrailer,
+} from "../gen/harnesshost/v1/actors_pb.js";
+import { eventBytes } from "../placement/event-bytes.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError, createClient } from "../wire/index.js";
 import type { CallOptions, MethodsOf, ServiceClient } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
-import { DEFAULT_NODE_LIMITS, type NodeLimits, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+import { DEFAULT_NODE_LIMITS, HISTORY_CHUNK_BYTES, type NodeLimits, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
 
 /** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
 export const DEFAULT_ACTOR_CODEC = "v8/1";
@@ -40,6 +46,19 @@ export interface NodeInfo {
   readonly instanceDrops: boolean;
   /** The node serves RestoreActorWhole (docs/protocol.md §8.9). */
   readonly wholeRestore: boolean;
+  /** The node serves PutHistory (docs/protocol.md §8.10). */
+  readonly historyUpload: boolean;
+}
+
+/** Uploads a session's full history into a node's history cache (docs/protocol.md §8.10). */
+export interface HistoryUploader {
+  /** Resolves to the count the node holds under `token` (the whole upload). */
+  putHistory(
+    session: string,
+    token: string,
+    events: readonly Event[],
+    opts?: { signal?: AbortSignal },
+  ): Promise<number>;
 }
 
 export interface ActorSnapshot {
@@ -52,7 +71,7 @@ interface Call {
   readonly signal?: AbortSignal;
 }
 
-export class ActorsClient {
+export class ActorsClient implements HistoryUploader {
   readonly address: string;
   readonly #client: ServiceClient<MethodsOf<typeof Actors>>;
   /** Set by the node's NodeInfo answer (and cleared if the node ever answers UNIMPLEMENTED to it). */
@@ -189,7 +208,34 @@ export class ActorsClient {
       codecs: res.codecs,
       instanceDrops: res.instanceDrops,
       wholeRestore: res.wholeRestore,
+      historyUpload: res.historyUpload,
     };
+  }
+
+  /**
+   * Streams the events to the node's PutHistory in messages of about HISTORY_CHUNK_BYTES each, under
+   * the snapshotMs deadline (a bulk transfer like a snapshot).
+   */
+  async putHistory(session: string, token: string, events: readonly Event[], opts: Call = {}): Promise<number> {
+    async function* messages(): AsyncGenerator<MessageInitShape<typeof PutHistoryRequestSchema>> {
+      let chunk: Event[] = [];
+      let bytes = 0;
+      let first = true;
+      for (const e of events) {
+        const n = eventBytes(e);
+        if (chunk.length > 0 && bytes + n > HISTORY_CHUNK_BYTES) {
+          yield { ...(first ? { header: { session, token } } : {}), events: chunk };
+          first = false;
+          chunk = [];
+          bytes = 0;
+        }
+        chunk.push(e);
+        bytes += n;
+      }
+      yield { ...(first ? { header: { session, token } } : {}), events: chunk };
+    }
+    const res = await this.#bounded("PutHistory", "snapshotMs", opts, (o) => this.#client.putHistory(messages(), o));
+    return Number(res.held);
   }
 
   close(): void {

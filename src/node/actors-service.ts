@@ -1,9 +1,11 @@
 // harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
 // snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore (streamed, or whole in one
 // message) installs nothing unless all its bytes arrived with a matching digest and size and decoded cleanly. Dropping or restoring an
-// actor also forgets the history the node held for its session (docs/protocol.md §8.8).
+// actor also forgets the history the node held for its session (docs/protocol.md §8.8); PutHistory
+// replaces it with an uploaded full history (§8.10), never while the session's actor is mid-turn.
 import { createHash } from "node:crypto";
-import type { RestoreActorHeader, SnapshotTrailer, Actors } from "../gen/harnesshost/v1/actors_pb.js";
+import type { Event } from "../gen/agentsessions/v1/common_pb.js";
+import type { RestoreActorHeader, SnapshotTrailer, Actors, PutHistoryHeader } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { HarnessFactory } from "../sdk/types.js";
 import { ACTOR_CODEC, decodeActor, encodeActor } from "../snapshot/codec.js";
@@ -142,7 +144,34 @@ export function actorsService(
         codecs: [...NODE_CODECS],
         instanceDrops: true,
         wholeRestore: true,
+        historyUpload: histories !== undefined,
       };
+    },
+
+    async putHistory(requests) {
+      if (histories === undefined)
+        throw new HostError(ErrorCode.FailedPrecondition, "this node keeps no history between turns");
+      let header: PutHistoryHeader | undefined;
+      const events: Event[] = [];
+      for await (const req of requests) {
+        if (header === undefined) {
+          header = req.header;
+          if (header === undefined) throw invalid("PutHistory header must come first");
+          if (header.session === "") throw invalid("PutHistory header needs a session");
+          if (!/^[0-9a-f]{32}$/.test(header.token)) throw invalid("history token must be 32 lowercase hex digits");
+        } else if (req.header !== undefined) throw invalid("duplicate PutHistory header");
+        for (const e of req.events) events.push(e);
+        if (events.length > histories.maxEvents) {
+          throw new HostError(
+            ErrorCode.ResourceExhausted,
+            `history of session ${header.session} exceeds this node's history cache bound of ${histories.maxEvents} events`,
+          );
+        }
+      }
+      if (header === undefined) throw invalid("PutHistory stream without a header");
+      // The history a running turn holds is never replaced under it (§4.9).
+      table.assertNotBusy(header.session);
+      return { held: BigInt(histories.hold(header.session, header.token, events)) };
     },
   };
 }

@@ -91,6 +91,23 @@ export class HistoryStore {
     return { history: entry.events, held: entry.events.length };
   }
 
+  /**
+   * Holds `events` as the session's full history under `token` (PutHistory, docs/protocol.md §8.10),
+   * replacing what was held; resolves to the count held, 0 when they exceed the event bound (nothing
+   * is held then). The array becomes the store's own.
+   */
+  hold(session: string, token: string, events: Event[]): number {
+    this.drop(session);
+    if (events.length > this.#maxEvents) return 0;
+    this.#put(session, { token, events });
+    return events.length;
+  }
+
+  /** The bound on events held over all sessions. */
+  get maxEvents(): number {
+    return this.#maxEvents;
+  }
+
   /** Forgets the session's history (DropActor, RestoreActor). */
   drop(session: string): void {
     const entry = this.#entries.get(session);

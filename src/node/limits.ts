@@ -11,6 +11,16 @@ export const HARNESS_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
 /**
+ * History uploads (docs/protocol.md §8.10): a full history whose events encode to more than
+ * UPLOAD_HISTORY_ABOVE_BYTES is uploaded with PutHistory (to a node that offers it) instead of riding
+ * in one Start frame, in messages of about HISTORY_CHUNK_BYTES of events each (an event larger than a
+ * chunk travels alone). Below the threshold one Start frame is cheaper than an extra call; far above
+ * it a Start frame would approach HARNESS_MAX_RECEIVE_BYTES, which no session's history may then pass.
+ */
+export const UPLOAD_HISTORY_ABOVE_BYTES = 4 * 1024 * 1024;
+export const HISTORY_CHUNK_BYTES = 1024 * 1024;
+
+/**
  * Bounds of a node's incremental-history cache (docs/protocol.md §8.8). Counted in decoded events, not
  * bytes, because that is what the node holds and measuring bytes would re-encode every event. At the
  * ~0.7–1 KiB a decoded event takes on the heap (an echo turn's events measure ~0.7 KiB), 200,000

@@ -10,7 +10,9 @@
 // events past what the node confirmed it holds; the host believes that only after a completed turn.
 // What one turn of a node may make the host do is bounded (TurnLimits: event size, events, bytes, model
 // and tool calls): an event past a bound fails the turn RESOURCE_EXHAUSTED naming the limit before the
-// host journals or acts on it.
+// host journals or acts on it. A full history too large for one Start frame is uploaded first, in
+// chunks, to a node that offers PutHistory, and the Start then names it as an empty tail (§8.10), so
+// a session's size is bounded by the node's history cache, not by one gRPC message.
 import { randomBytes } from "node:crypto";
 import { create, equals } from "@bufbuild/protobuf";
 import type { Client } from "@grpc/grpc-js";
@@ -27,7 +29,9 @@ import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { HISTORY_BASE_HEADER, HISTORY_HELD_HEADER, HISTORY_TOKEN_HEADER, isStaleHistory } from "./history-headers.js";
 import { overLimit } from "../limits/index.js";
-import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, type TurnLimits } from "./limits.js";
+import { eventBytes } from "../placement/event-bytes.js";
+import type { HistoryUploader } from "./actors-client.js";
+import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, type TurnLimits, UPLOAD_HISTORY_ABOVE_BYTES } from "./limits.js";
 
 export interface RemoteHarnessOptions {
   /** The node's address (see parseAddress). */
@@ -50,6 +54,11 @@ export interface RemoteHarnessOptions {
   readonly incrementalHistory?: boolean | (() => boolean);
   /** What one turn may make the host do; default DEFAULT_NODE_LIMITS. */
   readonly limits?: TurnLimits;
+  /**
+   * The node's PutHistory, when it offered it (docs/protocol.md §8.10); read at every full send. Needs
+   * incrementalHistory. Default: none — full histories always ride in the Start frame.
+   */
+  readonly historyUpload?: () => HistoryUploader | undefined;
 }
 
 /** History sent by one RemoteHarness's Start frames (diagnostics and tests). */
@@ -62,6 +71,8 @@ export interface HistoryStats {
   readonly eventsSent: number;
   /** Tails the node refused as stale, each followed by one full resend. */
   readonly resends: number;
+  /** Full histories uploaded with PutHistory before their Start (§8.10). */
+  readonly uploads: number;
 }
 
 /** What the host believes the node holds for this session: `count` events under `token`. */
@@ -78,6 +89,8 @@ interface HistoryPlan {
   readonly metadata: Readonly<Record<string, string>> | undefined;
   readonly hold: HeldHistory | undefined;
   readonly tail: boolean;
+  /** Events to upload under `hold.token` before the Start (which then names them as an empty tail). */
+  readonly upload?: { readonly uploader: HistoryUploader; readonly events: readonly Event[] };
 }
 
 /** END{FAILED|CANCELED} from a node: the harness's own failure, with the node's description. */
@@ -164,7 +177,8 @@ export class RemoteHarness implements Harness {
   readonly #limits: TurnLimits;
   /** Set only by a completed turn whose node confirmed the hold; cleared when any turn starts. */
   #held: HeldHistory | undefined;
-  readonly #stats = { starts: 0, tails: 0, eventsSent: 0, resends: 0 };
+  readonly #stats = { starts: 0, tails: 0, eventsSent: 0, resends: 0, uploads: 0 };
+  readonly #uploader: () => HistoryUploader | undefined;
 
   constructor(opts: RemoteHarnessOptions) {
     this.address = opts.address;
@@ -173,6 +187,7 @@ export class RemoteHarness implements Harness {
     const incremental = opts.incrementalHistory ?? false;
     this.#incremental = typeof incremental === "function" ? incremental : () => incremental;
     this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
+    this.#uploader = opts.historyUpload ?? (() => undefined);
     this.#ownsConnection = opts.connection === undefined;
     this.#connection = opts.connection ?? dialHarness(opts.address, this.#limits.eventBytes);
     this.#client = createClient(HarnessService, this.#connection, {
@@ -239,6 +254,18 @@ export class RemoteHarness implements Harness {
     sink: EventSink,
     signal: AbortSignal,
   ): Promise<HeldHistory | undefined | "stale"> {
+    if (plan.upload !== undefined && plan.hold !== undefined) {
+      this.#stats.uploads += 1;
+      const held = await plan.upload.uploader
+        .putHistory(this.session, plan.hold.token, plan.upload.events, { signal })
+        .catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
+      if (held !== plan.upload.events.length) {
+        throw new HostError(
+          ErrorCode.Internal,
+          `harness node at ${this.address} holds ${held} of the ${plan.upload.events.length} history events uploaded`,
+        );
+      }
+    }
     let heldHeader: string | undefined;
     const budget = new TurnBudget(this.#limits, this.address);
     // Encoded sizes of the frames received and not yet taken, in arrival order (the call buffers ahead).
@@ -335,12 +362,19 @@ export class RemoteHarness implements Harness {
       return { events: [...history], metadata: undefined, hold: undefined, tail: false };
     }
     const token = randomBytes(16).toString("hex");
-    return {
-      events: [...history],
-      metadata: { [HISTORY_TOKEN_HEADER]: token },
-      hold: { token, count: history.length, last },
-      tail: false,
-    };
+    const hold = { token, count: history.length, last };
+    const uploader = this.#uploader();
+    if (uploader !== undefined && exceedsBytes(history, UPLOAD_HISTORY_ABOVE_BYTES)) {
+      // Uploaded in chunks first; the Start then names all of it as held, with an empty tail.
+      return {
+        events: [],
+        metadata: { [HISTORY_TOKEN_HEADER]: token, [HISTORY_BASE_HEADER]: String(history.length) },
+        hold,
+        tail: true,
+        upload: { uploader, events: history },
+      };
+    }
+    return { events: [...history], metadata: { [HISTORY_TOKEN_HEADER]: token }, hold, tail: false };
   }
 
   /**
@@ -564,6 +598,16 @@ async function closeAfterEnd(call: ConnectCall, events: AsyncIterator<Event>): P
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Whether the events encode to more than `limit` bytes (stops counting once they do). */
+function exceedsBytes(events: readonly Event[], limit: number): boolean {
+  let bytes = 0;
+  for (const e of events) {
+    bytes += eventBytes(e);
+    if (bytes > limit) return true;
+  }
+  return false;
 }
 
 function sameEvent(a: Event | undefined, b: Event): boolean {

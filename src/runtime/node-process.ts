@@ -35,6 +35,8 @@ export class NodeProcess {
   incrementalHistory = false;
   /** Whether the node drops named restored instances only (docs/protocol.md §8.5). */
   instanceDrops = false;
+  /** Whether the node serves PutHistory (docs/protocol.md §8.10). */
+  historyUpload = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -123,6 +125,7 @@ export class NodeProcess {
     const info = await node.nodeInfo();
     node.incrementalHistory = info?.incrementalHistory ?? false;
     node.instanceDrops = info?.instanceDrops ?? false;
+    node.historyUpload = node.incrementalHistory && (info?.historyUpload ?? false);
     return node;
   }
 

@@ -36,6 +36,8 @@ export class RemoteRuntime implements Runtime {
   private readonly harnesses = new Map<string, RemoteHarness>();
   private memory = false;
   private incremental = false;
+  /** Whether the latest NodeInfo offered PutHistory (docs/protocol.md §8.10). */
+  private upload = false;
   /** The node process last seen by NodeInfo: a new one holds no history for anyone. */
   private nodePid: number | undefined;
 
@@ -61,11 +63,13 @@ export class RemoteRuntime implements Runtime {
       const info = await this.actors.nodeInfo(signal ? { signal } : {});
       this.memory = true;
       this.incremental = info.incrementalHistory;
+      this.upload = info.incrementalHistory && info.historyUpload;
       if (this.nodePid !== undefined && this.nodePid !== info.pid)
         for (const h of this.harnesses.values()) h.forgetHistory();
       this.nodePid = info.pid;
     } catch (err) {
       this.incremental = false;
+      this.upload = false;
       if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) this.memory = false;
       else if (
         err instanceof RpcError &&
@@ -98,6 +102,7 @@ export class RemoteRuntime implements Runtime {
       describeTimeoutMs: this.limits.nodeCallMs,
       limits: this.limits,
       incrementalHistory: () => this.incremental,
+      historyUpload: () => (this.upload ? this.actors : undefined),
     });
   }
 

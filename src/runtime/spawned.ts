@@ -146,6 +146,7 @@ export class SpawnedRuntime implements Runtime {
       connection: node.connection,
       incrementalHistory: node.incrementalHistory,
       limits: this.opts.limits ?? DEFAULT_NODE_LIMITS,
+      historyUpload: () => (node.historyUpload ? node.actors : undefined),
     });
   }
 

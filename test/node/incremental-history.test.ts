@@ -166,7 +166,7 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
     }
     // The first Start carried the whole history (2 events), each later one only the 5 new events.
     expect(tails).toEqual([2, 5, 5, 5, 5]);
-    expect(r.historyStats).toEqual({ starts: 5, tails: 4, eventsSent: 22, resends: 0 });
+    expect(r.historyStats).toEqual({ starts: 5, tails: 4, eventsSent: 22, resends: 0, uploads: 0 });
     expect(fullSizes).toBe(2 + 7 + 12 + 17 + 22);
   });
 
@@ -325,14 +325,14 @@ describe("incremental history (docs/protocol.md §8.8)", () => {
       await turn(r, journal.snapshot());
       expectSameHistory(HistoryProbe.last(session), journal.events);
     }
-    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: total, resends: 0 });
+    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: total, resends: 0, uploads: 0 });
   }
 
   it("memory actors (history []) get plain Starts: no history metadata, nothing held, nothing sent", async () => {
     const n = await node();
     const r = remote(n.address, "s-memory");
     for (let t = 0; t < 3; t++) await turn(r, []);
-    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: 0, resends: 0 });
+    expect(r.historyStats).toEqual({ starts: 3, tails: 0, eventsSent: 0, resends: 0, uploads: 0 });
     expect(HistoryProbe.seen.get("s-memory")).toEqual([[], [], []]);
   });
 

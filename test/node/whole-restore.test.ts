@@ -148,6 +148,9 @@ describe("ActorsClient chooses the restore call by what the node reported (§8.9
         return { session: req.header?.session ?? "", size: BigInt(req.data.length) };
       },
       dropActor: () => ({ dropped: false }),
+      putHistory: async () => {
+        throw new HostError(ErrorCode.Unimplemented, "PutHistory is not served here");
+      },
       listActors: () => ({ actors: [] }),
       nodeInfo: () => ({ pid: 1n, codecs: ["v8/1"], wholeRestore: reports }),
     };

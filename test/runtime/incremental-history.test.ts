@@ -76,7 +76,7 @@ describe("incremental history on the spawned runtime", () => {
     // The first turn has no prior events (nothing to send); the second sends its history in full; each
     // later Start carries exactly the events the previous turn added.
     expect(lengths[0]).toBe(0);
-    expect(stats).toEqual({ starts: 5, tails: 3, resends: 0, eventsSent: lengths.at(-1) });
+    expect(stats).toEqual({ starts: 5, tails: 3, resends: 0, uploads: 0, eventsSent: lengths.at(-1) });
     expect(lengths.reduce((a, b) => a + b, 0)).toBeGreaterThan(stats.eventsSent);
   });
 
@@ -110,6 +110,7 @@ describe("incremental history on the remote runtime", () => {
       starts: 4,
       tails: 0,
       resends: 0,
+      uploads: 0,
       eventsSent: total,
     });
   });
@@ -124,6 +125,7 @@ describe("incremental history on the remote runtime", () => {
       starts: 4,
       tails: 0,
       resends: 0,
+      uploads: 0,
       eventsSent: total,
     });
   });

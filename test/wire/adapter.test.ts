@@ -66,6 +66,9 @@ function actorsImpl(observed: Observed): ServiceImpl<ActorsMethods> {
     async nodeInfo() {
       return { pid: BigInt(process.pid), codecs: ["v8/1"] };
     },
+    async putHistory() {
+      throw new HostError(ErrorCode.Unimplemented, "PutHistory is not served here");
+    },
     async *snapshotActor(req, ctx) {
       if (req.session === "wait-cancel") {
         observed.record(ctx);

@@ -11,13 +11,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Event } from "../../agentsessions/v1/common_pb.js";
+import { file_agentsessions_v1_common } from "../../agentsessions/v1/common_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file harnesshost/v1/actors.proto.
  */
 export const file_harnesshost_v1_actors: GenFile = /*@__PURE__*/
-  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIkgKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgSEAoIaW5zdGFuY2UYAyABKAkijgEKGFJlc3RvcmVBY3Rvcldob2xlUmVxdWVzdBIyCgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXISDAoEZGF0YRgCIAEoDBIwCgd0cmFpbGVyGAMgASgLMh8uaGFybmVzc2hvc3QudjEuU25hcHNob3RUcmFpbGVyIjUKFFJlc3RvcmVBY3RvclJlc3BvbnNlEg8KB3Nlc3Npb24YASABKAkSDAoEc2l6ZRgCIAEoAyI1ChBEcm9wQWN0b3JSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEAoIaW5zdGFuY2UYAiABKAkiJAoRRHJvcEFjdG9yUmVzcG9uc2USDwoHZHJvcHBlZBgBIAEoCCITChFMaXN0QWN0b3JzUmVxdWVzdCIrCglBY3RvckluZm8SDwoHc2Vzc2lvbhgBIAEoCRINCgV0dXJucxgCIAEoAyI/ChJMaXN0QWN0b3JzUmVzcG9uc2USKQoGYWN0b3JzGAEgAygLMhkuaGFybmVzc2hvc3QudjEuQWN0b3JJbmZvIhEKD05vZGVJbmZvUmVxdWVzdCJ7ChBOb2RlSW5mb1Jlc3BvbnNlEgsKA3BpZBgBIAEoAxIbChNpbmNyZW1lbnRhbF9oaXN0b3J5GAIgASgIEg4KBmNvZGVjcxgDIAMoCRIWCg5pbnN0YW5jZV9kcm9wcxgEIAEoCBIVCg13aG9sZV9yZXN0b3JlGAUgASgIMpgECgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBEmMKEVJlc3RvcmVBY3Rvcldob2xlEiguaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yV2hvbGVSZXF1ZXN0GiQuaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yUmVzcG9uc2USUAoJRHJvcEFjdG9yEiAuaGFybmVzc2hvc3QudjEuRHJvcEFjdG9yUmVxdWVzdBohLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlc3BvbnNlElMKCkxpc3RBY3RvcnMSIS5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVxdWVzdBoiLmhhcm5lc3Nob3N0LnYxLkxpc3RBY3RvcnNSZXNwb25zZRJNCghOb2RlSW5mbxIfLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVxdWVzdBogLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChtoYXJuZXNzaG9zdC92MS9hY3RvcnMucHJvdG8SDmhhcm5lc3Nob3N0LnYxIlwKDVNuYXBzaG90Q2h1bmsSDgoEZGF0YRgBIAEoDEgAEjIKB3RyYWlsZXIYAiABKAsyHy5oYXJuZXNzaG9zdC52MS5TbmFwc2hvdFRyYWlsZXJIAEIHCgVjaHVuayI+Cg9TbmFwc2hvdFRyYWlsZXISDgoGc2hhMjU2GAEgASgJEgwKBHNpemUYAiABKAMSDQoFY29kZWMYAyABKAkiJwoUU25hcHNob3RBY3RvclJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSKDAQoTUmVzdG9yZUFjdG9yUmVxdWVzdBI0CgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXJIABIuCgVjaHVuaxgCIAEoCzIdLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90Q2h1bmtIAEIGCgRpdGVtIkgKElJlc3RvcmVBY3RvckhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg8KB3JlcGxhY2UYAiABKAgSEAoIaW5zdGFuY2UYAyABKAkijgEKGFJlc3RvcmVBY3Rvcldob2xlUmVxdWVzdBIyCgZoZWFkZXIYASABKAsyIi5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JIZWFkZXISDAoEZGF0YRgCIAEoDBIwCgd0cmFpbGVyGAMgASgLMh8uaGFybmVzc2hvc3QudjEuU25hcHNob3RUcmFpbGVyIjUKFFJlc3RvcmVBY3RvclJlc3BvbnNlEg8KB3Nlc3Npb24YASABKAkSDAoEc2l6ZRgCIAEoAyI1ChBEcm9wQWN0b3JSZXF1ZXN0Eg8KB3Nlc3Npb24YASABKAkSEAoIaW5zdGFuY2UYAiABKAkiJAoRRHJvcEFjdG9yUmVzcG9uc2USDwoHZHJvcHBlZBgBIAEoCCITChFMaXN0QWN0b3JzUmVxdWVzdCIrCglBY3RvckluZm8SDwoHc2Vzc2lvbhgBIAEoCRINCgV0dXJucxgCIAEoAyI/ChJMaXN0QWN0b3JzUmVzcG9uc2USKQoGYWN0b3JzGAEgAygLMhkuaGFybmVzc2hvc3QudjEuQWN0b3JJbmZvIhEKD05vZGVJbmZvUmVxdWVzdCKTAQoQTm9kZUluZm9SZXNwb25zZRILCgNwaWQYASABKAMSGwoTaW5jcmVtZW50YWxfaGlzdG9yeRgCIAEoCBIOCgZjb2RlY3MYAyADKAkSFgoOaW5zdGFuY2VfZHJvcHMYBCABKAgSFQoNd2hvbGVfcmVzdG9yZRgFIAEoCBIWCg5oaXN0b3J5X3VwbG9hZBgGIAEoCCJuChFQdXRIaXN0b3J5UmVxdWVzdBIwCgZoZWFkZXIYASABKAsyIC5oYXJuZXNzaG9zdC52MS5QdXRIaXN0b3J5SGVhZGVyEicKBmV2ZW50cxgCIAMoCzIXLmFnZW50c2Vzc2lvbnMudjEuRXZlbnQiMgoQUHV0SGlzdG9yeUhlYWRlchIPCgdzZXNzaW9uGAEgASgJEg0KBXRva2VuGAIgASgJIiIKElB1dEhpc3RvcnlSZXNwb25zZRIMCgRoZWxkGAEgASgDMu8ECgZBY3RvcnMSVgoNU25hcHNob3RBY3RvchIkLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90QWN0b3JSZXF1ZXN0Gh0uaGFybmVzc2hvc3QudjEuU25hcHNob3RDaHVuazABElsKDFJlc3RvcmVBY3RvchIjLmhhcm5lc3Nob3N0LnYxLlJlc3RvcmVBY3RvclJlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5SZXN0b3JlQWN0b3JSZXNwb25zZSgBEmMKEVJlc3RvcmVBY3Rvcldob2xlEiguaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yV2hvbGVSZXF1ZXN0GiQuaGFybmVzc2hvc3QudjEuUmVzdG9yZUFjdG9yUmVzcG9uc2USUAoJRHJvcEFjdG9yEiAuaGFybmVzc2hvc3QudjEuRHJvcEFjdG9yUmVxdWVzdBohLmhhcm5lc3Nob3N0LnYxLkRyb3BBY3RvclJlc3BvbnNlElMKCkxpc3RBY3RvcnMSIS5oYXJuZXNzaG9zdC52MS5MaXN0QWN0b3JzUmVxdWVzdBoiLmhhcm5lc3Nob3N0LnYxLkxpc3RBY3RvcnNSZXNwb25zZRJNCghOb2RlSW5mbxIfLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVxdWVzdBogLmhhcm5lc3Nob3N0LnYxLk5vZGVJbmZvUmVzcG9uc2USVQoKUHV0SGlzdG9yeRIhLmhhcm5lc3Nob3N0LnYxLlB1dEhpc3RvcnlSZXF1ZXN0GiIuaGFybmVzc2hvc3QudjEuUHV0SGlzdG9yeVJlc3BvbnNlKAFiBnByb3RvMw", [file_agentsessions_v1_common]);
 
 /**
  * A piece of a snapshot stream: data chunks in order, then exactly one trailer.
@@ -370,6 +372,14 @@ export type NodeInfoResponse = Message<"harnesshost.v1.NodeInfoResponse"> & {
    * @generated from field: bool whole_restore = 5;
    */
   wholeRestore: boolean;
+
+  /**
+   * The node serves PutHistory, so a host may upload a history too large for one Start frame in
+   * chunks and then start the turn on it (docs/protocol.md §8.10).
+   *
+   * @generated from field: bool history_upload = 6;
+   */
+  historyUpload: boolean;
 };
 
 /**
@@ -378,6 +388,76 @@ export type NodeInfoResponse = Message<"harnesshost.v1.NodeInfoResponse"> & {
  */
 export const NodeInfoResponseSchema: GenMessage<NodeInfoResponse> = /*@__PURE__*/
   messageDesc(file_harnesshost_v1_actors, 13);
+
+/**
+ * One message of a PutHistory stream. The first carries the header; every message may carry events,
+ * in order, each message well below the node's receive limit.
+ *
+ * @generated from message harnesshost.v1.PutHistoryRequest
+ */
+export type PutHistoryRequest = Message<"harnesshost.v1.PutHistoryRequest"> & {
+  /**
+   * @generated from field: harnesshost.v1.PutHistoryHeader header = 1;
+   */
+  header?: PutHistoryHeader | undefined;
+
+  /**
+   * @generated from field: repeated agentsessions.v1.Event events = 2;
+   */
+  events: Event[];
+};
+
+/**
+ * Describes the message harnesshost.v1.PutHistoryRequest.
+ * Use `create(PutHistoryRequestSchema)` to create a new message.
+ */
+export const PutHistoryRequestSchema: GenMessage<PutHistoryRequest> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_actors, 14);
+
+/**
+ * @generated from message harnesshost.v1.PutHistoryHeader
+ */
+export type PutHistoryHeader = Message<"harnesshost.v1.PutHistoryHeader"> & {
+  /**
+   * The session whose full history this is.
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+
+  /**
+   * The host's history token (32 lowercase hex) the node holds the history under (docs/protocol.md §8.8).
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message harnesshost.v1.PutHistoryHeader.
+ * Use `create(PutHistoryHeaderSchema)` to create a new message.
+ */
+export const PutHistoryHeaderSchema: GenMessage<PutHistoryHeader> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_actors, 15);
+
+/**
+ * @generated from message harnesshost.v1.PutHistoryResponse
+ */
+export type PutHistoryResponse = Message<"harnesshost.v1.PutHistoryResponse"> & {
+  /**
+   * Events the node now holds for the session under the token (the whole upload).
+   *
+   * @generated from field: int64 held = 1;
+   */
+  held: bigint;
+};
+
+/**
+ * Describes the message harnesshost.v1.PutHistoryResponse.
+ * Use `create(PutHistoryResponseSchema)` to create a new message.
+ */
+export const PutHistoryResponseSchema: GenMessage<PutHistoryResponse> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_actors, 16);
 
 /**
  * @generated from service harnesshost.v1.Actors
@@ -438,6 +518,18 @@ export const Actors: GenService<{
     methodKind: "unary";
     input: typeof NodeInfoRequestSchema;
     output: typeof NodeInfoResponseSchema;
+  },
+  /**
+   * Stores a session's full history in the node's history cache under a host token, replacing what
+   * it held for the session, so the next Start may carry it as an empty tail. RESOURCE_EXHAUSTED when
+   * the history exceeds the node's cache bound, ABORTED when the session's actor is mid-turn.
+   *
+   * @generated from rpc harnesshost.v1.Actors.PutHistory
+   */
+  putHistory: {
+    methodKind: "client_streaming";
+    input: typeof PutHistoryRequestSchema;
+    output: typeof PutHistoryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harnesshost_v1_actors, 0);
