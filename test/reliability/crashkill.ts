@@ -5,8 +5,13 @@
 // every chain verifies, no acknowledged record is lost or changed, no execution made more than one
 // extra model call per cut, every-turn counters never lost or repeated a completed turn, and on-suspend
 // counters reported their lost RAM and were recovered by a fork at the named snapshot.
+// The first two kills are planned, driven by events rather than timing, so each recovery path runs in
+// every run: a host kill while an echo turn's model call is held open (that turn is certainly cut and
+// must be re-driven), then a kill of the harness nodes right after an on-suspend counter completed a
+// turn past its snapshot (its RAM is lost and it must be recovered by fork). The seeded random kills
+// (every acknowledged-record countdown) follow.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
@@ -18,7 +23,7 @@ import type { JournalRecord } from "../../src/journal/types.js";
 import { RpcError, createClient, type MethodsOf, type ServiceClient } from "../../src/wire/index.js";
 import { CountingModel } from "./counting-model.js";
 import { Prng } from "./prng.js";
-import { BIN, ServeProcess } from "./serve-process.js";
+import { BIN, ServeProcess, until } from "./serve-process.js";
 
 type SessionsClient = ServiceClient<MethodsOf<typeof Sessions>>;
 
@@ -55,6 +60,10 @@ export interface CrashKillReport {
   readonly recordsVerified: number;
   readonly lost: number;
   readonly resumes: number;
+  /** Interrupted turns that a Resume completed. */
+  readonly redrivenTurns: number;
+  /** Executions that lived through at least one kill. */
+  readonly cutTurns: number;
   readonly modelCalls: number;
   readonly extraModelCalls: number;
   /** max over executions of extra provider invocations / cuts it lived through. */
@@ -80,6 +89,8 @@ interface Worker {
   count: number;
   /** Whether the session has a memory snapshot to recover from (counter-os). */
   snapshotted: boolean;
+  /** `count` when the snapshot was taken. */
+  countAtSnapshot: number;
   needsRecovery: boolean;
   failures: number;
   open: Execution | undefined;
@@ -94,6 +105,34 @@ class Violations {
     this.log?.(`VIOLATION ${message}`);
     if (this.list.length < 200) this.list.push(message);
   }
+}
+
+/**
+ * The loud refusals of a memory session whose live RAM is gone: the placer's (before a turn starts on
+ * the lost actor) and the re-drive's (a turn cut on the lost actor, whose start state no checkpoint
+ * holds). Each names the newest snapshot's seq when there is one; the session is recovered by a fork there.
+ */
+const LOST_RAM = [
+  /was lost with its node or host/,
+  /the newest checkpoint \(seq \d+\) does not hold the start state/,
+  /no checkpoint holds the start state/,
+];
+
+function killNode(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Resolves once the host has reaped every one of `pids` (gone from /proc, not even a zombie): its
+ * runtime has then seen the node exit, so the next call meets a host that knows the node is gone
+ * instead of racing its exit handler.
+ */
+function reaped(pids: readonly number[]): Promise<void> {
+  return until("the host reaps its killed nodes", () => pids.every((pid) => !existsSync(`/proc/${pid}`)));
 }
 
 function codeOf(err: unknown): number {
@@ -117,6 +156,8 @@ class Cluster {
   fatal: Error | undefined;
   private killing: Promise<void> | undefined;
   private countdown: number;
+  /** Planned kills still to come: random kills wait until they are done. */
+  plannedPending = 2;
   /** Workers that acknowledged a record since the last kill: a kill waits for every live one. */
   private readonly progressed = new Set<number>();
   private upWaiters: (() => void)[] = [];
@@ -153,7 +194,7 @@ class Cluster {
    * are cut mid-work too, instead of being starved by fast ones).
    */
   acknowledged(worker: number, live: number): void {
-    if (this.finished || this.killing) return;
+    if (this.finished || this.killing || this.plannedPending > 0) return;
     if (worker >= 0) this.progressed.add(worker);
     this.countdown -= 1;
     if (this.countdown > 0 || this.progressed.size < live) return;
@@ -169,11 +210,34 @@ class Cluster {
       });
   }
 
-  private async kill(): Promise<void> {
+  /** A planned kill: waits for any kill in progress, then kills the host or every harness node. */
+  async killNow(target: "host" | "nodes"): Promise<void> {
+    await this.up();
+    this.killing = this.kill(target)
+      .catch((err: unknown) => {
+        this.fatal = err instanceof Error ? err : new Error(String(err));
+        this.finished = true;
+      })
+      .finally(() => {
+        this.killing = undefined;
+        this.plannedPending -= 1;
+      });
+    await this.killing;
+  }
+
+  private async kill(target?: "host" | "nodes"): Promise<void> {
     this.kills += 1;
-    if (this.kills >= this.opts.kills) this.finished = true;
+    if (this.kills >= this.opts.kills && this.plannedPending === 0) this.finished = true;
     const nodes = this.proc.nodePids();
-    const hostKill = nodes.length === 0 || this.rng.next() < (this.opts.hostKillRatio ?? 0.5);
+    if (target === "nodes") {
+      if (nodes.length === 0) throw new Error("planned node kill: the host has no harness node");
+      this.nodeKills += 1;
+      this.opts.log?.(`kill #${this.kills} (planned): every node, pids ${nodes.join(" ")}`);
+      for (const pid of nodes) killNode(pid);
+      await reaped(nodes);
+      return;
+    }
+    const hostKill = target === "host" || nodes.length === 0 || this.rng.next() < (this.opts.hostKillRatio ?? 0.5);
     if (hostKill) {
       this.hostKills += 1;
       this.opts.log?.(`kill #${this.kills}: host pid ${this.proc.pid}`);
@@ -185,11 +249,8 @@ class Cluster {
       const pid = this.rng.pick(nodes);
       this.nodeKills += 1;
       this.opts.log?.(`kill #${this.kills}: node pid ${pid}`);
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killNode(pid);
+      await reaped([pid]);
     }
   }
 }
@@ -229,7 +290,19 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
   const executions = new Map<string, Execution>();
   const allUids = new Set<string>();
   const workers: Worker[] = [];
-  const stats = { turns: 0, records: 0, resumes: 0, lostRam: 0, forks: 0 };
+  const stats = { turns: 0, records: 0, resumes: 0, redriven: 0, lostRam: 0, forks: 0 };
+  const plan = { hostCut: "pending" as "pending" | "done", nodeKill: "pending" as "pending" | "done" };
+
+  // Planned kill 1: the first model call of an echo session that already completed a turn is held
+  // open until the host has been killed and restarted, so that turn is cut mid-flight.
+  model.onCall = (text) => {
+    if (plan.hostCut === "done") return undefined;
+    const w = workers.find((x) => text.startsWith(`${x.uid}#`));
+    if (!w || (w.kind !== "echo" && w.kind !== "echo-sp") || w.count === 0) return undefined;
+    plan.hostCut = "done";
+    opts.log?.(`planned host kill while the model call for "${text}" is held`);
+    return cluster.killNow("host");
+  };
 
   const ack = (w: Worker, rec: LogRecord): void => {
     const uid = w.uid;
@@ -296,11 +369,25 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     closeExecution(w);
     stats.turns += 1;
     expectOutput(w, text, outputsOf(seen));
+    // Planned kill 2: an on-suspend counter holds a turn past its snapshot only in RAM; kill the nodes.
+    if (
+      w.kind === "counter-os" &&
+      w.snapshotted &&
+      w.count > w.countAtSnapshot &&
+      plan.hostCut === "done" &&
+      plan.nodeKill === "pending"
+    ) {
+      plan.nodeKill = "done";
+      await cluster.killNow("nodes");
+    }
   };
 
   const suspendResume = async (w: Worker): Promise<void> => {
     await cluster.client.suspend({ session: w.uid });
-    if (w.kind === "counter-os") w.snapshotted = true;
+    if (w.kind === "counter-os") {
+      w.snapshotted = true;
+      w.countAtSnapshot = w.count;
+    }
     await cluster.client.resume({ session: w.uid });
   };
 
@@ -309,8 +396,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     const msg = messageOf(err);
     stats.lostRam += 1;
     opts.log?.(`${w.uid}: lost RAM reported: ${msg}`);
-    if (!/lost/.test(msg)) violations.add(`${w.uid}: FAILED_PRECONDITION without naming the loss: ${msg}`);
-    const at = /last good snapshot is at seq (\d+)/.exec(msg);
+    const at = /last good snapshot is at seq (\d+)/.exec(msg) ?? /newest checkpoint \(seq (\d+)\)/.exec(msg);
     if (!at) {
       if (w.snapshotted) violations.add(`${w.uid}: lost-RAM refusal names no snapshot although one was taken: ${msg}`);
       w.retired = true;
@@ -334,6 +420,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     allUids.add(child);
     w.uid = child;
     w.count = completed;
+    w.countAtSnapshot = completed;
     w.open = undefined;
     w.snapshotted = true;
   };
@@ -353,6 +440,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
       closeExecution(w);
       if (mine) {
         if (!mine.completed) violations.add(`${w.uid}: Resume left execution "${open.text}" incomplete`);
+        else stats.redriven += 1;
         stats.turns += 1;
         expectOutput(w, open.text, outputsOf(all, mine.executionId));
       }
@@ -380,7 +468,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
       } catch (err) {
         const code = codeOf(err);
         opts.log?.(`${w.uid} (${w.kind}): ${GrpcStatus[code] ?? code}: ${messageOf(err).slice(0, 160)}`);
-        const lost = code === GrpcStatus.FAILED_PRECONDITION && /lost/.test(messageOf(err));
+        const lost = code === GrpcStatus.FAILED_PRECONDITION && LOST_RAM.some((re) => re.test(messageOf(err)));
         if (lost && w.kind === "counter-os") {
           try {
             await recoverLostRam(w, err);
@@ -426,6 +514,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
           uid,
           count: 0,
           snapshotted: false,
+          countAtSnapshot: 0,
           needsRecovery: false,
           failures: 0,
           open: undefined,
@@ -454,6 +543,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     let lost = 0;
     let extra = 0;
     let maxPerCut = 0;
+    let cutTurns = 0;
     const retiredUids = new Set(workers.filter((w) => w.retired).map((w) => w.uid));
     const liveUids = new Set(workers.filter((w) => !w.retired).map((w) => w.uid));
     try {
@@ -481,7 +571,10 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
         extra += more;
         if (more > exec.cuts)
           violations.add(`execution "${exec.text}": ${calls} model calls through ${exec.cuts} cuts`);
-        if (exec.cuts > 0) maxPerCut = Math.max(maxPerCut, more / exec.cuts);
+        if (exec.cuts > 0) {
+          cutTurns += 1;
+          maxPerCut = Math.max(maxPerCut, more / exec.cuts);
+        }
       }
     } finally {
       await journal.close();
@@ -497,6 +590,8 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
       recordsVerified,
       lost,
       resumes: stats.resumes,
+      redrivenTurns: stats.redriven,
+      cutTurns,
       modelCalls: model.total,
       extraModelCalls: extra,
       maxExtraModelCallsPerCut: maxPerCut,
