@@ -1,7 +1,8 @@
 // The hostile-node suite (issue 24; docs/operations.md "Limits"): a registered node that never answers a
 // call, never ends a turn, or sends more than the host's limits allow cannot wedge a session or the host.
-// Each case asserts the status the caller gets, that the session is not left busy, that other sessions
-// on the same node still run, and that every journal still verifies. Bounded: every deadline here is a
+// Each case asserts the status the caller gets, that the session is not left busy (and, where it
+// applies, that other sessions on the same node still run); after every case the host, served over
+// gRPC, must answer health within 1 s and every journal must verify. Bounded: every deadline here is a
 // configured limit of a few hundred ms, every node listens on a unix socket in a temp directory.
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -17,6 +18,10 @@ import { projectExecutions } from "../../src/controller/projection.js";
 import { EventKind, Mediation, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { HostConfigInput } from "../../src/host/config.js";
+import type { HostOverrides } from "../../src/host/host.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
+import { pino } from "pino";
+import { allJournalsVerify, healthServing } from "./hostile-helpers.js";
 import { HostError } from "../../src/errors/index.js";
 import type { EventSink, StartInfo } from "../../src/sdk/types.js";
 import { type EvilNode, serveEvilNode, silentStream, untilCancelled } from "../fixtures/evil-node.js";
@@ -34,9 +39,34 @@ import {
 const counter = builtinHarnesses["counter"]!;
 const nodes: EvilNode[] = [];
 
+const served: { host: Host; server: RunningServer }[] = [];
+
+/**
+ * A test host behind a real gRPC server: after every case the host must still answer health within
+ * 1 s and every journal it holds must verify (checked in afterEach, so no case can skip it).
+ */
+async function openHost(config: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
+  const host = await openTestHost(config, overrides);
+  const server = await startServer(host, {
+    addr: "127.0.0.1:0",
+    registryAddr: "127.0.0.1:0",
+    logger: pino({ level: "silent" }),
+  });
+  served.push({ host, server });
+  return host;
+}
+
 afterEach(async () => {
-  await closeAll();
-  for (const n of nodes.splice(0)) await n.close();
+  try {
+    for (const { host, server } of served) {
+      await healthServing(server.addr, 1000);
+      await allJournalsVerify(host.journal);
+    }
+  } finally {
+    for (const { server } of served.splice(0)) await server.close(0);
+    await closeAll();
+    for (const n of nodes.splice(0)) await n.close();
+  }
 });
 afterAll(async () => {
   await closeAll();
@@ -45,7 +75,7 @@ afterAll(async () => {
 /** A host whose only registered harness `evil` is the given node, with short node deadlines. */
 async function hostOn(node: EvilNode, limits: LimitOverrides): Promise<Host> {
   nodes.push(node);
-  return openTestHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }], limits });
+  return openHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }], limits });
 }
 
 describe("a remote memory-tier node whose SnapshotActor never answers", () => {
@@ -74,6 +104,31 @@ describe("a remote memory-tier node whose SnapshotActor never answers", () => {
     expect(await turn(host, a)).toEqual(["3"]);
     await expectChainVerifies(host, a);
     await expectChainVerifies(host, b);
+  });
+});
+
+describe("a node whose unary calls never answer", () => {
+  it("silent describe: admission fails UNAVAILABLE within nodeCallMs and nothing is journaled", async () => {
+    const node = await serveEvilNode(counter, {
+      harness: { describe: (_req, ctx) => untilCancelled(ctx.signal).then(() => ({})) },
+    });
+    const host = await hostOn(node, { nodeCallMs: 200 });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    await rejectsWithCode(turn(host, session), ErrorCode.Unavailable);
+    expect(await host.journal.readRange(session)).toEqual([]);
+    expect(host.placer.guard.isBusy(session)).toBe(false);
+  });
+
+  it("silent list actors: Exec fails DEADLINE_EXCEEDED naming nodeCallMs, nothing is journaled, the session is not left busy", async () => {
+    const node = await serveEvilNode(counter, {
+      actors: { listActors: (_req, ctx) => untilCancelled(ctx.signal).then(() => ({ actors: [] })) },
+    });
+    const host = await hostOn(node, { nodeCallMs: 200 });
+    const session = (await host.createSession({ harness: "evil" })).uid;
+    const err = await rejectsWithCode(turn(host, session), ErrorCode.DeadlineExceeded);
+    expect(err.message).toContain("nodeCallMs=200");
+    expect(await host.journal.readRange(session)).toEqual([]);
+    expect(host.placer.guard.isBusy(session)).toBe(false);
   });
 });
 
@@ -178,7 +233,7 @@ describe("a node that asks the host for more than its limits allow", () => {
   async function greedyHost(limits: LimitOverrides, extra: Partial<HostConfigInput> = {}, overrides = {}) {
     const node = await serveEvilNode(greedy);
     nodes.push(node);
-    return openTestHost(
+    return openHost(
       { harnesses: [{ name: "evil", runtime: "remote", target: node.address }], limits, ...extra },
       overrides,
     );
@@ -239,7 +294,7 @@ describe("the operator's tool policy, not the node's claim, decides what runs wi
   it("unattended demo.write: a CONTROLLER_MEDIATED call of a tool the policy gates is PERMISSION_DENIED, nothing recorded or run", async () => {
     const node = await serveEvilNode(() => new GreedyHarness());
     nodes.push(node);
-    const host = await openTestHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
+    const host = await openHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
     const session = (await host.createSession({ harness: "evil" })).uid;
     const err = await rejectsWithCode(turn(host, session, "write"), ErrorCode.PermissionDenied);
     expect(err.message).toContain("needs an operator's approval");
@@ -253,7 +308,7 @@ describe("the operator's tool policy, not the node's claim, decides what runs wi
   it("unknown tools: an unattended call of a tool nobody runs is refused the same way", async () => {
     const node = await serveEvilNode(() => new GreedyHarness());
     nodes.push(node);
-    const host = await openTestHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
+    const host = await openHost({ harnesses: [{ name: "evil", runtime: "remote", target: node.address }] });
     const session = (await host.createSession({ harness: "evil" })).uid;
     await rejectsWithCode(turn(host, session, "unknown"), ErrorCode.PermissionDenied);
     expect((await journalOf(host, session)).kinds).not.toContain("EVENT_TOOL_CALL");
@@ -262,7 +317,7 @@ describe("the operator's tool policy, not the node's claim, decides what runs wi
   it("a tool the operator lists runs unattended", async () => {
     const node = await serveEvilNode(() => new GreedyHarness());
     nodes.push(node);
-    const host = await openTestHost({
+    const host = await openHost({
       harnesses: [{ name: "evil", runtime: "remote", target: node.address }],
       toolsWithoutApproval: [DEMO_WRITE_TOOL],
     });
