@@ -40,6 +40,8 @@ function shQuote(s: string): string {
 
 export class VmProcess {
   private exitedFlag = false;
+  /** While start() runs, its failure path reads the console after the exit, then removes the directory. */
+  private starting = true;
   readonly exited: Promise<void>;
   private control: Socket | undefined;
   private controlBuffer = "";
@@ -55,6 +57,8 @@ export class VmProcess {
     live.add(this);
     this.exited = once(child, "exit").then(() => {
       this.exitedFlag = true;
+      // A guest that dies on its own (crash, SIGKILL) leaves no directory behind.
+      if (!this.starting) this.cleanup();
       live.delete(this);
       this.watchdog.kill("SIGKILL");
       this.control?.destroy();
@@ -120,6 +124,8 @@ export class VmProcess {
       vm.qmp = await Promise.race([Qmp.open(join(dir, "qmp.sock"), deadline, () => vm.alive), spawnError]);
       if (how.kind === "restore") await vm.resumeFrom(how.file, deadline);
       else await vm.awaitHarness(deadline);
+      vm.starting = false;
+      if (!vm.alive) vm.cleanup();
       return vm;
     } catch (err) {
       vm.kill();

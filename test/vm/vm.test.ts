@@ -3,7 +3,7 @@
 // checks in a guest, then is served, suspended, resumed and forked — the same node declared stateless
 // is caught lying, and restored or forked guests get the host's clock and a reseeded RNG. One file so
 // every test shares one image build and one base boot per image (the cache root is per file).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,6 +103,13 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     for (const p of probes) expect(p.clockMs).toBeGreaterThanOrEqual(before);
     expect(probes[0]?.random).not.toBe(probes[1]?.random);
     for (const child of children) expect(await turns(host, child, 1)).toEqual(["3"]);
+    // A guest killed from outside leaves no QEMU process and no private directory behind.
+    const victim = runtime.guest(children[0] ?? "");
+    if (!victim) throw new Error("the first child has no running guest");
+    victim.kill();
+    await victim.exited;
+    expect(existsSync(victim.dir)).toBe(false);
+    expect(await runtime.status(children[0] ?? "")).toBe("NONE");
   }, 600_000);
 
   it("a registry placement substrate{atespace: vm, template: IMAGE} serves the image on the vm runtime; another template is refused", async () => {
