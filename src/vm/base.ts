@@ -2,13 +2,15 @@
 // written to a file, never having served a turn. Every fresh actor is a restore of it (a restore is
 // ~10× faster than a boot on software emulation). Invariants: the file is keyed by image digest,
 // accelerator and QEMU version (a snapshot only restores into the same machine), it appears only
-// once complete (written beside, then renamed), and the booted guest is stopped afterwards.
+// once complete (written beside, then renamed), the booted guest is stopped afterwards, and a boot
+// that fails is tried once more before the failure is reported.
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type HarnessDescriptor, HarnessDescriptorSchema } from "../gen/agentsessions/v1/harness_pb.js";
+import { ErrorCode, HostError } from "../errors/index.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import { type AccelChoice, QEMU } from "./accel.js";
 import { defaultCacheDir } from "./image-build.js";
@@ -36,6 +38,29 @@ export function defaultBaseDir(): string {
   return join(dirname(defaultCacheDir()), "vm-base");
 }
 
+/**
+ * A cold boot, tried a second time when the first fails: a guest's early boot under software
+ * emulation on a busy host can trip a timing check and panic; a second failure is reported with both.
+ */
+async function bootOnceMore(image: Image, accel: AccelChoice, deadlines: VmDeadlines): Promise<VmProcess> {
+  try {
+    return await VmProcess.start(image, accel, { kind: "boot" }, deadlines);
+  } catch (first) {
+    try {
+      return await VmProcess.start(image, accel, { kind: "boot" }, deadlines);
+    } catch (second) {
+      const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+      throw new HostError(
+        ErrorCode.Unavailable,
+        `vm image failed to boot twice:\n${text(first)}\n---\n${text(second)}`,
+        {
+          cause: second,
+        },
+      );
+    }
+  }
+}
+
 export async function baseSnapshot(image: Image, accel: AccelChoice, opts: BaseOptions = {}): Promise<BaseSnapshot> {
   const dir = opts.dir ?? defaultBaseDir();
   const key = createHash("sha256")
@@ -46,7 +71,7 @@ export async function baseSnapshot(image: Image, accel: AccelChoice, opts: BaseO
   if (existsSync(file) && existsSync(descriptorFile))
     return { file, descriptor: fromBinary(HarnessDescriptorSchema, readFileSync(descriptorFile)), booted: false };
   mkdirSync(dir, { recursive: true });
-  const vm = await VmProcess.start(image, accel, { kind: "boot" }, opts.deadlines ?? DEFAULT_DEADLINES);
+  const vm = await bootOnceMore(image, accel, opts.deadlines ?? DEFAULT_DEADLINES);
   try {
     const probe = new RemoteHarness({ address: vm.address, session: "" });
     let descriptor: HarnessDescriptor;
