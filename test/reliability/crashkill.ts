@@ -156,8 +156,8 @@ class Cluster {
   fatal: Error | undefined;
   private killing: Promise<void> | undefined;
   private countdown: number;
-  /** Planned kills still to come: random kills wait until they are done. */
-  plannedPending = 2;
+  /** Planned kills still to come (one per kind of session they need): random kills wait for them. */
+  plannedPending: number;
   /** Workers that acknowledged a record since the last kill: a kill waits for every live one. */
   private readonly progressed = new Set<number>();
   private upWaiters: (() => void)[] = [];
@@ -170,6 +170,8 @@ class Cluster {
     readonly logs: string[],
   ) {
     this.countdown = this.draw();
+    const { sessions } = opts;
+    this.plannedPending = (sessions.echo + sessions["echo-sp"] > 0 ? 1 : 0) + (sessions["counter-os"] > 0 ? 1 : 0);
   }
 
   private draw(): number {
@@ -374,7 +376,7 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
       w.kind === "counter-os" &&
       w.snapshotted &&
       w.count > w.countAtSnapshot &&
-      plan.hostCut === "done" &&
+      (plan.hostCut === "done" || opts.sessions.echo + opts.sessions["echo-sp"] === 0) &&
       plan.nodeKill === "pending"
     ) {
       plan.nodeKill = "done";
