@@ -10,3 +10,10 @@ export {
   sha256Hex,
 } from "./hash.js";
 export { modelInputHash } from "./model-input.js";
+export { goModelInputHash } from "./go-model-input.js";
+export {
+  GO_WRITTEN_THROUGH_ANNOTATION,
+  inputHashFormOf,
+  modelInputHashIn,
+  type InputHashForm,
+} from "./input-hash-form.js";

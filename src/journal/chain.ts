@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventKind, EventSchema, Lifecycle_Kind, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { Head, JournalRecord, VerifyResult } from "./types.js";
+import type { Head, ImportedSessionMeta, JournalRecord, VerifyResult } from "./types.js";
 
 /** The records `events` become when chained onto `head` under `fence`. Throws before anything is written. */
 export function chainEvents(head: Head, fence: number, events: readonly Event[]): JournalRecord[] {
@@ -180,4 +180,22 @@ export class UnreadableStorage extends Error {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The fields of an imported session row that the source dictates: fence, creation time, dense records. */
+export function requireImportable(meta: ImportedSessionMeta, records: readonly JournalRecord[]): void {
+  requireSession(meta.uid);
+  if (!Number.isSafeInteger(meta.fence) || meta.fence < 0)
+    throw new HostError(ErrorCode.InvalidArgument, `session ${meta.uid}: import fence must be a non-negative integer`);
+  let prev = "";
+  for (const [i, r] of records.entries()) {
+    if (r.seq !== i + 1 || r.prevHash !== prev)
+      throw new HostError(ErrorCode.InvalidArgument, `session ${meta.uid}: import record ${i + 1} is not chained`);
+    if (r.fence > meta.fence)
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `session ${meta.uid}: record ${r.seq} has a fence above the session's`,
+      );
+    prev = r.contentHash;
+  }
 }

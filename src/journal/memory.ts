@@ -13,11 +13,13 @@ import {
   requireSession,
   verifyChain,
   type StoredRecord,
+  requireImportable,
 } from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
-import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
 import type {
+  ImportedSessionMeta,
   CheckpointRow,
   FencedAppend,
   ForkChild,
@@ -252,6 +254,17 @@ export class MemoryJournal implements Journal {
       markers.push(marker);
     }
     return markers;
+  }
+
+  async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
+    this.assertOpen();
+    requireImportable(meta, records);
+    if (this.sessions.has(meta.uid)) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+    const row = importedRow(meta);
+    const stored = records.map((r) => storedOf(r, toBinary(EventSchema, r.event)));
+    this.sessions.set(meta.uid, { row, records: stored });
+    this.advance(row, records);
+    return infoOf(row);
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

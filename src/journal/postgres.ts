@@ -15,6 +15,7 @@ import {
   requireSession,
   verifyChain,
   type StoredRecord,
+  requireImportable,
 } from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
@@ -35,8 +36,9 @@ import {
   type SessionDbRow,
 } from "./postgres-rows.js";
 import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
-import { implicitRow, rowFromMeta, validateMeta } from "./session-row.js";
+import { implicitRow, importedRow, rowFromMeta, validateMeta } from "./session-row.js";
 import type {
+  ImportedSessionMeta,
   CheckpointRow,
   ComputeStateName,
   ForkChild,
@@ -335,6 +337,22 @@ export class PostgresJournal implements Journal {
       }
       return markers;
     });
+  }
+
+  async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
+    requireImportable(meta, records);
+    const row = importedRow(meta);
+    await this.transaction(`import session ${meta.uid}`, async (client) => {
+      const inserted = await client.query(
+        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
+        sessionParams(row),
+      );
+      if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+      await insertChained(client, meta.uid, records, "NONE", Date.now());
+    });
+    const info = await this.getSession(meta.uid);
+    if (info === undefined) throw new Error(`session ${meta.uid} vanished after import`);
+    return info;
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

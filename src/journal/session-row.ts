@@ -4,7 +4,7 @@
 import { clone } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { IdentityRefSchema, OriginSchema } from "../gen/agentsessions/v1/common_pb.js";
-import type { ComputeStateName, SessionInfo, SessionMetaInput } from "./types.js";
+import type { ComputeStateName, ImportedSessionMeta, SessionInfo, SessionMetaInput } from "./types.js";
 
 /** A SessionInfo whose mutable columns a backend updates in place. */
 export type SessionRow = { -readonly [K in keyof SessionInfo]: SessionInfo[K] };
@@ -45,4 +45,12 @@ export function rowFromMeta(meta: SessionMetaInput, nowMs: number): SessionRow {
 /** The row an append or newFence creates for a session nobody created explicitly. */
 export function implicitRow(uid: string, nowMs: number): SessionRow {
   return rowFromMeta({ uid, project: "default", harness: "" }, nowMs);
+}
+
+/** The row of an imported session before its records: the source's creation time and fence. */
+export function importedRow(meta: ImportedSessionMeta): SessionRow {
+  validateMeta(meta);
+  const row = rowFromMeta(meta, meta.createdAtMs);
+  row.fence = meta.fence;
+  return row;
 }

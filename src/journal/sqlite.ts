@@ -18,10 +18,11 @@ import {
   verifyChain,
   type StoredRecord,
   UnreadableStorage,
+  requireImportable,
 } from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
-import { implicitRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
 import {
   enableWal,
   HEAD_ROW_SEQ,
@@ -32,6 +33,7 @@ import {
   requireCurrentVersion,
 } from "./sqlite-schema.js";
 import type {
+  ImportedSessionMeta,
   CheckpointRow,
   ComputeStateName,
   FencedAppend,
@@ -602,6 +604,23 @@ export class SqliteJournal implements Journal {
 
   async removeEmptySession(uid: string): Promise<boolean> {
     return this.write(`remove empty session ${uid}`, () => this.stmts.removeEmptySession.run(uid, uid).changes > 0);
+  }
+
+  async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
+    requireImportable(meta, records);
+    const row = importedRow(meta);
+    this.write(`import session ${meta.uid}`, () =>
+      this.db
+        .transaction(() => {
+          if (this.stmts.insertSession.run(sessionParams(row)).changes === 0)
+            throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+          this.insertChained(meta.uid, records, "NONE", Date.now(), false);
+        })
+        .immediate(),
+    );
+    const info = await this.getSession(meta.uid);
+    if (info === undefined) throw new Error(`session ${meta.uid} vanished after import`);
+    return info;
   }
 
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {

@@ -146,7 +146,16 @@ export const DURABLE_JOURNAL_METHODS: readonly string[] = [
   "forkAll",
   "createSession",
   "removeEmptySession",
+  "importSession",
 ];
+
+/** A session brought in from another store (`Journal.importSession`): its metadata as recorded there. */
+export interface ImportedSessionMeta extends SessionMetaInput {
+  /** Milliseconds since the epoch, as the source recorded it. */
+  readonly createdAtMs: number;
+  /** The source's current fence for the session (at least every record's fence). */
+  readonly fence: number;
+}
 
 /** One child of `Journal.forkAll`. */
 export interface ForkChild {
@@ -242,6 +251,13 @@ export interface Journal {
    * then refused); true when removed. A session with any record is never touched.
    */
   removeEmptySession(uid: string): Promise<boolean>;
+
+  /**
+   * Creates the session `meta.uid` holding `records` verbatim (seqs, prev links, hashes and fences as
+   * given; the caller has verified the chain), with the given fence and creation time, in ONE
+   * transaction: all or none. HostError AlreadyExists when the uid exists; records must be dense from 1.
+   */
+  importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo>;
 
   /** HostError AlreadyExists when the uid exists. */
   createSession(meta: SessionMetaInput): Promise<SessionInfo>;

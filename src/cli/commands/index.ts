@@ -57,6 +57,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./journal.js")).exportCommand,
   },
   {
+    name: "import",
+    summary: "import sessions from a Go agentsessions SQLite journal (--from-go), verifying every chain",
+    load: async () => (await import("./import.js")).importCommand,
+  },
+  {
     name: "verify",
     summary: "verify hash chains: of a JSONL export (--jsonl), or of stored sessions",
     load: async () => (await import("./journal.js")).verifyCommand,
