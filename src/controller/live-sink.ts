@@ -14,7 +14,7 @@ import {
   type Usage,
 } from "../gen/agentsessions/v1/common_pb.js";
 import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
-import { modelInputHash } from "../canon/index.js";
+import { modelInputHashIn } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { ApprovalParkedError, attachDecision, deniedReceipt } from "./approvals.js";
@@ -36,12 +36,26 @@ export function modelCallOf(request: ModelRequest): ReturnType<typeof create<typ
   });
 }
 
+/**
+ * The request's model-input hash in the form the turn's execution was written with; Diverged when
+ * that form cannot be reproduced for this request (the Go form of a request offering tools).
+ */
+export function inputHashOf(ctx: TurnContext, request: ModelRequest): string {
+  const hash = modelInputHashIn(ctx.inputHashForm, modelCallOf(request));
+  if (hash === undefined)
+    throw new HostError(
+      ErrorCode.Diverged,
+      `execution ${ctx.executionId} was written by the Go host, whose input hash of a request offering tools or tool-call parts this host cannot reproduce`,
+    );
+  return hash;
+}
+
 /** Effects that write to the journal live; shared by the live sink and resume's live tail. */
 export class LiveEffects {
   constructor(private readonly ctx: TurnContext) {}
 
   async model(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
-    const hash = modelInputHash(modelCallOf(request));
+    const hash = inputHashOf(this.ctx, request);
     await this.ctx.append(
       ev.modelCall(
         this.ctx.executionId,

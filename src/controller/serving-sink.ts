@@ -16,12 +16,12 @@ import {
   type Usage,
   UsageSchema,
 } from "../gen/agentsessions/v1/common_pb.js";
-import { jcs, modelInputHash } from "../canon/index.js";
+import { jcs } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
 import { textOf } from "./events.js";
 import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "./approvals.js";
-import { emitInto, LiveEffects, modelCallOf } from "./live-sink.js";
+import { emitInto, inputHashOf, LiveEffects } from "./live-sink.js";
 import { answerOf, askCall } from "./questions.js";
 import type { RecordedEffect } from "./projection.js";
 import { callSignal, type SinkGuard } from "./sink-guard.js";
@@ -93,7 +93,7 @@ export class ServingEffects {
     const seq = this.peek()?.seq;
     const call = this.take(EventKind.EVENT_MODEL_CALL, "a model call");
     const recorded = call.body.case === "model" ? call.body.value.inputHash : "";
-    const hash = modelInputHash(modelCallOf(request));
+    const hash = inputHashOf(this.ctx, request);
     if (recorded !== hash) {
       throw diverged(
         seq,

@@ -1,6 +1,7 @@
 // The state one execution shares between its sinks: where the journal head is, under which fence
 // the turn writes, and who observes commits. Invariant: a turn appends only at the head it last
 // wrote (CAS), under its own fence, so a superseded or concurrent writer can never interleave.
+import type { InputHashForm } from "../canon/index.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { EffectBatch } from "../effects/batch.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
@@ -51,6 +52,8 @@ export class TurnContext {
     readonly fence: number,
     private headSeq: number,
     readonly signal: AbortSignal,
+    /** The model-input hash form this execution was written with (new executions: ours). */
+    readonly inputHashForm: InputHashForm = "harnesshost",
   ) {}
 
   get head(): number {

@@ -2,6 +2,7 @@
 // of an interrupted turn. Invariants: the append order is EXECUTION_START, INPUT×n, the harness's
 // effects in emission order, then END{COMPLETED} or ERROR; replay is read-only and never invokes the
 // model (I1, I5); resume serves what was recorded before anything runs live.
+import { inputHashFormOf } from "../canon/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Event, IdentityRef, Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
@@ -313,10 +314,12 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   // One events array for the whole session; a turn's history is a slice of it, taken only if the
   // harness reads `start.history` — otherwise replaying n turns would copy O(n²) prefix entries.
   const events = records.map((r) => r.event);
+  const annotations = (await deps.journal.getSession(p.session))?.annotations;
   for (const exec of executions) {
     if (!exec.completed || exec.startSeq <= (p.afterSeq ?? 0)) continue;
     checkHarnessIdentity(exec, p.binding);
-    const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal);
+    const form = inputHashFormOf(annotations, exec.startSeq);
+    const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal, form);
     const serving = new ServingEffects(ctx, exec.effects, "replay");
     const guard = new SinkGuard();
     const history = p.noHistory ? [] : () => events.slice(0, exec.startIndex);
@@ -380,7 +383,8 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const pending = turn.execution;
   checkHarnessIdentity(pending, p.binding);
   const head = records.at(-1)?.seq ?? 0;
-  const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal);
+  const form = inputHashFormOf((await deps.journal.getSession(p.session))?.annotations, pending.startSeq);
+  const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal, form);
   const serving = new ServingEffects(ctx, pending.effects, "resume");
   const guard = new SinkGuard();
   const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
