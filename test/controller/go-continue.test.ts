@@ -11,10 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { hashRecord } from "../../src/canon/index.js";
 import { main } from "../../src/cli/run.js";
-import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { GO_HELLO_INPUT_HASH, type GoFixtureRecord, writeGoJournal } from "../journal/go-fixture.js";
+import { GO_HELLO_INPUT_HASH, goEchoTurn, writeGoJournal } from "../journal/go-fixture.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-go-continue-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,45 +24,7 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-const EXEC = "5f0c3a9e81d24b67";
 const msg = (role: string, text: string) => ({ role, parts: [{ part: { case: "text" as const, value: { text } } }] });
-
-function goEchoTurn(inputHash: string): GoFixtureRecord[] {
-  const events: Event[] = [
-    create(EventSchema, {
-      executionId: EXEC,
-      kind: EventKind.EVENT_EXECUTION_START,
-      body: { case: "executionStart", value: { inputCount: 1n, harness: "echo", harnessVersion: "1" } },
-    }),
-    create(EventSchema, {
-      executionId: EXEC,
-      kind: EventKind.EVENT_INPUT,
-      body: { case: "message", value: msg("user", "hello") },
-    }),
-    create(EventSchema, {
-      executionId: EXEC,
-      kind: EventKind.EVENT_MODEL_CALL,
-      body: { case: "model", value: { model: "echo", inputHash, id: "a1b2c3d4e5f60718" } },
-    }),
-    create(EventSchema, {
-      executionId: EXEC,
-      kind: EventKind.EVENT_OUTPUT,
-      body: { case: "message", value: msg("assistant", "echo:hello") },
-    }),
-    create(EventSchema, {
-      executionId: EXEC,
-      kind: EventKind.EVENT_END,
-      body: { case: "end", value: { state: "COMPLETED" } },
-    }),
-  ];
-  let prev = "";
-  return events.map((event, i) => {
-    const hash = hashRecord(prev, i + 1, event);
-    const rec = { seq: i + 1, prevHash: prev, hash, fence: 1, event };
-    prev = hash;
-    return rec;
-  });
-}
 
 describe("continuing a Go-written session", () => {
   const uid = "sess-0123456789abcdef01234567";

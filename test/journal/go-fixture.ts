@@ -5,10 +5,13 @@
 // stored as proto3 binary of agentsessions.v1.Event — and fill them with the records of the
 // reference's own journal fixtures (controller/testdata/v0.1.2/completed.json and
 // mixed-completed.json, written by the Go controller). Every seq, prev_hash, content_hash and fence
-// below is the value the Go writer stored; nothing here computes a hash, so a passing import is a
-// cross-implementation check of the chain hashing.
+// of GO_COMPLETED/GO_MIXED is the value the Go writer stored (nothing computes them here), so a
+// passing import is a cross-implementation check of the chain hashing. goEchoTurn (a current-writer
+// turn with harness and version on its EXECUTION_START, which those v0.1.2 files lack) carries the
+// Go-recorded model-input hash but chains with our hashing.
 import { create, toBinary } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
+import { hashRecord } from "../../src/canon/index.js";
 import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 
 export interface GoFixtureRecord {
@@ -91,6 +94,49 @@ export const GO_MIXED: readonly GoFixtureRecord[] = chain([
   ["0f3a449f84537906169b8657749baa1952607a6b8280cf83459e0804421c19b0", 3, output("echo:new", EXEC)],
   ["efdfe2a4c0450ca5d8f24eb0ad7a5f5f499df09e73b786e9de745c7109aff193", 3, end(EXEC)],
 ]);
+
+const ECHO_EXEC = "5f0c3a9e81d24b67";
+
+/**
+ * A current-writer Go echo turn ("hello" → "echo:hello") recording `inputHash` on its MODEL_CALL. Its
+ * chain hashes are computed with our hashing (which reproduces the reference's golden vectors).
+ */
+export function goEchoTurn(inputHash: string): GoFixtureRecord[] {
+  const events: Event[] = [
+    create(EventSchema, {
+      executionId: ECHO_EXEC,
+      kind: EventKind.EVENT_EXECUTION_START,
+      body: { case: "executionStart", value: { inputCount: 1n, harness: "echo", harnessVersion: "1" } },
+    }),
+    create(EventSchema, {
+      executionId: ECHO_EXEC,
+      kind: EventKind.EVENT_INPUT,
+      body: { case: "message", value: text("user", "hello") },
+    }),
+    create(EventSchema, {
+      executionId: ECHO_EXEC,
+      kind: EventKind.EVENT_MODEL_CALL,
+      body: { case: "model", value: { model: "echo", inputHash, id: "a1b2c3d4e5f60718" } },
+    }),
+    create(EventSchema, {
+      executionId: ECHO_EXEC,
+      kind: EventKind.EVENT_OUTPUT,
+      body: { case: "message", value: text("assistant", "echo:hello") },
+    }),
+    create(EventSchema, {
+      executionId: ECHO_EXEC,
+      kind: EventKind.EVENT_END,
+      body: { case: "end", value: { state: "COMPLETED" } },
+    }),
+  ];
+  let prev = "";
+  return events.map((event, i) => {
+    const hash = hashRecord(prev, i + 1, event);
+    const rec = { seq: i + 1, prevHash: prev, hash, fence: 1, event };
+    prev = hash;
+    return rec;
+  });
+}
 
 /** The reference's sessions/events tables (v0.1.0–v0.1.2: no stamp, no registry). */
 const GO_SCHEMA_V1 = `
