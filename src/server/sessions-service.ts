@@ -157,21 +157,23 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async fork(req, ctx) {
       const session = id(req.session, "session");
-      if (req.count < 1 || req.count > MAX_FORK_CHILDREN)
-        throw invalid(`count must be 1..${MAX_FORK_CHILDREN}, got ${req.count}`);
+      // 0 is the Go client's default ("0 means one"); a negative count is still refused.
+      const count = req.count === 0 ? 1 : req.count;
+      if (count < 1 || count > MAX_FORK_CHILDREN)
+        throw invalid(`count must be 1..${MAX_FORK_CHILDREN} (0 means 1), got ${req.count}`);
       if (req.identity !== undefined)
         throw invalid("identity is not supported on Fork (children carry no per-child principal)");
       for (const [i, n] of req.childNames.entries()) optionalId(limits, n, `child_names[${i}]`);
-      if (req.childNames.length !== 0 && req.childNames.length !== req.count) {
+      if (req.childNames.length !== 0 && req.childNames.length !== count) {
         throw invalid(
-          `child_names must be empty or have exactly count (${req.count}) entries, got ${req.childNames.length}`,
+          `child_names must be empty or have exactly count (${count}) entries, got ${req.childNames.length}`,
         );
       }
       const atSeq = int64(req.atSeq, "at_seq");
       const parent = await host.getSession(session);
       const metaBytes = Math.max(
         0,
-        ...Array.from({ length: req.count }, (_, i) =>
+        ...Array.from({ length: count }, (_, i) =>
           checkMetadata(limits, `fork child ${i}'s name, labels and annotations`, {
             name: req.childNames[i] ?? "",
             labels: req.labels,
@@ -179,8 +181,8 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
           }),
         ),
       );
-      await checkForkBytes(host, session, atSeq, req.count, metaBytes);
-      const children: SessionMetaInput[] = Array.from({ length: req.count }, (_, i) => ({
+      await checkForkBytes(host, session, atSeq, count, metaBytes);
+      const children: SessionMetaInput[] = Array.from({ length: count }, (_, i) => ({
         uid: newSessionUid(),
         project: parent.project,
         name: req.childNames[i] ?? "",

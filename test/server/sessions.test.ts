@@ -250,11 +250,21 @@ describe("Fork, Suspend, Resume", () => {
     }
   });
 
-  it("refuses count 0 and 129, identity, mismatched child_names and unknown parents, changing nothing", async () => {
+  it("Fork with count 0 makes one child, as the Go client's default expects", async () => {
     const f = await fixture();
     const uid = (await f.sessions.createSession({})).metadata?.uid ?? "";
     await execTurn(f, uid, "x");
-    expect(await codeOf(f.sessions.fork({ session: uid, count: 0 }))).toBe(GrpcStatus.INVALID_ARGUMENT);
+    const res = await f.sessions.fork({ session: uid });
+    expect(res.children).toHaveLength(1);
+    expect(res.children[0]?.parentUid).toBe(uid);
+    expect((await f.sessions.listSessions({})).sessions).toHaveLength(2);
+  });
+
+  it("refuses count -1 and 129, identity, mismatched child_names and unknown parents, changing nothing", async () => {
+    const f = await fixture();
+    const uid = (await f.sessions.createSession({})).metadata?.uid ?? "";
+    await execTurn(f, uid, "x");
+    expect(await codeOf(f.sessions.fork({ session: uid, count: -1 }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.fork({ session: uid, count: 129 }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.fork({ session: uid, count: 1, identity: {} }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.fork({ session: uid, count: 2, childNames: ["only-one"] }))).toBe(
