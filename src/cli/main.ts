@@ -1,12 +1,14 @@
 // The `harnesshost` command. Invariants: a usage error exits 2, a failed operation exits 1 with one
 // `harnesshost: …` line on stderr, success exits 0; nothing is written for a usage error. `--help` and
-// `--version` load no command module (the table in commands/index.ts loads one on use).
+// `--version` load no command module (the table in commands/index.ts loads one on use). A command's
+// long flags are also accepted Go-style (`-session s`), as the reference's agentctl scripts write them.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../paths.js";
 import { UsageError, type Command, type CommandIo } from "./command.js";
 import { commands } from "./commands/index.js";
+import { acceptGoStyleFlags } from "./go-flags.js";
 import { openApi } from "./host-flags.js";
 
 function help(io: CommandIo): void {
@@ -53,7 +55,8 @@ export async function main(
     }
     let parsed: ReturnType<typeof parseArgs>;
     try {
-      parsed = parseArgs({ args: [...rest], options: command.options, allowPositionals: true, strict: true });
+      const args = acceptGoStyleFlags(rest, command.options);
+      parsed = parseArgs({ args, options: command.options, allowPositionals: true, strict: true });
     } catch (err) {
       throw new UsageError(err instanceof Error ? err.message : String(err));
     }

@@ -185,12 +185,12 @@ describe("import --from-go", () => {
     db.close();
     const target = file("ours-v3.db");
     const res = await cli("import", "--from-go", source, "--journal", target);
-    expect(res.code).toBe(1);
+    expect(res.code).not.toBe(0);
     expect(res.err).toContain("schema version 3");
     const other = file("not-go.db");
     new Database(other).exec("CREATE TABLE t (x)").close();
     const res2 = await cli("import", "--from-go", other, "--journal", target);
-    expect(res2.code).toBe(1);
+    expect(res2.code).not.toBe(0);
     expect(res2.err).toContain("not a Go journal");
     const journal = SqliteJournal.open(target);
     try {
