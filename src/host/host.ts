@@ -101,7 +101,12 @@ export class Host {
     const limits = resolveLimits(config.limits);
     try {
       for (const spec of statics) {
-        const runtime = await buildRuntime(spec, { snapshots, nodeIdleMs: config.nodeIdleMs, nodeLimits: limits });
+        const runtime = await buildRuntime(spec, {
+          snapshots,
+          nodeIdleMs: config.nodeIdleMs,
+          nodeLimits: limits,
+          localActors: limits.localActors,
+        });
         registry.addStatic({
           name: spec.name,
           runtime,

@@ -17,6 +17,8 @@ export interface RuntimeContext {
   readonly nodeIdleMs: number;
   /** Deadlines and turn bounds of harness nodes (spawned and remote runtimes). */
   readonly nodeLimits?: NodeLimits;
+  /** Instances the local runtime keeps (limit localActors). */
+  readonly localActors?: number;
 }
 
 /** The one tsx entry point used: `tsImport(url, parentUrl)` imports one TypeScript module. */
@@ -67,7 +69,7 @@ export async function loadHarnessFactory(target: string): Promise<HarnessFactory
 export type RuntimeBuilder = (spec: HarnessSpecFlag, ctx: RuntimeContext) => Promise<Runtime>;
 
 const builders = new Map<HarnessSpecFlag["runtime"], RuntimeBuilder>([
-  ["local", async (spec) => new LocalRuntime(await loadHarnessFactory(spec.target))],
+  ["local", async (spec, ctx) => new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors)],
 ]);
 
 /** Registers the builder of a runtime kind (spawned and remote live in their own modules). */

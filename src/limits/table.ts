@@ -185,6 +185,13 @@ export const LIMIT_TABLE = {
     why: "A client that never reads must not make the host hold its turn in memory or wedge its session; 8 MiB is above what an ordinary turn streams at once, and the server writes one message at a time, so this is most of what a stalled client can hold.",
     min: 64 * KiB,
   },
+  localActors: {
+    default: 10_000,
+    unit: "count",
+    scope: "memory",
+    what: "Harness instances the in-process (local) runtime keeps, one per session that ran a turn; past it the least recently used is dropped and made afresh at its next turn.",
+    why: "Local harnesses are stateless (the journal is their state; a memory-tier harness is never placed locally), so dropping one loses nothing; counted, not measured, because an instance's size is the harness's own.",
+  },
   logFieldChars: {
     default: 128,
     unit: "chars",

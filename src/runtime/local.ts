@@ -1,8 +1,10 @@
 // The local runtime: harnesses run in the host process and the journal is the only durable state
-// ("a plain pod"). Invariant: it never claims memory snapshots, so CanPlace refuses memory-tier
-// harnesses on it before anything runs.
+// ("a plain pod"). Invariants: it never claims memory snapshots, so CanPlace refuses memory-tier
+// harnesses on it before anything runs; it keeps at most `maxActors` instances (least recently used
+// dropped — they are stateless, so the next turn makes one afresh).
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { ComputeStateName } from "../journal/types.js";
 import type { Harness, HarnessFactory } from "../sdk/types.js";
 import {
@@ -21,7 +23,11 @@ export class LocalRuntime implements Runtime {
   private readonly actors = new Map<string, Harness>();
   private probe: Harness | undefined;
 
-  constructor(private readonly factory: HarnessFactory) {}
+  /** @param maxActors instances kept (limit localActors); the least recently used beyond it is dropped. */
+  constructor(
+    private readonly factory: HarnessFactory,
+    private readonly maxActors = DEFAULT_LIMITS.localActors,
+  ) {}
 
   async capabilities(): Promise<RuntimeCapabilities> {
     return NO_CAPABILITIES;
@@ -35,9 +41,17 @@ export class LocalRuntime implements Runtime {
   async create(spec: SessionSpec): Promise<Incarnation> {
     if (!spec.sessionUid) throw new HostError(ErrorCode.InvalidArgument, "local: create requires a session uid");
     const existing = this.actors.get(spec.sessionUid);
-    if (existing) return this.incarnation(spec.sessionUid, existing, "attached");
+    if (existing) {
+      this.actors.delete(spec.sessionUid);
+      this.actors.set(spec.sessionUid, existing);
+      return this.incarnation(spec.sessionUid, existing, "attached");
+    }
     const harness = this.factory();
     this.actors.set(spec.sessionUid, harness);
+    for (const oldest of this.actors.keys()) {
+      if (this.actors.size <= this.maxActors) break;
+      this.actors.delete(oldest);
+    }
     return this.incarnation(spec.sessionUid, harness, "created");
   }
 

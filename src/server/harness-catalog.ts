@@ -243,7 +243,12 @@ export class HarnessCatalog {
     const { runtime, target } = servablePlacement(spec);
     return buildRuntime(
       { name, runtime, target, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
-      { snapshots: this.host.snapshots, nodeIdleMs: this.host.config.nodeIdleMs, nodeLimits: this.host.limits },
+      {
+        snapshots: this.host.snapshots,
+        nodeIdleMs: this.host.config.nodeIdleMs,
+        nodeLimits: this.host.limits,
+        localActors: this.host.limits.localActors,
+      },
     );
   }
 
