@@ -2,6 +2,7 @@
 // before any command touches a journal or a server; a usage error exits 2 and changes nothing.
 import type { ParseArgsConfig } from "node:util";
 import type { SessionsApi } from "./api.js";
+import type { OpenOptions } from "./host-flags.js";
 
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -13,8 +14,11 @@ export interface CommandIo {
 export interface CommandContext extends CommandIo {
   readonly values: FlagValues;
   readonly positionals: readonly string[];
-  /** The host the command talks to: in-process (--data/--journal) or remote (--server). */
-  api(): Promise<SessionsApi>;
+  /**
+   * The host the command talks to: in-process (--data/--journal) or remote (--server). A missing
+   * local journal is NOT_FOUND unless `create` is set.
+   */
+  api(options?: OpenOptions): Promise<SessionsApi>;
 }
 
 export interface Command {
@@ -45,9 +49,24 @@ export const HOST_FLAGS = {
   server: { type: "string" },
   "token-file": { type: "string" },
   "tls-ca": { type: "string" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
+
+/** What each shared flag means; a command's --help lists the ones it accepts. */
+export const HOST_FLAG_HELP: Readonly<Record<keyof typeof HOST_FLAGS, string>> = {
+  server: "HOST:PORT of a running host's Sessions API (e.g. 127.0.0.1:7233; the registry port for `harness`)",
+  journal: "run in this process on a journal: a SQLite file path or a postgres:// URL",
+  data: "run in this process on DIR/journal.db (default ./.harnesshost when neither --server nor --journal)",
+  "token-file": "with --server: send the first token in FILE as `authorization: Bearer …`",
+  "tls-ca": "with --server: use TLS and verify the host's certificate against this PEM CA",
+  "tls-cert": "with --server and --tls-ca: a PEM client certificate (mutual TLS; needs --tls-key)",
+  "tls-key": "the PEM key of --tls-cert",
+  project: "the project (default: the host's default project)",
+  json: 'print one JSON document on stdout; on failure {"error":{"code","message"}} on stderr',
+};
 
 export function str(values: FlagValues, name: string): string | undefined {
   const v = values[name];

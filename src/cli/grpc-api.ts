@@ -10,10 +10,14 @@ import { connect, type ConnectOptions, type HarnessHostClient } from "../client/
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 import { requireStr, str, UsageError, type FlagValues } from "./command.js";
 
-/** Connection options from --token-file and --tls-ca (shared by every --server command). */
+/** Connection options from --token-file and --tls-ca/--tls-cert/--tls-key (shared by every --server command). */
 export function remoteConnectOptions(values: FlagValues, address: string): ConnectOptions {
   const tokenFile = str(values, "token-file");
   const ca = str(values, "tls-ca");
+  const cert = str(values, "tls-cert");
+  const key = str(values, "tls-key");
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError("--tls-cert and --tls-key go together");
+  if (cert !== undefined && ca === undefined) throw new UsageError("--tls-cert needs --tls-ca");
   let token: string | undefined;
   if (tokenFile !== undefined) {
     token = parseTokenFile(readFileSync(tokenFile, "utf8"))[0];
@@ -21,7 +25,14 @@ export function remoteConnectOptions(values: FlagValues, address: string): Conne
   }
   return {
     address,
-    ...(ca !== undefined ? { tls: { ca: readFileSync(ca) } } : {}),
+    ...(ca !== undefined
+      ? {
+          tls: {
+            ca: readFileSync(ca),
+            ...(cert !== undefined && key !== undefined ? { cert: readFileSync(cert), key: readFileSync(key) } : {}),
+          },
+        }
+      : {}),
     ...(token !== undefined ? { token } : {}),
   };
 }

@@ -1,12 +1,15 @@
-// The `harnesshost` command. Invariants: a usage error exits 2, a failed operation exits 1 with one
-// `harnesshost: …` line on stderr, success exits 0; nothing is written for a usage error. `--help` and
-// `--version` load no command module (the table in commands/index.ts loads one on use). A command's
-// long flags are also accepted Go-style (`-session s`), as the reference's agentctl scripts write them.
+// The `harnesshost` command. Invariants: every exit status comes from the table in exit-codes.ts
+// (0 ok, 2 usage — nothing written —, 1 and 3–7 by the failure's status); a failure is one
+// `harnesshost: …` line on stderr, or with --json one {"error":{code,message}} document there.
+// `--help` and `--version` load no command module (the table in commands/index.ts loads one on use).
+// A command's long flags are also accepted Go-style (`-session s`), as the reference's agentctl
+// scripts write them.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../paths.js";
-import { UsageError, type Command, type CommandIo } from "./command.js";
+import { HOST_FLAG_HELP, UsageError, type Command, type CommandIo } from "./command.js";
+import { cliFailure, ExitCode } from "./exit-codes.js";
 import { commands } from "./commands/index.js";
 import { acceptGoStyleFlags } from "./go-flags.js";
 import { openApi } from "./host-flags.js";
@@ -15,17 +18,27 @@ function help(io: CommandIo): void {
   io.out("usage: harnesshost <command> [flags]\n\ncommands:");
   for (const c of commands) io.out(`  ${c.name.padEnd(12)} ${c.summary}`);
   io.out("\nRun `harnesshost <command> --help` for its flags; `harnesshost --version` prints the version.");
+  io.out(EXIT_LINE);
+}
+
+const EXIT_LINE =
+  "exit status: 0 ok, 1 check failed, 2 usage, 3 not found, 4 refused (precondition), 5 busy/aborted, 6 unavailable/unauthenticated, 7 data loss (docs/cli.md)";
+
+/** A command's --help: its usage, the shared connection flags it accepts, and the exit statuses. */
+function commandHelp(command: Command, io: CommandIo): void {
+  io.out(`usage: harnesshost ${command.usage}`);
+  const shared = Object.entries(HOST_FLAG_HELP).filter(([flag]) => flag in command.options);
+  if (shared.length > 0) {
+    io.out("\nconnection and output flags:");
+    for (const [flag, text] of shared) io.out(`  --${flag.padEnd(11)} ${text}`);
+  }
+  io.out(`\n${EXIT_LINE}`);
 }
 
 /** The version in the package's own package.json. */
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version?: unknown };
   return typeof pkg.version === "string" ? pkg.version : "unknown";
-}
-
-async function messageOf(err: unknown): Promise<string> {
-  const { isHostError } = await import("../errors/index.js");
-  return isHostError(err) ? err.message : err instanceof Error ? err.message : String(err);
 }
 
 export async function main(
@@ -45,12 +58,12 @@ export async function main(
   if (!entry) {
     io.err(`harnesshost: unknown command ${JSON.stringify(name)}`);
     help(io);
-    return 2;
+    return ExitCode.Usage;
   }
   const command: Command = await entry.load();
   try {
     if (rest.includes("--help") || rest.includes("-h")) {
-      io.out(`usage: harnesshost ${command.usage}`);
+      commandHelp(command, io);
       return 0;
     }
     let parsed: ReturnType<typeof parseArgs>;
@@ -65,18 +78,18 @@ export async function main(
       ...io,
       values,
       positionals: parsed.positionals,
-      api: () => openApi(values, { readOnly: command.readOnly === true }),
+      api: (options) => openApi(values, { readOnly: command.readOnly === true, ...options }),
     });
   } catch (err) {
-    if (err instanceof UsageError) {
+    const failure = cliFailure(err);
+    if (rest.includes("--json") || rest.includes("-json")) io.err(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
+    else if (err instanceof UsageError)
       io.err(
         err.showUsage
           ? `harnesshost ${name}: ${err.message}\nusage: harnesshost ${command.usage}`
           : `harnesshost ${name}: ${err.message}`,
       );
-      return 2;
-    }
-    io.err(`harnesshost: ${await messageOf(err)}`);
-    return 1;
+    else io.err(`harnesshost: ${failure.message}`);
+    return failure.exit;
   }
 }

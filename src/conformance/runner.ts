@@ -1,6 +1,7 @@
 // Runs the checks of one tier against one harness target and reports progress as it goes.
 // Invariant: every planned check yields exactly one result (pass, fail or skip) in plan order, an
 // unexpected error fails only the check it happened in, and the suite's hosts are always closed.
+import { ErrorCode, HostError } from "../errors/index.js";
 import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import type { Check } from "./checks/check.js";
@@ -73,7 +74,11 @@ export async function openSuite(input: ConformanceOptionsInput): Promise<Suite> 
     }
     const known = [...CHECK_IDS, ...WAITS_CHECK_IDS];
     const unknown = (options.only ?? []).filter((id) => !known.includes(id));
-    if (unknown.length > 0) throw new Error(`unknown check id(s): ${unknown.join(", ")} (known: ${known.join(", ")})`);
+    if (unknown.length > 0)
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `unknown check id(s): ${unknown.join(", ")} (known: ${known.join(", ")})`,
+      );
     const planned = [...checksOf(tier), ...(gated ? waitsChecksOf(tier) : [])];
     const checks = planned.filter((c) => options.only === undefined || options.only.includes(c.id));
     return {

@@ -96,9 +96,9 @@ describe("harnesshost CLI (in-process)", () => {
   it("errors go to stderr with a non-zero exit", async () => {
     expect(await cli("exec", "--journal", journal)).toMatchObject({ code: 2 });
     const missing = await cli("replay", "--journal", journal, "--session", "sess-000000000000000000000000");
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(3);
     expect(missing.err).toMatch(/not found/);
-    expect((await cli("fork", "--journal", journal, "--session", session, "--at", "99")).code).toBe(1);
+    expect((await cli("fork", "--journal", journal, "--session", session, "--at", "99")).code).toBe(2);
     expect((await cli("nonsense")).code).toBe(2);
   });
 

@@ -55,7 +55,7 @@ describe("harnesshost conformance on the built-ins", () => {
     expect((await cli("conformance", "--harness", "echo", "--turns", "1")).code).toBe(2);
     expect((await cli("conformance")).code).toBe(2);
     const unknown = await cli("conformance", "--harness", "echo", "--check", "stateless.nope");
-    expect(unknown).toMatchObject({ code: 1 });
+    expect(unknown).toMatchObject({ code: 2 });
     expect(unknown.err).toContain("unknown check id(s): stateless.nope");
   });
 });

@@ -148,7 +148,7 @@ register("data:text/javascript," + encodeURIComponent(
       "--listen",
       "127.0.0.1:0",
     ]);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(4);
     expect(res.stderr).toMatch(/is TypeScript and tsx is not installed: compile it to \.js .* or install tsx/);
   });
 

@@ -100,7 +100,7 @@ describe("harnesshost serve", () => {
     expect(json(verify.out)).toMatchObject({ ok: true, records: Number(turn["last_seq"]) });
 
     const refused = await cli("list", "--server", addr, "--json");
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(6);
     expect(refused.err.join("\n")).toMatch(/bearer token/);
   });
 

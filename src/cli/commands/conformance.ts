@@ -5,6 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { render, REPORTERS, runConformance, type ReporterName } from "../../conformance/index.js";
 import { progressLine } from "../../conformance/reporters/pretty.js";
 import { ConformanceOptions } from "../../conformance/types.js";
+import { ExitCode } from "../exit-codes.js";
 import { int, requireStr, str, UsageError, type Command } from "../command.js";
 
 function reporterOf(value: string | undefined): ReporterName {
@@ -58,6 +59,6 @@ export const conformanceCommand: Command = {
         `${report.failed === 0 ? "OK" : "FAILED"}: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)}s; ${reporter} report written to ${out}`,
       );
     } else ctx.out(text);
-    return report.failed === 0 ? 0 : 1;
+    return report.failed === 0 ? ExitCode.Ok : ExitCode.Failed;
   },
 };

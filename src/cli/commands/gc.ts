@@ -3,13 +3,14 @@
 import { collectSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { Host } from "../../host/host.js";
 import { HOST_FLAGS, int, json, str, type Command } from "../command.js";
-import { DEFAULT_DATA_DIR } from "../host-flags.js";
+import { DEFAULT_DATA_DIR, existingJournalUrl } from "../host-flags.js";
 
 export const gcCommand: Command = {
   name: "gc",
   usage: "gc [--data DIR|--journal URL] [--grace-ms N] [--json]",
   options: { ...HOST_FLAGS, "grace-ms": { type: "string" } },
   async run(ctx) {
+    existingJournalUrl(ctx.values);
     const journal = str(ctx.values, "journal");
     const host = await Host.open({
       dataDir: str(ctx.values, "data") ?? DEFAULT_DATA_DIR,

@@ -102,12 +102,13 @@ export const harnessCommand: Command = {
     "harness register --server REGISTRY --name N --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
     "       harness get --server REGISTRY --name N [--observe] [--json]\n" +
     "       harness list --server REGISTRY [--include-retired] [--page-size N] [--json]\n" +
-    "       harness retire --server REGISTRY --name N [--reason R] [--json]\n" +
-    "  (all: [--token-file F] [--tls-ca F])",
+    "       harness retire --server REGISTRY --name N [--reason R] [--json]",
   options: {
     server: { type: "string" },
     "token-file": { type: "string" },
     "tls-ca": { type: "string" },
+    "tls-cert": { type: "string" },
+    "tls-key": { type: "string" },
     json: { type: "boolean" },
     name: { type: "string" },
     address: { type: "string" },

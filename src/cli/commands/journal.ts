@@ -4,8 +4,10 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { jsonlLine, verifyJsonl } from "../../journal/export.js";
 import { openJournal } from "../../journal/index.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { ExitCode } from "../exit-codes.js";
 import { HOST_FLAGS, json, requireStr, str, type Command, type CommandContext } from "../command.js";
-import { journalUrl } from "../host-flags.js";
+import { existingJournalUrl } from "../host-flags.js";
 
 export const exportCommand: Command = {
   name: "export",
@@ -46,7 +48,7 @@ async function verifyFile(ctx: CommandContext, file: string): Promise<number> {
     return 0;
   }
   if (!json(ctx.values)) ctx.err(`harnesshost: ${file}: ${res.kind}: ${res.message}`);
-  return 1;
+  return ExitCode.Failed;
 }
 
 export const verifyCommand: Command = {
@@ -76,21 +78,18 @@ export const verifyCommand: Command = {
           ctx.err(
             `harnesshost: ${uid}: ${res.ok ? `truncated: ${res.records} records but the session reports last_seq ${s.lastSeq}` : `${res.kind}: ${res.message}`}`,
           );
-        return ok ? 0 : 1;
+        return ok ? ExitCode.Ok : ExitCode.Failed;
       } finally {
         await api.close();
       }
     }
-    const journal = await openJournal(journalUrl(ctx.values), { readOnly: true });
+    const journal = await openJournal(existingJournalUrl(ctx.values), { readOnly: true });
     try {
       const uids = session ? [session] : await journal.allSessionUids();
       let failed = 0;
       const results = [];
       for (const uid of uids) {
-        if (!(await journal.getSession(uid))) {
-          ctx.err(`harnesshost: session ${uid} not found`);
-          return 1;
-        }
+        if (!(await journal.getSession(uid))) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
         const res = await journal.verify(uid);
         results.push(res);
         if (!res.ok) failed++;
@@ -101,7 +100,7 @@ export const verifyCommand: Command = {
       }
       if (json(ctx.values)) ctx.out(JSON.stringify({ sessions: results, failed }));
       else if (uids.length > 1 || !session) ctx.out(`${uids.length - failed}/${uids.length} sessions intact`);
-      return failed === 0 ? 0 : 1;
+      return failed === 0 ? ExitCode.Ok : ExitCode.Failed;
     } finally {
       await journal.close();
     }

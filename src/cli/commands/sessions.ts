@@ -55,10 +55,14 @@ export const execCommand: Command = {
     const inputs = (ctx.values["input"] as string[] | undefined) ?? [];
     if (inputs.length === 0) throw new UsageError("--input is required (repeat it for several inputs)");
     const session = str(ctx.values, "session");
+    if (session === "")
+      throw new UsageError(
+        "--session is empty (did a `S=$(…)` fail?); give a session uid, or omit --session to start a new session",
+      );
     const harness = str(ctx.values, "harness");
     const expected =
       str(ctx.values, "expected-last-seq") !== undefined ? int(ctx.values, "expected-last-seq", 0) : undefined;
-    const api = await ctx.api();
+    const api = await ctx.api({ create: session === undefined });
     try {
       const streaming = !json(ctx.values) && str(ctx.values, "server") !== undefined;
       let streamed = false;

@@ -1,0 +1,28 @@
+// Runs the real `harnesshost` command as a child process (the checkout's source entry, the same
+// main() the published bin runs): its exit status, stdout and stderr exactly as a shell sees them.
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+
+export const REPO = resolve(import.meta.dirname, "../..");
+export const BIN = resolve(REPO, "scripts/harnesshost-src.mjs");
+
+export interface BinResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** `harnesshost ...args` in `cwd`; never throws for a non-zero exit. */
+export function hh(cwd: string, ...args: string[]): Promise<BinResult> {
+  return new Promise((res, rej) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, timeout: 120_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== "number") return rej(err);
+        res({ code: typeof err?.code === "number" ? err.code : 0, stdout, stderr });
+      },
+    );
+  });
+}
