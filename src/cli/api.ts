@@ -39,7 +39,12 @@ export interface SessionsApi {
     harness?: string;
     inputs: readonly string[];
     expectedLastSeq?: number;
+    /** Streamed model text, as it arrives (never journaled). */
     onDelta?: (chunk: string) => void;
+    /** Each OUTPUT the turn commits, in order, as it is committed. */
+    onOutput?: (text: string) => void;
+    /** The session's uid as soon as the session exists (before the turn runs). */
+    onSession?: (uid: string) => void;
   }): Promise<ExecOutcome>;
   /** Re-executes (in process) or re-reads (remote) the session's turns; returns the outputs. */
   replay(session: string): Promise<{ outputs: string[]; modelCalls: number }>;

@@ -7,8 +7,12 @@ import type { OpenOptions } from "./host-flags.js";
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
 export interface CommandIo {
+  /** One line on stdout. */
   out(text: string): void;
+  /** One line on stderr. */
   err(text: string): void;
+  /** Text on stdout without a newline (streamed output); absent: partial text is not shown. */
+  write?(text: string): void;
 }
 
 export interface CommandContext extends CommandIo {

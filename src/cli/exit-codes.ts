@@ -69,8 +69,34 @@ function systemError(err: unknown): { code: string; path?: string } | undefined 
   return { code: err.code, ...(path !== undefined ? { path } : {}) };
 }
 
-/** Classifies any error a command threw. */
-export function cliFailure(err: unknown): CliFailure {
+/**
+ * A transport failure said in terms of the flags: nobody listening at --server, or a listener there
+ * that is not the service the command needs (the registry port given for the Sessions API, or the
+ * reverse) — both UNAVAILABLE: the service the command needs is not at that address.
+ */
+function transportFailure(code: StatusCode, message: string, server: string | undefined): CliFailure | undefined {
+  if (server === undefined) return undefined;
+  if (code === "UNAVAILABLE" && /ECONNREFUSED|ENOENT/.test(message))
+    return {
+      code,
+      message: `no host answers at ${server} (connection refused): start one with \`harnesshost serve\`, or check --server`,
+      exit: ExitCode.Unavailable,
+    };
+  const wrong = /does not implement the method \/agentsessions\.v1\.(Sessions|HarnessRegistry)\//.exec(message);
+  if (code === "UNIMPLEMENTED" && wrong)
+    return {
+      code: "UNAVAILABLE",
+      message:
+        wrong[1] === "Sessions"
+          ? `${server} answers but is not a Sessions API (is it the registry port?): give --server the address of \`serve --addr\` (default 127.0.0.1:7233)`
+          : `${server} answers but is not a harness registry (is it the Sessions port?): give --server the address of \`serve --registry-addr\` (default 127.0.0.1:7234)`,
+      exit: ExitCode.Unavailable,
+    };
+  return undefined;
+}
+
+/** Classifies any error a command threw; `server` is the --server the command was given, if any. */
+export function cliFailure(err: unknown, server?: string): CliFailure {
   if (err instanceof UsageError) return { code: "INVALID_ARGUMENT", message: err.message, exit: ExitCode.Usage };
   const sys = systemError(err);
   if (sys?.code === "ENOENT" && sys.path !== undefined)
@@ -78,5 +104,5 @@ export function cliFailure(err: unknown): CliFailure {
   if ((sys?.code === "EACCES" || sys?.code === "EPERM") && sys.path !== undefined)
     return { code: "PERMISSION_DENIED", message: `permission denied: ${sys.path}`, exit: ExitCode.Failed };
   const e = clientError(err);
-  return { code: e.code, message: e.message, exit: exitCodeOf(e.code) };
+  return transportFailure(e.code, e.message, server) ?? { code: e.code, message: e.message, exit: exitCodeOf(e.code) };
 }

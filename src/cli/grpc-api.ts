@@ -51,8 +51,15 @@ export class GrpcApi implements SessionsApi {
       input: p.inputs,
       ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: p.expectedLastSeq } : {}),
     });
-    if (p.onDelta) {
-      for await (const event of call) if (event.kind === "delta" && event.chunk !== "") p.onDelta(event.chunk);
+    if (p.onDelta || p.onOutput || p.onSession) {
+      let announced = false;
+      for await (const event of call) {
+        if (event.kind === "session" && !announced) {
+          announced = true;
+          p.onSession?.(event.session.metadata?.uid ?? "");
+        } else if (event.kind === "delta" && event.chunk !== "") p.onDelta?.(event.chunk);
+        else if (event.kind === "record" && event.output !== undefined) p.onOutput?.(event.output);
+      }
     }
     const res = await call.result();
     return { session: res.session, output: res.outputs.join("\n"), lastSeq: res.lastSeq, records: [...res.records] };

@@ -11,6 +11,7 @@ import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { servedSession } from "../server/sessions-service.js";
 import { answerText, pendingTuple, questionIn } from "../client/decisions.js";
+import { outputOf } from "../client/exec.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 
@@ -35,13 +36,24 @@ export class InProcessApi implements SessionsApi {
     const info = p.session
       ? await this.host.getSession(p.session)
       : await this.host.createSession(p.harness ? { harness: p.harness } : {});
+    p.onSession?.(info.uid);
     const signal = new AbortController().signal;
     const result = await this.host.placer.exec({
       session: info.uid,
       ...(p.harness ? { harness: p.harness } : {}),
       inputs: p.inputs.map((t) => textMessage("user", t)),
       ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: p.expectedLastSeq } : {}),
-      ...(p.onDelta ? { observer: { onDelta: (_id: string, chunk: string) => p.onDelta?.(chunk) } } : {}),
+      ...(p.onDelta || p.onOutput
+        ? {
+            observer: {
+              onDelta: (_id: string, chunk: string) => p.onDelta?.(chunk),
+              onRecord: (rec: JournalRecord) => {
+                const text = outputOf(logRecord(rec));
+                if (text !== undefined) p.onOutput?.(text);
+              },
+            },
+          }
+        : {}),
       signal,
     });
     return {
@@ -90,7 +102,7 @@ export class InProcessApi implements SessionsApi {
     let token = "";
     do {
       const page = await this.host.journal.listSessions({ project: p.project, pageSize: p.pageSize, pageToken: token });
-      out.push(...page.sessions.map(sessionProto));
+      for (const info of page.sessions) out.push(await sessionView(this.host.placer, info));
       token = page.nextPageToken;
     } while (token !== "");
     return out;
@@ -99,7 +111,7 @@ export class InProcessApi implements SessionsApi {
   async suspend(session: string): Promise<SuspendOutcome> {
     const res = await this.host.placer.suspend(session, new AbortController().signal);
     return {
-      session: sessionProto(await this.host.getSession(session)),
+      session: await servedSession(this.host, session),
       snapshot: { memory: res.ref.memory, digest: res.ref.externalUri, local: res.ref.local },
     };
   }

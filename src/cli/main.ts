@@ -35,16 +35,29 @@ function commandHelp(command: Command, io: CommandIo): void {
   io.out(`\n${EXIT_LINE}`);
 }
 
+/** Exit status when the reader of stdout went away (`… | head`): 128 + SIGPIPE, as Unix tools do. */
+export const EPIPE_EXIT = 141;
+
+/** The process's stdout/stderr; a closed stdout pipe ends the process quietly with EPIPE_EXIT. */
+function processIo(): CommandIo {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EPIPE_EXIT);
+    throw err;
+  });
+  return {
+    out: (t) => console.log(t),
+    err: (t) => console.error(t),
+    write: (t) => void process.stdout.write(t),
+  };
+}
+
 /** The version in the package's own package.json. */
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version?: unknown };
   return typeof pkg.version === "string" ? pkg.version : "unknown";
 }
 
-export async function main(
-  argv: readonly string[],
-  io: CommandIo = { out: (t) => console.log(t), err: (t) => console.error(t) },
-): Promise<number> {
+export async function main(argv: readonly string[], io: CommandIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
     help(io);
@@ -61,6 +74,7 @@ export async function main(
     return ExitCode.Usage;
   }
   const command: Command = await entry.load();
+  let server: string | undefined;
   try {
     if (rest.includes("--help") || rest.includes("-h")) {
       commandHelp(command, io);
@@ -74,6 +88,7 @@ export async function main(
       throw new UsageError(err instanceof Error ? err.message : String(err));
     }
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+    server = typeof values["server"] === "string" ? values["server"] : undefined;
     return await command.run({
       ...io,
       values,
@@ -81,8 +96,9 @@ export async function main(
       api: (options) => openApi(values, { readOnly: command.readOnly === true, ...options }),
     });
   } catch (err) {
-    const failure = cliFailure(err);
-    if (rest.includes("--json") || rest.includes("-json")) io.err(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
+    const failure = cliFailure(err, server);
+    if (rest.includes("--json") || rest.includes("-json"))
+      io.err(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
     else if (err instanceof UsageError)
       io.err(
         err.showUsage

@@ -5,6 +5,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { builtinHarnesses } from "../../harnesses/index.js";
 import type { HarnessSpecFlag } from "../host/config.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { didYouMean } from "../errors/suggest.js";
 import { parseAddress } from "../wire/index.js";
 
 export type TargetKind = "builtin" | "module" | "address" | "vm";
@@ -29,6 +31,13 @@ export function classifyTarget(raw: string): Target {
   }
   if (Object.hasOwn(builtinHarnesses, raw)) return { kind: "builtin", value: raw };
   if (/\.(m?[jt]s)$/.test(raw)) return { kind: "module", value: isAbsolute(raw) ? raw : resolve(raw) };
+  if (!raw.includes(":")) {
+    const names = Object.keys(builtinHarnesses);
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `no built-in harness ${raw}${didYouMean(raw, names)} (built-ins: ${names.join(", ")}; or give a module path ending in .js/.mjs/.ts, a node address host:port or unix:///path, or vm:IMAGE)`,
+    );
+  }
   parseAddress(raw); // InvalidArgument for anything that is neither
   return { kind: "address", value: raw };
 }

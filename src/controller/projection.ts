@@ -38,6 +38,15 @@ export interface RecordedExecution {
   readonly effects: RecordedEffect[];
   readonly completed: boolean;
   readonly lastSeq: number;
+  /** The execution's newest ERROR record (a turn cut by a failure or a cancellation), if any. */
+  readonly error?: RecordedError;
+}
+
+/** An ERROR record: the gRPC status code number and the description the host recorded. */
+export interface RecordedError {
+  readonly seq: number;
+  readonly code: number;
+  readonly description: string;
 }
 
 /** What a turn left unfinished after its last recorded effect. */
@@ -96,6 +105,7 @@ interface Building {
   effects: RecordedEffect[];
   completed: boolean;
   lastSeq: number;
+  error?: RecordedError;
 }
 
 const EFFECT_KINDS = new Set<EventKind>([
@@ -250,6 +260,8 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         this.mark(rec);
         return;
       case EventKind.EVENT_ERROR:
+        if (event.body.case === "error")
+          exec.error = { seq: rec.seq, code: event.body.value.code, description: event.body.value.description };
         return;
       case EventKind.EVENT_EXECUTION_START:
         throw invalid(rec.seq, "second EXECUTION_START for one execution");

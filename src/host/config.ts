@@ -1,6 +1,7 @@
 // Host configuration, validated with zod at the trust boundary (flags, environment, config file).
 // Invariant: a Host is only ever built from a config that passed this schema.
 import { z } from "zod";
+import { didYouMean } from "../errors/suggest.js";
 import { LimitOverrides } from "../limits/index.js";
 
 /** A harness served by this host: `name=<runtime>:<target>` on the command line. */
@@ -55,9 +56,15 @@ export function parseHarnessFlag(flag: string): HarnessSpecFlag {
   const colon = flag.indexOf(":", eq + 1);
   if (eq < 1 || colon < 0)
     throw new Error(`--harness expects name=<local|spawned|remote|vm>:<target>, got ${JSON.stringify(flag)}`);
-  return HarnessSpecFlag.parse({
-    name: flag.slice(0, eq),
-    runtime: flag.slice(eq + 1, colon),
-    target: flag.slice(colon + 1),
-  });
+  const runtime = flag.slice(eq + 1, colon);
+  const parsed = HarnessSpecFlag.safeParse({ name: flag.slice(0, eq), runtime, target: flag.slice(colon + 1) });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  if (issue?.path[0] === "runtime") {
+    const runtimes = HarnessSpecFlag.shape.runtime.options;
+    throw new Error(
+      `unknown runtime ${JSON.stringify(runtime)}${didYouMean(runtime, runtimes)} (runtimes: ${runtimes.join(", ")})`,
+    );
+  }
+  throw new Error(`${issue?.path.join(".") || "value"}: ${issue?.message ?? "invalid"}`);
 }

@@ -1,16 +1,20 @@
 // Session metadata as the wire's Session message. Invariant: exec_state and compute_state are
-// projections of the journal (SPEC §9), never stored separately; pending_approval (and EXEC_AWAITING)
-// is the session-log projection's pending approval — exactly the gate Approve accepts.
+// projections of the journal (SPEC §9), never stored separately; exec_state, pending_approval and the
+// `harnesshost.dev/turn` annotation all come from one TurnStatus (turn-status.ts); pending_approval is
+// the session-log projection's pending approval — exactly the gate Approve accepts.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
-import type { ApprovalRef } from "../controller/approvals.js";
 import type { SessionLog } from "../controller/projection.js";
+import { TURN_ANNOTATION } from "../server/annotations.js";
+import { execStateOf, turnAnnotation, turnStatus, type TurnStatus } from "./turn-status.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
 
 /** Where the view gets a session's projection (the Placer's cached record window). */
 export interface SessionLogSource {
   sessionLog(uid: string): Promise<SessionLog>;
+  /** This host's session guard: a held session is running. */
+  readonly guard?: { isBusy(uid: string): boolean };
 }
 
 const COMPUTE: Record<ComputeStateName, ComputeState> = {
@@ -21,18 +25,25 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
   TERMINATED: ComputeState.COMPUTE_TERMINATED,
 };
 
-/** The session as the wire shows it, with pending_approval from its projection. */
+/** The session as the wire shows it: exec_state, pending_approval and the turn annotation from its projection. */
 export async function sessionView(logs: SessionLogSource, info: SessionInfo): Promise<Session> {
   const log = await logs.sessionLog(info.uid);
-  return sessionProtoWith(info, log.pendingApproval()?.ref);
+  return sessionProtoWith(info, turnStatus(log, logs.guard?.isBusy(info.uid) ?? false));
 }
 
+/**
+ * The session from its metadata row alone (a session just created or forked, whose turn status is not
+ * read): exec_state is PENDING before any record, else UNSPECIFIED — use sessionView to know it.
+ */
 export function sessionProto(info: SessionInfo): Session {
   return sessionProtoWith(info, undefined);
 }
 
-/** As sessionProto, with the session's pending approval (EXEC_AWAITING) when it has one. */
-export function sessionProtoWith(info: SessionInfo, pending: ApprovalRef | undefined): Session {
+/** As sessionProto, with the session's turn status when it is known. */
+export function sessionProtoWith(info: SessionInfo, status: TurnStatus | undefined): Session {
+  const pending = status?.kind === "awaiting" && status.owner === "own" ? status.ref : undefined;
+  const annotations = { ...info.annotations };
+  if (status !== undefined) annotations[TURN_ANNOTATION] = JSON.stringify(turnAnnotation(status));
   return create(SessionSchema, {
     metadata: {
       project: info.project,
@@ -47,14 +58,15 @@ export function sessionProtoWith(info: SessionInfo, pending: ApprovalRef | undef
     parentUid: info.parentUid,
     forkSeq: BigInt(info.forkSeq),
     labels: { ...info.labels },
-    annotations: { ...info.annotations },
+    annotations,
     ...(info.identity ? { identity: info.identity } : {}),
     ...(info.origin ? { origin: info.origin } : {}),
-    execState: pending
-      ? ExecState.EXEC_AWAITING
-      : info.lastSeq === 0
-        ? ExecState.EXEC_PENDING
-        : ExecState.EXEC_COMPLETED,
+    execState:
+      status !== undefined
+        ? execStateOf(status)
+        : info.lastSeq === 0
+          ? ExecState.EXEC_PENDING
+          : ExecState.EXEC_STATE_UNSPECIFIED,
     ...(pending
       ? {
           pendingApproval: {

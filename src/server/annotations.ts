@@ -3,3 +3,22 @@
 
 /** The annotation GetSession derives from this host's effect counters for the session (JSON). */
 export const EFFECTS_ANNOTATION = "harnesshost.dev/effects";
+
+/** What an open or decided gate asks for: an approval of a tool call, or an answer to a question. */
+export type WaitKind = "approval" | "question";
+
+/** The annotation GetSession/ListSessions carry the status in (JSON of TurnAnnotation). */
+export const TURN_ANNOTATION = "harnesshost.dev/turn";
+
+/** The status as the wire annotation shows it. */
+export interface TurnAnnotation {
+  readonly status: "new" | "completed" | "running" | "awaiting" | "decided" | "interrupted" | "invalid";
+  readonly wait?: WaitKind;
+  readonly approved?: boolean;
+  readonly inherited?: boolean;
+  readonly error?: string;
+  /** The CLI command that continues the session (e.g. "resume"), when one does. */
+  readonly next?: NextCommand;
+}
+
+export type NextCommand = "exec" | "approve" | "answer" | "resume";

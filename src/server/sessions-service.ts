@@ -99,7 +99,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         pageToken: req.pageToken,
       });
       return create(ListSessionsResponseSchema, {
-        sessions: page.sessions.map(sessionProto),
+        sessions: await Promise.all(page.sessions.map((info) => sessionView(host.placer, info))),
         nextPageToken: page.nextPageToken,
       });
     },

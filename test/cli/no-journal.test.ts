@@ -23,7 +23,7 @@ describe("read-only commands (real bin)", () => {
     expect(viaData.code).toBe(3);
     expect(JSON.parse(viaData.stderr)).toMatchObject({ error: { code: "NOT_FOUND" } });
     expect(readdirSync(dir)).toEqual([]);
-  });
+  }, 300_000);
 
   it("exec --session '' is a usage error (exit 2) and creates nothing", async () => {
     const journal = join(dir, "empty-session.db");
@@ -32,7 +32,7 @@ describe("read-only commands (real bin)", () => {
     expect(res.stdout).toBe("");
     expect(res.stderr).toMatch(/--session is empty/);
     expect(existsSync(journal)).toBe(false);
-  });
+  }, 300_000);
 
   it("exec without --session still creates the journal it names", async () => {
     const journal = join(dir, "new", "j.db");
@@ -42,5 +42,5 @@ describe("read-only commands (real bin)", () => {
     const verify = await hh(dir, "verify", "--journal", journal);
     expect(verify.code).toBe(0);
     expect(verify.stdout).toContain("1/1 sessions intact");
-  });
+  }, 300_000);
 });

@@ -57,7 +57,9 @@ describe("README walkthroughs", () => {
     expect(out).toMatch(/snapshot memory=true digest=sha256:[0-9a-f]{64}/);
     expect(lines.filter((l) => /^sess-[0-9a-f]{24}$/.test(l))).toHaveLength(3);
     // Walkthrough 4: park, zero-step resume, approve, resume once; deny; the same for `ask`.
-    expect(lines.filter((l) => / exec=AWAITING pending_approval=[0-9a-f]{16}\/w1@4$/.test(l))).toHaveLength(2);
+    expect(
+      lines.filter((l) => / exec=AWAITING wait=approval pending_approval=[0-9a-f]{16}\/w1@4 next=approve$/.test(l)),
+    ).toHaveLength(2);
     expect(out).toMatch(/^approved [0-9a-f]{16}\/w1 request_seq=4 decision_seq=6; run resume/m);
     expect(lines).toContain("1 approved");
     expect(lines.filter((l) => l.startsWith("awaiting approval: execution="))).toHaveLength(1);

@@ -3,8 +3,46 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
 import type { DecisionOutcome } from "../api.js";
-import { HOST_FLAGS, int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
-import { EFFECTS_ANNOTATION } from "../../server/annotations.js";
+import {
+  type CommandIo,
+  type FlagValues,
+  HOST_FLAGS,
+  int,
+  json,
+  requireStr,
+  str,
+  UsageError,
+  type Command,
+  type CommandContext,
+} from "../command.js";
+import { EFFECTS_ANNOTATION, TURN_ANNOTATION, type TurnAnnotation } from "../../server/annotations.js";
+
+/** The host's turn status of the session (the `harnesshost.dev/turn` annotation), when it sent one. */
+function turnOf(s: Session): TurnAnnotation | undefined {
+  const raw = s.annotations[TURN_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as TurnAnnotation;
+  } catch {
+    return undefined; // shown as is in annotations, not interpreted
+  }
+}
+
+/** The status words of docs/cli.md ("Session status"): what the last turn left and what continues it. */
+function turnWords(t: TurnAnnotation | undefined): { middle: string; next: string } {
+  if (t === undefined) return { middle: "", next: "" };
+  const inherited = t.inherited === true ? " inherited=true" : "";
+  const decided = t.wait === "question" ? "answered" : t.approved === true ? "approved" : "denied";
+  const middle =
+    t.status === "awaiting"
+      ? ` wait=${t.wait ?? "approval"}${inherited}`
+      : t.status === "decided"
+        ? ` wait=${t.wait ?? "approval"} decided=${decided}${inherited}`
+        : t.status === "interrupted" || t.status === "invalid" || t.status === "running"
+          ? ` turn=${t.status}${inherited}`
+          : "";
+  return { middle, next: t.next !== undefined ? ` next=${t.next}` : "" };
+}
 
 function sessionLine(s: Session): string {
   const state = (ComputeState[s.computeState] ?? "").replace("COMPUTE_", "");
@@ -12,11 +50,43 @@ function sessionLine(s: Session): string {
   const parent = s.parentUid ? ` parent=${s.parentUid}@${s.forkSeq}` : "";
   const p = s.pendingApproval;
   const pending = p ? ` pending_approval=${p.executionId}/${p.toolCallId}@${p.requestSeq}` : "";
-  return `session ${s.metadata?.uid ?? ""} harness=${s.harness} last_seq=${s.lastSeq} compute=${state} exec=${exec}${parent}${pending}`;
+  const { middle, next } = turnWords(turnOf(s));
+  return `session ${s.metadata?.uid ?? ""} harness=${s.harness} last_seq=${s.lastSeq} compute=${state} exec=${exec}${middle}${parent}${pending}${next}`;
+}
+
+/** The connection flags this command was given, to repeat in a suggested command. */
+function connectionFlags(values: FlagValues): string {
+  const out: string[] = [];
+  for (const flag of ["server", "journal", "data", "token-file", "tls-ca", "tls-cert", "tls-key"]) {
+    const v = str(values, flag);
+    if (v !== undefined) out.push(`--${flag} ${/^[\w./:@=+-]+$/.test(v) ? v : JSON.stringify(v)}`);
+  }
+  return out.length > 0 ? ` ${out.join(" ")}` : "";
+}
+
+/** `get`'s lines after the status line: why the turn stopped and the command that continues it. */
+function continuation(s: Session, values: FlagValues): string[] {
+  const t = turnOf(s);
+  if (t === undefined) return [];
+  const uid = s.metadata?.uid ?? "";
+  const lines: string[] = [];
+  if (t.error !== undefined) lines.push(`  ${t.status === "invalid" ? "invalid log" : "turn cut"}: ${t.error}`);
+  const args: Record<NonNullable<TurnAnnotation["next"]>, string> = {
+    exec: " --input TEXT",
+    approve: " [--deny] [--reason TEXT]",
+    answer: " (--text TEXT | --choice N)",
+    resume: "",
+  };
+  if (t.next !== undefined)
+    lines.push(`  next: harnesshost ${t.next} --session ${uid}${connectionFlags(values)}${args[t.next]}`);
+  return lines;
 }
 
 function sessionJson(s: Session): unknown {
-  return toJson(SessionSchema, s, { useProtoFieldName: true });
+  const doc = toJson(SessionSchema, s, { useProtoFieldName: true }) as Record<string, unknown>;
+  const turn = turnOf(s);
+  if (turn !== undefined) doc["turn"] = turn;
+  return doc;
 }
 
 /** `get --json`: the Session, plus the host's effect counters for it when it reports any. */
@@ -39,6 +109,40 @@ function awaitingLine(s: Session): string | undefined {
   return p
     ? `awaiting approval: execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}`
     : undefined;
+}
+
+/**
+ * exec's human output: every OUTPUT of the turn on its own line, in commit order, with model text
+ * streamed as it arrives (when the io can write partial lines). Streamed text that an OUTPUT then
+ * commits is not printed twice; an OUTPUT that differs from the streamed text is printed after it.
+ */
+class OutputPrinter {
+  private partial = "";
+  printed = false;
+  constructor(private readonly io: CommandIo) {}
+
+  delta(chunk: string): void {
+    if (this.io.write === undefined) return;
+    this.io.write(chunk);
+    this.partial += chunk;
+    this.printed = true;
+  }
+
+  output(text: string): void {
+    const streamed = this.partial;
+    this.endLine();
+    if (streamed === "" || streamed.trimEnd() !== text.trimEnd()) this.io.out(text);
+    this.printed = true;
+  }
+
+  end(): void {
+    this.endLine();
+  }
+
+  private endLine(): void {
+    if (this.partial !== "" && !this.partial.endsWith("\n")) this.io.write?.("\n");
+    this.partial = "";
+  }
 }
 
 export const execCommand: Command = {
@@ -64,19 +168,17 @@ export const execCommand: Command = {
       str(ctx.values, "expected-last-seq") !== undefined ? int(ctx.values, "expected-last-seq", 0) : undefined;
     const api = await ctx.api({ create: session === undefined });
     try {
-      const streaming = !json(ctx.values) && str(ctx.values, "server") !== undefined;
-      let streamed = false;
+      const printer = json(ctx.values) ? undefined : new OutputPrinter(ctx);
       const res = await api.exec({
-        ...(session ? { session } : {}),
+        ...(session !== undefined ? { session } : {}),
         ...(harness ? { harness } : {}),
         inputs,
         ...(expected !== undefined ? { expectedLastSeq: expected } : {}),
-        ...(streaming
+        ...(printer
           ? {
-              onDelta: (chunk: string) => {
-                streamed = true;
-                process.stdout.write(chunk);
-              },
+              onDelta: (chunk: string) => printer.delta(chunk),
+              onOutput: (text: string) => printer.output(text),
+              ...(session === undefined ? { onSession: (uid: string) => ctx.err(`session ${uid}`) } : {}),
             }
           : {}),
       });
@@ -100,10 +202,9 @@ export const execCommand: Command = {
               : {}),
           }),
         );
-      } else {
-        if (!session) ctx.err(`session ${uid}`);
-        if (streamed) ctx.out("");
-        else if (res.output !== "" || !awaiting) ctx.out(res.output);
+      } else if (printer) {
+        printer.end();
+        if (!printer.printed && !awaiting) ctx.out("");
         if (awaiting) ctx.out(awaiting);
       }
       return 0;
@@ -164,7 +265,8 @@ export const getCommand: Command = {
     const api = await ctx.api();
     try {
       const s = await api.get(session);
-      ctx.out(json(ctx.values) ? JSON.stringify(sessionJsonWithEffects(s)) : sessionLine(s));
+      if (json(ctx.values)) ctx.out(JSON.stringify(sessionJsonWithEffects(s)));
+      else for (const line of [sessionLine(s), ...continuation(s, ctx.values)]) ctx.out(line);
       return 0;
     } finally {
       await api.close();
