@@ -5,6 +5,7 @@ import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { TURN_ANNOTATION, type TurnAnnotation } from "../server/annotations.js";
 
 export interface PendingTuple {
   readonly executionId: string;
@@ -12,10 +13,28 @@ export interface PendingTuple {
   readonly requestSeq: number;
 }
 
-/** The session's pending gate, or FAILED_PRECONDITION when it has none. */
+/** The session's own decided-but-not-resumed gate, from the host's turn annotation. */
+function decidedTuple(session: Session): PendingTuple | undefined {
+  const raw = session.annotations[TURN_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    const t = JSON.parse(raw) as TurnAnnotation;
+    if (t.status !== "decided" || t.inherited === true || t.gate === undefined) return undefined;
+    return { executionId: t.gate.execution_id, toolCallId: t.gate.tool_call_id, requestSeq: t.gate.request_seq };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The session's pending gate — or, once decided and not yet resumed, that gate (so a repeated decision
+ * is an exact retry the host answers with the same record) — else FAILED_PRECONDITION.
+ */
 export function pendingTuple(session: Session): PendingTuple {
   const p = session.pendingApproval;
   if (!p || p.requestSeq <= 0n) {
+    const decided = decidedTuple(session);
+    if (decided) return decided;
     throw new HostError(ErrorCode.FailedPrecondition, `session ${session.metadata?.uid ?? ""} has no pending approval`);
   }
   return { executionId: p.executionId, toolCallId: p.toolCallId, requestSeq: Number(p.requestSeq) };

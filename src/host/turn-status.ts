@@ -106,16 +106,26 @@ export function nextCommand(status: TurnStatus): NextCommand | undefined {
   }
 }
 
+function gateOf(ref: ApprovalRef): NonNullable<TurnAnnotation["gate"]> {
+  return { execution_id: ref.executionId, tool_call_id: ref.toolCallId, request_seq: ref.requestSeq };
+}
+
 export function turnAnnotation(status: TurnStatus): TurnAnnotation {
   const next = nextCommand(status);
   const base = { status: status.kind, ...(next !== undefined ? { next } : {}) };
   switch (status.kind) {
     case "awaiting":
-      return { ...base, wait: status.wait, ...(status.owner === "inherited" ? { inherited: true } : {}) };
+      return {
+        ...base,
+        wait: status.wait,
+        gate: gateOf(status.ref),
+        ...(status.owner === "inherited" ? { inherited: true } : {}),
+      };
     case "decided":
       return {
         ...base,
         wait: status.wait,
+        gate: gateOf(status.ref),
         approved: status.approved,
         ...(status.owner === "inherited" ? { inherited: true } : {}),
       };

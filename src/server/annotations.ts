@@ -17,6 +17,8 @@ export interface TurnAnnotation {
   readonly approved?: boolean;
   readonly inherited?: boolean;
   readonly error?: string;
+  /** The gate an awaiting or decided turn waits on (the tuple Approve takes). */
+  readonly gate?: { readonly execution_id: string; readonly tool_call_id: string; readonly request_seq: number };
   /** The CLI command that continues the session (e.g. "resume"), when one does. */
   readonly next?: NextCommand;
 }

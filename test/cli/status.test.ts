@@ -127,7 +127,16 @@ describe("session status and output (real bin)", () => {
     const parked = (await hh(dir, "get", "--journal", journal, "--session", s)).stdout.split("\n");
     expect(parked[0]).toMatch(/ exec=AWAITING wait=approval pending_approval=[0-9a-f]{16}\/w1@4 next=approve$/);
     expect(parked[1]).toBe(`  next: harnesshost approve --session ${s} --journal ${journal} [--deny] [--reason TEXT]`);
-    expect((await hh(dir, "approve", "--journal", journal, "--session", s)).code).toBe(0);
+    const approved = await hh(dir, "approve", "--journal", journal, "--session", s, "--json");
+    expect(approved.code).toBe(0);
+    // repeatedApproveReturnsTheSameRecord (README walkthrough 4): an exact retry before resume is
+    // answered with the same decision record; a changed decision is refused (exit 4) and changes nothing.
+    const again = await hh(dir, "approve", "--journal", journal, "--session", s, "--json");
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual(JSON.parse(approved.stdout));
+    const changed = await hh(dir, "approve", "--journal", journal, "--session", s, "--deny", "--json");
+    expect(changed.code).toBe(4);
+    expect(JSON.parse(changed.stderr)).toMatchObject({ error: { code: "FAILED_PRECONDITION" } });
     const decided = (await hh(dir, "get", "--journal", journal, "--session", s)).stdout.split("\n");
     expect(decided[0]).toMatch(/ exec=AWAITING wait=approval decided=approved next=resume$/);
     expect(decided[1]).toBe(`  next: harnesshost resume --session ${s} --journal ${journal}`);
