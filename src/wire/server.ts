@@ -326,10 +326,19 @@ function callContext(call: AnyServerCall): [CallContext, () => void] {
   ];
 }
 
+/**
+ * How close to its deadline a client's cancel may arrive and still be the deadline firing. The client
+ * starts its clock when it sends; ours starts when the headers are read, later by the request's transit
+ * and queueing time, so the client's RST_STREAM can arrive before our own deadline timer on a busy host.
+ * Unit: milliseconds. Cost of the slack: a deliberate cancel this close to the deadline is reported as
+ * DEADLINE_EXCEEDED, which is what it would have become a moment later anyway.
+ */
+const DEADLINE_CANCEL_SLACK_MS = 1000;
+
 function cancelledError(call: Pick<AnyServerCall, "getDeadline">): HostError {
   const deadline = call.getDeadline();
   const ms = deadline instanceof Date ? deadline.getTime() : deadline;
-  if (Number.isFinite(ms) && ms <= Date.now()) {
+  if (Number.isFinite(ms) && ms <= Date.now() + DEADLINE_CANCEL_SLACK_MS) {
     return new HostError(ErrorCode.DeadlineExceeded, "call deadline exceeded");
   }
   return new HostError(ErrorCode.Cancelled, "call cancelled by the client");
