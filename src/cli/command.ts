@@ -1,5 +1,6 @@
 // The shape of a CLI command and the flags every command shares. Invariant: flags are validated
 // before any command touches a journal or a server; a usage error exits 2 and changes nothing.
+import type { StatusCode } from "../client/errors.js";
 import type { ParseArgsConfig } from "node:util";
 import type { SessionsApi } from "./api.js";
 import type { OpenOptions } from "./host-flags.js";
@@ -35,6 +36,20 @@ export interface Command {
 }
 
 /** Raised for bad command-line input; exits 2. */
+/**
+ * A failure the CLI finds by itself (a missing local journal, say), with the status it answers.
+ * It carries a status name rather than a HostError so that raising it loads no gRPC code.
+ */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    readonly status: StatusCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export class UsageError extends Error {
   override readonly name = "UsageError";
   /** @param showUsage false for a refusal whose one line says everything (no usage line after it). */

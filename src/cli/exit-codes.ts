@@ -1,8 +1,8 @@
 // The CLI's exit codes and how a failure becomes one. Invariant: every command's exit status comes
 // from this one table (docs/cli.md prints it); a failure's status follows its gRPC status name, the
 // same whether the command ran in process or against --server.
-import { clientError, type StatusCode } from "../client/errors.js";
-import { UsageError } from "./command.js";
+import type { StatusCode } from "../client/errors.js";
+import { CliError, UsageError } from "./command.js";
 
 export const ExitCode = {
   Ok: 0,
@@ -95,14 +95,20 @@ function transportFailure(code: StatusCode, message: string, server: string | un
   return undefined;
 }
 
-/** Classifies any error a command threw; `server` is the --server the command was given, if any. */
-export function cliFailure(err: unknown, server?: string): CliFailure {
+/**
+ * Classifies any error a command threw; `server` is the --server the command was given, if any.
+ * The client's error module (and with it grpc-js) is loaded only here, on a failure that needs it,
+ * so `--help` and `--version` start without loading gRPC.
+ */
+export async function cliFailure(err: unknown, server?: string): Promise<CliFailure> {
   if (err instanceof UsageError) return { code: "INVALID_ARGUMENT", message: err.message, exit: ExitCode.Usage };
+  if (err instanceof CliError) return { code: err.status, message: err.message, exit: exitCodeOf(err.status) };
   const sys = systemError(err);
   if (sys?.code === "ENOENT" && sys.path !== undefined)
     return { code: "NOT_FOUND", message: `no such file or directory: ${sys.path}`, exit: ExitCode.NotFound };
   if ((sys?.code === "EACCES" || sys?.code === "EPERM") && sys.path !== undefined)
     return { code: "PERMISSION_DENIED", message: `permission denied: ${sys.path}`, exit: ExitCode.Failed };
+  const { clientError } = await import("../client/errors.js");
   const e = clientError(err);
   return transportFailure(e.code, e.message, server) ?? { code: e.code, message: e.message, exit: exitCodeOf(e.code) };
 }

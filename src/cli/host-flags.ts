@@ -5,9 +5,8 @@
 // imported only when chosen, so a remote command never loads the in-process host.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, HostError } from "../errors/index.js";
 import type { SessionsApi } from "./api.js";
-import { str, type FlagValues } from "./command.js";
+import { CliError, str, type FlagValues } from "./command.js";
 
 export const DEFAULT_DATA_DIR = "./.harnesshost";
 
@@ -35,8 +34,8 @@ export function existingJournalUrl(values: FlagValues): string {
   const path = sqlitePath(url);
   if (path !== undefined && !existsSync(path)) {
     const flag = str(values, "journal") !== undefined ? "--journal" : "--data";
-    throw new HostError(
-      ErrorCode.NotFound,
+    throw new CliError(
+      "NOT_FOUND",
       `no journal at ${path}: check ${flag} (only exec creates a journal; or use --server to reach a running host)`,
     );
   }

@@ -96,7 +96,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo())
       api: (options) => openApi(values, { readOnly: command.readOnly === true, ...options }),
     });
   } catch (err) {
-    const failure = cliFailure(err, server);
+    const failure = await cliFailure(err, server);
     if (rest.includes("--json") || rest.includes("-json"))
       io.err(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
     else if (err instanceof UsageError)
