@@ -11,30 +11,30 @@ import {
   IdentityRefSchema,
   OriginSchema,
   type Event,
-  type IdentityRef,
-  type Origin,
 } from "../gen/agentsessions/v1/common_pb.js";
 import type { StoredRecord } from "./chain.js";
+import type { SessionInfo } from "./types.js";
 
 /** The newest reference schema stamp this build reads. */
 export const GO_SCHEMA_VERSION = 2;
 
-/** One session of a Go journal: its metadata row (defaults where the layout has no column) and records. */
-export interface GoSession {
-  readonly uid: string;
-  readonly project: string;
-  readonly name: string;
-  readonly harness: string;
-  readonly model: string;
-  readonly parentUid: string;
-  readonly forkSeq: number;
-  readonly labels: Record<string, string>;
-  readonly annotations: Record<string, string>;
-  readonly origin?: Origin;
-  readonly identity?: IdentityRef;
-  readonly createdAtMs: number;
-  readonly fence: number;
-}
+/** One session of a Go journal: its metadata row (defaults where the layout has no column). */
+export type GoSession = Pick<
+  SessionInfo,
+  | "uid"
+  | "project"
+  | "name"
+  | "harness"
+  | "model"
+  | "parentUid"
+  | "forkSeq"
+  | "labels"
+  | "annotations"
+  | "origin"
+  | "identity"
+  | "createdAtMs"
+  | "fence"
+>;
 
 /** A stored Go record: chain fields as written, the event decoded on demand (verifyChain's shape). */
 export interface GoRecord extends StoredRecord {

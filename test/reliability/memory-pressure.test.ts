@@ -1,17 +1,16 @@
 // Memory bounded by bytes (issue 24, finding 1): hundreds of large Execs (a new echo session each)
 // against a real `harnesshost serve` leave its resident memory flat — the caches hold at most their
 // byte budgets, whatever the number of sessions. The assertion is a memory budget, never a time.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { createClient } from "../../src/wire/index.js";
-import { drain, userInput, type SessionsClient } from "../server/helpers.js";
 import { healthServing } from "../security/hostile-helpers.js";
+import { drain, userInput, type SessionsClient } from "../server/helpers.js";
+import { ServeProcess } from "./serve-process.js";
 
-const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
 const MiB = 1024 * 1024;
 /**
  * The caches' budgets for this host (each), and the growth the test allows over a warmed-up host: the
@@ -25,10 +24,8 @@ const WARMUP = 40;
 const REQUESTS = 240;
 
 let dir = "";
-let proc: ChildProcess | undefined;
-let exited: Promise<number | null> = Promise.resolve(null);
+let serve: ServeProcess | undefined;
 let client: SessionsClient;
-let addr = "";
 
 function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -37,11 +34,8 @@ function rssBytes(pid: number): number {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "hh-mempressure-"));
-  proc = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
+  serve = await ServeProcess.start({
+    args: [
       "--data",
       join(dir, "data"),
       "--addr",
@@ -55,33 +49,19 @@ beforeAll(async () => {
       "--log-level",
       "warn",
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  exited = new Promise((res) => proc?.once("exit", (code) => res(code)));
-  let stderr = "";
-  addr = await new Promise<string>((res, rej) => {
-    proc?.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      const m = /harnesshost listening addr=(\S+)/.exec(stderr);
-      if (m) res(m[1] ?? "");
-    });
-    void exited.then((code) => rej(new Error(`serve exited (${code}) before listening:\n${stderr}`)));
   });
-  client = createClient(Sessions, addr);
+  client = createClient(Sessions, serve.addr);
 }, 120_000);
 
 afterAll(async () => {
   client?.close();
-  if (proc && proc.exitCode === null) {
-    proc.kill("SIGTERM");
-    await exited;
-  }
+  await serve?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe("memory pressure", () => {
   it("rssStaysFlatOverHundredsOfLargeExecs (finding 1)", async () => {
-    const pid = proc?.pid ?? 0;
+    const pid = serve?.pid ?? 0;
     const text = "m".repeat(INPUT_BYTES);
     const exec = async (): Promise<void> => {
       const { error } = await drain(client.exec({ inputs: [userInput(text)] }));
@@ -102,6 +82,6 @@ describe("memory pressure", () => {
     expect(growth, `RSS ${Math.round(warm / MiB)} MiB after warm-up, peak ${Math.round(peak / MiB)} MiB`).toBeLessThan(
       RSS_GROWTH_BUDGET,
     );
-    await healthServing(addr);
+    await healthServing(serve?.addr ?? "");
   }, 600_000);
 });
