@@ -6,12 +6,7 @@
 import { fromBinary, fromJsonString } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
 import { ErrorCode, HostError } from "../errors/index.js";
-import {
-  EventSchema,
-  IdentityRefSchema,
-  OriginSchema,
-  type Event,
-} from "../gen/agentsessions/v1/common_pb.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { StoredRecord } from "./chain.js";
 import type { SessionInfo } from "./types.js";
 
