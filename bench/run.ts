@@ -1,4 +1,4 @@
-// The benchmark runner (`npm run bench`, SPEC §13). Invariant: it reports, it never judges — missed
+// The benchmark runner (`npm run bench`, docs/performance.md). Invariant: it reports, it never judges — missed
 // targets still exit 0; only a crashed figure (or a bad flag) exits non-zero. Every figure's keys
 // appear in the output, measured or marked unavailable with the reason.
 import { writeFileSync } from "node:fs";

@@ -2,7 +2,7 @@
 // warm node) into 100 children vs into 1 child, each from a fresh parent with a few turns behind it.
 // The counter is served with the on-suspend checkpoint policy, so the fork's own checkpoint is the only
 // blob a fork writes: fork_blob_copies is the number of blobs the 100-child fork added to the store
-// (SPEC §13: stored once). Invariant: every child must reference the parent's one digest and continue
+// (docs/performance.md: stored once). Invariant: every child must reference the parent's one digest and continue
 // the parent's count, or the figure crashes instead of reporting a number.
 import { newSessionUid } from "../../src/controller/ids.js";
 import type { Host } from "../../src/host/host.js";

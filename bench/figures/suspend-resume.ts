@@ -4,7 +4,7 @@
 // built-in counter checkpoints every turn, so its suspend names the blob the turn just stored; the same
 // cycle with `checkpointPolicy: on-suspend` (suspend must snapshot the actor over gRPC) is reported in
 // `details.onSuspend*`. suspend_resume_ratio: that end-to-end p50 over raw v8.serialize + deserialize
-// of the same state (SPEC §13's definition) — it includes durable commits and IPC the baseline does
+// of the same state (docs/performance.md's definition) — it includes durable commits and IPC the baseline does
 // not, and `details` breaks the cycle down (journal, blob store, the rest) beside the disk's measured
 // price of one durable commit. snapshot_codec_ratio: the host's actor codec (encodeActor +
 // decodeActor) alone over the same raw v8 baseline. Invariant: after every resume the next turn must

@@ -1,4 +1,4 @@
-// vm_boot_ms and the vm runtime's other costs (issue 25), on the accelerator this machine gets (named
+// vm_boot_ms and the vm runtime's other costs, on the accelerator this machine gets (named
 // in the details): a cold boot of the reference Python counter image until its harness answers
 // Describe; a whole-VM snapshot (suspend of a live session into the blob store) and the blob's size;
 // restore-to-first-turn (resume in a fresh QEMU, then one turn); a fork of 3 children until every

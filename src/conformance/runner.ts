@@ -35,7 +35,7 @@ export function checksOf(tier: Tier): readonly Check[] {
 export const CHECK_IDS: readonly string[] = [...statelessChecks, ...memoryChecks].map((c) => c.id);
 
 /**
- * The durable-wait checks of a tier (SPEC §11): planned only for a harness whose descriptor declares a
+ * The durable-wait checks of a tier (docs/protocol.md §12): planned only for a harness whose descriptor declares a
  * REQUIRES_APPROVAL tool; their ids are `<tier>.waits-…`.
  */
 export function waitsChecksOf(tier: Tier): readonly Check[] {

@@ -1,4 +1,4 @@
-// Approval decisions (SPEC §11, journal-and-canon §2.10). Invariants: a gate (as the session-log
+// Approval decisions (docs/protocol.md §12.4, §12.5). Invariants: a gate (as the session-log
 // projection reads it, gates.ts) moves on only through an APPROVAL_RESULT fact naming its exact
 // (execution, call, request seq) tuple; an exact retry of a decision yields the committed record, a
 // changed one is refused; only the session's own open gate — the one GetSession shows — is decided;

@@ -1,4 +1,4 @@
-// The controller: one turn of a session — live, replayed, or re-driven after a cut (SPEC §5).
+// The controller: one turn of a session — live, replayed, or re-driven after a cut (docs/protocol.md §5.4, §6).
 export { execTurn, replaySession, resumeTurn, resumeRefusal, classifyTurnFailure } from "./turn.js";
 export type { ExecParams, HarnessBinding, ReplayParams, ReplayResult, ResumeParams, TurnResult } from "./turn.js";
 export { ModelCallCounter } from "./turn-context.js";

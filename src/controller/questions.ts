@@ -1,4 +1,4 @@
-// Harness questions to the operator, carried as approval gates (SPEC §11). Invariants: a question is a
+// Harness questions to the operator, carried as approval gates (docs/protocol.md §12.6). Invariants: a question is a
 // REQUIRES_APPROVAL TOOL_CALL of tool "harnesshost.ask" whose call id and idempotency key derive only
 // from the execution id and the question's index in the turn (so a re-driven turn asks the same
 // call); its options are recorded in the call's args and enforced when the answer is committed.

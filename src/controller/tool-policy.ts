@@ -1,4 +1,4 @@
-// The operator's tool policy (issue 24, finding 7): which tools the host may run for a harness without
+// The operator's tool policy (docs/operations.md, "Tools that run without approval"): which tools the host may run for a harness without
 // an operator's approval. Invariant: the policy is the host's configuration, never a harness's claim —
 // a CONTROLLER_MEDIATED call of a tool the policy does not list is refused PERMISSION_DENIED before
 // anything is recorded or run, so no harness (in process or on a node) can make the host execute a

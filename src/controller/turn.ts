@@ -1,4 +1,4 @@
-// One turn of a session (SPEC §5): the live execution, deterministic replay, and the resume re-drive
+// One turn of a session (docs/protocol.md §5.4): the live execution, deterministic replay, and the resume re-drive
 // of an interrupted turn. Invariants: the append order is EXECUTION_START, INPUT×n, the harness's
 // effects in emission order, then END{COMPLETED} or ERROR; replay is read-only and never invokes the
 // model (I1, I5); resume serves what was recorded before anything runs live.

@@ -1,4 +1,4 @@
-// The built-in effects (SPEC §11): a structured audit log (JSON lines file), a webhook (HTTP POST,
+// The built-in effects (docs/protocol.md §13.3): a structured audit log (JSON lines file), a webhook (HTTP POST,
 // transient failures retried with backoff, refusals not), and metrics counters. Invariants: each is
 // best-effort I/O after a commit — its failure is the dispatcher's to log and count; an audit line and
 // a webhook body carry only what the emitter put in the payload, never message contents by default.

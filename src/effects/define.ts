@@ -1,4 +1,4 @@
-// Typed effect definitions (SPEC §11): a key "<plugin>.<name>" bound to a zod schema. Invariant: an
+// Typed effect definitions (docs/protocol.md §13.1): a key "<plugin>.<name>" bound to a zod schema. Invariant: an
 // effect value exists only if its payload passed the schema at emit time, so a bad payload fails
 // where it is produced — never later in a handler.
 import type { z } from "zod";

@@ -1,4 +1,4 @@
-// Typed post-commit effects (SPEC §11): define, register, emit, dispatch after commit.
+// Typed post-commit effects (docs/protocol.md §13): define, register, emit, dispatch after commit.
 export { defineEffect } from "./define.js";
 export type { Effect, EffectDefinition } from "./define.js";
 export { EffectRegistry, DEFAULT_EFFECT_TIMEOUT_MS } from "./registry.js";

@@ -1,4 +1,4 @@
-// The effect handler registry and dispatcher (SPEC §11, after awaken's post-commit effects).
+// The effect handler registry and dispatcher (docs/protocol.md §13.2).
 // Invariants: handlers run only after the commit that carried their effects, one at a time in
 // emission order, each under its own timeout, outside any session lock; a failing or slow handler is
 // logged by key (never its payload) and counted, never rolls anything back and never stops the next.

@@ -1,4 +1,4 @@
-// Typed errors with stable codes, and the one table that maps them to gRPC statuses (SPEC §12).
+// Typed errors with stable codes, and the one table that maps them to gRPC statuses (docs/protocol.md §10).
 // Invariant: every error that reaches a caller carries a code from ErrorCode; nothing else decides
 // which gRPC status a failure gets.
 import { status as GrpcStatus } from "@grpc/grpc-js";

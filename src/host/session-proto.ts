@@ -1,5 +1,5 @@
 // Session metadata as the wire's Session message. Invariant: exec_state and compute_state are
-// projections of the journal (SPEC §9), never stored separately; exec_state, pending_approval and the
+// projections of the journal (docs/protocol.md §5.8), never stored separately; exec_state, pending_approval and the
 // `harnesshost.dev/turn` annotation all come from one TurnStatus (turn-status.ts); pending_approval is
 // the session-log projection's pending approval — exactly the gate Approve accepts.
 import { create } from "@bufbuild/protobuf";

@@ -1,4 +1,4 @@
-// Garbage collection of snapshot blobs (SPEC §8). Invariant: a blob survives while it is the newest
+// Garbage collection of snapshot blobs (docs/protocol.md §9.7). Invariant: a blob survives while it is the newest
 // checkpoint of any session — which covers a suspended session's SUSPEND (it writes a checkpoint
 // row) and every fork child (each gets its own row naming the shared blob) — or while it is younger
 // than the grace period; everything a restore, resume or recovery fork can name is kept.

@@ -1,4 +1,4 @@
-// The Journal contract (SPEC §4): per-session, append-only, dense, hash-chained, fenced records plus
+// The Journal contract (docs/protocol.md §5): per-session, append-only, dense, hash-chained, fenced records plus
 // the session metadata and harness registrations that live in the same database. Every backend
 // (memory, SQLite, PostgreSQL) implements exactly this and passes the same conformance suite
 // (test/journal/conformance.ts), so callers never care which one they hold.
@@ -106,7 +106,7 @@ export interface StoredRegistration {
   readonly updatedAtMs: number;
 }
 
-/** A memory-actor checkpoint bound to the journal position it captures (SPEC §8). */
+/** A memory-actor checkpoint bound to the journal position it captures (docs/protocol.md §9.4). */
 export interface CheckpointRow {
   readonly session: string;
   /** seq of the END (or SUSPEND) record the state corresponds to. */

@@ -1,4 +1,4 @@
-// The one table of every resource limit the host enforces (issue 24). Invariant: each limit is named
+// The one table of every resource limit the host enforces. Invariant: each limit is named
 // here once, with its default, unit, the reason for that default and the side it guards; the code
 // reads limits only through `Limits` (src/limits/index.ts), and docs/operations.md's limits table is
 // rendered from this table (a test keeps them equal). Add a limit by adding a row — nothing else.

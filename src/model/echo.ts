@@ -1,4 +1,4 @@
-// The built-in deterministic "echo" model (SPEC §5). Invariant: the answer is a pure function of the
+// The built-in deterministic "echo" model (docs/protocol.md §14.1). Invariant: the answer is a pure function of the
 // request — one assistant text part, "echo:" + the text of the last message — so replays and tests
 // can predict it exactly.
 import { messageText, textMessage } from "./text.js";

@@ -1,4 +1,4 @@
-// Model providers behind the host (SPEC §5). Invariant: a `--model` flag resolves to exactly one
+// Model providers behind the host (docs/protocol.md §14). Invariant: a `--model` flag resolves to exactly one
 // provider — "echo" or an http(s) base URL — and anything else is refused as a bad argument.
 import { ErrorCode, HostError, registerSecret } from "../errors/index.js";
 import { echoModel } from "./echo.js";

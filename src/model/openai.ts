@@ -1,4 +1,4 @@
-// An OpenAI-compatible chat-completions provider over fetch (SPEC §5), no vendor SDK. Invariants:
+// An OpenAI-compatible chat-completions provider over fetch (docs/protocol.md §14.2), no vendor SDK. Invariants:
 // each attempt either yields one complete ModelResponse or fails with a classified error (expected,
 // defect or interrupt) and only expected ones are retried; text deltas reach onDelta in arrival order;
 // neither the API key nor any message content is logged or put into an error message.

@@ -1,4 +1,4 @@
-// Bounded retries with exponential backoff and full jitter (SPEC §11). Invariant: only failures that
+// Bounded retries with exponential backoff and full jitter (docs/protocol.md §14.3). Invariant: only failures that
 // classify as "expected" are retried; a defect or an interrupt surfaces from the attempt that raised
 // it, and a fired signal ends the loop (including a backoff sleep) at once.
 import { ErrorCode, HostError } from "../errors/index.js";

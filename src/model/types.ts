@@ -1,5 +1,5 @@
-// The model-provider contract and its failure taxonomy (SPEC §5, §11; seed A.4 Exit = Fail | Die |
-// Interrupt). Invariant: every failure a provider raises classifies as exactly one of expected
+// The model-provider contract and its failure taxonomy (docs/protocol.md §14.3: expected, defect,
+// interrupt). Invariant: every failure a provider raises classifies as exactly one of expected
 // (transient, retried), defect (a bug or bad request, never retried) or interrupt (cancelled by the
 // caller, never retried), and classification depends on the error alone.
 import { ErrorCode, HostError } from "../errors/index.js";

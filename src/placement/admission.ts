@@ -1,5 +1,5 @@
 // The placement gate run on every Exec, Resume and Fork before any compute is created or anything is
-// journaled (SPEC §7). Invariant: a memory-tier harness is admitted only onto a runtime that can
+// journaled (docs/protocol.md §7.1). Invariant: a memory-tier harness is admitted only onto a runtime that can
 // snapshot memory, and a registered descriptor id must match what the harness reports.
 import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";

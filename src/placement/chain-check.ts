@@ -1,4 +1,4 @@
-// Refuses to run on a tampered journal (SPEC §14). Invariant: before an Exec, Resume, Suspend or Fork
+// Refuses to run on a tampered journal (docs/protocol.md §5.7). Invariant: before an Exec, Resume, Suspend or Fork
 // touches a session, every record up to its head has been verified by this process — the whole chain
 // on the session's first operation, then only the records appended since the last check — and any
 // mismatch is DATA_LOSS naming the first bad seq.

@@ -2,7 +2,7 @@
 // Invariant: a session's harness name resolves to exactly one entry on this host.
 import type { Runtime } from "../runtime/types.js";
 
-/** When a memory actor's state is checkpointed (SPEC §8). */
+/** When a memory actor's state is checkpointed (docs/protocol.md §9.4). */
 export type CheckpointPolicy = "every-turn" | "on-suspend";
 
 export interface HarnessEntry {

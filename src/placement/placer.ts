@@ -1,11 +1,11 @@
 // The Placer: runs Exec, Resume, Suspend, Fork and Replay for sessions by combining admission, the
-// session guard, runtimes, fences and the controller (SPEC §7). Invariants: a refusal (CanPlace,
+// session guard, runtimes, fences and the controller (docs/protocol.md §7). Invariants: a refusal (CanPlace,
 // descriptor mismatch, busy session) happens before any compute is created or anything is journaled;
 // every turn writes under a freshly minted fence; a memory actor receives no history its state
 // already holds (I4); a memory actor's lost RAM is reported, never silently restarted from zero; a
 // live actor is attached only while this host minted the session's newest fence (hosts sharing a
 // journal: once another host moved the session on, the actor here is stale and is restored from the
-// newest checkpoint instead). Waits (SPEC §11, see waits.ts): a turn that parks on an approval gate
+// newest checkpoint instead). Waits (docs/protocol.md §12, see waits.ts): a turn that parks on an approval gate
 // is suspended at once; a parked Resume takes zero steps; Approve commits only the decision fact;
 // effects emitted during an operation are dispatched after it released the session.
 import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
@@ -537,7 +537,7 @@ export class Placer {
     }
   }
 
-  /** Branches the session at a seq into children (SPEC §7 fork semantics). */
+  /** Branches the session at a seq into children (docs/protocol.md §7.3). */
   async fork(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
     const release = await this.hold(req.parent, "fork");
     try {

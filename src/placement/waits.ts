@@ -1,4 +1,4 @@
-// Durable waits in placement (SPEC §11): parking a turn on an approval gate, refusing new input while a
+// Durable waits in placement (docs/protocol.md §12): parking a turn on an approval gate, refusing new input while a
 // gate is unreceipted, and committing decisions. Invariants: a park appends exactly one SUSPEND under
 // the turn's fence at the head and frees the actor; a memory actor's park names its turn-start
 // checkpoint (a JS call stack cannot be snapshotted: resuming restores that state and re-drives the

@@ -1,4 +1,4 @@
-// The Runtime SPI (SPEC §7): a compute backend bound to one harness. Invariants: capabilities are
+// The Runtime SPI (docs/protocol.md §7.2): a compute backend bound to one harness. Invariants: capabilities are
 // honest (memorySnapshot only when RAM really round-trips); create is idempotent per session; a
 // snapshot keeps the actor restorable; fork never leaves a half-made child behind.
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";

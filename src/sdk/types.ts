@@ -1,4 +1,4 @@
-// The harness authoring API (SPEC §6): a harness describes itself and runs one execution (turn) at a
+// The harness authoring API (docs/protocol.md §4.3; docs/harness-authoring.md): a harness describes itself and runs one execution (turn) at a
 // time against an EventSink. Invariant: every effect a harness has goes through the sink, so the host
 // can journal it live and serve it from the journal on replay; a harness never calls a model itself.
 import type {
@@ -40,7 +40,7 @@ export interface ModelRequest {
   readonly toolChoice?: ToolChoice;
 }
 
-/** A question for the operator (SPEC §11): the turn parks until an answer fact is committed. */
+/** A question for the operator (docs/protocol.md §12.6): the turn parks until an answer fact is committed. */
 export interface AskRequest {
   readonly question: string;
   /** Offered answers; with allowFreeText false the answer must be one of them. */

@@ -1,4 +1,4 @@
-// Bearer-token authentication (SPEC §14). Invariants: tokens are compared in constant time over
+// Bearer-token authentication (docs/protocol.md §15; docs/operations.md "Tokens"). Invariants: tokens are compared in constant time over
 // equal-length digests, never with ===, and every configured token is checked (no early exit) so the
 // time taken does not reveal which token matched; the presented token is never logged or echoed.
 import { createHash, timingSafeEqual } from "node:crypto";

@@ -1,4 +1,4 @@
-// agentsessions.v1.Sessions served on a Host (SPEC §9, reference semantics with its rough edges
+// agentsessions.v1.Sessions served on a Host (docs/protocol.md §15, reference semantics with its rough edges
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
 import { EFFECTS_ANNOTATION } from "./annotations.js";
@@ -23,7 +23,7 @@ import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
 import { logRecordOf } from "./record-proto.js";
 
-/** Fork fan-out bounds (SPEC §9: outside 1..128 is INVALID_ARGUMENT). */
+/** Fork fan-out bounds (docs/protocol.md §10: outside 0..128 is INVALID_ARGUMENT; 0 means 1). */
 export const MAX_FORK_CHILDREN = 128;
 
 export type SessionsMethods = MethodsOf<typeof Sessions>;

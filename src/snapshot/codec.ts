@@ -1,9 +1,9 @@
-// The actor-state codec (SPEC §8): a harness instance's own enumerable data properties, v8-serialized,
+// The actor-state codec (docs/protocol.md §9.1): a harness instance's own enumerable data properties, v8-serialized,
 // with registered-class instances restored onto their prototypes. Invariant: encode either produces
 // bytes that decode to an equivalent graph (shared references and cycles included) or throws a
 // HostError naming the offending path, and it never mutates the live actor.
 //
-// What is invisible to the codec (by design of v8 serialization, documented in SPEC §8):
+// What is invisible to the codec (by design of v8 serialization, documented in docs/protocol.md §9.1):
 // - symbol-keyed properties are skipped, and ES `#private` fields are not properties at all: both are
 //   silently absent after restore (the conformance suite detects such state loss by behaviour);
 // - non-enumerable properties are skipped; own accessors are invoked and stored as data;

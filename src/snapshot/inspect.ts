@@ -1,4 +1,4 @@
-// The read-only validation walk over an actor's state graph before it is v8-serialized (SPEC §8).
+// The read-only validation walk over an actor's state graph before it is v8-serialized (docs/protocol.md §9.3).
 // Invariant: every value v8 would silently degrade (unregistered class instances, built-in subclasses)
 // or refuse (functions, symbols, promises, weak collections, proxies) is reported with the path of the
 // first offender; the walk never mutates the graph.

@@ -1,4 +1,4 @@
-// Readable JS-ish paths into an actor's state graph, for snapshot error messages (SPEC §8).
+// Readable JS-ish paths into an actor's state graph, for snapshot error messages (docs/protocol.md §9.3).
 // Invariant: segments are recorded cheaply while walking and formatted only when an error is reported.
 
 /** One step from a container to a value inside it. */

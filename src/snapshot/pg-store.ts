@@ -1,4 +1,4 @@
-// Content-addressed snapshot blobs in PostgreSQL (SPEC §8), for hosts that share one database. Invariant:
+// Content-addressed snapshot blobs in PostgreSQL (docs/protocol.md §9.4), for hosts that share one database. Invariant:
 // a blob row and all its `bytea` chunks commit in one transaction, each digest is stored once however
 // many checkpoints or fork children name it, and `get` returns bytes only after re-hashing them to the
 // requested digest (a corrupt, short or missing blob is DataLoss naming the digest).

@@ -1,4 +1,4 @@
-// The classes whose instances an actor snapshot restores with their prototypes (SPEC §8).
+// The classes whose instances an actor snapshot restores with their prototypes (docs/protocol.md §9.2).
 // Invariant: a class is identified by its name, one name maps to exactly one prototype, and the
 // actor's own class is always known (under a reserved name, so renaming it never breaks a restore).
 import { ErrorCode, HostError } from "../errors/index.js";

@@ -1,4 +1,4 @@
-// Content-addressed snapshot blobs (SPEC §8): a blob's name is the sha256 of its bytes.
+// Content-addressed snapshot blobs (docs/protocol.md §9.4): a blob's name is the sha256 of its bytes.
 // Invariant: `get` returns bytes only after re-hashing them to the requested digest; a corrupt or
 // missing blob is refused with DataLoss, and `put` makes a blob visible only once it is fully on disk.
 import { createHash, randomBytes } from "node:crypto";
@@ -271,7 +271,7 @@ export class MemorySnapshotStore implements SnapshotStore {
 }
 
 /**
- * Deletes every blob not in `referenced` (SPEC §8: latest checkpoints, SUSPEND records, fork children).
+ * Deletes every blob not in `referenced` (docs/protocol.md §9.7: latest checkpoints, SUSPEND records, fork children).
  * The caller must include digests of puts still in flight: a blob put after the listing survives,
  * but one put before it and not yet referenced would be collected.
  */

@@ -1,5 +1,5 @@
-// The benchmark runner's smoke run: `--quick --json --out` exits 0 and measures every SPEC §13 key
-// (and nothing else). It never asserts a number's size (tests do not time things).
+// The benchmark runner's smoke run: `--quick --json --out` exits 0 and measures every figure key below
+// (the figures docs/performance.md reports) and nothing else. It never asserts a number's size (tests do not time things).
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

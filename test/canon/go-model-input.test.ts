@@ -1,4 +1,4 @@
-// The reference's (Go) model-input hash form (issue 22, Build 2). Vectors: the literal hashes in the
+// The reference's (Go) model-input hash form (docs/migrating-from-go.md). Vectors: the literal hashes in the
 // reference's api/approval_test.go (tool-result receipt), controller/inputhash_compat_test.go
 // (legacyRequest: file bytes, a Data float, a reasoning summary, params) and the MODEL_CALL input
 // hashes the Go host recorded in its controller/testdata/v0.1.2 journals (echo "hello" and "new").

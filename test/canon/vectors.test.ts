@@ -1,4 +1,4 @@
-// Reference test vectors (SPEC §4; reference/journal-and-canon.md §5.8): the chain must verify across
+// Reference test vectors (docs/protocol.md §5.2, §11.1; the Go implementation's published vectors): the chain must verify across
 // implementations, so these hashes are the contract.
 import { describe, expect, it } from "vitest";
 import { create, fromJson } from "@bufbuild/protobuf";

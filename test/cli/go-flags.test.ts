@@ -1,4 +1,4 @@
-// Go-style single-dash long flags (issue 22, CLI compatibility with agentctl scripts).
+// Go-style single-dash long flags (CLI compatibility with agentctl scripts; docs/migrating-from-go.md).
 import { describe, expect, it } from "vitest";
 import { acceptGoStyleFlags } from "../../src/cli/go-flags.js";
 

@@ -1,4 +1,4 @@
-// Read-only commands on a read-only data directory (issue 24, finding 9): after a host stopped
+// Read-only commands on a read-only data directory: after a host stopped
 // cleanly, `verify`, `replay`, `export`, `get` and `list` run with a user who cannot write the data
 // directory or the journal file (as root, the commands run as uid 65534 through setpriv).
 import { execFile } from "node:child_process";
@@ -50,7 +50,7 @@ afterAll(() => {
 });
 
 describe("read-only data directory", () => {
-  it("readOnlyCommandsWorkOnAReadOnlyDataDirectory (finding 9)", async () => {
+  it("readOnlyCommandsWorkOnAReadOnlyDataDirectory", async () => {
     const verify = await asReader("verify", "--data", dir);
     expect(verify.err).toBe("");
     expect(verify.code).toBe(0);

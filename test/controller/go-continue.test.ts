@@ -1,4 +1,4 @@
-// A Go-written session continues here (issue 22, Build 2). The fixture is a current-writer Go echo
+// A Go-written session continues here (docs/migrating-from-go.md). The fixture is a current-writer Go echo
 // turn (EXECUTION_START with harness/version, INPUT, MODEL_CALL, OUTPUT, END) whose MODEL_CALL carries
 // the input hash the Go host recorded for an echo "hello" request (the reference's own vector, also in
 // its v0.1.2 journals); its chain hashes are computed with our hashing, which reproduces the

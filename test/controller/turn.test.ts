@@ -1,4 +1,4 @@
-// Controller invariants (SPEC §5; docs/protocol.md §5). Each invariant has a test named after it.
+// Controller invariants (docs/protocol.md §5.4, §6). Each invariant has a test named after it.
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import {

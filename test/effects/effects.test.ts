@@ -1,4 +1,4 @@
-// Typed post-commit effects (SPEC §11): validated at emit, refused commits when a key has no handler,
+// Typed post-commit effects (docs/protocol.md §13): validated at emit, refused commits when a key has no handler,
 // dispatched after the commit in emission order outside the session lock, failures counted and never
 // rolled back; the built-in audit, webhook and metrics handlers; counters in `get --json`.
 import { mkdtempSync, readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// The backend contract every Journal must pass (SPEC §4): one function, called once per backend, so
+// The backend contract every Journal must pass (docs/protocol.md §5): one function, called once per backend, so
 // memory, SQLite and PostgreSQL are proven to behave identically. Backend-specific checks (raw-SQL
 // tampering, schema stamps, multi-process writers) live in each backend's own test file.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Importing a Go (reference) host's SQLite journal (issue 22, Build 1). The Go-layout files are built
+// Importing a Go (reference) host's SQLite journal (docs/migrating-from-go.md). The Go-layout files are built
 // by go-fixture.ts from the reference's own journal fixtures (see its header for how). Invariants
 // under test: an import keeps every seq, prev_hash, content_hash and fence, so `verify` passes and
 // `export` equals the source records byte for byte, on SQLite and PostgreSQL; a tampered session is

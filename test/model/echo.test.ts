@@ -1,4 +1,4 @@
-// The built-in echo model is deterministic: "echo:" + the text of the last message (SPEC §5).
+// The built-in echo model is deterministic: "echo:" + the text of the last message (docs/protocol.md §14.1).
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { MessageSchema } from "../../src/gen/agentsessions/v1/common_pb.js";

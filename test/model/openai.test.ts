@@ -1,4 +1,4 @@
-// The OpenAI-compatible provider against a local fake endpoint (SPEC §5): request mapping, streamed
+// The OpenAI-compatible provider against a local fake endpoint (docs/protocol.md §14.2, §14.3): request mapping, streamed
 // deltas, assembled message/tool calls/usage, and the retry taxonomy (expected retried; defects and
 // interrupts not).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// withRetry retries only expected failures (SPEC §11; seed A.4): defects and interrupts surface from
+// withRetry retries only expected failures (docs/protocol.md §14.3): defects and interrupts surface from
 // the attempt that raised them, and a fired signal ends a backoff sleep at once.
 import { describe, expect, it } from "vitest";
 import {

@@ -1,4 +1,4 @@
-// History beyond one gRPC message (issue 24, finding 5; docs/protocol.md §8.10): a stateless session
+// History beyond one gRPC message (docs/protocol.md §8.10): a stateless session
 // whose history is larger than the largest Start frame a node accepts (64 MiB) stays usable when the
 // node no longer holds its history — the host uploads the history in chunks with PutHistory and the
 // turn runs with exactly the journal's events. Before, every later turn failed "harness lost mid-turn".

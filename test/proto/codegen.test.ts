@@ -1,5 +1,5 @@
 // Generated code is committed; this fails when `buf generate` would change it, or when `buf lint`
-// finds a problem in the protos (SPEC §3).
+// finds a problem in the protos (docs/protocol.md §2.1, §11.1).
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

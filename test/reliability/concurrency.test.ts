@@ -1,4 +1,4 @@
-// Concurrency on one session (SPEC §7, §14): overlapping operations are refused ABORTED, never queued
+// Concurrency on one session (docs/protocol.md §5.5): overlapping operations are refused ABORTED, never queued
 // or interleaved. 50 concurrent Execs → exactly one proceeds; random mixes of Exec, Fork, Suspend and
 // Resume → every answer is OK or ABORTED, each turn's records stay contiguous, every chain verifies.
 import { status as GrpcStatus } from "@grpc/grpc-js";

@@ -1,4 +1,4 @@
-// Crash-kill (SPEC §14): SIGKILL of the host and of harness nodes at seeded random points while echo
+// Crash-kill (docs/operations.md, "What survives what"): SIGKILL of the host and of harness nodes at seeded random points while echo
 // and counter sessions run; after every restart the chains verify, no acknowledged record is lost,
 // interrupted turns are re-driven with at most one extra model call per cut, every-turn counters
 // continue and on-suspend counters report their lost RAM and recover by fork. Each of those recovery

@@ -1,4 +1,4 @@
-// Memory bounded by bytes (issue 24, finding 1): hundreds of large Execs (a new echo session each)
+// Memory bounded by bytes (docs/operations.md, "Limits"): hundreds of large Execs (a new echo session each)
 // against a real `harnesshost serve` leave its resident memory flat — the caches hold at most their
 // byte budgets, whatever the number of sessions. The assertion is a memory budget, never a time.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe("memory pressure", () => {
-  it("rssStaysFlatOverHundredsOfLargeExecs (finding 1)", async () => {
+  it("rssStaysFlatOverHundredsOfLargeExecs", async () => {
     const pid = serve?.pid ?? 0;
     const text = "m".repeat(INPUT_BYTES);
     const exec = async (): Promise<void> => {

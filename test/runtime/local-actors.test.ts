@@ -1,4 +1,4 @@
-// The local runtime keeps at most localActors harness instances (issue 24, finding 1: caches bounded):
+// The local runtime keeps at most localActors harness instances (docs/operations.md, "Limits"):
 // the least recently used goes first, and a dropped session gets a fresh instance at its next turn.
 import { describe, expect, it } from "vitest";
 import { LocalRuntime } from "../../src/runtime/local.js";

@@ -1,4 +1,4 @@
-// Malformed harness-node behaviour (SPEC §14): a remote node that sends a foreign execution id, a
+// Malformed harness-node behaviour (docs/protocol.md §4.5, §4.7): a remote node that sends a foreign execution id, a
 // host-only event kind, a garbage frame, closes without END, or never answers makes the turn fail
 // cleanly (a documented error, an intact chain, nothing but the turn's own records) and the session
 // stays resumable: once the node behaves, Resume re-drives the turn to END.

@@ -1,4 +1,4 @@
-// Bad input (SPEC §14): every Sessions and HarnessRegistry RPC fuzzed with fast-check — typed messages
+// Bad input (docs/protocol.md §15): every Sessions and HarnessRegistry RPC fuzzed with fast-check — typed messages
 // with hostile field values (huge and lone-surrogate strings, negative and overflowing int64s, unknown
 // enums) and raw bytes that are not valid protobuf (garbage, wrong wire types, truncations, oversize).
 // Every answer carries a documented status code, a refused request leaves the journal as it was, and

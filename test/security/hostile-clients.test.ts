@@ -1,4 +1,4 @@
-// Hostile clients (issue 24): requests past a limit are refused at the edge with the limit's status
+// Hostile clients (docs/operations.md, "Limits"): requests past a limit are refused at the edge with the limit's status
 // and name, nothing is journaled, the host stays up (health answers) and every journal verifies.
 // Loopback only; every loop is bounded by count.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -58,7 +58,7 @@ async function execStatus(req: Parameters<Fixture["sessions"]["exec"]>[0]): Prom
 }
 
 describe("hostile clients", () => {
-  it("inputNestedAtTheDecoderLimitIsRefusedBeforeItIsJournaled (finding 4)", async () => {
+  it("inputNestedAtTheDecoderLimitIsRefusedBeforeItIsJournaled", async () => {
     const atDecoderLimit = largest((n) => decodes(n));
     const before = await sessionCount();
     const res = await execStatus({ inputs: [nested(atDecoderLimit)] });
@@ -68,7 +68,7 @@ describe("hostile clients", () => {
     await healthServing(f.server.addr);
   });
 
-  it("whatIsJournaledIsAlwaysReadableReplayableAndVerifiable (finding 4)", async () => {
+  it("whatIsJournaledIsAlwaysReadableReplayableAndVerifiable", async () => {
     // The deepest input the host accepts: its records still decode through Replay, wrapped in a
     // LogRecord, and the chain verifies.
     const deepest = largest((n) => {
@@ -109,7 +109,7 @@ describe("hostile clients", () => {
     await healthServing(f.server.addr);
   });
 
-  it("healthAnswersWithinOneSecondDuringFourConcurrentMillionPartRequests (finding 8)", async () => {
+  it("healthAnswersWithinOneSecondDuringFourConcurrentMillionPartRequests", async () => {
     const parts = Array.from({ length: 1_000_000 }, () => create(PartSchema, {}));
     const input = create(MessageSchema, { role: "user", parts });
     const hostile = Promise.all(Array.from({ length: 4 }, () => execStatus({ inputs: [input] })));
@@ -139,7 +139,7 @@ describe("hostile clients", () => {
     expect(res.code).toBe(status.RESOURCE_EXHAUSTED);
   });
 
-  it("sessionMetadataOverMetadataBytesIsRefused (finding 6)", async () => {
+  it("sessionMetadataOverMetadataBytesIsRefused", async () => {
     const before = await sessionCount();
     const annotations = { note: "n".repeat(DEFAULT_LIMITS.metadataBytes) };
     const code = await codeOf(f.sessions.createSession({ session: { harness: "echo", annotations } }));
@@ -154,7 +154,7 @@ describe("hostile clients", () => {
     expect(await codeOf(f.sessions.suspend({ session: long }))).toBe(status.INVALID_ARGUMENT);
   });
 
-  it("forkAmplificationIsRefusedBeforeAnyChildExists (finding 6)", async () => {
+  it("forkAmplificationIsRefusedBeforeAnyChildExists", async () => {
     // Two turns of ~1 MiB input (and its ~1 MiB echo) make a ~4 MiB session; 128 children would
     // write ~512 MiB, past forkBytes.
     const big = "x".repeat(DEFAULT_LIMITS.inputBytes - 64);
@@ -175,7 +175,7 @@ describe("hostile clients", () => {
     await healthServing(f.server.addr);
   });
 
-  it("aFullForkOfASessionAtTheMetadataLimitAnswersWithEveryChild (finding 6)", async () => {
+  it("aFullForkOfASessionAtTheMetadataLimitAnswersWithEveryChild", async () => {
     const annotations = { note: "n".repeat(DEFAULT_LIMITS.metadataBytes - 100) };
     const s = await f.sessions.createSession({ session: { harness: "echo", annotations } });
     const uid = s.metadata?.uid ?? "";
@@ -185,7 +185,7 @@ describe("hostile clients", () => {
     for (const child of res.children) expect(child.annotations["note"]).toBe(annotations.note);
   });
 
-  it("aHugeSessionIdIsLoggedTruncated (finding 9)", async () => {
+  it("aHugeSessionIdIsLoggedTruncated", async () => {
     const huge = `sess-${"h".repeat(3 * 1024 * 1024)}`;
     expect(await codeOf(f.sessions.getSession({ uid: huge }))).toBe(status.INVALID_ARGUMENT);
     const line = f.logs.find(

@@ -1,4 +1,4 @@
-// The hostile-node suite (issue 24; docs/operations.md "Limits"): a registered node that never answers a
+// The hostile-node suite (docs/operations.md, "Limits"): a registered node that never answers a
 // call, never ends a turn, or sends more than the host's limits allow cannot wedge a session or the host.
 // Each case asserts the status the caller gets, that the session is not left busy (and, where it
 // applies, that other sessions on the same node still run); after every case the host, served over

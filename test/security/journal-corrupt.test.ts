@@ -1,4 +1,4 @@
-// A corrupt journal page (issue 24, finding 9): `verify` names the session and the first unreadable
+// A corrupt journal page: `verify` names the session and the first unreadable
 // seq, a Sessions call that hits the page fails DATA_LOSS (not INTERNAL), and from then on health says
 // NOT_SERVING. A real SQLite file, corrupted by overwriting pages in its middle.
 import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 describe("corrupt journal page", () => {
-  it("verifyNamesTheSessionAndSeqOfACorruptPage (finding 9)", async () => {
+  it("verifyNamesTheSessionAndSeqOfACorruptPage", async () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await main(["verify", "--journal", path], {
@@ -64,7 +64,7 @@ describe("corrupt journal page", () => {
     expect(out.at(-1)).toMatch(/^\d\/5 sessions intact$/);
   });
 
-  it("healthSaysNotServingOnceTheJournalIsUnreadable (finding 9)", async () => {
+  it("healthSaysNotServingOnceTheJournalIsUnreadable", async () => {
     expect(await healthStatus(server.addr)).toBe("SERVING");
     const codes: number[] = [];
     for (const s of SESSIONS) {

@@ -1,4 +1,4 @@
-// Secrets never leave in an error (issue 24, finding 9): a model provider's 401 that echoes the API
+// Secrets never leave in an error: a model provider's 401 that echoes the API
 // key reaches neither the journaled ERROR record nor the client's error; credential-shaped text is
 // redacted wherever it appears.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 describe("secret redaction", () => {
-  it("aProviderErrorEchoingTheApiKeyIsRedactedFromTheJournalAndTheClient (finding 9)", async () => {
+  it("aProviderErrorEchoingTheApiKeyIsRedactedFromTheJournalAndTheClient", async () => {
     endpoint.reply(
       json(401, { error: { message: `Incorrect API key provided: ${API_KEY}. Authorization: Bearer ${API_KEY}` } }),
     );

@@ -1,4 +1,4 @@
-// Corrupt snapshots over the wire (SPEC §8, §14): a truncated or altered blob makes Resume and Exec of
+// Corrupt snapshots over the wire (docs/protocol.md §9.4): a truncated or altered blob makes Resume and Exec of
 // the suspended session fail DATA_LOSS naming the blob's digest; the session stays suspended with its
 // journal unchanged; other sessions are unaffected; once the good bytes are back it resumes.
 import { readFileSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Stalled readers (issue 24, finding 8): a client that sends an Exec and never reads its stream holds
+// Stalled readers: a client that sends an Exec and never reads its stream holds
 // at most streamBufferBytes of host memory; past it its updates are dropped, the turn goes on and
 // frees the session, and the stream ends RESOURCE_EXHAUSTED naming the limit (seen by the client once
 // it reads). Raw HTTP/2 clients on loopback, bounded in count and by polls with deadlines.
@@ -73,7 +73,7 @@ async function untilSessionFree(session: string): Promise<void> {
 }
 
 describe("stalled readers", () => {
-  it("aClientThatNeverReadsIsCutOffWithResourceExhaustedAndTheSessionIsFreed (finding 8)", async () => {
+  it("aClientThatNeverReadsIsCutOffWithResourceExhaustedAndTheSessionIsFreed", async () => {
     const s = await f.sessions.createSession({ session: { harness: "echo" } });
     const uid = s.metadata?.uid ?? "";
     const stalled = stalledExec(f.server.addr, uid, "z".repeat(200 * KiB));
@@ -85,7 +85,7 @@ describe("stalled readers", () => {
     expect((await f.host.journal.verify(uid)).ok).toBe(true);
   });
 
-  it("manyStalledClientsAreEachCutOffAndTheHostKeepsAnswering (finding 8)", async () => {
+  it("manyStalledClientsAreEachCutOffAndTheHostKeepsAnswering", async () => {
     const clients: { uid: string; stalled: Stalled }[] = [];
     for (let i = 0; i < 20; i++) {
       const s = await f.sessions.createSession({ session: { harness: "echo" } });

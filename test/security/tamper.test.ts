@@ -1,4 +1,4 @@
-// Tamper (SPEC §14): any edit of a stored record — a byte of its event, its prev_hash or content_hash,
+// Tamper (docs/protocol.md §5.2, §5.7): any edit of a stored record — a byte of its event, its prev_hash or content_hash,
 // or a deleted row — is found by verify, which names the seq, and Exec, Resume, Suspend and Fork of the
 // tampered session are refused with DATA_LOSS naming that seq, changing nothing. Other sessions,
 // including a fork child made before the edit, are unaffected.

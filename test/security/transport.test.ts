@@ -1,4 +1,4 @@
-// Auth and transport on a real `harnesshost serve` (SPEC §14): TLS with a certificate made in the test,
+// Auth and transport on a real `harnesshost serve` (docs/protocol.md §15; docs/operations.md "Tokens"): TLS with a certificate made in the test,
 // bearer tokens from a file on Sessions and the registry (UNAUTHENTICATED when missing,
 // PERMISSION_DENIED when wrong), the CLI's --tls-ca/--token-file, the registry's refusal of a
 // non-loopback listener unless TLS and a token are both configured, and logs that never carry a
@@ -189,7 +189,7 @@ describe("TLS and bearer tokens on serve", () => {
   });
 });
 
-describe("sessions listener policy on serve (finding 3)", () => {
+describe("sessions listener policy on serve", () => {
   it("serveRefusesANonLoopbackSessionsPortWithoutTlsAndATokenInOneLine", () => {
     for (const extra of [[], ["--token-file", tokenFile], ["--tls-cert", cert, "--tls-key", key]]) {
       const r = refusedServe("--addr", "0.0.0.0:0", "--registry-addr", "127.0.0.1:0", ...extra);

@@ -1,4 +1,4 @@
-// Harness-node faults seen through the Sessions API (SPEC §12): a node lost mid-turn fails the turn
+// Harness-node faults seen through the Sessions API (docs/protocol.md §4.6, §10): a node lost mid-turn fails the turn
 // with INTERNAL and leaves it resumable; a node unreachable at admission is UNAVAILABLE with nothing
 // journaled.
 import { spawn, type ChildProcess } from "node:child_process";

@@ -187,7 +187,7 @@ describe("listener policy", () => {
     expect(() => checkListenAddresses("0.0.0.0:7233", "127.0.0.1:7233", false)).toThrow(/share a port/);
   });
 
-  it("sessionsListenerOffLoopbackRequiresTlsAndAToken (finding 3)", () => {
+  it("sessionsListenerOffLoopbackRequiresTlsAndAToken", () => {
     for (const bad of ["0.0.0.0:7233", "10.1.2.3:7233", "localhost:7233", "[::]:7233"]) {
       expect(() => checkListenAddresses(bad, "127.0.0.1:7234", false)).toThrow(/--addr .* loopback .* TLS/);
       expect(() => checkListenAddresses(bad, "127.0.0.1:7234", true)).not.toThrow();

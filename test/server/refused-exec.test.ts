@@ -1,4 +1,4 @@
-// A refused Exec leaves no session (issue 24, finding 9): an Exec that creates its session and is
+// A refused Exec leaves no session: an Exec that creates its session and is
 // then refused (a memory-tier harness on a runtime that cannot snapshot) or fails before its first
 // record removes the session again; a session with records is never removed.
 import { status } from "@grpc/grpc-js";
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 describe("refused Exec", () => {
-  it("aRefusedExecLeavesNoSession (finding 9)", async () => {
+  it("aRefusedExecLeavesNoSession", async () => {
     const before = await f.host.journal.allSessionUids();
     const { items, error } = await drain(f.sessions.exec({ harness: "localcounter", inputs: [userInput("a")] }));
     expect(error?.grpcCode).toBe(status.FAILED_PRECONDITION);

@@ -1,4 +1,4 @@
-// The actor-state codec (SPEC §8): round trips, registered classes with identity, and loud failures
+// The actor-state codec (docs/protocol.md §9.1–§9.3): round trips, registered classes with identity, and loud failures
 // that name the path of the offending value while leaving the actor untouched.
 import { serialize } from "node:v8";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Content-addressed snapshot blobs (SPEC §8): verified reads, idempotent atomic puts, DataLoss on
+// Content-addressed snapshot blobs (docs/protocol.md §9.4): verified reads, idempotent atomic puts, DataLoss on
 // corrupt, truncated or missing blobs, and garbage collection of unreferenced blobs.
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";

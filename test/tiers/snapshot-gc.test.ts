@@ -1,4 +1,4 @@
-// Snapshot garbage collection (SPEC §8): superseded checkpoints go, while every blob a resume, a
+// Snapshot garbage collection (docs/protocol.md §9.7): superseded checkpoints go, while every blob a resume, a
 // recovery or a fork child can name stays.
 import { afterAll, describe, expect, it } from "vitest";
 import { collectSnapshotGarbage, scheduleSnapshotGarbage } from "../../src/host/snapshot-gc.js";

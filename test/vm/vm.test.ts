@@ -1,4 +1,4 @@
-// The vm runtime end to end (issue 25) on this machine's accelerator (TCG where KVM is unusable): the
+// The vm runtime end to end (docs/runtimes.md, "vm") on this machine's accelerator (TCG where KVM is unusable): the
 // README's walkthrough 5 runs as written — the Python RAM-counter node passes the memory conformance
 // checks in a guest, then is served, suspended, resumed and forked — the same node declared stateless
 // is caught lying, and restored or forked guests get the host's clock and a reseeded RNG. One file so

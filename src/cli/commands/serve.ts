@@ -178,7 +178,7 @@ export const serveCommand: Command = {
       await host.close();
       throw err;
     }
-    // Snapshot GC (SPEC §8): every 10 minutes by default; 0 turns it off (run `harnesshost gc` instead).
+    // Snapshot GC (docs/protocol.md §9.7): every 10 minutes by default; 0 turns it off (run `harnesshost gc` instead).
     const gcEvery = int(ctx.values, "gc-interval-ms", 10 * 60_000);
     const gc =
       gcEvery > 0

@@ -1,4 +1,4 @@
-// The REQUIRES_MEMORY_SNAPSHOT checks (SPEC §10): the harness's state lives in RAM and must survive
+// The REQUIRES_MEMORY_SNAPSHOT checks (docs/conformance.md, "Memory tier"): the harness's state lives in RAM and must survive
 // only through memory snapshots. Invariant: every continuity check compares the subject against the
 // uninterrupted control twin, names the cold-boot / double-apply signature when it sees one, and
 // verifies the chain of every session it touched across suspend, resume and fork boundaries.

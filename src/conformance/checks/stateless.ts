@@ -1,4 +1,4 @@
-// The STATELESS_REPLAY checks (SPEC §10): the journal must be the harness's whole state. Invariant:
+// The STATELESS_REPLAY checks (docs/conformance.md, "Stateless tier"): the journal must be the harness's whole state. Invariant:
 // every continuity check compares the subject against the uninterrupted control twin and verifies the
 // chain of every session it touched, across suspend, resume, restart and fork boundaries.
 import { EventKind, Lifecycle_Kind } from "../../gen/agentsessions/v1/common_pb.js";

@@ -1,4 +1,4 @@
-// Durable-wait checks (SPEC §11) for harnesses that declare a REQUIRES_APPROVAL tool, for both tiers.
+// Durable-wait checks (docs/protocol.md §12) for harnesses that declare a REQUIRES_APPROVAL tool, for both tiers.
 // Invariant: each check drives the harness through a real host to an approval gate and proves one rule
 // with evidence — park/approve/resume continues, denial completes without the tool, an exact retry
 // returns the same record, and a parked resume takes zero steps (journal, fence and model untouched).
