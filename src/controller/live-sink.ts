@@ -24,6 +24,9 @@ import { callSignal, type SinkGuard } from "./sink-guard.js";
 import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
 import { checkToolPolicy } from "./tool-policy.js";
 import { validateMediatedCall } from "./tools.js";
+import { compactionMessage } from "./compaction.js";
+import { hostParamsOf, providerRequest } from "./host-params.js";
+import { withRetry } from "../model/retry.js";
 import type { TurnContext } from "./turn-context.js";
 
 export function modelCallOf(request: ModelRequest): ReturnType<typeof create<typeof ModelCallSchema>> {
@@ -56,6 +59,7 @@ export class LiveEffects {
 
   async model(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     const hash = inputHashOf(this.ctx, request);
+    compactionRange(this.ctx, hostParamsOf(request).compact);
     await this.ctx.append(
       ev.modelCall(
         this.ctx.executionId,
@@ -70,18 +74,26 @@ export class LiveEffects {
     return this.invokeAndRecord(request, signal);
   }
 
-  /** Invokes the provider once and records its completion as OUTPUT (also the resume model cut). */
+  /**
+   * Invokes the provider and records its completion as OUTPUT (also the resume model cut). A request
+   * with `harnesshost.model_attempts` is attempted that many times at most, retrying expected failures
+   * only, with backoff; a compaction request's completion is recorded as the compaction record (§16).
+   */
   async invokeAndRecord(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     const { deps, executionId } = this.ctx;
-    if (deps.modelCalls) deps.modelCalls.count++;
-    const onDelta = deps.observer?.onDelta;
+    const params = hostParamsOf(request);
+    const range = compactionRange(this.ctx, params.compact);
+    const forProvider = providerRequest(request);
+    // A summary is the host's business, not the client's: no deltas for a compaction call.
+    const onDelta = range ? undefined : deps.observer?.onDelta;
     // The newest chunk is held back until the next one arrives or the call ends, so the stream's last
     // chunk carries `done` itself instead of costing the client one more message.
     let held: string | undefined;
-    let response: ModelResponse;
-    try {
-      response = await deps.model.invoke(request, {
+    const once = (maxAttempts?: number): Promise<ModelResponse> => {
+      if (deps.modelCalls) deps.modelCalls.count++;
+      return deps.model.invoke(forProvider, {
         signal,
+        ...(maxAttempts !== undefined ? { maxAttempts } : {}),
         ...(onDelta
           ? {
               onDelta: (chunk: string) => {
@@ -91,11 +103,36 @@ export class LiveEffects {
             }
           : {}),
       });
+    };
+    let response: ModelResponse;
+    try {
+      response =
+        params.attempts === undefined
+          ? await once()
+          : await withRetry(
+              () => once(1),
+              {
+                maxAttempts: params.attempts,
+                ...(params.backoffMs !== undefined ? { initialBackoffMs: params.backoffMs } : {}),
+              },
+              signal,
+            );
     } catch (err) {
       if (held !== undefined) onDelta?.(executionId, held, false);
       throw err;
     }
     onDelta?.(executionId, held ?? "", true);
+    if (range) {
+      const summary = textOf(response.message);
+      this.ctx.defer(
+        ev.output(
+          executionId,
+          compactionMessage({ summary, ...range, inputHash: inputHashOf(this.ctx, request), model: request.model }),
+        ),
+      );
+      // What the harness gets is what replay serves from the record: the summary as assistant text.
+      return { message: textMessage("assistant", summary), ...(response.usage ? { usage: response.usage } : {}) };
+    }
     this.ctx.defer(ev.output(executionId, response.message));
     this.ctx.noteOutput(textOf(response.message));
     return response;
@@ -239,6 +276,23 @@ export class LiveEffects {
   async usage(usage: Usage): Promise<void> {
     this.ctx.defer(ev.usage(this.ctx.executionId, usage));
   }
+}
+
+/**
+ * The seq range a compaction call replaces: the first `count` events of the turn's Start.history, i.e.
+ * seqs historyBase+1 … historyBase+count (INVALID_ARGUMENT when the history holds fewer).
+ */
+export function compactionRange(
+  ctx: TurnContext,
+  count: number | undefined,
+): { fromSeq: number; throughSeq: number } | undefined {
+  if (count === undefined) return undefined;
+  if (count > ctx.historyCount)
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `a compaction may replace at most the ${ctx.historyCount} events of the turn's history, not ${count}`,
+    );
+  return { fromSeq: ctx.historyBase + 1, throughSeq: ctx.historyBase + count };
 }
 
 export function liveSink(ctx: TurnContext, guard: SinkGuard): EventSink {

@@ -15,6 +15,7 @@ import { projectComputeState } from "../journal/compute-state.js";
 import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
 import type { SnapshotRef } from "../runtime/types.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
+import { compactionOfEvent } from "./compaction.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -65,6 +66,16 @@ export interface PendingTurn<R extends SeqEvent = JournalRecord> {
   /** inherited: it started before this session's own fork point (in an ancestor). */
   readonly owner: Owner;
   readonly trailing: Trailing<R>;
+}
+
+/** A compaction record (docs/protocol.md §16) as the projection keeps it. */
+export interface CompactionPoint {
+  /** Seq of the record itself. */
+  readonly seq: number;
+  readonly fromSeq: number;
+  /** Later executions' Start.history begins at throughSeq + 1. */
+  readonly throughSeq: number;
+  readonly executionId: string;
 }
 
 /** The newest SUSPEND recorded by the session itself. */
@@ -146,6 +157,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   private lastEnd = 0;
   private ownSuspend: SuspendPoint | undefined;
   private readonly marks = new Map<number, Mark>();
+  private readonly compactions: CompactionPoint[] = [];
 
   static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
     const log = new SessionLog<R>();
@@ -270,7 +282,19 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
           throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
         exec.effects.push({ seq: rec.seq, event });
         this.gates.apply(rec);
+        this.noteCompaction(rec, exec);
     }
+  }
+
+  /** A compaction record counts only with a range that lies before its own execution's start. */
+  private noteCompaction(rec: R, exec: Building): void {
+    const c = compactionOfEvent(rec.event);
+    if (!c) return;
+    const fromSeq = Number(c.fromSeq);
+    const throughSeq = Number(c.throughSeq);
+    const prior = this.compactions.at(-1)?.throughSeq ?? 0;
+    if (!(throughSeq >= fromSeq && fromSeq >= 1 && throughSeq < exec.startSeq && throughSeq >= prior)) return;
+    this.compactions.push({ seq: rec.seq, fromSeq, throughSeq, executionId: exec.executionId });
   }
 
   private owner(seq: number): Owner {
@@ -356,6 +380,23 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq > seq; i--)
       if (this.executions[i]!.completed) n++;
     return n;
+  }
+
+  /** The session's newest compaction record (own or inherited through a fork), if any. */
+  get lastCompaction(): CompactionPoint | undefined {
+    return this.compactions.at(-1);
+  }
+
+  /**
+   * Where a stateless harness's Start.history begins for an execution starting at `startSeq`: after
+   * the through_seq of the newest compaction recorded before it (0: every prior event, §16).
+   */
+  historyBase(startSeq: number): number {
+    for (let i = this.compactions.length - 1; i >= 0; i--) {
+      const c = this.compactions[i]!;
+      if (c.seq < startSeq) return c.throughSeq;
+    }
+    return 0;
   }
 
   /** The newest SUSPEND this session recorded itself (inherited ones are the parent's). */

@@ -19,7 +19,8 @@ import {
 import { jcs } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
-import { textOf } from "./events.js";
+import { textMessage, textOf } from "./events.js";
+import { compactionOf } from "./compaction.js";
 import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "./approvals.js";
 import { emitInto, inputHashOf, LiveEffects } from "./live-sink.js";
 import { answerOf, askCall } from "./questions.js";
@@ -107,6 +108,9 @@ export class ServingEffects {
     }
     const out = this.take(EventKind.EVENT_OUTPUT, "a model call");
     if (out.body.case !== "message") throw diverged(seq, "OUTPUT without message");
+    // A compaction call's completion is its record (§16): the harness gets the summary, as live.
+    const compaction = compactionOf(out.body.value);
+    if (compaction) return { message: textMessage("assistant", compaction.summary) };
     this.ctx.noteOutput(textOf(out.body.value));
     return { message: out.body.value };
   }

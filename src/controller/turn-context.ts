@@ -44,6 +44,13 @@ export class TurnContext {
   readonly outputs: string[] = [];
   /** Ids of the gated calls seen in this turn (a gate id is never reused within an execution). */
   readonly gatedIds = new Set<string>();
+  /**
+   * The turn's Start.history begins after this seq (the last compaction's through_seq before the
+   * turn, docs/protocol.md §16; 0 when the harness received every prior event).
+   */
+  historyBase = 0;
+  /** How many events the turn's Start.history holds (a compaction may replace at most these). */
+  historyCount = 0;
   private asks = 0;
   constructor(
     readonly deps: ControllerDeps,

@@ -58,6 +58,11 @@ export interface ExecParams {
    * for a memory actor (I4: a restored or live actor already holds that history).
    */
   readonly history?: readonly Event[];
+  /**
+   * With `history`: the seq that history begins after (the last compaction's through_seq, §16; default
+   * 0). Without it, the turn windows the journal itself.
+   */
+  readonly historyBase?: number;
   /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
   readonly identity?: IdentityRef;
   readonly signal: AbortSignal;
@@ -99,11 +104,21 @@ function asTurnError(err: unknown, signal: AbortSignal): HostError {
   return new HostError(ErrorCode.Internal, `turn failed: ${description}; the turn is resumable`, { cause: err });
 }
 
-async function priorEvents(deps: ControllerDeps, session: string, uptoSeq: number): Promise<Event[]> {
-  if (uptoSeq === 0) return [];
+/** The prior events a stateless turn starting after `uptoSeq` receives, windowed at the last compaction. */
+async function priorEvents(
+  deps: ControllerDeps,
+  session: string,
+  uptoSeq: number,
+): Promise<{ events: Event[]; base: number }> {
+  if (uptoSeq === 0) return { events: [], base: 0 };
+  const log = new SessionLog<{ seq: number; event: Event }>();
   const events: Event[] = [];
-  for await (const rec of deps.journal.read(session, 1, uptoSeq)) events.push(rec.event);
-  return events;
+  for await (const rec of deps.journal.read(session, 1, uptoSeq)) {
+    log.apply(rec);
+    events.push(rec.event);
+  }
+  const base = log.historyBase(uptoSeq + 1);
+  return { events: base === 0 ? events : events.slice(base), base };
 }
 
 /**
@@ -199,9 +214,14 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
       `expected_last_seq ${expected} does not match the journal head ${head.seq}`,
     );
   }
-  const history = p.history ?? (await priorEvents(deps, p.session, head.seq));
+  const prior = p.history
+    ? { events: p.history, base: p.historyBase ?? 0 }
+    : await priorEvents(deps, p.session, head.seq);
+  const history = prior.events;
   const executionId = newExecutionId();
   const ctx = new TurnContext(deps, p.session, executionId, p.fence, head.seq, p.signal);
+  ctx.historyBase = prior.base;
+  ctx.historyCount = history.length;
   const config = p.config ?? new Uint8Array();
   const resumeFromSeq = p.resumeFromSeq ?? 0;
   // EXECUTION_START and the inputs ride the turn's first commit (the write-ahead of its first model or
@@ -308,7 +328,8 @@ const refusingModel: ModelProvider = {
 export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: ReplayParams): Promise<ReplayResult> {
   // Replay projects events only: the chain columns are not read.
   const records = await deps.journal.readEvents(p.session);
-  const executions = SessionLog.of(records).allExecutions();
+  const log = SessionLog.of(records);
+  const executions = log.allExecutions();
   const results: { executionId: string; outputs: string[] }[] = [];
   const replayDeps: ControllerDeps = { journal: deps.journal, model: refusingModel };
   // One events array for the whole session; a turn's history is a slice of it, taken only if the
@@ -322,7 +343,11 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal, form);
     const serving = new ServingEffects(ctx, exec.effects, "replay");
     const guard = new SinkGuard();
-    const history = p.noHistory ? [] : () => events.slice(0, exec.startIndex);
+    // The same window the live turn had: from the last compaction before it (§16).
+    const base = p.noHistory ? 0 : Math.min(log.historyBase(exec.startSeq), exec.startIndex);
+    ctx.historyBase = base;
+    ctx.historyCount = p.noHistory ? 0 : exec.startIndex - base;
+    const history = p.noHistory ? [] : () => events.slice(base, exec.startIndex);
     let failure: unknown;
     try {
       await p.binding.harness.run(
@@ -376,7 +401,8 @@ export interface ResumeParams {
  */
 export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise<TurnResult | undefined> {
   const records = p.records ?? (await deps.journal.readRange(p.session));
-  const turn = (p.log ?? SessionLog.of(records)).pending();
+  const log = p.log ?? SessionLog.of(records);
+  const turn = log.pending();
   if (!turn) return undefined;
   const refusal = resumeRefusal(turn, p.binding.name);
   if (refusal) throw refusal;
@@ -387,7 +413,10 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal, form);
   const serving = new ServingEffects(ctx, pending.effects, "resume");
   const guard = new SinkGuard();
-  const history = p.history ?? records.slice(0, pending.startIndex).map((r) => r.event);
+  const base = p.history ? 0 : Math.min(log.historyBase(pending.startSeq), pending.startIndex);
+  const history = p.history ?? records.slice(base, pending.startIndex).map((r) => r.event);
+  ctx.historyBase = base;
+  ctx.historyCount = history.length;
   const parked = await drive(
     ctx,
     p.binding.harness,

@@ -8,6 +8,7 @@ import { chatCompletionBody } from "./openai-request.js";
 import { withRetry, type RetryInfo } from "./retry.js";
 import { sseData } from "./sse.js";
 import {
+  DEFAULT_RETRY_POLICY,
   isTransientHttpStatus,
   ModelInterruptedError,
   ModelRequestError,
@@ -218,11 +219,16 @@ export function openAICompatible(opts: OpenAICompatibleOptions): ModelProvider {
   }
   return {
     name: "openai-compatible",
-    async invoke(request, { signal, onDelta }) {
+    async invoke(request, { signal, onDelta, maxAttempts }) {
       const model = opts.model ?? request.model;
       const body = JSON.stringify(chatCompletionBody(request, model, stream));
       const ctx = { url, headers, body, model, timeoutMs: opts.timeoutMs, fetchImpl, now, signal, onDelta };
-      return withRetry(() => attemptOnce(ctx), opts.retry ?? {}, signal, opts.onRetry);
+      const policy = opts.retry ?? {};
+      const bounded =
+        maxAttempts === undefined
+          ? policy
+          : { ...policy, maxAttempts: Math.min(maxAttempts, policy.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts) };
+      return withRetry(() => attemptOnce(ctx), bounded, signal, opts.onRetry);
     },
   };
 }

@@ -1,4 +1,4 @@
-// The model-provider contract and its failure taxonomy (docs/protocol.md §14.3: expected, defect,
+// The model-provider contract and its failure taxonomy (docs/protocol.md §16.3: expected, defect,
 // interrupt). Invariant: every failure a provider raises classifies as exactly one of expected
 // (transient, retried), defect (a bug or bad request, never retried) or interrupt (cancelled by the
 // caller, never retried), and classification depends on the error alone.
@@ -12,6 +12,12 @@ export interface InvokeOptions {
   readonly signal?: AbortSignal;
   /** Receives streamed text deltas in order. Transport only: the response carries the whole text. */
   readonly onDelta?: (chunk: string) => void;
+  /**
+   * The caller's bound on attempts, the first included. A provider that retries on its own MUST NOT
+   * exceed it; the host passes 1 when it runs the retry loop itself (a request's
+   * `harnesshost.model_attempts`, docs/protocol.md §16).
+   */
+  readonly maxAttempts?: number;
 }
 
 /** A model behind the host. Harnesses never call one directly: the host does, through the sink. */

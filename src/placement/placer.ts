@@ -351,7 +351,10 @@ export class Placer {
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
       const head = await this.deps.journal.head(req.session);
-      const history = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
+      // A stateless harness's history begins after the last compaction's through_seq (§16).
+      const historyBase = admission.memory ? 0 : log.historyBase(head.seq + 1);
+      const full = admission.memory ? [] : await this.history.get(this.deps.journal, req.session, head);
+      const history = historyBase === 0 ? full : full.slice(historyBase);
       const start = new LazyTurnStart(async (id) =>
         admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, log, id) : { kind: "stateless" },
       );
@@ -367,6 +370,7 @@ export class Placer {
           ...(req.config ? { config: req.config } : {}),
           ...(req.resumeFromSeq ? { resumeFromSeq: req.resumeFromSeq } : {}),
           history,
+          historyBase,
           ...(info.identity ? { identity: info.identity } : {}),
           signal: deadline.signal,
         },
