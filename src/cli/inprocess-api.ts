@@ -6,6 +6,7 @@ import { LogRecordSchema, type LogRecord } from "../gen/agentsessions/v1/common_
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { textMessage } from "../controller/events.js";
 import { newSessionUid } from "../controller/ids.js";
+import { checkSessionHarness } from "../host/harness-rule.js";
 import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
@@ -36,11 +37,11 @@ export class InProcessApi implements SessionsApi {
     const info = p.session
       ? await this.host.getSession(p.session)
       : await this.host.createSession(p.harness ? { harness: p.harness } : {});
+    if (p.session) checkSessionHarness(info, p.harness);
     p.onSession?.(info.uid);
     const signal = new AbortController().signal;
     const result = await this.host.placer.exec({
       session: info.uid,
-      ...(p.harness ? { harness: p.harness } : {}),
       inputs: p.inputs.map((t) => textMessage("user", t)),
       ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: p.expectedLastSeq } : {}),
       ...(p.onDelta || p.onOutput

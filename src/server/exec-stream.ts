@@ -7,6 +7,7 @@
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
+import { checkSessionHarness } from "../host/harness-rule.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
@@ -48,31 +49,21 @@ function planOf(host: Host, req: ExecRequest): ExecPlan {
 
 /**
  * The session the turn runs on: auto-created with `harness` when `session` is empty; otherwise the
- * existing one, where a per-turn harness override is refused when either side is a registered
- * harness (registered sessions are pinned).
+ * existing one, whose harness a turn cannot change (checkSessionHarness).
  */
-async function targetSession(host: Host, req: ExecRequest): Promise<{ info: SessionInfo; override: string }> {
-  if (req.session === "") return { info: await host.createSession({ harness: req.harness }), override: "" };
+async function targetSession(host: Host, req: ExecRequest): Promise<SessionInfo> {
+  if (req.session === "") return host.createSession({ harness: req.harness });
   const info = await host.getSession(req.session);
-  if (req.harness === "" || req.harness === info.harness) return { info, override: "" };
-  await Promise.all([host.registry.refresh(req.harness), host.registry.refresh(info.harness)]);
-  const override = host.registry.resolve(req.harness);
-  const current = host.registry.get(info.harness);
-  if (override.source === "registered" || current?.source === "registered") {
-    throw new HostError(
-      ErrorCode.FailedPrecondition,
-      `session ${info.uid} is pinned to harness "${info.harness}"; a turn cannot switch to or from a registered harness`,
-    );
-  }
-  return { info, override: override.name };
+  checkSessionHarness(info, req.harness);
+  return info;
 }
 
 export async function* execUpdates(host: Host, req: ExecRequest, callSignal: AbortSignal): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
-  const { info, override } = await targetSession(host, req);
+  const info = await targetSession(host, req);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, info, override, callSignal);
+    yield* turnUpdates(host, req, plan, info, callSignal);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
@@ -86,7 +77,6 @@ async function* turnUpdates(
   req: ExecRequest,
   plan: ExecPlan,
   info: SessionInfo,
-  override: string,
   callSignal: AbortSignal,
 ): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
@@ -130,7 +120,6 @@ async function* turnUpdates(
   const turn = host.placer
     .exec({
       session: info.uid,
-      ...(override ? { harness: override } : {}),
       inputs: req.inputs,
       ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
       ...(req.config.length > 0 ? { config: req.config } : {}),
