@@ -68,10 +68,7 @@ interface EndToEnd {
 /** Suspend + resume cycles of a live counter session, end to end through a Host on the spawned runtime. */
 async function endToEnd(quick: boolean, policy: "every-turn" | "on-suspend"): Promise<EndToEnd | Unmeasured> {
   try {
-    await lazyImport(
-      new URL("../../src/runtime/builders.js", import.meta.url),
-      "spawned runtime (src/runtime/builders.ts)",
-    );
+    await lazyImport(new URL("../../src/runtime/table.js", import.meta.url), "spawned runtime (src/runtime/table.ts)");
   } catch (err) {
     if (err instanceof Unavailable) return { unavailable: err.message };
     throw err;

@@ -37,7 +37,6 @@ async function run(opts: RunOptions): Promise<FigureResult> {
   const { openImage } = await import("../../src/vm/image-manifest.js");
   const { VmProcess } = await import("../../src/vm/qemu.js");
   const { Host } = await import("../../src/host/host.js");
-  await import("../../src/runtime/builders.js");
   const { newSessionUid } = await import("../../src/controller/ids.js");
   const scratch = scratchDir("vm");
   const reps = opts.quick ? 1 : 3;

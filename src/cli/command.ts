@@ -3,7 +3,7 @@
 import type { StatusCode } from "../client/errors.js";
 import type { ParseArgsConfig } from "node:util";
 import type { SessionsApi } from "./api.js";
-import type { OpenOptions } from "./host-flags.js";
+import type { OpenOptions } from "./open-options.js";
 
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 

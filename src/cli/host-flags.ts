@@ -7,15 +7,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionsApi } from "./api.js";
 import { CliError, str, type FlagValues } from "./command.js";
+import type { OpenOptions } from "./open-options.js";
 
 export const DEFAULT_DATA_DIR = "./.harnesshost";
 
-export interface OpenOptions {
-  /** Create the journal (and its folder) when it does not exist yet. Default false. */
-  readonly create?: boolean;
-  /** Open the journal read-only (commands that never write). */
-  readonly readOnly?: boolean;
-}
+export type { OpenOptions } from "./open-options.js";
 
 export function journalUrl(values: FlagValues): string {
   return str(values, "journal") ?? join(str(values, "data") ?? DEFAULT_DATA_DIR, "journal.db");

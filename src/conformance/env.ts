@@ -15,7 +15,6 @@ import { CountingModel } from "./counting-model.js";
 import { fail, turnText, type Signatures } from "./evidence.js";
 import { SUBJECT, subjectSpecs, type Target } from "./target.js";
 import type { ConformanceOptions } from "./types.js";
-import "../runtime/builders.js";
 
 /** The input of turn `i` (1-based): deterministic, so twins see exactly the same conversation. */
 export function inputOf(i: number): string {

@@ -13,7 +13,7 @@ import {
 import { ErrorCode, HostError } from "../errors/index.js";
 import { projectComputeState } from "../journal/compute-state.js";
 import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
-import type { SnapshotRef } from "../runtime/types.js";
+import type { SnapshotRef } from "../snapshot/ref.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
 

@@ -22,7 +22,6 @@ import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
 import { type Limits, resolveLimits } from "../limits/index.js";
 import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
 import { buildRuntime } from "./runtimes.js";
-import "../runtime/builders.js";
 
 export interface NewSession {
   readonly harness?: string;

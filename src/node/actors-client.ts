@@ -13,7 +13,7 @@ import type {
   RestoreActorRequestSchema,
   SnapshotTrailer,
 } from "../gen/harnesshost/v1/actors_pb.js";
-import { eventBytes } from "../placement/event-bytes.js";
+import { eventBytes } from "../wire/event-bytes.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError, createClient } from "../wire/index.js";

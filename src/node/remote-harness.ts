@@ -29,7 +29,7 @@ import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { HISTORY_BASE_HEADER, HISTORY_HELD_HEADER, HISTORY_TOKEN_HEADER, isStaleHistory } from "./history-headers.js";
 import { overLimit } from "../limits/index.js";
-import { eventBytes } from "../placement/event-bytes.js";
+import { eventBytes } from "../wire/event-bytes.js";
 import type { HistoryUploader } from "./actors-client.js";
 import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, type TurnLimits, UPLOAD_HISTORY_ABOVE_BYTES } from "./limits.js";
 

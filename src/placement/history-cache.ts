@@ -7,7 +7,7 @@ import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { Head, Journal, JournalRecord } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
-import { eventBytes } from "./event-bytes.js";
+import { eventBytes } from "../wire/event-bytes.js";
 
 interface Entry {
   seq: number;

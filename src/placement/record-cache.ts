@@ -10,7 +10,7 @@ import { SessionLog } from "../controller/projection.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
-import { eventBytes } from "./event-bytes.js";
+import { eventBytes } from "../wire/event-bytes.js";
 
 /** A session's records 1..head with their projection. Callers must neither mutate nor retain them. */
 export interface RecordWindow {

@@ -13,6 +13,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 import type { SnapshotRef } from "../runtime/types.js";
 import type { HarnessEntry } from "./harness-entry.js";
+import { journalRef, memoryRef } from "../snapshot/ref.js";
 
 /** The state a parked memory turn resumes from. */
 export type TurnStart =
@@ -42,7 +43,7 @@ export async function memoryTurnStart(
     case "checkpoint":
       return {
         kind: "checkpoint",
-        ref: { local: session, externalUri: checkpoint!.digest, memory: true, sealed: false },
+        ref: memoryRef(session, checkpoint!.digest),
       };
     case "fresh":
       return { kind: "fresh" };
@@ -106,7 +107,7 @@ export async function commitPark(
   start: TurnStart,
   observer?: TurnObserver,
 ): Promise<JournalRecord> {
-  let ref: SnapshotRef = { local: session, externalUri: "", memory: false, sealed: false };
+  let ref: SnapshotRef = journalRef(session);
   switch (start.kind) {
     case "stateless":
       break;

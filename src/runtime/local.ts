@@ -17,6 +17,7 @@ import {
   type SnapshotKind,
   type SnapshotRef,
 } from "./types.js";
+import { journalRef } from "../snapshot/ref.js";
 
 export class LocalRuntime implements Runtime {
   readonly name = "local";
@@ -63,7 +64,7 @@ export class LocalRuntime implements Runtime {
       );
     // Filesystem-only: the ref names the session to replay; the actor is freed.
     this.actors.delete(sessionUid);
-    return { local: sessionUid, externalUri: "", memory: false, sealed: false };
+    return journalRef(sessionUid);
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {

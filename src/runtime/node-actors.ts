@@ -5,6 +5,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { ActorsClient } from "../node/actors-client.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import type { SnapshotRef } from "./types.js";
+import { memoryRef } from "../snapshot/ref.js";
 
 export async function snapshotActorToStore(
   actors: ActorsClient,
@@ -14,7 +15,7 @@ export async function snapshotActorToStore(
 ): Promise<SnapshotRef> {
   const bytes = await actors.snapshot(session, signal !== undefined ? { signal } : {});
   const digest = await store.put(bytes);
-  return { local: session, externalUri: digest, memory: true, sealed: false };
+  return memoryRef(session, digest);
 }
 
 export async function restoreActorFromStore(

@@ -25,6 +25,7 @@ import {
   type SnapshotKind,
   type SnapshotRef,
 } from "./types.js";
+import { journalRef } from "../snapshot/ref.js";
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
 
@@ -128,7 +129,7 @@ export class RemoteRuntime implements Runtime {
         ErrorCode.FailedPrecondition,
         "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL",
       );
-    if (!this.memory) return { local: sessionUid, externalUri: "", memory: false, sealed: false };
+    if (!this.memory) return journalRef(sessionUid);
     return snapshotActorToStore(this.actors, this.store, sessionUid, signal);
   }
 

@@ -4,18 +4,11 @@
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import type { ComputeStateName } from "../journal/types.js";
 import type { Harness } from "../sdk/types.js";
+import type { SnapshotRef } from "../snapshot/ref.js";
 
 export type SnapshotKind = "LOCAL" | "EXTERNAL";
 
-/** The journaled snapshot reference (LIFECYCLE_SUSPEND carries it as snapshot_* fields). */
-export interface SnapshotRef {
-  /** The session handle; every backend records its own session uid here. */
-  readonly local: string;
-  /** Memory backends: "sha256:<hex>" of the actor-state blob in the snapshot store. */
-  readonly externalUri: string;
-  readonly memory: boolean;
-  readonly sealed: boolean;
-}
+export type { SnapshotRef } from "../snapshot/ref.js";
 
 export interface RuntimeCapabilities {
   readonly memorySnapshot: boolean;

@@ -31,6 +31,7 @@ import {
   type SnapshotKind,
   type SnapshotRef,
 } from "./types.js";
+import { memoryRef } from "../snapshot/ref.js";
 
 export interface VmRuntimeOptions {
   /** The image directory (`harnesshost image build --out`). */
@@ -223,7 +224,7 @@ export class VmRuntime implements Runtime {
     try {
       await vm.snapshotTo(file, this.deadlines);
       const digest = await this.opts.snapshots.put(await readFile(file));
-      return { local: sessionUid, externalUri: digest, memory: true, sealed: false };
+      return memoryRef(sessionUid, digest);
     } finally {
       rmSync(file, { force: true });
     }

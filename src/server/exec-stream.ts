@@ -12,7 +12,7 @@ import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
-import { eventBytes } from "../placement/event-bytes.js";
+import { eventBytes } from "../wire/event-bytes.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";

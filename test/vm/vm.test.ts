@@ -16,7 +16,6 @@ import { startFixture } from "../server/helpers.js";
 import { bash, freePort, shBlocks, withBackgroundWaits } from "../docs/sh-script.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
-import "../../src/runtime/builders.js";
 import { canPlace } from "../../src/runtime/types.js";
 import { childMetas, closeAll, openTestHost, signal, turns } from "../tiers/helpers.js";
 import { ROOT, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";

@@ -1,0 +1,54 @@
+// The one runtime table: every runtime kind a harness spec can name and the constructor that builds it.
+// Invariant: the runtime kind named in the spec is the one built — a memory harness configured on
+// `local` gets the local runtime and is then refused by CanPlace at every admission, never silently
+// upgraded; a kind not in the table is refused FAILED_PRECONDITION.
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { NodeLimits } from "../node/limits.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import { loadHarnessFactory } from "./harness-module.js";
+import { LocalRuntime } from "./local.js";
+import { RemoteRuntime } from "./remote.js";
+import { SpawnedRuntime } from "./spawned.js";
+import type { Runtime } from "./types.js";
+import { VmRuntime } from "./vm.js";
+
+export type RuntimeKind = "local" | "spawned" | "remote" | "vm";
+
+/** What a runtime is built from: its kind and target (a built-in name, module path, address or image). */
+export interface RuntimeSpec {
+  readonly runtime: RuntimeKind;
+  readonly target: string;
+}
+
+export interface RuntimeContext {
+  readonly snapshots: SnapshotStore;
+  readonly nodeIdleMs: number;
+  /** Deadlines and turn bounds of harness nodes (spawned and remote runtimes). */
+  readonly nodeLimits?: NodeLimits;
+  /** Instances the local runtime keeps (limit localActors). */
+  readonly localActors?: number;
+}
+
+export type RuntimeBuilder = (spec: RuntimeSpec, ctx: RuntimeContext) => Promise<Runtime>;
+
+const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
+  local: async (spec, ctx) => new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors),
+  spawned: async (spec, ctx) =>
+    new SpawnedRuntime({
+      target: spec.target,
+      factory: await loadHarnessFactory(spec.target),
+      snapshots: ctx.snapshots,
+      idleMs: ctx.nodeIdleMs,
+      ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
+    }),
+  remote: async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits),
+  vm: async (spec, ctx) => new VmRuntime({ image: spec.target, snapshots: ctx.snapshots }),
+};
+
+/** Builds the runtime a spec names (the spec may carry more fields, e.g. a registry name; they are ignored). */
+export async function buildRuntime<S extends RuntimeSpec>(spec: S, ctx: RuntimeContext): Promise<Runtime> {
+  const builder = Object.hasOwn(RUNTIMES, spec.runtime) ? RUNTIMES[spec.runtime] : undefined;
+  if (!builder)
+    throw new HostError(ErrorCode.FailedPrecondition, `runtime "${spec.runtime}" is not available in this build`);
+  return builder(spec, ctx);
+}
