@@ -1,0 +1,103 @@
+// The layer table of harnesshost, enforced by dependency-cruiser (`npm run lint:layers`, part of
+// `npm run lint` and so of CI). Invariant: a module imports only modules of its own folder or of a
+// folder in a LOWER layer; no import cycles; the CLI reaches the servers only through their index.
+//
+// Layers, top (may import everything below) to bottom (imports nothing of ours). Each line: the
+// folders of one layer and their one-line job. Folders on one line do not import one another unless
+// the line says so.
+const LAYERS = [
+  // 0. package entry points that gather several layers: `harnesshost` (host embedding API) and
+  //    `harnesshost/sdk` (authoring types plus serveHarness from node/). Re-exports only.
+  ["src/index\\.ts$", "src/sdk/index\\.ts$"],
+  // 1. the `harnesshost` command: parses flags, calls a server (remote) or a host (in process).
+  ["src/cli/"],
+  // 2. edges: the gRPC services (server), the conformance suite (drives a real host) and the remote
+  //    client library (talks to a server over the wire). Edges never import one another.
+  ["src/server/", "src/conformance/", "src/client/"],
+  // 3. the host: one process's assembly of journal, snapshot store, registry, runtimes and placer.
+  ["src/host/"],
+  // 4. placement: admission, session guard, fences, checkpoints, waits, recovery (the Placer).
+  ["src/placement/"],
+  // 5. runtimes: where a harness runs (local, spawned, remote, vm) behind the Runtime SPI.
+  ["src/runtime/"],
+  // 6. the micro-VM machinery (QEMU, images, guest agent) the vm runtime drives; below runtime because
+  //    only runtimes (and the CLI's image commands, above) start a VM.
+  ["src/vm/"],
+  // 7. harness nodes: both ends of Harness.Connect and the Actors extension over gRPC.
+  ["src/node/"],
+  // 8. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
+  ["src/controller/"],
+  // 9. memory snapshots, post-commit effects and the built-in harnesses (authored against the SDK).
+  ["src/snapshot/", "src/effects/", "harnesses/"],
+  // 10. the hash-chained journal backends and the model providers.
+  ["src/journal/", "src/model/"],
+  // 11. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
+  //     limits sits here because nodes, placement, servers and runtimes all read the one table.
+  ["src/canon/", "src/sdk/(?!index\\.ts$)", "src/wire/", "src/limits/"],
+  // 12. generated protobuf code, typed errors, and package paths (where the package's files are).
+  ["src/gen/", "src/errors/", "src/paths\\.ts$"],
+];
+
+const path = (folders) => `^(${folders.join("|")})`;
+
+/** For each layer: modules there may not import any folder of a higher layer, nor a sibling folder. */
+const layerRules = LAYERS.flatMap((folders, i) => {
+  const above = LAYERS.slice(0, i).flat();
+  const rules = [];
+  if (above.length > 0)
+    rules.push({
+      name: `layer-${i}-imports-upward`,
+      comment: `${folders.join(", ")} may import only its own folder or lower layers (see LAYERS)`,
+      severity: "error",
+      from: { path: path(folders) },
+      to: { path: path(above) },
+    });
+  for (const folder of folders) {
+    const siblings = folders.filter((f) => f !== folder);
+    if (siblings.length === 0 || i === 0) continue;
+    rules.push({
+      name: `layer-${i}-imports-sibling`,
+      comment: `${folder} may not import a sibling of its layer (${siblings.join(", ")})`,
+      severity: "error",
+      from: { path: path([folder]) },
+      to: { path: path(siblings) },
+    });
+  }
+  return rules;
+});
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: "no-circular",
+      comment: "an import cycle makes module order (and so start-up) depend on who is loaded first",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "cli-uses-server-index",
+      comment: "the CLI reaches the servers through src/server/index.ts only, never their internals",
+      severity: "error",
+      from: { path: "^src/cli/" },
+      to: { path: "^src/server/", pathNot: "^src/server/index\\.ts$" },
+    },
+    {
+      name: "no-entry-point-imports",
+      comment: "package entry points re-export; code inside the package imports the module itself",
+      severity: "error",
+      from: { path: "^(src|harnesses)/", pathNot: path(LAYERS[0]) },
+      to: { path: path(LAYERS[0]) },
+    },
+  ],
+  options: {
+    includeOnly: "^(src|harnesses)/",
+    exclude: { path: "^(src/gen/|harnesses/fixtures/|harnesses/python/)" },
+    // Type-only imports count: a type that points up is a dependency that points up.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    moduleSystems: ["es6"],
+  },
+};
