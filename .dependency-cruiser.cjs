@@ -25,16 +25,19 @@ const LAYERS = [
   ["src/vm/"],
   // 7. harness nodes: both ends of Harness.Connect and the Actors extension over gRPC.
   ["src/node/"],
-  // 8. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
+  // 8. the agent kit (`harnesshost/agent`): builds a harness from parts; reads the host-param names and
+  //    compaction records the controller defines, so it sits right above controller.
+  ["src/agent/"],
+  // 9. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
   ["src/controller/"],
-  // 9. memory snapshots, post-commit effects and the built-in harnesses (authored against the SDK).
+  // 10. memory snapshots, post-commit effects and the built-in harnesses (authored against the SDK).
   ["src/snapshot/", "src/effects/", "harnesses/"],
-  // 10. the hash-chained journal backends and the model providers.
+  // 11. the hash-chained journal backends and the model providers.
   ["src/journal/", "src/model/"],
-  // 11. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
+  // 12. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
   //     limits sits here because nodes, placement, servers and runtimes all read the one table.
   ["src/canon/", "src/sdk/(?!index\\.ts$)", "src/wire/", "src/limits/"],
-  // 12. generated protobuf code, typed errors, and package paths (where the package's files are).
+  // 13. generated protobuf code, typed errors, and package paths (where the package's files are).
   ["src/gen/", "src/errors/", "src/paths\\.ts$"],
 ];
 
@@ -70,6 +73,13 @@ const layerRules = LAYERS.flatMap((folders, i) => {
 module.exports = {
   forbidden: [
     ...layerRules,
+    {
+      name: "every-module-in-a-layer",
+      comment: "a new folder must be placed in LAYERS (with its job) before anything imports it",
+      severity: "error",
+      from: { path: "^(src|harnesses)/" },
+      to: { path: "^(src|harnesses)/", pathNot: path(LAYERS.flat()) },
+    },
     {
       name: "no-circular",
       comment: "an import cycle makes module order (and so start-up) depend on who is loaded first",

@@ -3,7 +3,7 @@
 // HarnessHostError whose `code` is the gRPC status name and whose message is the server's own.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { grpcStatusOf, isHostError } from "../errors/index.js";
-import { REQUEST_ID_HEADER } from "../server/request-id.js";
+import { REQUEST_ID_HEADER } from "../wire/request-id.js";
 import { RpcError } from "../wire/status.js";
 
 /** The gRPC status names, the stable values of HarnessHostError.code. */

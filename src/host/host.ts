@@ -53,15 +53,9 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "askcounter", runtime: "spawned", target: "askcounter", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
 
-/** Blobs live beside the journal: in PostgreSQL when it is shared, else under the data directory. */
+/** Blobs live beside the journal: in its database when its storage offers that, else under the data directory. */
 async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<SnapshotStore> {
-  if (journal.kind === "postgres") {
-    const [{ PgSnapshotStore }, { PostgresJournal }] = await Promise.all([
-      import("../snapshot/pg-store.js"),
-      import("../journal/postgres.js"),
-    ]);
-    if (journal instanceof PostgresJournal) return new PgSnapshotStore(journal);
-  }
+  if (journal.storage.snapshotsInJournal) return (await import("../snapshot/pg-store.js")).snapshotStoreOf(journal);
   return new FsSnapshotStore(join(dataDir, "snapshots"));
 }
 

@@ -51,6 +51,7 @@ interface MemorySession {
 
 export class MemoryJournal implements Journal {
   readonly kind = "memory";
+  readonly storage = { sharedByHosts: false, snapshotsInJournal: false } as const;
   private readonly sessions = new Map<string, MemorySession>();
   private readonly registrations = new Map<string, StoredRegistration>();
   private readonly checkpoints = new Map<string, Map<number, CheckpointRow>>();

@@ -71,6 +71,7 @@ type Queryable = Pick<pg.ClientBase, "query">;
 
 export class PostgresJournal implements Journal {
   readonly kind = "postgres";
+  readonly storage = { sharedByHosts: true, snapshotsInJournal: true } as const;
   private closed = false;
 
   private constructor(

@@ -230,6 +230,7 @@ type Statements = ReturnType<typeof prepareStatements>;
 
 export class SqliteJournal implements Journal {
   readonly kind = "sqlite";
+  readonly storage = { sharedByHosts: false, snapshotsInJournal: false } as const;
   private readonly stmts: Statements;
   private readonly commitTx: (
     session: string,

@@ -170,9 +170,29 @@ export interface SeqEvent {
   readonly event: Event;
 }
 
+/**
+ * What a journal's storage offers beside its records, declared by each backend so that the host and the
+ * servers ask for a capability instead of a backend's name. (Cross-host session locks are the optional
+ * `tryLockSession`.)
+ */
+export interface StorageCapabilities {
+  /**
+   * Several hosts may share this journal (one database): each re-reads the stored harness registrations
+   * periodically (docs/protocol.md §7.4) instead of only at start.
+   */
+  readonly sharedByHosts: boolean;
+  /**
+   * Snapshot blobs live in the journal's own database, so every host sharing it reads them
+   * (src/snapshot/pg-store.ts); false: under each host's data directory.
+   */
+  readonly snapshotsInJournal: boolean;
+}
+
 export interface Journal {
-  /** Backend name for diagnostics: "memory", "sqlite", "postgres". */
+  /** Backend name for diagnostics only: "memory", "sqlite", "postgres". Ask `storage`, never this. */
   readonly kind: string;
+
+  readonly storage: StorageCapabilities;
 
   /**
    * Appends one event in one transaction. Checks, in order: CAS (`expectedLastSeq` must equal the

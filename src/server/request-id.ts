@@ -2,8 +2,9 @@
 // client sent, or a freshly minted 24-hex one — and that id is the one echoed back and logged.
 import type { Metadata } from "@grpc/grpc-js";
 import { randomHex } from "../controller/ids.js";
+import { REQUEST_ID_HEADER } from "../wire/request-id.js";
 
-export const REQUEST_ID_HEADER = "x-request-id";
+export { REQUEST_ID_HEADER };
 const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function mintRequestId(): string {

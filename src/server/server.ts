@@ -59,7 +59,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();
-  catalog.follow(host.journal.kind === "postgres" ? REGISTRATION_POLL_MS : 0);
+  catalog.follow(host.journal.storage.sharedByHosts ? REGISTRATION_POLL_MS : 0);
 
   const sessions = new Server({
     interceptors: [policy("sessions")],

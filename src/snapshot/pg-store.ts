@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { PostgresJournal } from "../journal/postgres.js";
+import type { Journal } from "../journal/types.js";
 import { migrate } from "../journal/postgres-schema.js";
 import { parseDigest, type SnapshotStore } from "./store.js";
 
@@ -27,6 +28,13 @@ interface ChunkDbRow {
 
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The blob store kept in a journal's own database (its storage says snapshotsInJournal). */
+export function snapshotStoreOf(journal: Journal): PgSnapshotStore {
+  if (!(journal instanceof PostgresJournal))
+    throw new HostError(ErrorCode.FailedPrecondition, `a ${journal.kind} journal keeps no snapshot blobs`);
+  return new PgSnapshotStore(journal);
 }
 
 export class PgSnapshotStore implements SnapshotStore {
