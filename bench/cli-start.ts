@@ -50,7 +50,7 @@ function row(args: readonly string[]): Sample {
 async function startServe(dir: string): Promise<{ addr: string; stop(): Promise<void> }> {
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0"],
+    [BIN, "serve", "--data", dir, "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0", "--http-addr", "off"],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   const exited = new Promise<void>((r) => child.once("exit", () => r()));

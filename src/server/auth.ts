@@ -27,6 +27,11 @@ export class BearerAuth {
   /** undefined when the call may proceed. */
   check(metadata: Metadata): AuthRefusal | undefined {
     const [header] = metadata.get("authorization");
+    return this.checkHeader(typeof header === "string" ? header : undefined);
+  }
+
+  /** The same decision from a raw `authorization` header value (the HTTP listener's path). */
+  checkHeader(header: string | null | undefined): AuthRefusal | undefined {
     if (typeof header !== "string" || header === "") {
       return { code: GrpcStatus.UNAUTHENTICATED, details: "missing bearer token (authorization: Bearer <token>)" };
     }

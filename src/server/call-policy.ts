@@ -98,7 +98,8 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
 
 type LogFn = (fields: object, message?: string) => void;
 
-function levelOf(code: number, quiet: boolean, logger: ServerLogger): LogFn {
+/** The log level of a finished call with status `code` (health probes log OK at debug). */
+export function levelOf(code: number, quiet: boolean, logger: ServerLogger): LogFn {
   switch (code) {
     case GrpcStatus.OK:
       return quiet ? logger.debug.bind(logger) : logger.info.bind(logger);

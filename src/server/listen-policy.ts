@@ -1,8 +1,8 @@
 // Where the listeners may bind. Invariants: the operator registry listens only on a literal loopback
 // IP (127.0.0.0/8 or ::1), and the Sessions listener only on a literal loopback IP or a unix socket,
 // unless TLS and a bearer token are both configured; the Sessions and registry listeners never share
-// a port; all of it is checked before anything is opened. (The host has no HTTP listener; one added
-// later goes through this same check.)
+// a port; the HTTP listener (Connect + console, docs/console.md) follows the Sessions rule but only on
+// TCP, and shares no port with either; all of it is checked before anything is opened.
 import { isIP } from "node:net";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, type Address } from "../wire/index.js";
@@ -22,7 +22,8 @@ export function checkListenAddresses(
   addr: string,
   registryAddr: string,
   secured: boolean,
-): { sessions: Address; registry: Address } {
+  httpAddr?: string,
+): { sessions: Address; registry: Address; http?: Address } {
   const sessions = parseAddress(addr);
   const registry = parseAddress(registryAddr);
   if (!secured) {
@@ -42,5 +43,23 @@ export function checkListenAddresses(
       `--addr ${JSON.stringify(addr)} must be a literal loopback IP and port (127.0.0.1:PORT or [::1]:PORT) or a unix socket unless both TLS (--tls-cert, --tls-key) and a bearer token (--token-file) are configured`,
     );
   }
-  return { sessions, registry };
+  if (httpAddr === undefined || httpAddr === HTTP_OFF) return { sessions, registry };
+  return { sessions, registry, http: checkHttpAddress(httpAddr, secured, [sessions, registry]) };
+}
+
+/** The value of --http-addr that turns the HTTP listener off. */
+export const HTTP_OFF = "off";
+
+function checkHttpAddress(httpAddr: string, secured: boolean, others: readonly Address[]): Address {
+  const http = parseAddress(httpAddr);
+  if (http.kind !== "tcp") throw refuse(`--http-addr ${JSON.stringify(httpAddr)} must be host:port (or off)`);
+  if (!secured && !isLoopbackLiteral(http.host)) {
+    throw refuse(
+      `--http-addr ${JSON.stringify(httpAddr)} must be a literal loopback IP and port (127.0.0.1:PORT or [::1]:PORT) unless both TLS (--tls-cert, --tls-key) and a bearer token (--token-file) are configured`,
+    );
+  }
+  if (http.port !== 0 && others.some((o) => o.kind === "tcp" && o.port === http.port)) {
+    throw refuse(`the HTTP listener (${httpAddr}) must not share a port with the Sessions or registry listener`);
+  }
+  return http;
 }

@@ -1,5 +1,7 @@
 // The harnesshost gRPC server: Sessions (+ health and reflection) on the main listener and the
-// HarnessRegistry on its own operator listener, both behind the same call policy. Invariants: address
+// HarnessRegistry on its own operator listener, both behind the same call policy; optionally the HTTP
+// listener (Connect + the console, docs/console.md) serving the very same Sessions implementation
+// object, the registry's read methods and the Console views behind the same auth. Invariants: address
 // misconfiguration is refused before anything binds; stored registrations are servable before the
 // first call is accepted, and those made later by other hosts sharing the journal are followed;
 // close() stops accepting, lets in-flight calls finish for the grace period,
@@ -10,7 +12,13 @@ import { HealthImplementation } from "grpc-health-check";
 import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
+import { Console } from "../gen/harnesshost/v1/console_pb.js";
+import { ConsoleAssets } from "../http/assets.js";
+import { routeService } from "../http/connect-service.js";
+import { httpPolicy } from "../http/policy.js";
+import { type RunningHttp, startHttp } from "../http/server.js";
 import { addService, listen } from "../wire/index.js";
+import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
@@ -36,18 +44,25 @@ export interface ServerOptions {
   readonly tokens?: readonly string[];
   readonly tls?: TlsFiles;
   readonly logger: ServerLogger;
+  /** The HTTP listener's host:port; undefined or "off" serves none. */
+  readonly httpAddr?: string;
+  /** The console's files (default: the package's dist/console). */
+  readonly consoleAssets?: ConsoleAssets;
 }
 
 export interface RunningServer {
   /** The bound Sessions address (port 0 resolved). */
   readonly addr: string;
   readonly registryAddr: string;
+  /** The console URL on the HTTP listener (undefined when it is off). */
+  readonly httpUrl?: string;
   close(graceMs?: number): Promise<void>;
 }
 
 export async function startServer(host: Host, opts: ServerOptions): Promise<RunningServer> {
   const tokens = opts.tokens ?? [];
-  checkListenAddresses(opts.addr, opts.registryAddr, opts.tls !== undefined && tokens.length > 0);
+  const secured = opts.tls !== undefined && tokens.length > 0;
+  const listeners = checkListenAddresses(opts.addr, opts.registryAddr, secured, opts.httpAddr);
   const auth = tokens.length > 0 ? new BearerAuth(tokens) : undefined;
   const policy = (listener: string) =>
     callPolicy({
@@ -66,20 +81,20 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     "grpc.max_receive_message_length": host.limits.requestBytes,
   });
   const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
-  addService(
-    sessions,
-    Sessions,
-    withJournalHealth(sessionsService(host), (err) => {
-      health.setStatus("", "NOT_SERVING");
-      health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
-      opts.logger.error({ err: err instanceof Error ? err.name : "error" }, "journal unreadable: health NOT_SERVING");
-    }),
-  );
+  const unreadable = (err: unknown): void => {
+    health.setStatus("", "NOT_SERVING");
+    health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
+    opts.logger.error({ err: err instanceof Error ? err.name : "error" }, "journal unreadable: health NOT_SERVING");
+  };
+  // One implementation object per service, served by every transport.
+  const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
+  const registryImpl = registryService(catalog);
+  addService(sessions, Sessions, sessionsImpl);
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 
   const registry = new Server({ interceptors: [policy("registry")] });
-  addService(registry, HarnessRegistry, registryService(catalog));
+  addService(registry, HarnessRegistry, registryImpl);
 
   const credentials = opts.tls
     ? ServerCredentials.createSsl(
@@ -90,9 +105,32 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     : undefined;
   let addr: string;
   let registryAddr: string;
+  let http: RunningHttp | undefined;
   try {
     addr = await listen(sessions, opts.addr, credentials);
     registryAddr = await listen(registry, opts.registryAddr, credentials);
+    if (listeners.http !== undefined && opts.httpAddr !== undefined) {
+      const consoleImpl = withJournalHealth(consoleService(host), unreadable);
+      http = await startHttp({
+        addr: opts.httpAddr,
+        secured,
+        ...(opts.tls ? { tls: opts.tls } : {}),
+        interceptors: [
+          httpPolicy({ logger: opts.logger, logFieldChars: host.limits.logFieldChars, ...(auth ? { auth } : {}) }),
+        ],
+        requestBytes: host.limits.requestBytes,
+        assets: opts.consoleAssets ?? new ConsoleAssets(),
+        routes(router) {
+          routeService(router, Sessions, sessionsImpl);
+          // Read-only: registering and retiring stay on the operator (registry) listener.
+          routeService(router, HarnessRegistry, registryImpl, {
+            methods: ["listHarnesses", "getHarness"],
+            why: "the HTTP listener serves the registry read-only; register and retire on the registry listener (--registry-addr)",
+          });
+          routeService(router, Console, consoleImpl);
+        },
+      });
+    }
   } catch (err) {
     sessions.forceShutdown();
     registry.forceShutdown();
@@ -104,11 +142,12 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   return {
     addr,
     registryAddr,
+    ...(http ? { httpUrl: http.url } : {}),
     close(graceMs = DEFAULT_GRACE_MS) {
       closing ??= (async () => {
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
-        await Promise.all([shutdown(sessions, graceMs), shutdown(registry, graceMs)]);
+        await Promise.all([shutdown(sessions, graceMs), shutdown(registry, graceMs), http?.close(graceMs)]);
         await catalog.stop();
       })();
       return closing;

@@ -57,7 +57,10 @@ async function localize(script: string, dir: string): Promise<string> {
         .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
         .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
       if (/ serve /.test(line) && !line.includes("--addr"))
-        line = line.replace(" serve ", " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 ");
+        line = line.replace(
+          " serve ",
+          " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 --http-addr 127.0.0.1:0 ",
+        );
       return line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
     });
   return withBackgroundWaits(lines.join("\n"), 300);

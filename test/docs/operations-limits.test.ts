@@ -25,7 +25,7 @@ describe("docs/operations.md limits", () => {
       .join("\n")
       .replaceAll(
         "npx harnesshost serve",
-        `node ${bin} serve --data ${join(dir, "data")} --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2}`,
+        `node ${bin} serve --data ${join(dir, "data")} --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
       )
       .replaceAll("npx harnesshost", `node ${bin}`)
       .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`);

@@ -21,7 +21,10 @@ async function localize(script: string, dir: string): Promise<string> {
   const bin = `node ${join(repo, "scripts/harnesshost-src.mjs")}`;
   return withBackgroundWaits(
     script
-      .replaceAll("npx harnesshost serve", `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2}`)
+      .replaceAll(
+        "npx harnesshost serve",
+        `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
+      )
       .replaceAll("npx harnesshost", bin)
       .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
       .replaceAll("127.0.0.1:7234", `127.0.0.1:${p2}`)

@@ -38,7 +38,7 @@ function reachable(port: string): string {
 /**
  * A strict bash script from the lines: continuation lines joined, background jobs killed on exit, and
  * after each backgrounded line a bounded poll until its unix socket (`--listen unix://…`) or its
- * `--addr`/`--registry-addr` ports answer.
+ * `--addr`/`--registry-addr`/`--http-addr` ports answer (port 0 is not awaited).
  */
 export function withBackgroundWaits(script: string, polls = 600): string {
   const lines = script.split("\n");
@@ -49,7 +49,9 @@ export function withBackgroundWaits(script: string, polls = 600): string {
     out.push(line);
     if (!/\s&\s*$/.test(line)) continue;
     const sock = /--listen unix:\/\/(\S+)/.exec(line)?.[1];
-    const ports = [...line.matchAll(/--(?:registry-)?addr 127\.0\.0\.1:(\d+)/g)].map((m) => m[1]!);
+    const ports = [...line.matchAll(/--(?:registry-|http-)?addr 127\.0\.0\.1:(\d+)/g)]
+      .map((m) => m[1]!)
+      .filter((p) => p !== "0");
     const checks = sock ? [`test -S ${sock}`] : ports.map(reachable);
     for (const check of checks) out.push(`for i in $(seq 1 ${polls}); do ${check} && break; sleep 0.2; done; ${check}`);
   }

@@ -68,6 +68,8 @@ export class HostProcess {
         "127.0.0.1:0",
         "--registry-addr",
         "127.0.0.1:0",
+        "--http-addr",
+        "127.0.0.1:0",
         "--log-level",
         "warn",
       ],

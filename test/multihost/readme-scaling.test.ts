@@ -1,5 +1,5 @@
 // The README's "## Scaling" walkthrough runs as written: its sh blocks, with `npx harnesshost` pointed
-// at this checkout, free ports for 7233–7236, a temp socket path and a fresh PostgreSQL schema in the
+// at this checkout, free ports for 7233–7238, a temp socket path and a fresh PostgreSQL schema in the
 // journal URL; backgrounded services are awaited by polling their ports (bounded).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +26,7 @@ async function localize(script: string, dir: string, schema: string): Promise<st
     .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
     .replaceAll(README_PG_URL, `'${journalUrl(schema)}'`)
     .replaceAll("/tmp/x.sock", join(dir, "x.sock"));
-  for (const port of ["7233", "7234", "7235", "7236"])
+  for (const port of ["7233", "7234", "7235", "7236", "7237", "7238"])
     text = text.replaceAll(`127.0.0.1:${port}`, `127.0.0.1:${await freePort()}`);
   return withBackgroundWaits(text);
 }

@@ -164,6 +164,8 @@ register("data:text/javascript," + encodeURIComponent(
         "127.0.0.1:0",
         "--registry-addr",
         "127.0.0.1:0",
+        "--http-addr",
+        "127.0.0.1:0",
       ],
       { cwd: project, stdio: ["ignore", "inherit", "pipe"] },
     );

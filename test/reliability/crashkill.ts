@@ -269,6 +269,8 @@ export async function runCrashKill(opts: CrashKillOptions): Promise<CrashKillRep
     "127.0.0.1:0",
     "--registry-addr",
     "127.0.0.1:0",
+    "--http-addr",
+    "127.0.0.1:0",
     "--model",
     model.baseUrl,
     "--model-name",

@@ -42,6 +42,8 @@ beforeAll(async () => {
       "127.0.0.1:0",
       "--registry-addr",
       "127.0.0.1:0",
+      "--http-addr",
+      "127.0.0.1:0",
       "--limit",
       `historyCacheBytes=${CACHE_BUDGET}`,
       "--limit",

@@ -45,6 +45,8 @@ describe("harnesshost serve under a hostile node", () => {
         "127.0.0.1:0",
         "--registry-addr",
         "127.0.0.1:0",
+        "--http-addr",
+        "127.0.0.1:0",
         "--harness",
         `evil=remote:${evil.address}`,
         "--limit",

@@ -91,6 +91,8 @@ beforeAll(async () => {
       "127.0.0.1:0",
       "--registry-addr",
       "0.0.0.0:0",
+      "--http-addr",
+      "127.0.0.1:0",
       "--tls-cert",
       cert,
       "--tls-key",

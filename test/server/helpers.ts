@@ -36,6 +36,8 @@ export interface FixtureOptions {
   readonly clientMetadata?: Readonly<Record<string, string>>;
   /** Host config beyond the fixture's data dir (limits, harnesses). */
   readonly config?: Omit<HostConfigInput, "dataDir">;
+  /** Also serve the HTTP listener (Connect + console) here, e.g. "127.0.0.1:0". */
+  readonly httpAddr?: string;
 }
 
 export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> {
@@ -50,6 +52,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
       registryAddr: "127.0.0.1:0",
       logger,
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      ...(opts.httpAddr ? { httpAddr: opts.httpAddr } : {}),
     });
     return {
       host,

@@ -46,6 +46,8 @@ beforeAll(async () => {
       "127.0.0.1:0",
       "--registry-addr",
       "127.0.0.1:0",
+      "--http-addr",
+      "127.0.0.1:0",
       "--token-file",
       tokenFile,
     ],

@@ -48,7 +48,10 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     const script = withBackgroundWaits(
       shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5")
         .join("\n")
-        .replaceAll("npx harnesshost serve", `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2}`)
+        .replaceAll(
+          "npx harnesshost serve",
+          `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
+        )
         .replaceAll("npx harnesshost", bin)
         .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
         .replaceAll("harnesses/python/", `${join(ROOT, "harnesses/python")}/`),

@@ -20,6 +20,8 @@ export const DEFAULT_ADDR = "127.0.0.1:7233";
 /** After the drain (limit drainMs), how long shutdown may still take before the process exits anyway. */
 export const SHUTDOWN_FORCE_MS = 5_000;
 export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
+/** The HTTP listener (Connect + the console, docs/console.md); `--http-addr off` serves none. */
+export const DEFAULT_HTTP_ADDR = "127.0.0.1:7235";
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -126,12 +128,13 @@ function stopSignal(): Promise<NodeJS.Signals> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
     addr: { type: "string" },
     "registry-addr": { type: "string" },
+    "http-addr": { type: "string" },
     harness: { type: "string", multiple: true },
     "checkpoint-policy": { type: "string", multiple: true },
     model: { type: "string" },
@@ -150,11 +153,12 @@ export const serveCommand: Command = {
     const config = hostConfig(ctx.values);
     const addr = str(ctx.values, "addr") ?? DEFAULT_ADDR;
     const registryAddr = str(ctx.values, "registry-addr") ?? DEFAULT_REGISTRY_ADDR;
+    const httpAddr = str(ctx.values, "http-addr") ?? DEFAULT_HTTP_ADDR;
     const tokenList = tokens(ctx.values);
     const tlsFiles = tls(ctx.values);
     const level = logLevel(ctx.values);
     try {
-      checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0);
+      checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0, httpAddr);
     } catch (err) {
       throw new UsageError(err instanceof Error ? err.message : String(err), false);
     }
@@ -170,6 +174,7 @@ export const serveCommand: Command = {
       server = await startServer(host, {
         addr,
         registryAddr,
+        httpAddr,
         tokens: tokenList,
         ...(tlsFiles ? { tls: tlsFiles } : {}),
         logger,
@@ -193,7 +198,7 @@ export const serveCommand: Command = {
         : undefined;
     const stopped = stopSignal();
     ctx.err(
-      `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}`,
+      `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}${server.httpUrl ? ` console=${server.httpUrl}` : ""}`,
     );
     const sig = await stopped;
     const drainMs = host.limits.drainMs;

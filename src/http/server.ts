@@ -1,0 +1,127 @@
+// The HTTP listener: the Connect protocol (Connect JSON/binary and gRPC-Web over HTTP/1.1) for the
+// services the caller routes, and the console's static files at `/`. Invariants: the address passed
+// the listen policy before this runs (server/listen-policy.ts); on a listener that is not secured by
+// TLS + token, a request whose Host is not a loopback name is refused (a web page that rebinds a DNS
+// name to 127.0.0.1 cannot reach the API), and on every listener a request whose Origin is not this
+// listener's own is refused (no CORS: the console is same-origin, nothing else is allowed in); close()
+// stops accepting, lets in-flight calls finish for the grace period, then cancels them and drops the
+// connections.
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { isLoopbackLiteral } from "../server/listen-policy.js";
+import { parseAddress } from "../wire/index.js";
+import type { ConsoleAssets } from "./assets.js";
+
+export interface HttpListenerOptions {
+  /** host:port, already checked by checkListenAddresses. */
+  readonly addr: string;
+  /** TLS and a bearer token are both configured (any Host may then be used). */
+  readonly secured: boolean;
+  readonly tls?: { readonly cert: Buffer | string; readonly key: Buffer | string };
+  readonly interceptors: readonly Interceptor[];
+  /** Largest request body accepted (limit requestBytes). */
+  readonly requestBytes: number;
+  readonly routes: (router: ConnectRouter) => void;
+  readonly assets?: ConsoleAssets;
+}
+
+export interface RunningHttp {
+  /** The console URL, e.g. http://127.0.0.1:7235/ (port 0 resolved). */
+  readonly url: string;
+  close(graceMs: number): Promise<void>;
+}
+
+/** The hostname of a Host header ("[::1]:7235" → "::1"), or undefined when malformed. */
+function hostnameOf(host: string | undefined): string | undefined {
+  if (host === undefined || host === "") return undefined;
+  try {
+    const name = new URL(`http://${host}`).hostname;
+    return name.startsWith("[") ? name.slice(1, -1) : name;
+  } catch {
+    return undefined;
+  }
+}
+
+function refuse(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" });
+  res.end(`${message}\n`);
+}
+
+/** Why a request may not enter, or undefined when it may. */
+export function entryRefusal(req: IncomingMessage, secured: boolean, scheme: "http" | "https"): string | undefined {
+  const host = req.headers.host;
+  const name = hostnameOf(host);
+  if (name === undefined) return "missing or malformed Host header";
+  if (!secured && name !== "localhost" && !isLoopbackLiteral(name)) {
+    return `Host ${JSON.stringify(host)} is not a loopback name; this listener serves loopback only (configure TLS and a token to serve others)`;
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `${scheme}://${host}`) {
+    return `cross-origin requests are not allowed (Origin ${JSON.stringify(origin)})`;
+  }
+  return undefined;
+}
+
+export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp> {
+  const address = parseAddress(opts.addr);
+  if (address.kind !== "tcp") throw new HostError(ErrorCode.InvalidArgument, `--http-addr must be host:port`);
+  const shutdown = new AbortController();
+  const scheme = opts.tls ? "https" : "http";
+  const connect = connectNodeAdapter({
+    routes: opts.routes,
+    interceptors: [...opts.interceptors],
+    readMaxBytes: opts.requestBytes,
+    shutdownSignal: shutdown.signal,
+    // The listener is HTTP/1.1 (node:http or node:https), so these are IncomingMessage/ServerResponse.
+    fallback(nodeReq, nodeRes) {
+      const req = nodeReq as IncomingMessage;
+      const res = nodeRes as ServerResponse;
+      const path = (req.url ?? "/").split("?")[0] ?? "/";
+      if ((req.method === "GET" || req.method === "HEAD") && opts.assets?.serve(req, res, path)) return;
+      refuse(res, 404, `no such path ${JSON.stringify(path.slice(0, 200))}`);
+    },
+  });
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const refusal = entryRefusal(req, opts.secured, scheme);
+    if (refusal !== undefined) {
+      refuse(res, 403, refusal);
+      return;
+    }
+    connect(req, res);
+  };
+  const server: Server = opts.tls
+    ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
+    : createHttpServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err) =>
+      reject(new HostError(ErrorCode.Unavailable, `cannot listen on ${opts.addr}: ${err.message}`, { cause: err })),
+    );
+    server.listen({ host: address.host, port: address.port }, () => resolve());
+  });
+  server.on("error", () => undefined);
+  const port = (server.address() as AddressInfo).port;
+  const host = address.host.includes(":") ? `[${address.host}]` : address.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${scheme}://${host}:${port}/`,
+    close(graceMs) {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          shutdown.abort(new HostError(ErrorCode.Unavailable, "the host is shutting down"));
+          server.closeAllConnections();
+        }, graceMs);
+        timer.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}
