@@ -61,6 +61,9 @@ describe("npm package", () => {
     expect(packed.files).toContain("dist/src/index.js.map");
     expect(packed.files).toContain("proto/agentsessions/v1/session.proto");
     expect(packed.files).toContain("LICENSE");
+    // The operator console (docs/console.md) ships built: serve needs no build step and no network.
+    expect(packed.files).toContain("dist/console/index.html");
+    expect(packed.files.some((f) => /^dist\/console\/assets\/index-[\w-]+\.js$/.test(f))).toBe(true);
   });
 
   it("publint reports nothing, warnings included", async () => {
@@ -185,6 +188,13 @@ register("data:text/javascript," + encodeURIComponent(
         expect(res.stderr).toBe("");
         expect(res.stdout.trimEnd().split("\n")).toEqual(example.expected);
       }
+      // The console works from the installed package: the printed URL serves its page and its script.
+      const consoleUrl = /console=(\S+)/.exec(listening.input ?? "")?.[1] ?? "";
+      const page = await fetch(consoleUrl);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const script = /src="\.\/(assets\/index-[\w-]+\.js)"/.exec(html)?.[1] ?? "";
+      expect((await fetch(new URL(script, consoleUrl))).status).toBe(200);
     } finally {
       serve.kill("SIGTERM");
       await exited;

@@ -1,0 +1,82 @@
+// The console's shell: the token bar, the navigation and the hash router over the four views. Invariant:
+// the token is asked once and kept for the tab (api.ts); changing it re-renders every view so each
+// re-reads the host with it.
+import { render } from "preact";
+import { useState } from "preact/hooks";
+import { getToken, setToken } from "./api.js";
+import { useRoute } from "./ui.js";
+import { HarnessesView } from "./views/harnesses.js";
+import { InboxView } from "./views/inbox.js";
+import { SessionView } from "./views/session.js";
+import { NewSession, SessionsView } from "./views/sessions.js";
+import "./style.css";
+
+function TokenBar({ onChange }: { onChange: () => void }) {
+  const [value, setValue] = useState("");
+  const has = getToken() !== "";
+  return (
+    <form
+      class="token"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setToken(value.trim());
+        setValue("");
+        onChange();
+      }}
+    >
+      <span class="muted">{has ? "token set for this tab" : "no token"}</span>
+      <input
+        type="password"
+        name="token"
+        autocomplete="off"
+        placeholder="bearer token"
+        value={value}
+        onInput={(e) => setValue(e.currentTarget.value)}
+      />
+      <button type="submit">{has ? "Change" : "Set"}</button>
+    </form>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  const [generation, setGeneration] = useState(0);
+  const [view, arg] = route;
+  const body =
+    view === "session" && arg ? (
+      <SessionView uid={arg} />
+    ) : view === "inbox" ? (
+      <InboxView />
+    ) : view === "harnesses" ? (
+      <HarnessesView />
+    ) : (
+      <>
+        <NewSession />
+        <SessionsView />
+      </>
+    );
+  const tab = view ?? "sessions";
+  return (
+    <>
+      <header class="top">
+        <h1>harnesshost</h1>
+        <nav>
+          <a href="#/sessions" class={tab === "sessions" || tab === "session" ? "active" : ""}>
+            Sessions
+          </a>
+          <a href="#/inbox" class={tab === "inbox" ? "active" : ""}>
+            Inbox
+          </a>
+          <a href="#/harnesses" class={tab === "harnesses" ? "active" : ""}>
+            Harnesses
+          </a>
+        </nav>
+        <TokenBar onChange={() => setGeneration(generation + 1)} />
+      </header>
+      <main key={generation}>{body}</main>
+    </>
+  );
+}
+
+const root = document.getElementById("app");
+if (root) render(<App />, root);

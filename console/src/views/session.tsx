@@ -1,0 +1,282 @@
+// The Session view: what the session is (harness, tier, state, head, chain check, lineage, snapshots),
+// what it did (the timeline) and what an operator can do to it (run a turn with its output streamed
+// as produced, suspend, resume, fork at a seq, decide its pending gate, export JSONL). Invariant: after
+// every action the view re-reads the session from the host; it never guesses the new state.
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
+import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
+import type { InspectSessionResponse } from "../../../src/gen/harnesshost/v1/console_pb.js";
+import { type ApiError, sessions, views } from "../api.js";
+import { kindOf, summaryOf, textOf } from "../records.js";
+import { stateOf, tierOf, turnOf } from "../state.js";
+import { ErrorBox, Link, attempt, go, time } from "../ui.js";
+import { Decision } from "./decision.js";
+import { Timeline } from "./timeline.js";
+
+/** A turn to start as soon as the Session view of `uid` opens (set by the Sessions view's New form). */
+let pendingRun: { uid: string; text: string } | undefined;
+export function runOnOpen(uid: string, text: string): void {
+  pendingRun = { uid, text };
+}
+
+interface LiveTurn {
+  text: string;
+  lines: string[];
+  running: boolean;
+}
+
+export function SessionView({ uid }: { uid: string }) {
+  const [session, setSession] = useState<Session | undefined>();
+  const [inspect, setInspect] = useState<InspectSessionResponse | undefined>();
+  const [call, setCall] = useState<LogRecord | undefined>();
+  const [error, setError] = useState<ApiError | undefined>();
+  const [input, setInput] = useState("");
+  const [live, setLive] = useState<LiveTurn | undefined>();
+  const [busy, setBusy] = useState("");
+  const [exported, setExported] = useState<{ url: string; lines: number } | undefined>();
+
+  const reload = useCallback(async () => {
+    const s = await attempt(() => sessions.getSession({ uid }), setError);
+    if (s === undefined) return;
+    setError(undefined);
+    setSession(s);
+    const gate = s.pendingApproval;
+    if (gate !== undefined) {
+      const seq = gate.requestSeq;
+      const from = seq > 16n ? seq - 15n : 1n;
+      const found = await attempt(async () => {
+        for await (const rec of sessions.replay({ session: uid, fromSeq: from, toSeq: seq })) {
+          const b = rec.event?.body;
+          if (b?.case === "tool" && b.value.id === gate.toolCallId && rec.event?.executionId === gate.executionId)
+            return rec;
+        }
+        return undefined;
+      }, setError);
+      setCall(found);
+    } else setCall(undefined);
+    const i = await attempt(() => views.inspectSession({ session: uid }), setError);
+    if (i !== undefined) setInspect(i);
+  }, [uid]);
+
+  const run = useCallback(
+    async (text: string) => {
+      setLive({ text, lines: [], running: true });
+      let output = "";
+      const lines: string[] = [];
+      const show = (running: boolean): void => setLive({ text: output, lines: [...lines], running });
+      await attempt(async () => {
+        const stream = sessions.exec({
+          session: uid,
+          inputs: [{ role: "user", parts: [{ part: { case: "text", value: { text } } }] }],
+        });
+        for await (const u of stream) {
+          if (u.update.case === "delta") output += u.update.value.chunk;
+          else if (u.update.case === "record") {
+            const rec = u.update.value;
+            lines.push(`${rec.seq} ${kindOf(rec)} ${summaryOf(rec)}`);
+            if (rec.event?.body.case === "message" && rec.event.body.value.role !== "user")
+              output = textOf(rec.event.body.value);
+          }
+          show(true);
+        }
+      }, setError);
+      show(false);
+      await reload();
+    },
+    [uid, reload],
+  );
+
+  useEffect(() => {
+    setSession(undefined);
+    setInspect(undefined);
+    setLive(undefined);
+    setExported(undefined);
+    void reload();
+    if (pendingRun?.uid === uid) {
+      const { text } = pendingRun;
+      pendingRun = undefined;
+      void run(text);
+    }
+  }, [uid, reload, run]);
+
+  const act = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+    setBusy(name);
+    const res = await attempt(fn, setError);
+    setBusy("");
+    if (res !== undefined) await reload();
+  };
+
+  const fork = async (seq: number): Promise<void> => {
+    setBusy("fork");
+    const res = await attempt(() => sessions.fork({ session: uid, atSeq: BigInt(seq), count: 1 }), setError);
+    setBusy("");
+    const child = res?.children[0]?.metadata?.uid;
+    if (child) go("session", child);
+  };
+
+  const exportJsonl = async (): Promise<void> => {
+    setBusy("export");
+    const text = await attempt(async () => {
+      let out = "";
+      for await (const chunk of views.exportSession({ session: uid })) out += chunk.jsonl;
+      return out;
+    }, setError);
+    setBusy("");
+    if (text === undefined) return;
+    if (exported) URL.revokeObjectURL(exported.url);
+    const url = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
+    setExported({ url, lines: text.split("\n").length - 1 });
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `${uid}.jsonl`;
+    a.click();
+  };
+
+  const head = Number(session?.lastSeq ?? 0n);
+  const chain = inspect?.chain;
+  const turn = session ? turnOf(session) : undefined;
+  const needsResume = turn?.status === "decided" || turn?.status === "interrupted";
+  return (
+    <section>
+      <p class="crumbs">
+        <Link to={["sessions"]}>Sessions</Link> / <span class="mono">{uid}</span>
+      </p>
+      <ErrorBox error={error} onRetry={() => void reload()} />
+      {session ? (
+        <div class="summary">
+          <h2 class="mono" data-testid="session-uid">
+            {uid}
+          </h2>
+          <dl>
+            <dt>Harness</dt>
+            <dd>{session.harness}</dd>
+            <dt>Tier</dt>
+            <dd>{tierOf(session)}</dd>
+            <dt>State</dt>
+            <dd data-testid="state">{stateOf(session)}</dd>
+            <dt>Head seq</dt>
+            <dd data-testid="head">{head}</dd>
+            <dt>Updated</dt>
+            <dd>{time(session.metadata?.updateTime)}</dd>
+            <dt>Chain</dt>
+            <dd>
+              {chain === undefined ? (
+                <span class="badge">checking…</span>
+              ) : chain.ok ? (
+                <span class="badge ok" data-testid="chain">
+                  ✓ verified · {String(chain.records)} records
+                </span>
+              ) : (
+                <span class="badge bad" data-testid="chain" data-first-bad-seq={String(chain.firstBadSeq)}>
+                  ✗ {chain.failure} at seq {String(chain.firstBadSeq)}
+                </span>
+              )}
+            </dd>
+            <dt>Lineage</dt>
+            <dd data-testid="lineage">
+              {session.parentUid ? (
+                <span>
+                  forked from <Link to={["session", session.parentUid]}>{session.parentUid}</Link> at seq{" "}
+                  {String(session.forkSeq)}
+                </span>
+              ) : (
+                <span class="muted">root</span>
+              )}
+              {inspect && inspect.children.length > 0 ? (
+                <ul class="children">
+                  {inspect.children.map((c) => (
+                    <li key={c.metadata?.uid}>
+                      child <Link to={["session", c.metadata?.uid ?? ""]}>{c.metadata?.uid}</Link> at seq{" "}
+                      {String(c.forkSeq)}
+                    </li>
+                  ))}
+                  {inspect.childrenTruncated ? <li class="muted">… more</li> : null}
+                </ul>
+              ) : null}
+            </dd>
+            <dt>Snapshots</dt>
+            <dd>
+              {inspect && inspect.snapshots.length > 0 ? (
+                inspect.snapshots.map((s) => (
+                  <div key={s.digest} class="mono small">
+                    {s.digest.slice(0, 23)}… · {String(s.sizeBytes)} bytes · seq {String(s.seq)} · {s.tier}
+                  </div>
+                ))
+              ) : (
+                <span class="muted">none</span>
+              )}
+            </dd>
+          </dl>
+        </div>
+      ) : null}
+      {session?.pendingApproval ? <Decision session={session} call={call} onDone={() => void reload()} /> : null}
+      {session ? (
+        <div class="actions">
+          <form
+            class="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const text = input;
+              setInput("");
+              void run(text);
+            }}
+          >
+            <input
+              name="input"
+              placeholder="Input for a new turn"
+              value={input}
+              onInput={(e) => setInput(e.currentTarget.value)}
+            />
+            <button type="submit" disabled={live?.running === true}>
+              Run turn
+            </button>
+          </form>
+          <div class="row">
+            <button
+              type="button"
+              disabled={busy !== ""}
+              onClick={() => void act("suspend", () => sessions.suspend({ session: uid }))}
+            >
+              Suspend
+            </button>
+            <button
+              type="button"
+              class={needsResume ? "primary" : ""}
+              disabled={busy !== ""}
+              onClick={() => void act("resume", () => sessions.resume({ session: uid }))}
+            >
+              Resume
+            </button>
+            <button type="button" disabled={busy !== ""} onClick={() => void exportJsonl()}>
+              Export JSONL
+            </button>
+            {busy ? <span class="muted">{busy}…</span> : null}
+            {exported ? (
+              <a href={exported.url} download={`${uid}.jsonl`} data-testid="export-link">
+                {uid}.jsonl ({exported.lines} records)
+              </a>
+            ) : null}
+          </div>
+        </div>
+      ) : null}
+      {live ? (
+        <div class="live" data-testid="live">
+          <div class="live-head">{live.running ? "turn running…" : "turn finished"}</div>
+          <pre data-testid="live-output">{live.text}</pre>
+          <details>
+            <summary>{live.lines.length} records streamed</summary>
+            <pre>{live.lines.join("\n")}</pre>
+          </details>
+        </div>
+      ) : null}
+      {session ? (
+        <Timeline
+          uid={uid}
+          head={head}
+          badSeq={chain && !chain.ok ? Number(chain.firstBadSeq) : undefined}
+          onFork={(seq) => void fork(seq)}
+        />
+      ) : null}
+    </section>
+  );
+}

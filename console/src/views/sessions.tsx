@@ -1,0 +1,190 @@
+// The Sessions view: one page of ListSessions at a time (keyset paging: the host never sends more than
+// a page, whatever the session count), filtered by project on the host and by state and harness within
+// the page, refreshed while the tab is visible. Invariant: only the current page is held in memory.
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
+import { type ApiError, registry, sessions } from "../api.js";
+import { STATES, stateOf, tierOf } from "../state.js";
+import { ErrorBox, Link, attempt, go, time, useVisibleInterval } from "../ui.js";
+import { runOnOpen } from "./session.js";
+
+export const PAGE_SIZE = 50;
+const REFRESH_MS = 5000;
+
+export function SessionsView() {
+  const [project, setProject] = useState("");
+  const [state, setState] = useState("");
+  const [harness, setHarness] = useState("");
+  // tokens[i] is the cursor of page i; the last entry is the current page's.
+  const [tokens, setTokens] = useState<string[]>([""]);
+  const [page, setPage] = useState<{ list: Session[]; next: string } | undefined>();
+  const [error, setError] = useState<ApiError | undefined>();
+  const current = tokens[tokens.length - 1] ?? "";
+
+  const load = useCallback(async () => {
+    const res = await attempt(
+      () => sessions.listSessions({ project, pageSize: PAGE_SIZE, pageToken: current }),
+      setError,
+    );
+    if (res === undefined) return;
+    setError(undefined);
+    setPage({ list: res.sessions, next: res.nextPageToken });
+  }, [project, current]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+  useVisibleInterval(load, REFRESH_MS);
+
+  const shown = (page?.list ?? []).filter(
+    (s) => (state === "" || stateOf(s) === state) && (harness === "" || s.harness === harness),
+  );
+  const harnesses = [...new Set((page?.list ?? []).map((s) => s.harness))].sort();
+
+  return (
+    <section>
+      <h2>Sessions</h2>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setTokens([""]);
+        }}
+      >
+        <label>
+          Project{" "}
+          <input
+            name="project"
+            value={project}
+            placeholder="default"
+            onChange={(e) => {
+              setProject(e.currentTarget.value);
+              setTokens([""]);
+            }}
+          />
+        </label>
+        <label>
+          State{" "}
+          <select name="state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
+            <option value="">any</option>
+            {STATES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Harness{" "}
+          <select name="harness" value={harness} onChange={(e) => setHarness(e.currentTarget.value)}>
+            <option value="">any</option>
+            {harnesses.map((h) => (
+              <option key={h} value={h}>
+                {h}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={() => void load()}>
+          Refresh
+        </button>
+      </form>
+      <ErrorBox error={error} onRetry={() => void load()} />
+      <table class="list" data-testid="sessions">
+        <thead>
+          <tr>
+            <th>Session</th>
+            <th>Name</th>
+            <th>Harness</th>
+            <th>Tier</th>
+            <th>State</th>
+            <th class="num">Head seq</th>
+            <th>Updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((s) => {
+            const uid = s.metadata?.uid ?? "";
+            return (
+              <tr key={uid} data-uid={uid}>
+                <td class="mono">
+                  <Link to={["session", uid]}>{uid}</Link>
+                </td>
+                <td>{s.metadata?.name}</td>
+                <td>{s.harness}</td>
+                <td>{tierOf(s)}</td>
+                <td>
+                  <span class={`state state-${stateOf(s).replace(" ", "-")}`}>{stateOf(s)}</span>
+                </td>
+                <td class="num">{String(s.lastSeq)}</td>
+                <td>{time(s.metadata?.updateTime)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {page !== undefined && shown.length === 0 ? <p class="muted">No sessions on this page match.</p> : null}
+      <div class="pager">
+        <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
+          ← Previous
+        </button>
+        <span data-testid="page">Page {tokens.length}</span>
+        <button
+          type="button"
+          disabled={!page || page.next === ""}
+          onClick={() => page && setTokens([...tokens, page.next])}
+        >
+          Next →
+        </button>
+      </div>
+    </section>
+  );
+}
+
+/** Start a session: CreateSession with the chosen harness, then its first turn streams in its view. */
+export function NewSession() {
+  const [names, setNames] = useState<string[]>([]);
+  const [harness, setHarness] = useState("");
+  const [text, setText] = useState("");
+  const [error, setError] = useState<ApiError | undefined>();
+  useEffect(() => {
+    void attempt(async () => {
+      const res = await registry.listHarnesses({ pageSize: 100 });
+      const list = res.harnesses.map((h) => h.metadata?.name ?? "").filter((n) => n !== "");
+      setNames(list);
+      setHarness((h) => h || (list.includes("echo") ? "echo" : (list[0] ?? "")));
+    }, setError);
+  }, []);
+  return (
+    <form
+      class="new-session row"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const s = await attempt(() => sessions.createSession({ session: { harness } }), setError);
+        const uid = s?.metadata?.uid;
+        if (!uid) return;
+        if (text !== "") runOnOpen(uid, text);
+        go("session", uid);
+      }}
+    >
+      <strong>New session</strong>
+      <select name="harness" value={harness} onChange={(e) => setHarness(e.currentTarget.value)}>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+      <input
+        name="first-input"
+        placeholder="First input"
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+      />
+      <button type="submit" class="primary">
+        Create and run
+      </button>
+      <ErrorBox error={error} />
+    </form>
+  );
+}
