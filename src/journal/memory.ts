@@ -222,6 +222,12 @@ export class MemoryJournal implements Journal {
     return true;
   }
 
+  async deleteSession(uid: string): Promise<boolean> {
+    this.assertOpen();
+    this.checkpoints.delete(uid);
+    return this.sessions.delete(uid);
+  }
+
   async recordBytes(session: string, through: number): Promise<number> {
     this.assertOpen();
     let bytes = 0;

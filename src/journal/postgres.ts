@@ -19,6 +19,7 @@ import {
 } from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import { PgCancelChannel } from "./postgres-cancel.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
   checkpointOf,
@@ -38,6 +39,7 @@ import {
 import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
 import { implicitRow, importedRow, rowFromMeta, validateMeta } from "./session-row.js";
 import type {
+  CancelRequest,
   ImportedSessionMeta,
   CheckpointRow,
   ComputeStateName,
@@ -80,6 +82,7 @@ export class PostgresJournal implements Journal {
     /** The schema the tables live in, when one was given. */
     readonly schema: string | undefined,
     private readonly locks: PgSessionLocks,
+    private readonly cancels: PgCancelChannel,
   ) {}
 
   /**
@@ -112,7 +115,7 @@ export class PostgresJournal implements Journal {
       throw err;
     }
     const locks = new PgSessionLocks(config, schema ?? "", positive(opts.maxSessionLocks, 32, "maxSessionLocks"));
-    return new PostgresJournal(pool, schema, locks);
+    return new PostgresJournal(pool, schema, locks, new PgCancelChannel(config, schema ?? ""));
   }
 
   /**
@@ -127,6 +130,16 @@ export class PostgresJournal implements Journal {
     requireSession(session);
     this.live();
     return this.locks.tryLock(session);
+  }
+
+  /** Cross-host cancel: a NOTIFY that every subscribed host of this schema hears (postgres-cancel.ts). */
+  async requestCancel(session: string, reason: string): Promise<void> {
+    requireSession(session);
+    await this.live().cancels.notify(this.pool, session, reason);
+  }
+
+  async onCancelRequest(listener: (request: CancelRequest) => void): Promise<() => Promise<void>> {
+    return this.live().cancels.subscribe(listener);
   }
 
   async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
@@ -211,6 +224,16 @@ export class PostgresJournal implements Journal {
       ),
     );
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async deleteSession(uid: string): Promise<boolean> {
+    return this.transaction(`delete session ${uid}`, async (client) => {
+      // The row first: it is what every append locks, so a racing writer waits and then finds no head.
+      const removed = await client.query("DELETE FROM sessions WHERE uid = $1", [uid]);
+      await client.query("DELETE FROM events WHERE session = $1", [uid]);
+      await client.query("DELETE FROM checkpoints WHERE session = $1", [uid]);
+      return (removed.rowCount ?? 0) > 0;
+    });
   }
 
   async recordBytes(session: string, through: number): Promise<number> {
@@ -467,6 +490,7 @@ export class PostgresJournal implements Journal {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.cancels.close();
     await this.locks.close();
     await this.pool.end();
   }

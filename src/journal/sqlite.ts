@@ -191,6 +191,9 @@ function prepareStatements(db: Database.Database) {
     removeEmptySession: db.prepare<[string, string]>(
       "DELETE FROM sessions WHERE uid = ? AND NOT EXISTS (SELECT 1 FROM events WHERE session = ?)",
     ),
+    deleteEvents: db.prepare<[string]>("DELETE FROM events WHERE session = ?"),
+    deleteCheckpoints: db.prepare<[string]>("DELETE FROM checkpoints WHERE session = ?"),
+    deleteSession: db.prepare<[string]>("DELETE FROM sessions WHERE uid = ?"),
     recordBytes: db.prepare<[string, number], { bytes: number | null }>(
       "SELECT SUM(length(event)) AS bytes FROM events WHERE session = ? AND seq <= ?",
     ),
@@ -605,6 +608,18 @@ export class SqliteJournal implements Journal {
 
   async removeEmptySession(uid: string): Promise<boolean> {
     return this.write(`remove empty session ${uid}`, () => this.stmts.removeEmptySession.run(uid, uid).changes > 0);
+  }
+
+  async deleteSession(uid: string): Promise<boolean> {
+    return this.write(`delete session ${uid}`, () =>
+      this.db
+        .transaction(() => {
+          this.stmts.deleteEvents.run(uid);
+          this.stmts.deleteCheckpoints.run(uid);
+          return this.stmts.deleteSession.run(uid).changes > 0;
+        })
+        .immediate(),
+    );
   }
 
   async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {

@@ -146,6 +146,7 @@ export const DURABLE_JOURNAL_METHODS: readonly string[] = [
   "forkAll",
   "createSession",
   "removeEmptySession",
+  "deleteSession",
   "importSession",
 ];
 
@@ -186,6 +187,12 @@ export interface StorageCapabilities {
    * (src/snapshot/pg-store.ts); false: under each host's data directory.
    */
   readonly snapshotsInJournal: boolean;
+}
+
+/** A cross-host cancel request (Journal.requestCancel). */
+export interface CancelRequest {
+  readonly session: string;
+  readonly reason: string;
 }
 
 export interface Journal {
@@ -273,6 +280,14 @@ export interface Journal {
   removeEmptySession(uid: string): Promise<boolean>;
 
   /**
+   * Removes the session for good, in ONE transaction: its row, every record and every checkpoint row
+   * (so blobs only it referenced become unreferenced for snapshot GC). Fork children are untouched:
+   * each holds its own copy of the records it inherited. True when the session existed. The caller
+   * must hold the session (no turn running on it): a later append under an old head is refused by CAS.
+   */
+  deleteSession(uid: string): Promise<boolean>;
+
+  /**
    * Creates the session `meta.uid` holding `records` verbatim (seqs, prev links, hashes and fences as
    * given; the caller has verified the chain), with the given fence and creation time, in ONE
    * transaction: all or none. HostError AlreadyExists when the uid exists; records must be dense from 1.
@@ -302,6 +317,20 @@ export interface Journal {
    * every session operation, so a second host's concurrent Exec is refused, never interleaved.
    */
   tryLockSession?(session: string): Promise<(() => Promise<void>) | undefined>;
+
+  /**
+   * Optional (journals several hosts share): tells every host that has subscribed with
+   * `onCancelRequest` that `session`'s running turn is to be cancelled (PostgreSQL: NOTIFY). Delivery
+   * is best-effort and only reaches turns running at that moment; the caller repeats it until the
+   * session's lock is free (docs/protocol.md §14.2).
+   */
+  requestCancel?(session: string, reason: string): Promise<void>;
+
+  /**
+   * Optional, with requestCancel: calls `listener` for every cancel request any host sends from now
+   * on, until the returned function runs (PostgreSQL: LISTEN on one dedicated connection).
+   */
+  onCancelRequest?(listener: (request: CancelRequest) => void): Promise<() => Promise<void>>;
 
   close(): Promise<void>;
 }

@@ -501,5 +501,55 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect([...(await j.checkpointDigests())].sort()).toEqual(["sha256:aa", "sha256:cc", "sha256:dd"]);
       });
     });
+
+    describe("deleteSession", () => {
+      it("deletedSessionIsGoneWithItsRecordsAndCheckpoints", async () => {
+        await appendAll(j, "s-del", [inputEvent("a"), outputEvent("b"), endEvent()]);
+        await j.putCheckpoint({ session: "s-del", seq: 3, contentHash: "h3", digest: "sha256:only", createdAtMs: 1 });
+        await appendAll(j, "s-keep", [inputEvent("k")]);
+        await j.putCheckpoint({ session: "s-keep", seq: 1, contentHash: "h1", digest: "sha256:kept", createdAtMs: 1 });
+        expect(await j.deleteSession("s-del")).toBe(true);
+        expect(await j.getSession("s-del")).toBeUndefined();
+        expect(await j.readRange("s-del")).toEqual([]);
+        expect(await j.head("s-del")).toEqual({ seq: 0, hash: "" });
+        expect(await j.latestCheckpoint("s-del")).toBeUndefined();
+        expect(await j.allSessionUids()).not.toContain("s-del");
+        expect(await j.checkpointDigests()).toEqual(["sha256:kept"]);
+        expect(
+          (await j.listSessions({ project: "default", pageSize: 0, pageToken: "" })).sessions.map((s) => s.uid),
+        ).toEqual(["s-keep"]);
+        // The other session is untouched, and deleting twice (or an unknown uid) reports false.
+        expect(await j.verify("s-keep")).toMatchObject({ ok: true, records: 1 });
+        expect(await j.deleteSession("s-del")).toBe(false);
+        expect(await j.deleteSession("s-never")).toBe(false);
+      });
+
+      it("forkChildVerifiesAfterItsParentIsDeleted", async () => {
+        await appendAll(j, "s-parent", [inputEvent("a"), outputEvent("b"), endEvent()]);
+        const meta = (uid: string) => ({ uid, project: "default", harness: "echo" });
+        await j.forkAll("s-parent", 3, [{ meta: meta("s-kid"), checkpointDigest: "sha256:kid" }]);
+        await j.fork("s-parent", "s-kid2", 2, meta("s-kid2"));
+        expect(await j.deleteSession("s-parent")).toBe(true);
+        expect(await j.verify("s-kid")).toMatchObject({ ok: true, records: 4 });
+        expect(await j.verify("s-kid2")).toMatchObject({ ok: true, records: 3 });
+        expect(await j.getSession("s-kid")).toMatchObject({ parentUid: "s-parent", forkSeq: 3, lastSeq: 4 });
+        expect(await j.latestCheckpoint("s-kid")).toMatchObject({ seq: 4, digest: "sha256:kid" });
+        // The child goes on: a new record chains on its own head.
+        const next = await j.append("s-kid", 4, 1, inputEvent("more"));
+        expect(next.seq).toBe(5);
+        expect(await j.verify("s-kid")).toMatchObject({ ok: true, records: 5 });
+      });
+
+      it("a session recreated under a deleted uid starts empty (no record of the old one survives)", async () => {
+        await appendAll(j, "s-again", [inputEvent("old"), endEvent()]);
+        await j.deleteSession("s-again");
+        await j.createSession({ uid: "s-again", project: "default", harness: "echo" });
+        expect(await j.readRange("s-again")).toEqual([]);
+        expect(await j.currentFence("s-again")).toBe(0);
+        const rec = await j.append("s-again", 0, 0, inputEvent("new"));
+        expect(rec.seq).toBe(1);
+        expect(await j.verify("s-again")).toMatchObject({ ok: true, records: 1 });
+      });
+    });
   });
 }
