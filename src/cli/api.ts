@@ -60,5 +60,9 @@ export interface SessionsApi {
   approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome>;
   /** Answers the session's pending question with free text or choice `choice` (1-based). */
   answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome>;
+  /** Cancels the session's turn or withdraws its wait (no-op when there is neither); the session after. */
+  cancel(p: { session: string; executionId?: string; reason: string }): Promise<Session>;
+  /** Deletes the session for good; the session as it was. */
+  delete(session: string): Promise<Session>;
   close(): Promise<void>;
 }

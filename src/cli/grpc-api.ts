@@ -110,6 +110,14 @@ export class GrpcApi implements SessionsApi {
     return this.client.sessions.answer({ session: p.session, text: p.text ?? "" });
   }
 
+  cancel(p: { session: string; executionId?: string; reason: string }): Promise<Session> {
+    return this.client.sessions.cancel(p);
+  }
+
+  delete(session: string): Promise<Session> {
+    return this.client.sessions.delete(session);
+  }
+
   async close(): Promise<void> {
     this.client.close();
   }

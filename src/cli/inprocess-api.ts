@@ -147,6 +147,19 @@ export class InProcessApi implements SessionsApi {
     return { session: await servedSession(this.host, session), ...tuple, approved, decision: logRecord(res.record) };
   }
 
+  async cancel(p: { session: string; executionId?: string; reason: string }): Promise<Session> {
+    await this.host.placer.cancel({
+      session: p.session,
+      ...(p.executionId ? { executionId: p.executionId } : {}),
+      reason: p.reason,
+    });
+    return servedSession(this.host, p.session);
+  }
+
+  async delete(session: string): Promise<Session> {
+    return sessionProto(await this.host.placer.delete(session));
+  }
+
   async close(): Promise<void> {
     await this.host.close();
   }

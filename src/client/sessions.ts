@@ -173,6 +173,30 @@ export class SessionsClient {
     return { session: after, outputs: outputsOf(records) };
   }
 
+  /**
+   * Cancels the session's turn (docs/protocol.md §14): a running turn is stopped wherever it runs and
+   * recorded as cancelled (resume re-drives it); a parked turn's wait is withdrawn; otherwise nothing
+   * changes. With `executionId`, only that turn is cancelled (a turn that already ended: no-op).
+   * Resolves to the session afterwards.
+   */
+  cancel(p: { session: string; executionId?: string; reason?: string }, options?: CallOptions): Promise<Session> {
+    return call(() =>
+      this.stub.cancel(
+        { session: p.session, executionId: p.executionId ?? "", reason: p.reason ?? "" },
+        this.opts(options),
+      ),
+    );
+  }
+
+  /**
+   * Deletes the session for good (docs/protocol.md §15): its records and checkpoints are removed, its
+   * fork children keep theirs. Refused (ABORTED) while a turn runs on it. Resolves to the session as
+   * it was; afterwards it is NOT_FOUND.
+   */
+  delete(session: string, options?: CallOptions): Promise<Session> {
+    return call(() => this.stub.deleteSession({ uid: session }, this.opts(options)));
+  }
+
   /** Approves the session's pending approval (commits the decision only; then resume). */
   approve(p: { session: string; reason?: string }, options?: CallOptions): Promise<DecisionResult> {
     return this.decideGate(p.session, true, p.reason ?? "", options);

@@ -356,6 +356,17 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     return this.executions;
   }
 
+  /**
+   * The recorded execution `executionId`, and whether it is the session's current turn (the last one:
+   * a newer turn supersedes an interrupted one). Undefined when the log has no such execution.
+   */
+  execution(executionId: string): { readonly execution: RecordedExecution; readonly current: boolean } | undefined {
+    this.checked();
+    const exec = this.byId.get(executionId);
+    if (!exec) return undefined;
+    return { execution: exec, current: this.executions.at(-1) === exec };
+  }
+
   /** The last execution if it did not complete, with its owner and trailing effect. */
   pending(): PendingTurn<R> | undefined {
     this.checked();

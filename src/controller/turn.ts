@@ -156,7 +156,10 @@ async function drive(
       return failure.ref;
     }
     if (!(isHostError(failure) && ABORTING.has(failure.code))) {
-      const { code, description } = describeFailure(failure);
+      // A turn cancelled on purpose (Cancel, the Exec client leaving) records the cancellation itself,
+      // whatever the harness made of its aborted signal.
+      const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : undefined;
+      const { code, description } = describeFailure(isHostError(reason, ErrorCode.Cancelled) ? reason : failure);
       await ctx.append(ev.error(ctx.executionId, code, description)).catch(() => undefined);
     }
     throw asTurnError(failure, ctx.signal);

@@ -8,7 +8,7 @@
 // newest checkpoint instead). Waits (docs/protocol.md §12, see waits.ts): a turn that parks on an approval gate
 // is suspended at once; a parked Resume takes zero steps; Approve commits only the decision fact;
 // effects emitted during an operation are dispatched after it released the session.
-import type { Event, Message } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event, IdentityRef, Message } from "../gen/agentsessions/v1/common_pb.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import {
   execTurn,
@@ -27,7 +27,7 @@ import { auditRecord } from "../effects/builtins.js";
 import type { EffectRegistry } from "../effects/registry.js";
 import { commitPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated, type TurnStart } from "./waits.js";
 import { ev } from "../controller/events.js";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { appendUnderNewFence } from "../journal/fenced-append.js";
 import type { Journal, JournalRecord, SessionInfo, SessionMetaInput } from "../journal/types.js";
 import type { Incarnation, SnapshotRef } from "../runtime/types.js";
@@ -39,7 +39,17 @@ import { HistoryCache } from "./history-cache.js";
 import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
 import { turnDeadline } from "./turn-deadline.js";
+import { RunningTurns } from "./running-turns.js";
+import { planWithdrawal } from "../controller/withdraw.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
+
+/**
+ * How long Cancel waits for a cancelled turn to release its session, on this host or on another
+ * sharing the journal (ms); past it Cancel answers ABORTED and the caller may retry.
+ */
+export const CANCEL_WAIT_MS = 10_000;
+/** How often Cancel repeats a cross-host cancel request while the session stays held elsewhere (ms). */
+const CANCEL_REPEAT_MS = 200;
 
 /** Bound on replaying the un-checkpointed turns of a lost every-turn actor (ms). */
 const REBUILD_TIMEOUT_MS = 60_000;
@@ -57,7 +67,23 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly auditTurns?: boolean;
   /** Deadline of one turn (ms; limit turnMs); default DEFAULT_NODE_LIMITS.turnMs. */
   readonly turnMs?: number;
+  /** How long Cancel waits for a cancelled turn to release its session (ms); default CANCEL_WAIT_MS. */
+  readonly cancelWaitMs?: number;
 }
+
+export interface CancelRequest {
+  readonly session: string;
+  /** When set, the turn to cancel: a Cancel naming a turn that already ended (or was superseded) is a no-op. */
+  readonly executionId?: string;
+  readonly reason: string;
+  readonly identity?: IdentityRef;
+}
+
+/**
+ * What Cancel did: stopped a turn running on this host (`cancelled`) or on another host sharing the
+ * journal (`requested`), withdrew a parked turn's wait (`withdrawn`), or found nothing to cancel (`idle`).
+ */
+export type CancelOutcome = "cancelled" | "requested" | "withdrawn" | "idle";
 
 export interface ExecRequest {
   readonly session: string;
@@ -111,9 +137,14 @@ export class Placer {
   private readonly actorFence = new Map<string, number>();
 
   private readonly turnMs: number;
+  private readonly cancelWaitMs: number;
+  /** Turns running on this host (exec, resume), for Cancel. */
+  private readonly running: RunningTurns;
 
   constructor(private readonly deps: PlacerDeps) {
     this.guard = deps.guard ?? new SessionGuard();
+    this.running = new RunningTurns(deps.journal);
+    this.cancelWaitMs = deps.cancelWaitMs ?? CANCEL_WAIT_MS;
     this.history = deps.history ?? new HistoryCache((deps.limits ?? DEFAULT_LIMITS).historyCacheBytes);
     this.records = new RecordCache((deps.limits ?? DEFAULT_LIMITS).recordCacheBytes);
     this.turnMs = deps.turnMs ?? DEFAULT_NODE_LIMITS.turnMs;
@@ -339,6 +370,7 @@ export class Placer {
   async exec(req: ExecRequest): Promise<TurnResult> {
     const batch = this.effectBatch(req.session);
     const release = await this.hold(req.session, "exec");
+    const turn = this.running.start(req.session, req.signal);
     try {
       const info = await this.session(req.session);
       await this.chain.ensure(this.deps.journal, req.session);
@@ -358,7 +390,7 @@ export class Placer {
       const start = new LazyTurnStart(async (id) =>
         admission.memory ? memoryTurnStart(this.deps.journal, entry, req.session, log, id) : { kind: "stateless" },
       );
-      const deadline = turnDeadline(req.signal, this.turnMs);
+      const deadline = turnDeadline(turn.signal, this.turnMs);
       const result = await execTurn(
         this.controller(req.observer, { parking: start.parking, ...(batch ? { effects: batch } : {}) }),
         {
@@ -397,14 +429,17 @@ export class Placer {
       return result;
     } finally {
       await release();
+      turn.done();
       this.dispatchEffects(batch);
     }
   }
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
-  async resume(session: string, signal: AbortSignal, observer?: TurnObserver): Promise<ResumeResult> {
+  async resume(session: string, outer: AbortSignal, observer?: TurnObserver): Promise<ResumeResult> {
     const batch = this.effectBatch(session);
     const release = await this.hold(session, "resume");
+    const running = this.running.start(session, outer);
+    const signal = running.signal;
     try {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
@@ -491,8 +526,154 @@ export class Placer {
       return { turn, record };
     } finally {
       await release();
+      running.done();
       this.dispatchEffects(batch);
     }
+  }
+
+  /**
+   * Cancels the session's turn (docs/protocol.md §14): a turn running on this host has its signal
+   * aborted, and one running on another host sharing the journal is asked to (repeatedly, until the
+   * session is free); either way Cancel returns once the turn has released the session, its ERROR
+   * {CANCELLED} recorded. A parked turn's own open wait is withdrawn (withdraw.ts). Anything else —
+   * no turn, a completed, interrupted or superseded one, an inherited wait — is a no-op.
+   */
+  async cancel(req: CancelRequest): Promise<CancelOutcome> {
+    await this.session(req.session);
+    if (req.executionId) {
+      const named = (await this.records.window(this.deps.journal, req.session)).log.execution(req.executionId);
+      if (!named) throw new HostError(ErrorCode.NotFound, `session ${req.session} has no execution ${req.executionId}`);
+      if (named.execution.completed || !named.current) return "idle";
+    }
+    const local = this.running.cancel(req.session, req.reason);
+    if (local) {
+      await this.settledWithin(local, req.session);
+      return "cancelled";
+    }
+    const holder = this.guard.holder(req.session);
+    if (holder)
+      throw new HostError(
+        ErrorCode.SessionBusy,
+        `session ${req.session} is busy (${holder} in progress, not a turn); retry`,
+      );
+    let release: () => Promise<void>;
+    try {
+      release = await this.hold(req.session, "cancel");
+    } catch (err) {
+      if (!isHostError(err, ErrorCode.SessionBusy) || !this.deps.journal.requestCancel) throw err;
+      await this.cancelElsewhere(req);
+      return "requested";
+    }
+    try {
+      await this.chain.ensure(this.deps.journal, req.session);
+      const { log } = await this.records.window(this.deps.journal, req.session);
+      const plan = planWithdrawal(log, req.reason, req.identity);
+      if (!plan) {
+        const gate = log.ownUnreceiptedGate();
+        if (gate)
+          throw new HostError(
+            ErrorCode.FailedPrecondition,
+            `session ${req.session}'s wait (request seq ${gate.ref.requestSeq}) is already decided; resume continues the turn — a decided wait cannot be withdrawn`,
+          );
+        return "idle";
+      }
+      const fence = await this.mint(req.session);
+      const records = await this.deps.journal.appendBatch(req.session, plan.head, fence, plan.events);
+      this.chain.noteAppended(req.session, records);
+      this.records.noteAppended(req.session, records);
+      this.history.forget(req.session);
+      return "withdrawn";
+    } finally {
+      await release();
+    }
+  }
+
+  /** Waits (bounded) for a cancelled turn here to release the session. */
+  private async settledWithin(settled: Promise<void>, session: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), this.cancelWaitMs);
+    });
+    const late = await Promise.race([settled.then(() => false), expired]).finally(() => clearTimeout(timer));
+    if (late)
+      throw new HostError(
+        ErrorCode.SessionBusy,
+        `session ${session}'s turn was cancelled but has not released the session within ${this.cancelWaitMs} ms; retry Cancel`,
+      );
+  }
+
+  /**
+   * Another host holds the session: send the cancel request, repeating it every CANCEL_REPEAT_MS (a
+   * request only reaches hosts listening when it is sent) until the session's lock is free, for at most
+   * cancelWaitMs.
+   */
+  private async cancelElsewhere(req: CancelRequest): Promise<void> {
+    const journal = this.deps.journal;
+    const deadline = Date.now() + this.cancelWaitMs;
+    for (;;) {
+      await journal.requestCancel?.(req.session, req.reason);
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_REPEAT_MS));
+      const unlock = await journal.tryLockSession?.(req.session);
+      if (unlock) {
+        await unlock();
+        return;
+      }
+      if (Date.now() >= deadline)
+        throw new HostError(
+          ErrorCode.SessionBusy,
+          `the host running session ${req.session} did not release it within ${this.cancelWaitMs} ms of the cancel request; retry Cancel`,
+        );
+    }
+  }
+
+  /**
+   * Deletes the session for good (docs/protocol.md §15): refused (ABORTED) while any operation holds it
+   * here or on another host — cancel a running turn first; then its records, checkpoint rows and this
+   * host's caches and live actor are dropped. Resolves to the session as it was.
+   */
+  async delete(session: string): Promise<SessionInfo> {
+    const holder = this.guard.holder(session);
+    if (holder)
+      throw new HostError(
+        ErrorCode.SessionBusy,
+        `session ${session} is busy (${holder} in progress); cancel its turn first (harnesshost cancel --session ${session})`,
+      );
+    let release: () => Promise<void>;
+    try {
+      release = await this.hold(session, "delete");
+    } catch (err) {
+      if (!isHostError(err, ErrorCode.SessionBusy)) throw err;
+      throw new HostError(
+        ErrorCode.SessionBusy,
+        `session ${session} is busy on another host; cancel its turn first (harnesshost cancel --session ${session})`,
+        { cause: err },
+      );
+    }
+    try {
+      const info = await this.session(session);
+      await this.deps.journal.deleteSession(session);
+      this.forget(session);
+      // A live actor of the session (memory tier) is released; a harness no longer served has none here.
+      let entry: HarnessEntry | undefined;
+      try {
+        entry = this.deps.harnesses.resolve(info.harness);
+      } catch {
+        entry = undefined;
+      }
+      await entry?.runtime.stop(session).catch(() => undefined);
+      return info;
+    } finally {
+      await release();
+    }
+  }
+
+  /** Drops everything this host remembers of a session. */
+  private forget(session: string): void {
+    this.minted.delete(session);
+    this.actorFence.delete(session);
+    this.history.forget(session);
+    this.records.forget(session);
+    this.chain.forget(session);
   }
 
   /** Snapshots the session's compute and records SUSPEND carrying the ref; frees the actor. */

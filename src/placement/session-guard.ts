@@ -1,8 +1,8 @@
-// Per-session exclusion for Exec, Suspend, Resume and Fork. Invariant: two operations on one
+// Per-session exclusion for Exec, Suspend, Resume, Fork, Approve, Cancel and Delete. Invariant: two operations on one
 // session never overlap in this host; an overlapping caller is refused (ABORTED), never queued.
 import { ErrorCode, HostError } from "../errors/index.js";
 
-export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve";
+export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve" | "cancel" | "delete";
 
 export class SessionGuard {
   private readonly held = new Map<string, SessionOperation>();
@@ -22,5 +22,10 @@ export class SessionGuard {
 
   isBusy(session: string): boolean {
     return this.held.has(session);
+  }
+
+  /** The operation holding the session, if any. */
+  holder(session: string): SessionOperation | undefined {
+    return this.held.get(session);
   }
 }

@@ -3,7 +3,6 @@
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
 import { EFFECTS_ANNOTATION } from "./annotations.js";
 import { create } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import {
   ApproveResponseSchema,
@@ -53,10 +52,6 @@ async function checkForkBytes(host: Host, parent: string, atSeq: number, count: 
   }
 }
 
-function unimplemented(rpc: string): HostError {
-  return new HostError(ErrorCode.Unimplemented, `Sessions.${rpc} is not implemented`);
-}
-
 export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
   const reread = (uid: string): Promise<Session> => servedSession(host, uid);
   const limits = host.limits;
@@ -104,12 +99,21 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       });
     },
 
-    deleteSession() {
-      throw unimplemented("DeleteSession");
+    async deleteSession(req) {
+      const uid = id(req.uid, "uid");
+      return sessionProto(await host.placer.delete(uid));
     },
 
-    cancel() {
-      throw unimplemented("Cancel");
+    async cancel(req) {
+      const session = id(req.session, "session");
+      optionalId(limits, req.executionId, "execution_id");
+      checkMetadata(limits, "the cancel's reason", { extra: [req.reason] });
+      await host.placer.cancel({
+        session,
+        ...(req.executionId !== "" ? { executionId: req.executionId } : {}),
+        reason: req.reason,
+      });
+      return reread(session);
     },
 
     async approve(req) {

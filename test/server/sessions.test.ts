@@ -68,8 +68,8 @@ describe("CreateSession / GetSession / ListSessions", () => {
     expect(await codeOf(f.sessions.createSession({ session: { harness: "nope" } }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.getSession({ uid: "" }))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(await codeOf(f.sessions.getSession({ uid: "sess-000000000000000000000000" }))).toBe(GrpcStatus.NOT_FOUND);
-    expect(await codeOf(f.sessions.deleteSession({ uid: "x" }))).toBe(GrpcStatus.UNIMPLEMENTED);
-    expect(await codeOf(f.sessions.cancel({ session: "x" }))).toBe(GrpcStatus.UNIMPLEMENTED);
+    expect(await codeOf(f.sessions.deleteSession({ uid: "x" }))).toBe(GrpcStatus.NOT_FOUND);
+    expect(await codeOf(f.sessions.cancel({ session: "x" }))).toBe(GrpcStatus.NOT_FOUND);
     expect((await f.sessions.listSessions({})).sessions).toHaveLength(0);
   });
 });

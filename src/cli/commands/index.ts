@@ -52,6 +52,16 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./sessions.js")).answerCommand,
   },
   {
+    name: "cancel",
+    summary: "cancel a session's running turn (on any host sharing the journal) or withdraw its pending wait",
+    load: async () => (await import("./sessions.js")).cancelCommand,
+  },
+  {
+    name: "delete",
+    summary: "delete a session and its records for good (--yes); its fork children keep theirs",
+    load: async () => (await import("./sessions.js")).deleteCommand,
+  },
+  {
     name: "export",
     summary: "write a session's records as JSON Lines (one proto3-JSON LogRecord per line)",
     load: async () => (await import("./journal.js")).exportCommand,

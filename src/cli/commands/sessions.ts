@@ -1,4 +1,4 @@
-// Session commands: exec, replay, fork, get, list, suspend, resume, approve, answer. Invariant: with --json each prints
+// Session commands: exec, replay, fork, get, list, suspend, resume, approve, answer, cancel, delete. Invariant: with --json each prints
 // exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
@@ -394,6 +394,58 @@ export const answerCommand: Command = {
         ...(choice !== undefined ? { choice } : {}),
       });
       decisionOut(ctx, res, "answered");
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
+
+export const cancelCommand: Command = {
+  name: "cancel",
+  usage: "cancel --session UID [--execution ID] [--reason TEXT] [--json]",
+  options: {
+    ...HOST_FLAGS,
+    session: { type: "string" },
+    execution: { type: "string" },
+    reason: { type: "string" },
+  },
+  async run(ctx) {
+    const session = requireStr(ctx.values, "session");
+    const execution = str(ctx.values, "execution");
+    if (execution === "") throw new UsageError("--execution is empty; give an execution id, or omit it");
+    const api = await ctx.api();
+    try {
+      const s = await api.cancel({
+        session,
+        ...(execution !== undefined ? { executionId: execution } : {}),
+        reason: str(ctx.values, "reason") ?? "",
+      });
+      if (json(ctx.values)) ctx.out(JSON.stringify(sessionJson(s)));
+      else for (const line of [sessionLine(s), ...continuation(s, ctx.values)]) ctx.out(line);
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
+
+export const deleteCommand: Command = {
+  name: "delete",
+  usage: "delete --session UID --yes [--json]",
+  options: { ...HOST_FLAGS, session: { type: "string" }, yes: { type: "boolean" } },
+  async run(ctx) {
+    const session = requireStr(ctx.values, "session");
+    if (ctx.values["yes"] !== true)
+      throw new UsageError(
+        `delete removes session ${session} and every record of it for good (its fork children stay); add --yes to confirm`,
+      );
+    const api = await ctx.api();
+    try {
+      const s = await api.delete(session);
+      const uid = s.metadata?.uid ?? session;
+      if (json(ctx.values)) ctx.out(JSON.stringify({ deleted: uid, last_seq: Number(s.lastSeq) }));
+      else ctx.out(`deleted session ${uid} (${s.lastSeq} records)`);
       return 0;
     } finally {
       await api.close();

@@ -1,0 +1,79 @@
+// The turns this host is running, by session, and how to cancel each (docs/protocol.md §14). Invariants:
+// a turn is registered for exactly as long as its operation holds the session, so `settled` resolves only
+// once the session is free again; a cancel — from this host's Cancel or a cross-host request heard on
+// the journal — aborts the turn's signal with a CANCELLED HostError naming the reason, and reaches no
+// other turn. Cross-host requests are subscribed to lazily, on the first turn a shared journal runs.
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { Journal } from "../journal/types.js";
+
+interface Running {
+  readonly controller: AbortController;
+  readonly settled: Promise<void>;
+}
+
+/** A registered turn: its signal (aborted by a cancel) and `done`, to run once the session is released. */
+export interface TurnHandle {
+  readonly signal: AbortSignal;
+  done(): void;
+}
+
+/** The CANCELLED error a cancelled turn's signal carries (and its ERROR record describes). */
+export function cancelError(reason: string): HostError {
+  return new HostError(
+    ErrorCode.Cancelled,
+    reason === "" ? "turn cancelled by Cancel" : `turn cancelled by Cancel: ${reason}`,
+  );
+}
+
+export class RunningTurns {
+  private readonly turns = new Map<string, Running>();
+  private subscribed: Promise<unknown> | undefined;
+
+  constructor(private readonly journal: Journal) {}
+
+  /** Registers the session's turn; its signal also follows `outer`. */
+  start(session: string, outer: AbortSignal): TurnHandle {
+    this.listen();
+    const controller = new AbortController();
+    let done!: () => void;
+    const settled = new Promise<void>((resolve) => (done = resolve));
+    const entry = { controller, settled };
+    this.turns.set(session, entry);
+    return {
+      signal: AbortSignal.any([outer, controller.signal]),
+      done: () => {
+        if (this.turns.get(session) === entry) this.turns.delete(session);
+        done();
+      },
+    };
+  }
+
+  /** Whether this host runs a turn of the session now. */
+  has(session: string): boolean {
+    return this.turns.has(session);
+  }
+
+  /**
+   * Cancels the session's running turn here; resolves to the promise of its release, or undefined when
+   * this host runs no turn of the session.
+   */
+  cancel(session: string, reason: string): Promise<void> | undefined {
+    const turn = this.turns.get(session);
+    if (!turn) return undefined;
+    if (!turn.controller.signal.aborted) turn.controller.abort(cancelError(reason));
+    return turn.settled;
+  }
+
+  /** Subscribes once to the journal's cross-host cancel requests (shared journals only). */
+  private listen(): void {
+    if (this.subscribed || !this.journal.onCancelRequest) return;
+    this.subscribed = this.journal
+      .onCancelRequest((req) => {
+        void this.cancel(req.session, req.reason);
+      })
+      .catch(() => {
+        // Not listening (e.g. the journal closed): retried on the next turn; requesters repeat theirs.
+        this.subscribed = undefined;
+      });
+  }
+}
