@@ -1,8 +1,8 @@
 // Cancel across hosts sharing one PostgreSQL schema (docs/protocol.md §14.2): two Hosts in this process,
-// each with its own journal connections; host A holds a turn inside its harness, host B's Cancel reaches
+// each with its own journal connections; host A holds a turn inside its model call (which honours the
+// turn's signal), host B's Cancel reaches
 // it through the journal (NOTIFY), A's turn fails CANCELLED with ERROR{CANCELLED} recorded, and B can
 // then resume the session. B's Delete of a session A is running is refused; once cancelled it succeeds.
-import { resolve } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,26 +11,20 @@ import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Host } from "../../src/host/host.js";
+import { Host, type HostOverrides } from "../../src/host/host.js";
 import { dropSchemas } from "../journal/postgres-fixture.js";
 import { journalUrl, mhSchema } from "./cluster.js";
-import { Gate, gates } from "./fixtures/gated-echo.js";
+import { gatedEchoModel } from "../server/helpers.js";
 import { expectSound } from "./journal-checks.js";
 
-const GATED = resolve(import.meta.dirname, "fixtures/gated-echo.ts");
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  gates.current = undefined;
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function openHost(schema: string): Promise<Host> {
+async function openHost(schema: string, overrides: HostOverrides = {}): Promise<Host> {
   const dir = mkdtempSync(join(tmpdir(), "hh-mh-cancel-"));
-  const host = await Host.open({
-    dataDir: dir,
-    journal: journalUrl(schema),
-    harnesses: [{ name: "gated", runtime: "local", target: GATED, checkpointPolicy: "every-turn", descriptorId: "" }],
-  });
+  const host = await Host.open({ dataDir: dir, journal: journalUrl(schema) }, overrides);
   cleanups.push(async () => {
     await host.close();
     rmSync(dir, { recursive: true, force: true });
@@ -38,32 +32,39 @@ async function openHost(schema: string): Promise<Host> {
   return host;
 }
 
-async function twoHosts(): Promise<[Host, Host]> {
+/** Host A (whose model calls wait for `gate`) and host B on one fresh schema. */
+async function twoHosts(): Promise<{ a: Host; b: Host; gate: ReturnType<typeof gatedEchoModel> }> {
   const schema = mhSchema();
   cleanups.push(() => dropSchemas([schema]));
-  const a = await openHost(schema);
+  const gate = gatedEchoModel();
+  const a = await openHost(schema, { model: gate.model });
   const b = await openHost(schema);
-  return [a, b];
+  return { a, b, gate };
 }
 
 const input = (t: string) => [textMessage("user", t)];
 
-/** Starts a turn on `host` that waits inside the harness; resolves once it is held there. */
-async function heldTurn(host: Host, session: string): Promise<{ gate: Gate; turn: Promise<unknown> }> {
-  const gate = new Gate();
-  gates.current = gate;
-  const turn = host.placer.exec({ session, inputs: input("held"), signal: new AbortController().signal });
+/** Starts a turn on `host` and resolves once it waits inside its model call. */
+async function heldTurn(
+  host: Host,
+  session: string,
+  gate: ReturnType<typeof gatedEchoModel>,
+): Promise<{ turn: Promise<unknown> }> {
+  const turn: Promise<unknown> = host.placer.exec({
+    session,
+    inputs: input("held"),
+    signal: new AbortController().signal,
+  });
   turn.catch(() => undefined);
   await gate.entered;
-  return { gate, turn };
+  return { turn };
 }
 
 describe("Cancel across hosts", () => {
   it("cancelReachesATurnRunningOnAnotherHost: ERROR{CANCELLED} is recorded and the other host resumes it", async () => {
-    const [a, b] = await twoHosts();
-    const s = (await a.createSession({ harness: "gated" })).uid;
-    await a.placer.exec({ session: s, inputs: input("one"), signal: new AbortController().signal });
-    const { gate, turn } = await heldTurn(a, s);
+    const { a, b, gate } = await twoHosts();
+    const s = (await a.createSession({})).uid;
+    const { turn } = await heldTurn(a, s, gate);
     expect(await b.placer.cancel({ session: s, reason: "from B" })).toBe("requested");
     const err = await turn.then(
       () => undefined,
@@ -76,17 +77,16 @@ describe("Cancel across hosts", () => {
       code: GrpcStatus.CANCELLED,
       description: "turn cancelled by Cancel: from B",
     });
-    // The cancelled turn is resumable from the other host.
-    gate.open();
+    // The cancelled turn is resumable from the other host (whose model answers at once).
     const resumed = await b.placer.resume(s, new AbortController().signal);
     expect(resumed.turn?.outputs).toEqual(["echo:held"]);
     await expectSound(b.journal, [s]);
   });
 
   it("deleteFromAnotherHostIsRefusedWhileATurnRuns; after a cancel it removes the session everywhere", async () => {
-    const [a, b] = await twoHosts();
-    const s = (await a.createSession({ harness: "gated" })).uid;
-    const { turn } = await heldTurn(a, s);
+    const { a, b, gate } = await twoHosts();
+    const s = (await a.createSession({})).uid;
+    const { turn } = await heldTurn(a, s, gate);
     const refused = await b.placer.delete(s).then(
       () => undefined,
       (e: unknown) => e,

@@ -120,6 +120,27 @@ describe("Cancel", () => {
     // The withdrawn decision cannot be changed afterwards.
     expect(await f.host.journal.verify(uid)).toMatchObject({ ok: true });
   });
+
+  it("withdrawnMemoryTurnLeavesNoChange: askcounter's next turn counts from the state before the withdrawn one", async () => {
+    const f = await fixture();
+    const { items } = await drain(f.sessions.exec({ harness: "askcounter", inputs: [userInput("a")] }));
+    const uid = items[0]?.update.case === "session" ? (items[0].update.value.metadata?.uid ?? "") : "";
+    expect((await f.sessions.getSession({ uid })).pendingApproval).toBeDefined();
+    expect((await f.sessions.cancel({ session: uid })).execState).toBe(ExecState.EXEC_CANCELED);
+    expect((await drain(f.sessions.exec({ session: uid, inputs: [userInput("b")] }))).error).toBeUndefined();
+    const gate = (await f.sessions.getSession({ uid })).pendingApproval;
+    expect(gate).toBeDefined();
+    await f.sessions.approve({
+      session: uid,
+      executionId: gate?.executionId ?? "",
+      toolCallId: gate?.toolCallId ?? "",
+      requestSeq: gate?.requestSeq ?? 0n,
+      approved: true,
+    });
+    await f.sessions.resume({ session: uid });
+    expect(outputs(await recordsOf(f, uid))).toEqual(["1 approved"]);
+    expect(await f.host.journal.verify(uid)).toMatchObject({ ok: true });
+  });
 });
 
 describe("DeleteSession", () => {
