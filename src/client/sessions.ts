@@ -174,7 +174,7 @@ export class SessionsClient {
   }
 
   /**
-   * Cancels the session's turn (docs/protocol.md §14): a running turn is stopped wherever it runs and
+   * Cancels the session's turn (docs/protocol.md §17): a running turn is stopped wherever it runs and
    * recorded as cancelled (resume re-drives it); a parked turn's wait is withdrawn; otherwise nothing
    * changes. With `executionId`, only that turn is cancelled (a turn that already ended: no-op).
    * Resolves to the session afterwards.
@@ -189,7 +189,7 @@ export class SessionsClient {
   }
 
   /**
-   * Deletes the session for good (docs/protocol.md §15): its records and checkpoints are removed, its
+   * Deletes the session for good (docs/protocol.md §18): its records and checkpoints are removed, its
    * fork children keep theirs. Refused (ABORTED) while a turn runs on it. Resolves to the session as
    * it was; afterwards it is NOT_FOUND.
    */

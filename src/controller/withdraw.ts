@@ -1,4 +1,4 @@
-// Withdrawing a parked turn's wait (docs/protocol.md §14.3). Invariant: a withdrawal is written with the
+// Withdrawing a parked turn's wait (docs/protocol.md §17.3). Invariant: a withdrawal is written with the
 // facts the log already knows — the gate decided as denied (APPROVAL_RESULT, the Cancel's reason), its
 // denied receipt (TOOL_RESULT APPROVAL_DENIED, the executor never invoked) and ERROR{CANCELLED} cutting
 // the turn — so the session-log projection reads it with no new rule: the gate is receipted (nothing is

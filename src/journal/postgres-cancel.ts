@@ -1,4 +1,4 @@
-// Cross-host cancel requests on PostgreSQL LISTEN/NOTIFY (docs/protocol.md §14.2). Invariant: a request
+// Cross-host cancel requests on PostgreSQL LISTEN/NOTIFY (docs/protocol.md §17.2). Invariant: a request
 // reaches every subscribed host of the same journal namespace (schema) that is listening when it is
 // sent, and nothing else: no row is written, so a request can never outlive the Cancel call that sends
 // it (the caller repeats it until the session's lock is free) and never cancels a later turn. A dropped

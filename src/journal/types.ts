@@ -322,7 +322,7 @@ export interface Journal {
    * Optional (journals several hosts share): tells every host that has subscribed with
    * `onCancelRequest` that `session`'s running turn is to be cancelled (PostgreSQL: NOTIFY). Delivery
    * is best-effort and only reaches turns running at that moment; the caller repeats it until the
-   * session's lock is free (docs/protocol.md §14.2).
+   * session's lock is free (docs/protocol.md §17.2).
    */
   requestCancel?(session: string, reason: string): Promise<void>;
 

@@ -532,7 +532,7 @@ export class Placer {
   }
 
   /**
-   * Cancels the session's turn (docs/protocol.md §14): a turn running on this host has its signal
+   * Cancels the session's turn (docs/protocol.md §17): a turn running on this host has its signal
    * aborted, and one running on another host sharing the journal is asked to (repeatedly, until the
    * session is free); either way Cancel returns once the turn has released the session, its ERROR
    * {CANCELLED} recorded. A parked turn's own open wait is withdrawn (withdraw.ts). Anything else —
@@ -627,7 +627,7 @@ export class Placer {
   }
 
   /**
-   * Deletes the session for good (docs/protocol.md §15): refused (ABORTED) while any operation holds it
+   * Deletes the session for good (docs/protocol.md §18): refused (ABORTED) while any operation holds it
    * here or on another host — cancel a running turn first; then its records, checkpoint rows and this
    * host's caches and live actor are dropped. Resolves to the session as it was.
    */

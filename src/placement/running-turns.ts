@@ -1,4 +1,4 @@
-// The turns this host is running, by session, and how to cancel each (docs/protocol.md §14). Invariants:
+// The turns this host is running, by session, and how to cancel each (docs/protocol.md §17). Invariants:
 // a turn is registered for exactly as long as its operation holds the session, so `settled` resolves only
 // once the session is free again; a cancel — from this host's Cancel or a cross-host request heard on
 // the journal — aborts the turn's signal with a CANCELLED HostError naming the reason, and reaches no

@@ -1,4 +1,4 @@
-// Cancel across hosts sharing one PostgreSQL schema (docs/protocol.md §14.2): two Hosts in this process,
+// Cancel across hosts sharing one PostgreSQL schema (docs/protocol.md §17.2): two Hosts in this process,
 // each with its own journal connections; host A holds a turn inside its model call (which honours the
 // turn's signal), host B's Cancel reaches
 // it through the journal (NOTIFY), A's turn fails CANCELLED with ERROR{CANCELLED} recorded, and B can

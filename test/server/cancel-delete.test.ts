@@ -1,4 +1,4 @@
-// Sessions.Cancel and Sessions.DeleteSession over real gRPC on loopback (docs/protocol.md §14, §15): a
+// Sessions.Cancel and Sessions.DeleteSession over real gRPC on loopback (docs/protocol.md §17, §18): a
 // running turn is stopped from another client and recorded as CANCELLED, then resumed; an idle
 // session's Cancel is a no-op; a parked wait is withdrawn (the session takes new input, or Resume
 // re-drives the turn with its call denied); Delete removes a session for good while its fork children
