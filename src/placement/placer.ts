@@ -378,7 +378,7 @@ export class Placer {
       const { log } = window;
       refuseInputWhileGated(log, req.session);
       const entry = await this.resolveHarness(req.harness || info.harness);
-      const admission = await admit(entry, req.signal);
+      const admission = await admit(entry, turn.signal);
       const inc = await this.incarnate(entry, admission, info, window);
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);

@@ -110,6 +110,36 @@ describe("Cancel", () => {
     expect(await f.host.journal.verify(uid)).toMatchObject({ ok: true });
   });
 
+  it("cancelOfADecidedWaitIsRefused: the decision stands and resume continues the turn", async () => {
+    const f = await fixture();
+    const uid = await parkedAskSession(f);
+    const gate = (await f.sessions.getSession({ uid })).pendingApproval;
+    await f.sessions.approve({
+      session: uid,
+      executionId: gate?.executionId ?? "",
+      toolCallId: gate?.toolCallId ?? "",
+      requestSeq: gate?.requestSeq ?? 0n,
+      approved: true,
+    });
+    const before = await recordsOf(f, uid);
+    expect(await codeOf(f.sessions.cancel({ session: uid }))).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(await recordsOf(f, uid)).toEqual(before);
+    await f.sessions.resume({ session: uid });
+    expect(outputs(await recordsOf(f, uid))).toEqual(["receipt: approved"]);
+  });
+
+  it("cancelNamingASupersededTurnIsANoOp: a newer turn replaced the cancelled one", async () => {
+    const f = await fixture();
+    const uid = await parkedAskSession(f);
+    const first = (await f.sessions.getSession({ uid })).pendingApproval?.executionId ?? "";
+    await f.sessions.cancel({ session: uid });
+    await drain(f.sessions.exec({ session: uid, inputs: [userInput("again")] }));
+    const parked = await f.sessions.getSession({ uid });
+    expect(parked.pendingApproval?.executionId).not.toBe(first);
+    expect((await f.sessions.cancel({ session: uid, executionId: first })).pendingApproval).toBeDefined();
+    expect((await f.sessions.getSession({ uid })).lastSeq).toBe(parked.lastSeq);
+  });
+
   it("resumeAfterAWithdrawnWaitReDrivesTheTurnWithItsCallDenied", async () => {
     const f = await fixture();
     const uid = await parkedAskSession(f);
