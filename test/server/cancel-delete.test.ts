@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EventKind, type LogRecord } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ExecState } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { textOf } from "../../src/controller/events.js";
+import { collectSnapshotGarbage } from "../../src/host/snapshot-gc.js";
 import { codeOf, drain, gatedEchoModel, startFixture, userInput, type Fixture } from "./helpers.js";
 
 let fx: Fixture | undefined;
@@ -229,6 +230,10 @@ describe("DeleteSession", () => {
     const referenced = await f.host.journal.checkpointDigests();
     expect(referenced).toContain(childDigest);
     expect(referenced).not.toContain(parentDigest);
+    // Snapshot GC (no grace period) now collects the parent's blob and keeps the child's.
+    const gc = await collectSnapshotGarbage(f.host.journal, f.host.snapshots, { graceMs: 0 });
+    expect(gc.deleted).toContain(parentDigest);
+    expect(gc.deleted).not.toContain(childDigest);
     const next = await drain(f.sessions.exec({ session: childUid, inputs: [userInput("c")] }));
     expect(next.error).toBeUndefined();
     expect(await f.host.journal.verify(childUid)).toMatchObject({ ok: true });
