@@ -17,8 +17,10 @@ import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
 import { SessionLog, type PendingTurn, type RecordedExecution } from "./projection.js";
 import { ServingEffects, servingSink } from "./serving-sink.js";
+import { boundedRun } from "./bounded-run.js";
 import { SinkGuard } from "./sink-guard.js";
 import { TurnContext, type ControllerDeps } from "./turn-context.js";
+import { turnDeadline } from "./turn-deadline.js";
 
 /** The harness a turn runs, as admitted by placement. */
 export interface HarnessBinding {
@@ -135,7 +137,7 @@ async function drive(
 ): Promise<ApprovalRef | undefined> {
   let failure: unknown;
   try {
-    await harness.run(start, sink, ctx.signal);
+    await boundedRun(harness.run(start, sink, ctx.signal), ctx.signal);
   } catch (err) {
     failure = err;
   }
@@ -311,6 +313,8 @@ export interface ReplayParams {
   readonly afterSeq?: number;
   /** Hand the harness no prior history: a restored memory actor already holds it (I4). */
   readonly noHistory?: boolean;
+  /** Deadline of each replayed turn (ms; limit turnMs); default: only `signal` bounds them. */
+  readonly turnMs?: number;
 }
 
 export interface ReplayResult {
@@ -326,6 +330,16 @@ const refusingModel: ModelProvider = {
     throw new HostError(ErrorCode.Diverged, "replay tried to invoke the model (I1)");
   },
 };
+
+function replayStopped(reason: unknown, executionId: string): HostError {
+  if (isHostError(reason))
+    return new HostError(reason.code, `replay of execution ${executionId} stopped: ${reason.message}`);
+  const timedOut = reason instanceof DOMException && reason.name === "TimeoutError";
+  return new HostError(
+    timedOut ? ErrorCode.DeadlineExceeded : ErrorCode.Cancelled,
+    `replay of execution ${executionId} ${timedOut ? "exceeded its deadline" : "was cancelled"}`,
+  );
+}
 
 /** Re-executes every completed turn against its recorded effects: zero model calls, zero appends. */
 export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: ReplayParams): Promise<ReplayResult> {
@@ -343,7 +357,9 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     if (!exec.completed || exec.startSeq <= (p.afterSeq ?? 0)) continue;
     checkHarnessIdentity(exec, p.binding);
     const form = inputHashFormOf(annotations, exec.startSeq);
-    const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, p.signal, form);
+    const deadline = p.turnMs === undefined ? undefined : turnDeadline(p.signal, p.turnMs);
+    const signal = deadline?.signal ?? p.signal;
+    const ctx = new TurnContext(replayDeps, p.session, exec.executionId, 0, exec.lastSeq, signal, form);
     const serving = new ServingEffects(ctx, exec.effects, "replay");
     const guard = new SinkGuard();
     // The same window the live turn had: from the last compaction before it (§16).
@@ -353,18 +369,25 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     const history = p.noHistory ? [] : () => events.slice(base, exec.startIndex);
     let failure: unknown;
     try {
-      await p.binding.harness.run(
-        startInfo(p.session, exec.executionId, exec, history),
-        servingSink(serving, ctx, guard),
-        p.signal,
+      await boundedRun(
+        p.binding.harness.run(
+          startInfo(p.session, exec.executionId, exec, history),
+          servingSink(serving, ctx, guard),
+          signal,
+        ),
+        signal,
       );
     } catch (err) {
       failure = err;
+    } finally {
+      deadline?.done();
     }
     await guard.close();
     failure = guard.failed ?? failure;
     if (failure !== undefined) {
       if (isHostError(failure, ErrorCode.Diverged)) throw failure;
+      // Stopped from outside (the caller left, or turnMs passed): not a divergence of the harness.
+      if (signal.aborted) throw replayStopped(signal.reason, exec.executionId);
       throw new HostError(
         ErrorCode.Diverged,
         `replay of execution ${exec.executionId} failed: ${describeFailure(failure).description}`,

@@ -148,7 +148,7 @@ export const LIMIT_TABLE = {
     default: 30 * 60_000,
     unit: "ms",
     scope: "lifecycle",
-    what: "Deadline of one turn, in process or on a node, from its start to its END; past it the turn is cancelled, journaled as a DEADLINE_EXCEEDED ERROR, stays resumable, and Exec fails DEADLINE_EXCEEDED.",
+    what: "Deadline of one turn (an Exec or Resume turn, and each turn a Replay re-executes), in process or on a node, from its start to its END; past it the turn is over even if the harness ignores its signal: it is journaled as a DEADLINE_EXCEEDED ERROR, stays resumable, and Exec (or Replay) fails DEADLINE_EXCEEDED.",
     why: "An agent turn of a hundred model and tool calls at tens of seconds each fits in 30 minutes; a node whose turn never ends is cut there instead of holding its session for ever.",
     min: 10,
   },

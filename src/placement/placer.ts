@@ -38,7 +38,7 @@ import { DEFAULT_LIMITS, type Limits } from "../limits/index.js";
 import { HistoryCache } from "./history-cache.js";
 import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
-import { turnDeadline } from "./turn-deadline.js";
+import { turnDeadline } from "../controller/turn-deadline.js";
 import { RunningTurns } from "./running-turns.js";
 import { planWithdrawal } from "../controller/withdraw.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
@@ -803,7 +803,7 @@ export class Placer {
     try {
       return await replaySession(
         { journal: this.deps.journal },
-        { session, binding: { harness: eph.harness, name: entry.name, descriptor }, signal },
+        { session, binding: { harness: eph.harness, name: entry.name, descriptor }, signal, turnMs: this.turnMs },
       );
     } finally {
       await eph.release();
