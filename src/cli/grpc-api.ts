@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
-import { parseTokenFile } from "../server/auth.js";
+import { parseTokenFile } from "../wire/token-file.js";
 import { connect, type ConnectOptions, type HarnessHostClient } from "../client/connect.js";
 import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
 import { requireStr, str, UsageError, type FlagValues } from "./command.js";

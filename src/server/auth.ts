@@ -45,10 +45,4 @@ export class BearerAuth {
   }
 }
 
-/** Tokens from a file: one per line; blank lines and lines starting with # are ignored. */
-export function parseTokenFile(text: string): string[] {
-  return text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== "" && !l.startsWith("#"));
-}
+export { parseTokenFile } from "../wire/token-file.js";
