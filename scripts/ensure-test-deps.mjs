@@ -6,7 +6,9 @@
 // dependencies are there; anything missing that it cannot fix exits 1 with the command that fixes it
 // (the PostgreSQL tests fail, never skip, without a server). The vm runtime's packages (QEMU, the
 // Debian cloud kernel, busybox, zstd) are best effort: where they cannot be installed, the vm tests
-// skip and print why (test/vm/vm-env.ts checks the same things).
+// skip and print why (test/vm/vm-env.ts checks the same things). The console's browser tests need
+// Debian's chromium-headless-shell (driven by playwright-core; no browser is ever downloaded): it is
+// installed with apt-get when missing, and its absence without root is exit 1 with the command.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { connect } from "node:net";
@@ -74,6 +76,33 @@ function ensurePythonGrpc() {
       `ensure-test-deps: ${PY_PACKAGES.join(" ")} installed, but ${PYTHON} still cannot import grpc and google.protobuf`,
     );
     process.exit(1);
+  }
+}
+
+/** Where test/console/chromium.ts looks for the browser first. */
+const CHROMIUM = "/usr/bin/chromium-headless-shell";
+
+function ensureChromium() {
+  if (existsSync(CHROMIUM) || onPath("chromium-headless-shell")) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !onPath("apt-get")) {
+    console.error(
+      "ensure-test-deps: the console's browser tests need Debian's chromium-headless-shell " +
+        "(as root: apt-get update && apt-get install -y --no-install-recommends chromium-headless-shell)",
+    );
+    process.exit(1);
+  }
+  console.log("ensure-test-deps: installing chromium-headless-shell with apt-get (console browser tests)");
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "--no-install-recommends", "chromium-headless-shell"],
+  ]) {
+    const r = run("apt-get", args, env);
+    if (!r.ok) {
+      console.error(`ensure-test-deps: apt-get ${args.join(" ")} failed:\n${r.output}`);
+      process.exit(1);
+    }
   }
 }
 
@@ -154,5 +183,6 @@ async function ensurePostgres() {
 }
 
 ensurePythonGrpc();
+ensureChromium();
 ensureVmPackages();
 await ensurePostgres();

@@ -10,8 +10,10 @@ export function ErrorBox({ error, onRetry }: { error: ApiError | undefined; onRe
   if (error === undefined) return null;
   return (
     <div class="error" role="alert" data-testid="error">
-      <strong>{error.code}</strong>: {error.message}
-      {error.auth ? <span> — set the bearer token above.</span> : null}
+      <span>
+        <strong>{error.code}</strong>: {error.message}
+        {error.auth ? " — set the bearer token above." : ""}
+      </span>
       {onRetry ? (
         <button type="button" onClick={onRetry}>
           Retry

@@ -8,8 +8,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, relative, sep } from "node:path";
 import { PACKAGE_ROOT } from "../paths.js";
 
-/** Where `npm run build` puts the console (vite.config.ts outDir). */
-export const CONSOLE_DIR = join(PACKAGE_ROOT, "dist", "console");
+/**
+ * Where the console is read from: `npm run build` puts it in dist/console (vite.config.ts outDir);
+ * HARNESSHOST_CONSOLE_DIR serves another build instead (console development, the browser tests).
+ */
+export const CONSOLE_DIR = process.env["HARNESSHOST_CONSOLE_DIR"] || join(PACKAGE_ROOT, "dist", "console");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

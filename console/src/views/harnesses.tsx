@@ -13,12 +13,12 @@ import { ErrorBox, attempt } from "../ui.js";
 
 function placement(h: HarnessRegistration): { runtime: string; address: string } {
   const p = h.spec?.placement;
-  if (p === undefined) return { runtime: "", address: "" };
+  // A built-in (serve --harness or the defaults) carries no registered spec: the host places it itself.
+  if (p === undefined || p.case === undefined)
+    return { runtime: h.source === HarnessSource.STATIC ? "built-in" : "", address: "" };
   switch (p.case) {
     case "remote":
       return { runtime: "remote", address: p.value.address };
-    case undefined:
-      return { runtime: "", address: "" };
     default:
       return { runtime: p.case, address: JSON.stringify(p.value) };
   }

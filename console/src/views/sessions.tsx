@@ -184,7 +184,8 @@ export function NewSession() {
       <button type="submit" class="primary">
         Create and run
       </button>
-      <ErrorBox error={error} />
+      {/* A missing or wrong token is already shown once, by the list below. */}
+      <ErrorBox error={error?.auth ? undefined : error} />
     </form>
   );
 }
