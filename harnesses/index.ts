@@ -6,6 +6,7 @@ import askCounterAgent from "./askcounter/index.js";
 import chatAgent from "./chatagent/index.js";
 import counterAgent from "./counteragent/index.js";
 import echoAgent from "./echoagent/index.js";
+import notesAgent from "./notes/index.js";
 
 export { AskAgent } from "./ask/index.js";
 export { AskCounterAgent } from "./askcounter/index.js";
@@ -19,4 +20,5 @@ export const builtinHarnesses: Readonly<Record<string, HarnessFactory>> = {
   chat: chatAgent,
   ask: askAgent,
   askcounter: askCounterAgent,
+  notes: notesAgent,
 };

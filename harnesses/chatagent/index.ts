@@ -1,12 +1,10 @@
-// The reference chat harness (wire-contract §7.3). Invariant: the model sees the whole conversation —
-// the optional system prompt, then every INPUT and OUTPUT message of the history in journal order,
-// then this turn's inputs — so the turn is a pure function of the journal and replays exactly.
-import { create } from "@bufbuild/protobuf";
+// The chat harness, built on the agent kit (docs/agents.md): no tools, the stock budget and infer
+// loop. Invariant: the model sees the conversation — the optional system prompt of the execution's
+// config, then the inputs and completed answers of the history in journal order, then this turn's
+// inputs — so the turn is a pure function of the journal and replays exactly.
 import { z } from "zod";
-import { EventKind, type Message } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
-import { textMessage } from "../../src/model/text.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
+import { agent } from "../../src/agent/index.js";
+import type { Harness } from "../../src/sdk/types.js";
 
 const ChatConfig = z.object({ system_prompt: z.string().optional() });
 
@@ -24,34 +22,29 @@ export function parseChatConfig(config: Uint8Array): z.infer<typeof ChatConfig> 
   return parsed.data;
 }
 
+/** Version 2: built on the kit (requests carry the budget's host params; usage is journaled). */
+export const CHAT_VERSION = "2";
+
 export class ChatAgent implements Harness {
   readonly model: string;
+  private readonly inner: Harness;
 
   constructor(opts: { model?: string } = {}) {
     this.model = opts.model ?? "echo";
-  }
-
-  describe(): HarnessDescriptor {
-    return create(HarnessDescriptorSchema, {
+    this.inner = agent({
       id: "chat",
-      version: "1",
-      models: [this.model],
-      capabilities: { resumability: Resumability.STATELESS_REPLAY, forkSafe: true },
+      version: CHAT_VERSION,
+      model: this.model,
+      system: (start) => parseChatConfig(start.config).system_prompt,
     });
   }
 
-  async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
-    const config = parseChatConfig(start.config);
-    const messages: Message[] = [];
-    if (config.system_prompt !== undefined && config.system_prompt !== "") {
-      messages.push(textMessage("system", config.system_prompt));
-    }
-    for (const event of start.history) {
-      const conversational = event.kind === EventKind.EVENT_INPUT || event.kind === EventKind.EVENT_OUTPUT;
-      if (conversational && event.body.case === "message") messages.push(event.body.value);
-    }
-    messages.push(...start.inputs);
-    await sink.model({ model: this.model, messages }, signal);
+  describe() {
+    return this.inner.describe();
+  }
+
+  run(...args: Parameters<Harness["run"]>): Promise<void> {
+    return this.inner.run(...args);
   }
 }
 

@@ -74,6 +74,7 @@ export function agent(init: AgentInit): Harness {
       return descriptor;
     },
     async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
+      const systemMessages = systemPart(start);
       const conversation = conversationOf(start.history);
       const ctx: AgentContext = {
         start,
@@ -91,7 +92,7 @@ export function agent(init: AgentInit): Harness {
         prior = compacted.kept;
       }
       const messages: Message[] = [
-        ...systemPart(start),
+        ...systemMessages,
         ...(summary !== undefined ? [summaryMessage(summary)] : []),
         ...prior,
         ...start.inputs,

@@ -1,8 +1,9 @@
 // What an agent knows at the start of a turn, rebuilt from Start.history alone (docs/agents.md). The
 // invariant: the result is a pure function of the history events, so a live turn, its replay and its
 // re-drive build the very same model requests. The newest compaction's summary stands for everything
-// before the history window; messages come from completed executions only (a cut or refused turn
-// leaves no half conversation, e.g. an assistant tool call without its result); session tokens are the
+// before the history window; every input stands, but completions and tool results come from completed
+// executions only (a cut or refused turn leaves no half exchange, e.g. an assistant tool call without
+// its result); session tokens are the
 // USAGE records of the window on top of the last total the kit recorded at a compaction.
 import { create } from "@bufbuild/protobuf";
 import {
@@ -21,7 +22,7 @@ export const SESSION_TOTAL_USAGE = "harnesshost.agent/session-total";
 export interface Conversation {
   /** The newest compaction's summary in the window, if any. */
   readonly summary: string | undefined;
-  /** Messages of the window's completed executions, in order (inputs, completions, tool results). */
+  /** The window's inputs, and the completions and tool results of its completed executions, in order. */
   readonly messages: readonly Message[];
   /** Estimated tokens the session used before this turn. */
   readonly sessionTokens: number;
@@ -62,7 +63,8 @@ export function conversationOf(history: readonly Event[]): Conversation {
         turn = [];
         break;
       case EventKind.EVENT_INPUT:
-        if (e.body.case === "message") turn.push(e.body.value);
+        // Inputs stand even when their turn did not complete: the user did say them.
+        if (e.body.case === "message") messages.push(e.body.value);
         break;
       case EventKind.EVENT_OUTPUT: {
         const c = compactionOfEvent(e);

@@ -14,7 +14,8 @@ import type { ModelProvider } from "../model/types.js";
 import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
 import type { ToolExecutor } from "../controller/tools.js";
-import { DemoWriteExecutor } from "../controller/demo-write.js";
+import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js";
+import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
 import { toolPolicy } from "../controller/tool-policy.js";
 import { EffectRegistry, type EffectLogger } from "../effects/registry.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
@@ -52,6 +53,16 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "ask", runtime: "local", target: "ask", checkpointPolicy: "every-turn", descriptorId: "" },
   { name: "askcounter", runtime: "spawned", target: "askcounter", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
+
+/** The executors a host has without overrides: `demo.write` and the notes example's tools. */
+export function builtinTools(dataDir: string): ToolExecutor {
+  const notes = new NotesExecutor(dataDir);
+  return new ToolRouter({
+    [DEMO_WRITE_TOOL]: new DemoWriteExecutor(join(dataDir, "demo-writes.jsonl")),
+    [NOTES_READ_TOOL]: notes,
+    [NOTES_WRITE_TOOL]: notes,
+  });
+}
 
 /** Blobs live beside the journal: in its database when its storage offers that, else under the data directory. */
 async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<SnapshotStore> {
@@ -112,7 +123,7 @@ export class Host {
       await journal.close();
       throw err;
     }
-    const tools = overrides.tools ?? new DemoWriteExecutor(join(config.dataDir, "demo-writes.jsonl"));
+    const tools = overrides.tools ?? builtinTools(config.dataDir);
     const effects = overrides.effects ?? new EffectRegistry(overrides.logger);
     const metrics = overrides.effects
       ? new MetricsCounters()

@@ -71,4 +71,31 @@ describe("README walkthroughs", () => {
     expect(lines).toContain("receipt: approved");
     expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(4);
   }, 320_000);
+
+  it("walkthrough 6 runs the notes agent against the fake model: approval, one write, read, replay", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
+    dirs.push(dir);
+    const [model, addr, registry] = [await freePort(), await freePort(), await freePort()];
+    const script = withBackgroundWaits(
+      blocks("Walkthrough 6")
+        .join("\n")
+        .replaceAll("npx tsx test/fixtures/", `${join(repo, "node_modules/.bin/tsx")} ${join(repo, "test/fixtures")}/`)
+        .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
+        .replaceAll("127.0.0.1:7240", `127.0.0.1:${model}`)
+        .replaceAll("127.0.0.1:7253", `127.0.0.1:${addr}`)
+        .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`),
+      300,
+    );
+    const out = await bash(script, dir);
+    const lines = out.split("\n");
+    expect(out).toMatch(/^approved [0-9a-f]{16}\/1\.0:call_w request_seq=\d+ decision_seq=\d+; run resume/m);
+    expect(
+      lines.filter((l) => /^done: \{"name":"color","bytes":4,"duplicate":false\}$/.test(l)).length,
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      lines.filter((l) => /^done: \{"name":"color","found":true,"text":"blue"\}$/.test(l)).length,
+    ).toBeGreaterThanOrEqual(2);
+    expect(lines).toContain("blue");
+    expect(out).toMatch(/^ok sess-[0-9a-f]{24}/m);
+  }, 320_000);
 });

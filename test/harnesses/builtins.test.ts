@@ -137,7 +137,7 @@ describe("counter harness", () => {
 describe("chat harness", () => {
   it("describes itself with its model (default echo)", async () => {
     const d = await chatFactory().describe();
-    expect([d.id, d.version, d.models]).toEqual(["chat", "1", ["echo"]]);
+    expect([d.id, d.version, d.models]).toEqual(["chat", "2", ["echo"]]);
     expect(d.capabilities?.resumability).toBe(Resumability.STATELESS_REPLAY);
     expect(d.capabilities?.forkSafe).toBe(true);
     expect((await new ChatAgent({ model: "gpt-x" }).describe()).models).toEqual(["gpt-x"]);
@@ -160,7 +160,8 @@ describe("chat harness", () => {
     ];
     const sink = new RecordingSink();
     await new ChatAgent({ model: "m" }).run(start(["next", "and more"], { history }), sink, signal);
-    expect(sink.calls).toHaveLength(1);
+    // One model call, then the kit's usage record of it.
+    expect(sink.calls.map((c) => c.kind)).toEqual(["model", "usage"]);
     const [request] = modelRequests(sink);
     expect(request?.model).toBe("m");
     expect(transcript(request?.messages ?? [])).toEqual([
@@ -193,7 +194,7 @@ describe("chat harness", () => {
 
 describe("builtinHarnesses", () => {
   it("keys each factory by the id its harness describes", async () => {
-    expect(Object.keys(builtinHarnesses).sort()).toEqual(["ask", "askcounter", "chat", "counter", "echo"]);
+    expect(Object.keys(builtinHarnesses).sort()).toEqual(["ask", "askcounter", "chat", "counter", "echo", "notes"]);
     for (const [id, factory] of Object.entries(builtinHarnesses)) {
       const harness: Harness = factory();
       expect((await harness.describe()).id).toBe(id);
