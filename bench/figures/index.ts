@@ -1,5 +1,6 @@
 // Every figure the runner knows, in run order (cheap, self-contained figures first).
 import type { Figure } from "../lib/types.js";
+import { agentTurn } from "./agent-turn.js";
 import { concurrentTurns } from "./concurrent.js";
 import { journalAppend } from "./journal-append.js";
 import { longSession } from "./long-session.js";
@@ -20,4 +21,5 @@ export const figures: readonly Figure[] = [
   forkFanout,
   concurrentTurns,
   sessionMemory,
+  agentTurn,
 ];

@@ -28,7 +28,9 @@ export class CountingModel implements ModelProvider {
   async invoke(request: ModelRequest, opts: InvokeOptions): Promise<ModelResponse> {
     if (this.failures > 0) {
       this.failures--;
-      throw new HostError(ErrorCode.Unavailable, "conformance: injected provider failure after MODEL_CALL (the cut)");
+      // A defect-class failure: a harness whose requests ask the host to retry expected failures
+      // (docs/protocol.md §16.1) must still see the cut, so the injected failure is never retried.
+      throw new HostError(ErrorCode.Internal, "conformance: injected provider failure after MODEL_CALL (the cut)");
     }
     this.calls++;
     return this.inner.invoke(request, opts);

@@ -39,7 +39,7 @@ describe("lying fixtures fail the suite", () => {
     expect(xmlProblem(xml)).toBe("");
     // Replay runs every turn on one fresh actor, so it reproduces 1, 2, 3 and passes; the RAM state
     // shows wherever a turn lands on a fresh instance mid-history (restart, historical fork, resume).
-    expect(xml).toMatch(/<testsuites [^>]*tests="7" failures="3" skipped="1"/);
+    expect(xml).toMatch(/<testsuites [^>]*tests="8" failures="3" skipped="2"/);
     expect(xml.match(/<failure /g)).toHaveLength(3);
     expect(xml).toMatch(/name="stateless\.replay-byte-identical"[^>]*>\s*<system-out>/);
     expect(xml).toMatch(

@@ -7,6 +7,7 @@ import type { JournalRecord } from "../../journal/types.js";
 import { SUBJECT } from "../target.js";
 import { errText, fail, q, short, turnText } from "../evidence.js";
 import { continuesLikeControl, journalState, pass, skip, unchanged, type Check } from "./check.js";
+import { compactionWindow } from "./compaction.js";
 import { describeCheck } from "./describe.js";
 
 function endSeq(records: readonly JournalRecord[]): number {
@@ -223,4 +224,5 @@ export const statelessChecks: readonly Check[] = [
   historicalFork,
   suspendResume,
   modelCut,
+  compactionWindow,
 ];
