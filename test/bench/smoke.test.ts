@@ -22,6 +22,7 @@ const KEYS = [
   "concurrent_errors",
   "suspended_session_rss_bytes",
   "live_echo_actor_rss_bytes",
+  "agent_turn_ratio_10k",
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));
