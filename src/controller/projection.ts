@@ -16,6 +16,7 @@ import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types
 import type { SnapshotRef } from "../snapshot/ref.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
+import { parseUpgrade } from "./upgrade-record.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -48,6 +49,23 @@ export interface RecordedError {
   readonly seq: number;
   readonly code: number;
   readonly description: string;
+}
+
+/** A harness-version upgrade recorded in the log (docs/versioning.md). */
+export interface RecordedUpgrade {
+  readonly seq: number;
+  readonly harness: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** The harness version a session runs on: the one of its last turn, or of its last upgrade after it. */
+export interface PinnedVersion {
+  /** The registry name the version belongs to. */
+  readonly harness: string;
+  readonly version: string;
+  /** The EXECUTION_START or upgrade record that set it. */
+  readonly seq: number;
 }
 
 /** What a turn left unfinished after its last recorded effect. */
@@ -158,6 +176,8 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   private ownSuspend: SuspendPoint | undefined;
   private readonly marks = new Map<number, Mark>();
   private readonly compactions: CompactionPoint[] = [];
+  private pin: PinnedVersion | undefined;
+  private readonly upgradeList: RecordedUpgrade[] = [];
 
   static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
     const log = new SessionLog<R>();
@@ -210,9 +230,16 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         };
         break;
       }
+      case Lifecycle_Kind.LIFECYCLE_BASELINE: {
+        const up = parseUpgrade(kind, lc.detail);
+        if (up) {
+          this.upgradeList.push({ seq: rec.seq, ...up });
+          this.pin = { harness: up.harness, version: up.to, seq: rec.seq };
+        }
+        break;
+      }
       case Lifecycle_Kind.LIFECYCLE_UNSPECIFIED:
       case Lifecycle_Kind.LIFECYCLE_RESUME:
-      case Lifecycle_Kind.LIFECYCLE_BASELINE:
       case Lifecycle_Kind.LIFECYCLE_CANCEL:
         break;
       default:
@@ -252,6 +279,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       };
       this.byId.set(event.executionId, exec);
       this.executions.push(exec);
+      this.pin = { harness: start.harness, version: start.harnessVersion, seq: rec.seq };
       return;
     }
     exec.lastSeq = rec.seq;
@@ -408,6 +436,31 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       if (c.seq < startSeq) return c.throughSeq;
     }
     return 0;
+  }
+
+  /**
+   * The harness version the session is pinned to (docs/versioning.md): the version its last turn was
+   * recorded with, or the target of an upgrade recorded after it. Undefined before the first turn (the
+   * session then gets the newest version). An empty version is a turn recorded without one.
+   */
+  get pinnedVersion(): PinnedVersion | undefined {
+    return this.pin;
+  }
+
+  /** Every upgrade record, in seq order (inherited ones included). */
+  get upgrades(): readonly RecordedUpgrade[] {
+    return this.upgradeList;
+  }
+
+  /**
+   * The version an execution is certified for: the one it was recorded with, carried forward by every
+   * upgrade recorded after it that started from that version (an upgrade replayed the turn under its
+   * target and found it identical).
+   */
+  certifiedVersion(exec: RecordedExecution): string {
+    let version = exec.harnessVersion;
+    for (const up of this.upgradeList) if (up.seq > exec.startSeq && up.from === version) version = up.to;
+    return version;
   }
 
   /** The newest SUSPEND this session recorded itself (inherited ones are the parent's). */

@@ -3,10 +3,17 @@
 import { z } from "zod";
 import { didYouMean } from "../errors/suggest.js";
 import { LimitOverrides } from "../limits/index.js";
+import { VERSION_LABEL } from "../placement/registry.js";
 
 /** A harness served by this host: `name=<runtime>:<target>` on the command line. */
 export const HarnessSpecFlag = z.object({
   name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "harness names are RFC 1123 DNS labels"),
+  /**
+   * The version this entry serves (`name@version=…`); several versions of one name are served side by
+   * side and the last configured is the default for new sessions (docs/versioning.md). Default: none —
+   * the entry serves whatever version its harness reports.
+   */
+  version: z.string().regex(VERSION_LABEL, "versions are 1-64 of A-Z a-z 0-9 . _ -").optional(),
   runtime: z.enum(["local", "spawned", "remote", "vm"]),
   /** A built-in harness name, a harness module path, (remote) a node address, or (vm) an image directory. */
   target: z.string().min(1),
@@ -50,14 +57,17 @@ export const HostConfig = z.object({
 export type HostConfig = z.infer<typeof HostConfig>;
 export type HostConfigInput = z.input<typeof HostConfig>;
 
-/** Parses `name=<runtime>:<target>` (e.g. `mine=remote:unix:///tmp/x.sock`). */
+/** Parses `name[@version]=<runtime>:<target>` (e.g. `mine=remote:unix:///tmp/x.sock`, `x@2=local:./v2.mjs`). */
 export function parseHarnessFlag(flag: string): HarnessSpecFlag {
   const eq = flag.indexOf("=");
   const colon = flag.indexOf(":", eq + 1);
   if (eq < 1 || colon < 0)
-    throw new Error(`--harness expects name=<local|spawned|remote|vm>:<target>, got ${JSON.stringify(flag)}`);
+    throw new Error(`--harness expects name[@version]=<local|spawned|remote|vm>:<target>, got ${JSON.stringify(flag)}`);
   const runtime = flag.slice(eq + 1, colon);
-  const parsed = HarnessSpecFlag.safeParse({ name: flag.slice(0, eq), runtime, target: flag.slice(colon + 1) });
+  const key = flag.slice(0, eq);
+  const at = key.indexOf("@");
+  const named = at < 0 ? { name: key } : { name: key.slice(0, at), version: key.slice(at + 1) };
+  const parsed = HarnessSpecFlag.safeParse({ ...named, runtime, target: flag.slice(colon + 1) });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   if (issue?.path[0] === "runtime") {

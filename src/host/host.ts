@@ -113,6 +113,7 @@ export class Host {
         });
         registry.addStatic({
           name: spec.name,
+          ...(spec.version !== undefined ? { version: spec.version } : {}),
           runtime,
           descriptorId: spec.descriptorId,
           checkpointPolicy: spec.checkpointPolicy,

@@ -55,6 +55,12 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
       `placement: harness "${entry.name}" reports descriptor id "${descriptor.id}" but its registration expects "${entry.descriptorId}"`,
     );
   }
+  if (entry.version !== undefined && descriptor.version !== entry.version) {
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `placement: harness "${entry.name}" registered as version "${entry.version}" reports version "${descriptor.version}"`,
+    );
+  }
   const memory = requiresMemory(descriptor) || entry.declaredMemory === true;
   const caps = await entry.runtime.capabilities(sig);
   if (!canPlace(memory, caps)) {

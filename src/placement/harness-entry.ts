@@ -8,6 +8,14 @@ export type CheckpointPolicy = "every-turn" | "on-suspend";
 export interface HarnessEntry {
   /** Registry name (what Session.harness holds). */
   readonly name: string;
+  /**
+   * The version this entry serves, declared by its registration (`x@2`, `--version 2`); admission
+   * requires Describe to report it. Undefined: an unversioned entry, which serves whatever version its
+   * harness reports (docs/versioning.md).
+   */
+  readonly version?: string;
+  /** Orders versions of one name: the greatest active one is the default for new sessions. */
+  readonly since?: number;
   readonly source: "static" | "registered";
   readonly runtime: Runtime;
   /** When set, every admission requires Describe to report this id. */
@@ -25,6 +33,17 @@ export interface HarnessEntry {
 /** Resolves harness names; throws HostError InvalidArgument for an unknown name. */
 export interface HarnessResolver {
   resolve(name: string): HarnessEntry;
+  /**
+   * The entry a session pinned to `pinned` (docs/versioning.md) runs on; without it, resolve(name).
+   * FAILED_PRECONDITION when the name has versions but not the pinned one.
+   */
+  /** The entry serving exactly `version` of `name` (an unversioned entry serves any), if active here. */
+  resolveVersion?(name: string, version: string): HarnessEntry | undefined;
+  resolvePinned?(
+    name: string,
+    pinned: { readonly harness: string; readonly version: string } | undefined,
+    session: string,
+  ): HarnessEntry;
   /** Optional: makes a name registered elsewhere (another host, same database) resolvable here. */
   refresh?(name: string): Promise<void>;
   readonly defaultName: string;

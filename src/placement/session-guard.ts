@@ -2,7 +2,7 @@
 // session never overlap in this host; an overlapping caller is refused (ABORTED), never queued.
 import { ErrorCode, HostError } from "../errors/index.js";
 
-export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve" | "cancel" | "delete";
+export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve" | "cancel" | "delete" | "upgrade";
 
 export class SessionGuard {
   private readonly held = new Map<string, SessionOperation>();

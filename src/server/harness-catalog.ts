@@ -26,6 +26,19 @@ import type { HarnessEntry } from "../placement/harness-entry.js";
 import type { Runtime } from "../runtime/types.js";
 import { invalid } from "./checks.js";
 import { HARNESS_NAME, checkName, checkSpec, servablePlacement } from "./harness-spec.js";
+import { splitVersionKey, VERSION_LABEL } from "../placement/registry.js";
+import { pinnedSessions } from "../versions/pins.js";
+
+/** A registration name: an RFC 1123 label, optionally `@version` (docs/versioning.md); returns the label. */
+function checkVersionedName(key: string): string {
+  const { name, version } = splitVersionKey(key);
+  checkName(name);
+  if (version !== undefined && !VERSION_LABEL.test(version))
+    throw invalid(
+      `version ${JSON.stringify(version)} is not 1-64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`,
+    );
+  return name;
+}
 
 export const DEFAULT_HARNESS_PAGE = 50;
 export const MAX_HARNESS_PAGE = 500;
@@ -41,6 +54,17 @@ class Mutex {
     this.tail = next.catch(() => undefined);
     return next;
   }
+}
+
+/** One version of a harness as `harness list` shows it (harnesshost.v1.HarnessVersion). */
+export interface HarnessVersionInfo {
+  readonly name: string;
+  /** "" for an unversioned entry. */
+  readonly version: string;
+  readonly source: "static" | "registered";
+  readonly state: "active" | "retired";
+  readonly isDefault: boolean;
+  readonly pinnedSessions: readonly string[];
 }
 
 export interface HarnessPage {
@@ -71,7 +95,7 @@ export class HarnessCatalog {
     return this.lock.run(async () => {
       if (this.stopped) return;
       for (const row of await this.host.journal.listRegistrations()) {
-        if (this.isStatic(row.name)) {
+        if (this.isStatic(splitVersionKey(row.name).name)) {
           this.unservable.set(row.name, "the name is a static harness on this host");
           continue;
         }
@@ -86,7 +110,7 @@ export class HarnessCatalog {
           if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
           const checked = checkSpec(spec);
           const runtime = await this.buildPlaced(row.name, checked.spec);
-          this.serve(row.name, runtime, checked.spec, row.state);
+          this.serve(row.name, runtime, checked.spec, row.state, row.createdAtMs);
           this.unservable.delete(row.name);
         } catch (err) {
           this.unservable.set(row.name, err instanceof Error ? err.message : String(err));
@@ -119,8 +143,8 @@ export class HarnessCatalog {
     name: string,
     spec: HarnessSpec | undefined,
   ): Promise<{ harness: HarnessRegistration; outcome: RegisterOutcome }> {
-    checkName(name);
-    if (this.isStatic(name)) throw new HostError(ErrorCode.AlreadyExists, `"${name}" is a static harness name`);
+    const base = checkVersionedName(name);
+    if (this.isStatic(base)) throw new HostError(ErrorCode.AlreadyExists, `"${base}" is a static harness name`);
     const checked = checkSpec(spec);
     return this.lock.run(async () => {
       const existing = await this.host.journal.getRegistration(name);
@@ -162,7 +186,7 @@ export class HarnessCatalog {
         if (!current) await runtime.close().catch(() => undefined);
         throw err;
       }
-      this.serve(name, runtime, checked.spec, "active");
+      this.serve(name, runtime, checked.spec, "active", row.createdAtMs);
       this.unservable.delete(name);
       return { harness: this.registrationOf(row), outcome };
     });
@@ -172,7 +196,7 @@ export class HarnessCatalog {
     if (name === "") throw invalid("name is required");
     const entry = this.host.registry.get(name);
     let reg: HarnessRegistration;
-    if (entry?.source === "static") reg = staticRegistration(entry);
+    if (entry?.source === "static" && !name.includes("@")) reg = staticRegistration(entry);
     else {
       const row = await this.host.journal.getRegistration(name);
       if (!row) throw new HostError(ErrorCode.NotFound, `harness "${name}" not found`);
@@ -204,7 +228,7 @@ export class HarnessCatalog {
     };
   }
 
-  async retire(name: string, reason: string): Promise<HarnessRegistration> {
+  async retire(name: string, reason: string, force = false): Promise<HarnessRegistration> {
     if (name === "") throw invalid("name is required");
     if (Buffer.byteLength(reason, "utf8") > MAX_RETIRE_REASON_BYTES)
       throw invalid(`reason is longer than ${MAX_RETIRE_REASON_BYTES} bytes`);
@@ -215,6 +239,16 @@ export class HarnessCatalog {
       const row = await this.host.journal.getRegistration(name);
       if (!row) throw new HostError(ErrorCode.NotFound, `harness "${name}" not found`);
       if (row.state === "retired") return this.registrationOf(row);
+      const { name: base, version } = splitVersionKey(name);
+      if (version !== undefined) {
+        // A retired version serves nothing: its pinned sessions would be stranded until upgraded.
+        const pinned = (await pinnedSessions(this.host.journal, base)).get(version) ?? [];
+        if (pinned.length > 0 && !force)
+          throw new HostError(
+            ErrorCode.FailedPrecondition,
+            `harness "${base}" version "${version}" has ${pinned.length} pinned session(s): ${pinned.join(", ")}; upgrade them first (harnesshost upgrade --session S --to-version V) or retire with --force, which leaves them refused until they are upgraded`,
+          );
+      }
       const now = Date.now();
       const retired: StoredRegistration = {
         ...row,
@@ -230,17 +264,54 @@ export class HarnessCatalog {
     });
   }
 
+  /**
+   * Every version of one harness (or, with name "", of every harness) this host serves or has stored,
+   * with the sessions pinned to each (docs/versioning.md). An unversioned entry lists the sessions
+   * pinned to versions no versioned entry of its name serves.
+   */
+  async versions(name: string): Promise<HarnessVersionInfo[]> {
+    const names = name === "" ? this.host.registry.names() : [splitVersionKey(name).name];
+    const out: HarnessVersionInfo[] = [];
+    for (const n of names) {
+      const entries = this.host.registry.versionsOf(n);
+      if (entries.length === 0) {
+        if (name !== "") throw new HostError(ErrorCode.NotFound, `harness "${n}" not found`);
+        continue;
+      }
+      const pins = await pinnedSessions(this.host.journal, n);
+      const versioned = new Set(entries.flatMap((e) => (e.version !== undefined ? [e.version] : [])));
+      const byDefault = this.host.registry.get(n);
+      for (const e of entries) {
+        const pinned =
+          e.version !== undefined
+            ? (pins.get(e.version) ?? [])
+            : [...pins.entries()].filter(([v]) => !versioned.has(v)).flatMap(([, uids]) => uids);
+        out.push({
+          name: n,
+          version: e.version ?? "",
+          source: e.source,
+          state: e.state,
+          isDefault: e === byDefault,
+          pinnedSessions: [...pinned].sort(),
+        });
+      }
+    }
+    return out;
+  }
+
   private isStatic(name: string): boolean {
     return this.host.registry.get(name)?.source === "static" || BUILTIN_STATICS.some((b) => b.name === name);
   }
 
-  private registered(name: string): HarnessEntry | undefined {
-    const entry = this.host.registry.get(name);
-    return entry?.source === "registered" ? entry : undefined;
+  /** The registered entry of a key: `name` (its unversioned entry) or `name@version`. */
+  private registered(key: string): HarnessEntry | undefined {
+    const { name, version } = splitVersionKey(key);
+    return this.host.registry.versionsOf(name).find((e) => e.source === "registered" && e.version === version);
   }
 
-  private async buildPlaced(name: string, spec: HarnessSpec): Promise<Runtime> {
+  private async buildPlaced(key: string, spec: HarnessSpec): Promise<Runtime> {
     const { runtime, target } = servablePlacement(spec);
+    const name = splitVersionKey(key).name;
     return buildRuntime(
       { name, runtime, target, descriptorId: spec.descriptorId, checkpointPolicy: "every-turn" },
       {
@@ -252,10 +323,13 @@ export class HarnessCatalog {
     );
   }
 
-  private serve(name: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired"): void {
+  private serve(key: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired", since: number): void {
     const declaredMemory = spec.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
+    const { name, version } = splitVersionKey(key);
     this.host.registry.putRegistered({
       name,
+      ...(version !== undefined ? { version } : {}),
+      since,
       runtime,
       descriptorId: spec.descriptorId,
       checkpointPolicy: "every-turn",
@@ -294,6 +368,8 @@ export class HarnessCatalog {
 function entryFields(e: HarnessEntry): Omit<HarnessEntry, "source"> {
   return {
     name: e.name,
+    ...(e.version !== undefined ? { version: e.version } : {}),
+    ...(e.since !== undefined ? { since: e.since } : {}),
     runtime: e.runtime,
     descriptorId: e.descriptorId,
     checkpointPolicy: e.checkpointPolicy,
@@ -358,7 +434,8 @@ function compareNames(a: string, b: string): number {
 function decodeNameToken(token: string): string | undefined {
   if (token === "") return undefined;
   const name = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : "";
-  if (!HARNESS_NAME.test(name) || Buffer.from(name, "utf8").toString("base64url") !== token)
-    throw invalid("invalid page_token");
+  const { name: base, version } = splitVersionKey(name);
+  const valid = HARNESS_NAME.test(base) && (version === undefined || VERSION_LABEL.test(version));
+  if (!valid || Buffer.from(name, "utf8").toString("base64url") !== token) throw invalid("invalid page_token");
   return name;
 }
