@@ -33,6 +33,16 @@ export interface ResumeOutcome {
   readonly outputs: readonly string[];
 }
 
+/** What `upgrade` did (docs/versioning.md). */
+export interface UpgradeOutcome {
+  readonly fromVersion: string;
+  readonly toVersion: string;
+  /** 0 when the session already was on the version (nothing written). */
+  readonly upgradeSeq: number;
+  readonly replayedTurns: number;
+  readonly snapshot: string;
+}
+
 export interface SessionsApi {
   exec(p: {
     session?: string;
@@ -64,5 +74,7 @@ export interface SessionsApi {
   cancel(p: { session: string; executionId?: string; reason: string }): Promise<Session>;
   /** Deletes the session for good; the session as it was. */
   delete(session: string): Promise<Session>;
+  /** Moves the session to another version of its harness (replay check or memory migration). */
+  upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome>;
   close(): Promise<void>;
 }

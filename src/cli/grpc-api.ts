@@ -7,7 +7,14 @@ import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { parseTokenFile } from "../wire/token-file.js";
 import { connect, type ConnectOptions, type HarnessHostClient } from "../client/connect.js";
-import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+import type {
+  DecisionOutcome,
+  ExecOutcome,
+  ResumeOutcome,
+  SessionsApi,
+  SuspendOutcome,
+  UpgradeOutcome,
+} from "./api.js";
 import { requireStr, str, UsageError, type FlagValues } from "./command.js";
 
 /** Connection options from --token-file and --tls-ca/--tls-cert/--tls-key (shared by every --server command). */
@@ -89,6 +96,10 @@ export class GrpcApi implements SessionsApi {
 
   suspend(session: string): Promise<SuspendOutcome> {
     return this.client.sessions.suspend(session);
+  }
+
+  upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome> {
+    return this.client.versions.upgrade(p.session, p.toVersion);
   }
 
   async resume(session: string): Promise<Session> {

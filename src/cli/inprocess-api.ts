@@ -14,7 +14,14 @@ import { servedSession } from "../server/sessions-service.js";
 import { answerText, pendingTuple, questionIn } from "../client/decisions.js";
 import { outputOf } from "../client/exec.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { DecisionOutcome, ExecOutcome, ResumeOutcome, SessionsApi, SuspendOutcome } from "./api.js";
+import type {
+  DecisionOutcome,
+  ExecOutcome,
+  ResumeOutcome,
+  SessionsApi,
+  SuspendOutcome,
+  UpgradeOutcome,
+} from "./api.js";
 
 export function logRecord(rec: JournalRecord): LogRecord {
   return create(LogRecordSchema, {
@@ -114,6 +121,17 @@ export class InProcessApi implements SessionsApi {
     return {
       session: await servedSession(this.host, session),
       snapshot: { memory: res.ref.memory, digest: res.ref.externalUri, local: res.ref.local },
+    };
+  }
+
+  async upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome> {
+    const r = await this.host.placer.upgrade(p.session, p.toVersion, new AbortController().signal);
+    return {
+      fromVersion: r.from,
+      toVersion: r.to,
+      upgradeSeq: r.upgradeSeq,
+      replayedTurns: r.replayedTurns,
+      snapshot: r.snapshot,
     };
   }
 

@@ -10,6 +10,8 @@ import { HarnessHostError } from "./errors.js";
 import { HarnessesClient } from "./harnesses.js";
 import type { CallOptions } from "./options.js";
 import { SessionsClient } from "./sessions.js";
+import { HarnessVersions, SessionVersions } from "../gen/harnesshost/v1/versions_pb.js";
+import { VersionsClient } from "./versions.js";
 
 export interface TlsOptions {
   /** PEM of the CA that signed the server's certificate (default: the system roots). */
@@ -36,6 +38,8 @@ export interface HarnessHostClient {
   readonly sessions: SessionsClient;
   /** The operator registry; its calls fail with FAILED_PRECONDITION without `registryAddress`. */
   readonly harnesses: HarnessesClient;
+  /** Harness versions: `upgrade` on the Sessions port; `list`/`retire` need `registryAddress`. */
+  readonly versions: VersionsClient;
   /** Closes every connection; calls in flight fail with CANCELLED or UNAVAILABLE. */
   close(): void;
 }
@@ -65,12 +69,27 @@ export function connect(options: ConnectOptions): HarnessHostClient {
     registryStub ??= createClient(HarnessRegistry, options.registryAddress, dial);
     return registryStub;
   };
+  let upgradeStub: ServiceClient<MethodsOf<typeof SessionVersions>> | undefined;
+  let versionsStub: ServiceClient<MethodsOf<typeof HarnessVersions>> | undefined;
+  const upgrades = (): ServiceClient<MethodsOf<typeof SessionVersions>> => {
+    upgradeStub ??= createClient(SessionVersions, options.address, dial);
+    return upgradeStub;
+  };
+  const versions = (): ServiceClient<MethodsOf<typeof HarnessVersions>> => {
+    if (options.registryAddress === undefined)
+      throw new HarnessHostError("FAILED_PRECONDITION", "connect() was given no registryAddress");
+    versionsStub ??= createClient(HarnessVersions, options.registryAddress, dial);
+    return versionsStub;
+  };
   return {
     sessions: new SessionsClient(sessionsStub, defaults),
     harnesses: new HarnessesClient(registry, defaults),
+    versions: new VersionsClient(upgrades, versions, defaults),
     close() {
       sessionsStub.close();
       registryStub?.close();
+      upgradeStub?.close();
+      versionsStub?.close();
     },
   };
 }

@@ -14,6 +14,11 @@ import { wireOptions, type CallOptions } from "./options.js";
 export interface RegisterHarness {
   /** The name sessions use (`exec({ harness })`). */
   readonly name: string;
+  /**
+   * The version this node serves (docs/versioning.md): registered as `name@version` beside the name's
+   * other versions; the newest becomes the default for new sessions. Describe must report it.
+   */
+  readonly version?: string;
   /** Where the harness node listens: `host:port` or `unix:///path`. */
   readonly address: string;
   /** The tier the node's harness declares. */
@@ -38,7 +43,8 @@ export class HarnessesClient {
       capabilities: { resumability: Resumability[p.resumability] },
       descriptorId: p.descriptorId ?? "",
     };
-    return call(() => this.stub().registerHarness({ name: p.name, spec }, wireOptions(this.defaults, options)));
+    const name = p.version !== undefined ? `${p.name}@${p.version}` : p.name;
+    return call(() => this.stub().registerHarness({ name, spec }, wireOptions(this.defaults, options)));
   }
 
   /** A registration; with `observe`, the host also asks the node to describe itself. */

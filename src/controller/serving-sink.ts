@@ -30,8 +30,29 @@ import type { TurnContext } from "./turn-context.js";
 
 export type ServingMode = "replay" | "resume";
 
-function diverged(seq: number | undefined, why: string): HostError {
-  return new HostError(ErrorCode.Diverged, `replay diverged${seq === undefined ? "" : ` at seq ${seq}`}: ${why}`);
+/**
+ * A divergence between what the harness does now and what the journal recorded: the first divergent
+ * seq (when a record is involved) and, where they are known, the expected (recorded) and actual values.
+ */
+export class DivergedError extends HostError {
+  /** The reason alone, without the seq and values the message adds. */
+  readonly why: string;
+  constructor(
+    readonly seq: number | undefined,
+    why: string,
+    readonly expected?: string,
+    readonly actual?: string,
+  ) {
+    super(
+      ErrorCode.Diverged,
+      `replay diverged${seq === undefined ? "" : ` at seq ${seq}`}: ${why}${expected !== undefined ? ` (expected ${expected}; got ${actual ?? "nothing"})` : ""}`,
+    );
+    this.why = why;
+  }
+}
+
+function diverged(seq: number | undefined, why: string, expected?: string, actual?: string): HostError {
+  return new DivergedError(seq, why, expected, actual);
 }
 
 function kindName(kind: EventKind): string {
@@ -77,9 +98,16 @@ export class ServingEffects {
       throw diverged(
         undefined,
         `harness made ${what} but the turn's ${this.effects.length} recorded effects are used up`,
+        "the end of the turn",
+        what,
       );
     if (next.event.kind !== kind)
-      throw diverged(next.seq, `harness made ${what} but the journal records ${kindName(next.event.kind)}`);
+      throw diverged(
+        next.seq,
+        `harness made ${what} but the journal records ${kindName(next.event.kind)}`,
+        kindName(next.event.kind),
+        kindName(kind),
+      );
     this.cursor++;
     return next.event;
   }
@@ -99,6 +127,8 @@ export class ServingEffects {
       throw diverged(
         seq,
         "model input hash mismatch — the harness sent a different model request than the recorded one (I0: it violates STATELESS_REPLAY)",
+        `MODEL_CALL input_hash ${recorded}`,
+        `MODEL_CALL input_hash ${hash}`,
       );
     }
     if (this.exhausted) {
@@ -122,7 +152,12 @@ export class ServingEffects {
     const out = this.take(EventKind.EVENT_OUTPUT, "an output");
     const recorded = out.body.case === "message" ? textOf(out.body.value) : "";
     if (recorded !== text)
-      throw diverged(seq, `output ${JSON.stringify(text)} differs from the recorded ${JSON.stringify(recorded)}`);
+      throw diverged(
+        seq,
+        `output ${JSON.stringify(text)} differs from the recorded ${JSON.stringify(recorded)}`,
+        `OUTPUT ${JSON.stringify(recorded)}`,
+        `OUTPUT ${JSON.stringify(text)}`,
+      );
     this.ctx.noteOutput(text);
   }
 
@@ -142,6 +177,8 @@ export class ServingEffects {
       throw diverged(
         seq,
         `tool call ${call.tool}/${call.id} differs from the recorded ${recorded.tool}/${recorded.id}`,
+        `TOOL_CALL ${recorded.tool}/${recorded.id} ${argsText(recorded)}`,
+        `TOOL_CALL ${call.tool}/${call.id} ${argsText(call)}`,
       );
     }
     if (recorded.mediation === Mediation.REQUIRES_APPROVAL) return this.gated(recorded, seq ?? 0, signal);

@@ -4,7 +4,7 @@
 // model (I1, I5); resume serves what was recorded before anything runs live.
 import { inputHashFormOf } from "../canon/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import type { Event, IdentityRef, Message } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, type Event, type IdentityRef, type Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, grpcStatusOf, HostError, isHostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
@@ -16,7 +16,7 @@ import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
 import { SessionLog, type PendingTurn, type RecordedExecution } from "./projection.js";
-import { ServingEffects, servingSink } from "./serving-sink.js";
+import { DivergedError, ServingEffects, servingSink } from "./serving-sink.js";
 import { boundedRun } from "./bounded-run.js";
 import { SinkGuard } from "./sink-guard.js";
 import { TurnContext, type ControllerDeps } from "./turn-context.js";
@@ -250,17 +250,20 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
 }
 
 /** The recorded harness of a turn must be the one bound now: same registry name, same version. */
-function checkHarnessIdentity(exec: RecordedExecution, binding: HarnessBinding): void {
+function checkHarnessIdentity(exec: RecordedExecution, binding: HarnessBinding, certified?: string): void {
   checkHarnessName(exec, binding.name);
-  checkRecordedVersion(exec, binding.descriptor.version);
+  checkRecordedVersion(exec, binding.descriptor.version, certified);
 }
 
-/** Diverged when the harness now reports another version than the turn was recorded with. */
-export function checkRecordedVersion(exec: RecordedExecution, version: string): void {
-  if (exec.harnessVersion !== "" && exec.harnessVersion !== version) {
+/**
+ * Diverged when the harness now reports another version than the turn is certified for: the version
+ * it was recorded with, or the target of an upgrade recorded after it (docs/versioning.md).
+ */
+export function checkRecordedVersion(exec: RecordedExecution, version: string, certified = exec.harnessVersion): void {
+  if (certified !== "" && certified !== version) {
     throw new HostError(
       ErrorCode.Diverged,
-      `execution ${exec.executionId} was recorded with harness version "${exec.harnessVersion}" but the harness now reports "${version}"`,
+      `execution ${exec.executionId} was recorded with harness version "${certified}" but the harness now reports "${version}"`,
     );
   }
 }
@@ -315,6 +318,11 @@ export interface ReplayParams {
   readonly noHistory?: boolean;
   /** Deadline of each replayed turn (ms; limit turnMs); default: only `signal` bounds them. */
   readonly turnMs?: number;
+  /**
+   * An upgrade check (docs/versioning.md): executions certified for this version are replayed under
+   * the bound harness's (different) version instead of being refused for it.
+   */
+  readonly upgradeFrom?: string;
 }
 
 export interface ReplayResult {
@@ -355,7 +363,8 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   const annotations = (await deps.journal.getSession(p.session))?.annotations;
   for (const exec of executions) {
     if (!exec.completed || exec.startSeq <= (p.afterSeq ?? 0)) continue;
-    checkHarnessIdentity(exec, p.binding);
+    const certified = log.certifiedVersion(exec);
+    checkHarnessIdentity(exec, p.binding, p.upgradeFrom !== undefined && certified === p.upgradeFrom ? "" : certified);
     const form = inputHashFormOf(annotations, exec.startSeq);
     const deadline = p.turnMs === undefined ? undefined : turnDeadline(p.signal, p.turnMs);
     const signal = deadline?.signal ?? p.signal;
@@ -385,19 +394,26 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
     await guard.close();
     failure = guard.failed ?? failure;
     if (failure !== undefined) {
+      // A divergence past the recorded effects is located at the turn's END, where the harness went on.
+      if (failure instanceof DivergedError && failure.seq === undefined)
+        throw new DivergedError(exec.lastSeq, failure.why, failure.expected, failure.actual);
       if (isHostError(failure, ErrorCode.Diverged)) throw failure;
       // Stopped from outside (the caller left, or turnMs passed): not a divergence of the harness.
       if (signal.aborted) throw replayStopped(signal.reason, exec.executionId);
-      throw new HostError(
-        ErrorCode.Diverged,
+      throw new DivergedError(
+        exec.lastSeq,
         `replay of execution ${exec.executionId} failed: ${describeFailure(failure).description}`,
-        { cause: failure },
+        "END",
+        `a failed turn: ${describeFailure(failure).description}`,
       );
     }
     if (!serving.exhausted) {
-      throw new HostError(
-        ErrorCode.Diverged,
-        `replay diverged in execution ${exec.executionId}: consumed ${serving.consumed} of ${serving.total} recorded effects`,
+      const next = exec.effects[serving.consumed];
+      throw new DivergedError(
+        next?.seq ?? exec.lastSeq,
+        `in execution ${exec.executionId}: the harness ended after ${serving.consumed} of ${serving.total} recorded effects`,
+        next ? (EventKind[next.event.kind] ?? String(next.event.kind)) : "END",
+        "END (the harness finished its turn)",
       );
     }
     results.push({ executionId: exec.executionId, outputs: [...ctx.outputs] });

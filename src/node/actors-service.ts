@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { RestoreActorHeader, SnapshotTrailer, Actors, PutHistoryHeader } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { HarnessFactory } from "../sdk/types.js";
-import { ACTOR_CODEC, decodeActor, encodeActor } from "../snapshot/codec.js";
+import type { Harness, HarnessFactory } from "../sdk/types.js";
+import { ACTOR_CODEC, decodeActor, encodeActor, type StateTag } from "../snapshot/codec.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { snapshotClassesOf } from "./actor-table.js";
 import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
@@ -17,11 +17,23 @@ import type { HistoryStore } from "./history-store.js";
 
 export const NODE_CODECS: readonly string[] = [ACTOR_CODEC];
 
+/** The tag this node's code stamps on its snapshots: its Describe version and state schema. */
+export async function stateTagOf(harness: Harness): Promise<StateTag> {
+  const version = (await harness.describe()).version;
+  return { version, schema: harness.stateSchema ?? version };
+}
+
 export function actorsService(
   table: ActorTable,
   factory: HarnessFactory,
   histories?: HistoryStore,
 ): ServiceImpl<MethodsOf<typeof Actors>> {
+  let tag: Promise<StateTag> | undefined;
+  /** Describe must not depend on a session (docs/protocol.md §3): one probe answers for the node. */
+  const nodeTag = (): Promise<StateTag> => {
+    tag ??= stateTagOf(factory());
+    return tag;
+  };
   function checkHeader(header: RestoreActorHeader): void {
     if (header.session === "") throw invalid("RestoreActor header needs a session");
     if (table.has(header.session) && !header.replace) {
@@ -30,7 +42,7 @@ export function actorsService(
   }
 
   /** Installs the actor the bytes decode to, if their digest and size match the trailer and the codec is known. */
-  function install(header: RestoreActorHeader, bytes: Uint8Array, digest: string, trailer: SnapshotTrailer) {
+  async function install(header: RestoreActorHeader, bytes: Uint8Array, digest: string, trailer: SnapshotTrailer) {
     if (BigInt(bytes.length) !== trailer.size || digest !== trailer.sha256) {
       throw new HostError(
         ErrorCode.DataLoss,
@@ -41,9 +53,14 @@ export function actorsService(
       throw new HostError(ErrorCode.FailedPrecondition, `unsupported snapshot codec ${JSON.stringify(trailer.codec)}`);
     }
     const fresh = factory();
+    const want = await nodeTag();
     let restored: typeof fresh;
     try {
-      restored = decodeActor(bytes, fresh, { classes: snapshotClassesOf(fresh) });
+      restored = decodeActor(bytes, fresh, {
+        classes: snapshotClassesOf(fresh),
+        tag: want,
+        ...(fresh.migrate ? { migrate: fresh.migrate.bind(fresh) } : {}),
+      });
     } catch (err) {
       if (err instanceof HostError) throw err;
       throw new HostError(
@@ -62,7 +79,7 @@ export function actorsService(
   return {
     async *snapshotActor(req) {
       const actor = table.idle(req.session);
-      const bytes = encodeActor(actor.harness, { classes: snapshotClassesOf(actor.harness) });
+      const bytes = encodeActor(actor.harness, { classes: snapshotClassesOf(actor.harness), tag: await nodeTag() });
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
         yield { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } };

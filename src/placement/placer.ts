@@ -27,6 +27,7 @@ import { auditRecord } from "../effects/builtins.js";
 import type { EffectRegistry } from "../effects/registry.js";
 import { commitPark, LazyTurnStart, memoryTurnStart, refuseInputWhileGated, type TurnStart } from "./waits.js";
 import { ev } from "../controller/events.js";
+import { upgradeEvent } from "../controller/upgrade-record.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { appendUnderNewFence } from "../journal/fenced-append.js";
 import type { Journal, JournalRecord, SessionInfo, SessionMetaInput } from "../journal/types.js";
@@ -50,6 +51,19 @@ import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
 export const CANCEL_WAIT_MS = 10_000;
 /** How often Cancel repeats a cross-host cancel request while the session stays held elsewhere (ms). */
 const CANCEL_REPEAT_MS = 200;
+
+/**
+ * A session pinned to a version of this harness runs its next turn only on that version: a harness
+ * that now reports another one is refused before any actor, fence or write (docs/versioning.md).
+ */
+function refuseOffPin(harness: string, reported: string, log: SessionLog, session: string): void {
+  const pin = log.pinnedVersion;
+  if (!pin || pin.version === "" || pin.harness !== harness || pin.version === reported) return;
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    `session ${session} is pinned to harness "${harness}" version "${pin.version}" but the harness now reports version "${reported}"; move it with \`harnesshost upgrade --session ${session} --to-version ${reported}\``,
+  );
+}
 
 /** Bound on replaying the un-checkpointed turns of a lost every-turn actor (ms). */
 const REBUILD_TIMEOUT_MS = 60_000;
@@ -108,6 +122,16 @@ export interface ResumeResult {
   readonly record: JournalRecord;
   /** Set when the session is (still or again) parked on an approval gate. */
   readonly parked?: ApprovalRef;
+}
+
+export interface UpgradeResult {
+  readonly from: string;
+  readonly to: string;
+  /** The upgrade record's seq; 0 when the session already was on the version (nothing written). */
+  readonly upgradeSeq: number;
+  readonly replayedTurns: number;
+  /** Memory tier: the migrated snapshot's digest. */
+  readonly snapshot: string;
 }
 
 export interface ApproveResult {
@@ -216,10 +240,14 @@ export class Placer {
     }
   }
 
-  /** Resolves a harness name, first loading it if it was registered on another host sharing the journal. */
-  private async resolveHarness(name: string): Promise<HarnessEntry> {
+  /**
+   * Resolves a session's harness, first loading it if it was registered on another host sharing the
+   * journal: the version the session is pinned to (docs/versioning.md), or the default when it has none.
+   */
+  private async resolveHarness(name: string, log: SessionLog, session: string): Promise<HarnessEntry> {
     await this.deps.harnesses.refresh?.(name);
-    return this.deps.harnesses.resolve(name);
+    const resolver = this.deps.harnesses;
+    return resolver.resolvePinned ? resolver.resolvePinned(name, log.pinnedVersion, session) : resolver.resolve(name);
   }
 
   /** Whether another host minted a fence for the session since this host's live actor last ran it. */
@@ -377,8 +405,9 @@ export class Placer {
       const window = await this.records.window(this.deps.journal, req.session);
       const { log } = window;
       refuseInputWhileGated(log, req.session);
-      const entry = await this.resolveHarness(req.harness || info.harness);
+      const entry = await this.resolveHarness(req.harness || info.harness, log, req.session);
       const admission = await admit(entry, turn.signal);
+      refuseOffPin(entry.name, admission.descriptor.version, log, req.session);
       const inc = await this.incarnate(entry, admission, info, window);
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
@@ -453,9 +482,10 @@ export class Placer {
       const refusal = pending && resumeRefusal(pending, info.harness);
       if (refusal) throw refusal;
       const pendingId = pending?.execution.executionId;
-      const entry = await this.resolveHarness(info.harness);
+      const entry = await this.resolveHarness(info.harness, log, session);
       const admission = await admit(entry, signal);
-      if (pending) checkRecordedVersion(pending.execution, admission.descriptor.version);
+      if (pending)
+        checkRecordedVersion(pending.execution, admission.descriptor.version, log.certifiedVersion(pending.execution));
       // A memory turn is re-driven from its start state (never on a live actor it already ran on).
       const restart: TurnStart | undefined =
         admission.memory && pendingId !== undefined
@@ -682,9 +712,9 @@ export class Placer {
     try {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
-      const entry = await this.resolveHarness(info.harness);
       const window = await this.records.window(this.deps.journal, session);
       const { records, log } = window;
+      const entry = await this.resolveHarness(info.harness, log, session);
       const existing = log.lastOwnSuspend;
       if (info.computeState === "COLD" && existing && existing.seq === info.lastSeq) {
         return { record: records.at(-1)!, ref: existing.ref };
@@ -728,7 +758,7 @@ export class Placer {
     try {
       const info = await this.session(req.parent);
       await this.chain.ensure(this.deps.journal, req.parent);
-      const entry = await this.resolveHarness(info.harness);
+      const entry = await this.resolveHarness(info.harness, await this.sessionLog(req.parent), req.parent);
       const admission = await admit(entry, req.signal);
       const head = await this.deps.journal.head(req.parent);
       const atSeq = req.atSeq === 0 ? head.seq : req.atSeq;
@@ -794,10 +824,153 @@ export class Placer {
     }
   }
 
+  /**
+   * Moves a session to another version of its harness (docs/versioning.md). Refused before anything
+   * is written when a turn is pending or parked, when the version is not served, or (stateless) when a
+   * replay of the session's completed turns under the new version diverges — the DivergedError names
+   * the first divergent seq. Memory tier: the newest state is restored into the new version (the
+   * node runs the harness's `migrate` once), snapshotted, and the session is left cold at a SUSPEND
+   * naming that migrated snapshot. Either way one upgrade record (and, memory, that SUSPEND plus its
+   * checkpoint) is committed under a new fence; the next turn runs on the new version.
+   */
+  async upgrade(session: string, toVersion: string, signal: AbortSignal): Promise<UpgradeResult> {
+    if (toVersion === "") throw new HostError(ErrorCode.InvalidArgument, "to_version is required");
+    const release = await this.hold(session, "upgrade");
+    try {
+      const info = await this.session(session);
+      await this.chain.ensure(this.deps.journal, session);
+      const { records, log } = await this.records.window(this.deps.journal, session);
+      if (log.pending()) {
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `session ${session} has an interrupted or parked turn; finish it on its version first (harnesshost resume), then upgrade`,
+        );
+      }
+      const from = log.pinnedVersion?.harness === info.harness ? log.pinnedVersion.version : "";
+      if (from === toVersion) return { from, to: toVersion, upgradeSeq: 0, replayedTurns: 0, snapshot: "" };
+      await this.deps.harnesses.refresh?.(info.harness);
+      const entry = this.deps.harnesses.resolveVersion?.(info.harness, toVersion);
+      if (!entry)
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `harness "${info.harness}" version "${toVersion}" is not served on this host; register it first (harness register --name ${info.harness} --version ${toVersion} …)`,
+        );
+      const admission = await admit(entry, signal);
+      if (admission.descriptor.version !== toVersion)
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `harness "${info.harness}" reports version "${admission.descriptor.version}", not "${toVersion}"`,
+        );
+      const head = records.at(-1)?.seq ?? 0;
+      const record = upgradeEvent({ harness: entry.name, from, to: toVersion });
+      if (!admission.memory) {
+        const eph = await entry.runtime.ephemeral();
+        let replayed: ReplayResult;
+        try {
+          replayed = await replaySession(
+            { journal: this.deps.journal },
+            {
+              session,
+              binding: { harness: eph.harness, name: entry.name, descriptor: admission.descriptor },
+              signal,
+              upgradeFrom: from,
+            },
+          );
+        } finally {
+          await eph.release();
+        }
+        const { record: committed } = await this.commitLifecycle(session, head, record);
+        return {
+          from,
+          to: toVersion,
+          upgradeSeq: committed.seq,
+          replayedTurns: replayed.executions.length,
+          snapshot: "",
+        };
+      }
+      // Memory tier: the state between turns, restored into the new version (which migrates it once).
+      const source = await this.upgradeSource(info, log, records, from, signal);
+      if (!source) {
+        // No turn completed yet: no state to migrate; the first turn starts a fresh actor of the version.
+        const { record: committed } = await this.commitLifecycle(session, head, record);
+        return { from, to: toVersion, upgradeSeq: committed.seq, replayedTurns: 0, snapshot: "" };
+      }
+      const spec = { sessionUid: session, harnessName: entry.name };
+      await entry.runtime.stop(session);
+      let migrated: SnapshotRef;
+      try {
+        await entry.runtime.restore(source, spec);
+        migrated = await entry.runtime.snapshot(session, "EXTERNAL", signal);
+      } finally {
+        await entry.runtime.stop(session);
+      }
+      const suspend = ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
+        snapshotLocal: migrated.local,
+        snapshotExternalUri: migrated.externalUri,
+        snapshotMemory: migrated.memory,
+      });
+      const { fence, records: committed } = await appendUnderNewFence(
+        this.deps.journal,
+        session,
+        head,
+        [record, suspend],
+        migrated.memory ? { checkpointDigest: migrated.externalUri } : {},
+      );
+      this.rememberMinted(session, fence);
+      this.chain.noteAppended(session, committed);
+      this.records.noteAppended(session, committed);
+      // The old version's live actor (if any) holds pre-upgrade RAM: it must never run a turn again.
+      const old = from === toVersion ? undefined : this.deps.harnesses.resolveVersion?.(info.harness, from);
+      if (old && old !== entry) await old.runtime.stop(session).catch(() => undefined);
+      this.actorFence.delete(session);
+      this.history.forget(session);
+      return {
+        from,
+        to: toVersion,
+        upgradeSeq: committed[0]?.seq ?? 0,
+        replayedTurns: 0,
+        snapshot: migrated.memory ? migrated.externalUri : "",
+      };
+    } finally {
+      await release();
+    }
+  }
+
+  /**
+   * The memory state an upgrade migrates: the session's own SUSPEND when it is cold there, else its
+   * newest checkpoint when no turn completed after it, else a snapshot of the live actor on its pinned
+   * version; undefined when no turn ever completed (a fresh actor). FAILED_PRECONDITION otherwise.
+   */
+  private async upgradeSource(
+    info: SessionInfo,
+    log: SessionLog,
+    records: readonly JournalRecord[],
+    from: string,
+    signal: AbortSignal,
+  ): Promise<SnapshotRef | undefined> {
+    if (log.lastEndSeq === 0) return undefined;
+    const own = log.lastOwnSuspend;
+    if (info.computeState === "COLD" && own?.ref.memory && own.seq > log.lastEndSeq) return own.ref;
+    const checkpoint = await this.deps.journal.latestCheckpoint(info.uid);
+    const bound = checkpoint ? records[checkpoint.seq - 1] : undefined;
+    if (checkpoint && bound?.contentHash === checkpoint.contentHash && checkpoint.seq >= log.lastEndSeq)
+      return { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
+    const old = this.deps.harnesses.resolveVersion?.(info.harness, from);
+    if (old && (await old.runtime.status(info.uid)) === "LIVE" && !this.movedOn(info)) {
+      const ref = await old.runtime.snapshot(info.uid, "EXTERNAL", signal);
+      await old.runtime.stop(info.uid);
+      return ref;
+    }
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `session ${info.uid}: no checkpoint or live actor holds its state after its last turn (seq ${log.lastEndSeq}); nothing to migrate`,
+    );
+  }
+
   /** Re-executes the session's completed turns on a fresh, session-less harness instance. */
   async replay(session: string, signal: AbortSignal): Promise<ReplayResult> {
     const info = await this.session(session);
-    const entry = await this.resolveHarness(info.harness);
+    const entry = await this.resolveHarness(info.harness, await this.sessionLog(session), session);
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();
     try {

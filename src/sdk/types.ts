@@ -101,6 +101,22 @@ export interface Harness {
   describe(): HarnessDescriptor | Promise<HarnessDescriptor>;
   /** Runs exactly one execution. Resolving means COMPLETED; throwing means FAILED. */
   run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void>;
+  /**
+   * Memory tier: a tag of the layout of this harness's state, stored in every snapshot beside its
+   * version (default: the descriptor's version). Change it when the state's shape changes.
+   */
+  readonly stateSchema?: string;
+  /**
+   * Memory tier (docs/versioning.md): turns the state a snapshot of another version (or schema) holds
+   * — its captured own properties — into this version's. Return undefined for a version it does not
+   * know: restoring that snapshot is then refused (FAILED_PRECONDITION). Runs once per upgrade: the
+   * host checkpoints the migrated state, tagged with this version.
+   */
+  migrate?(
+    state: Record<string, unknown>,
+    fromVersion: string,
+    fromSchema: string,
+  ): Record<string, unknown> | undefined;
 }
 
 /** Creates one harness instance: one per session (an actor) when hosted in a node. */

@@ -26,6 +26,8 @@ import { withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses } from "./listen-policy.js";
 import { reflectedPackage } from "./reflection.js";
 import { registryService } from "./registry-service.js";
+import { harnessVersionsService, sessionVersionsService } from "./versions-service.js";
+import { HarnessVersions, SessionVersions } from "../gen/harnesshost/v1/versions_pb.js";
 import { sessionsService } from "./sessions-service.js";
 
 export const SESSIONS_SERVICE = "agentsessions.v1.Sessions";
@@ -90,11 +92,13 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
   const registryImpl = registryService(catalog);
   addService(sessions, Sessions, sessionsImpl);
+  addService(sessions, SessionVersions, sessionVersionsService(host));
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 
   const registry = new Server({ interceptors: [policy("registry")] });
   addService(registry, HarnessRegistry, registryImpl);
+  addService(registry, HarnessVersions, harnessVersionsService(catalog));
 
   const credentials = opts.tls
     ? ServerCredentials.createSsl(

@@ -20,8 +20,28 @@ export type { ClassList } from "./registry.js";
 /** Codec identifier stored inside every actor snapshot. */
 export const ACTOR_CODEC = "v8/1";
 
+/** Which code wrote a snapshot: the harness's descriptor version and its state schema tag. */
+export interface StateTag {
+  readonly version: string;
+  readonly schema: string;
+}
+
+/**
+ * Turns the captured state of another version into this version's (docs/versioning.md). Returns the
+ * new state, or undefined when the code does not know `from` (the restore is then refused).
+ */
+export type StateMigration = (
+  state: Record<string, unknown>,
+  fromVersion: string,
+  fromSchema: string,
+) => Record<string, unknown> | undefined;
+
 export interface ActorCodecOptions {
   readonly classes?: ClassList;
+  /** Encode: stored in the snapshot. Decode: the running code's tag, checked against the stored one. */
+  readonly tag?: StateTag;
+  /** Decode: applied when the stored tag differs from `tag`. */
+  readonly migrate?: StateMigration;
 }
 
 /**
@@ -30,6 +50,9 @@ export interface ActorCodecOptions {
  */
 interface Envelope {
   codec: string;
+  /** The writing harness's version and state schema (absent in snapshots written before versioning). */
+  harnessVersion?: string;
+  stateSchema?: string;
   root: object;
   tagged: object[];
   names: string[];
@@ -65,6 +88,7 @@ export function encodeActor(instance: object, opts?: ActorCodecOptions): Uint8Ar
   const facts = inspectActorState(instance, registry);
   const envelope: Envelope = {
     codec: ACTOR_CODEC,
+    ...(opts?.tag ? { harnessVersion: opts.tag.version, stateSchema: opts.tag.schema } : {}),
     root: instance,
     tagged: facts.tagged,
     names: facts.names,
@@ -78,6 +102,34 @@ export function encodeActor(instance: object, opts?: ActorCodecOptions): Uint8Ar
     const reason = err instanceof Error ? err.message : String(err);
     throw new HostError(ErrorCode.FailedPrecondition, `snapshot: cannot serialize state: ${reason}`, { cause: err });
   }
+}
+
+/** The stored tag of a snapshot, if it carries one (read without restoring anything). */
+export function snapshotTag(bytes: Uint8Array): StateTag | undefined {
+  const e = parseEnvelope(bytes);
+  return typeof e.harnessVersion === "string" ? { version: e.harnessVersion, schema: e.stateSchema ?? "" } : undefined;
+}
+
+/**
+ * The captured state to assign: as stored when the snapshot carries no tag (written before versioning)
+ * or the running code's tag; else what the code's migration makes of it — refused FAILED_PRECONDITION
+ * when there is none or it does not know the stored version. The bytes are intact, so this is never
+ * DATA_LOSS: other code (the writing version) can still restore them.
+ */
+function migrated(envelope: Envelope, opts: ActorCodecOptions | undefined): Record<string, unknown> {
+  const root = envelope.root as Record<string, unknown>;
+  const want = opts?.tag;
+  if (want === undefined || typeof envelope.harnessVersion !== "string") return root;
+  const from: StateTag = { version: envelope.harnessVersion, schema: envelope.stateSchema ?? "" };
+  if (from.version === want.version && from.schema === want.schema) return root;
+  const next = opts?.migrate?.({ ...root }, from.version, from.schema);
+  if (next === undefined || typeof next !== "object" || next === null) {
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `snapshot: written by harness version "${from.version}" (state schema "${from.schema}"); this code is version "${want.version}" (state schema "${want.schema}") and ${opts?.migrate ? "its migrate() does not know that version" : "declares no migrate()"}; restore it with the version that wrote it, or add a migration`,
+    );
+  }
+  return next;
 }
 
 function parseEnvelope(bytes: Uint8Array): Envelope {
@@ -134,7 +186,7 @@ export function decodeActor<T extends object>(bytes: Uint8Array, fresh: T, opts?
       });
     }
   }
-  const captured = envelope.root as Record<string, unknown>;
+  const captured = migrated(envelope, opts);
   const keep = new Set(Object.keys(captured));
   for (const key of Object.keys(fresh)) {
     if (!keep.has(key)) Reflect.deleteProperty(fresh, key);

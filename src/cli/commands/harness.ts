@@ -10,7 +10,8 @@ import {
   RegisterOutcome,
   type HarnessRegistration,
 } from "../../gen/agentsessions/v1/harness_registry_pb.js";
-import { connect, type HarnessesClient, type RegisterHarness } from "../../client/index.js";
+import { connect, type HarnessesClient, type RegisterHarness, type VersionsClient } from "../../client/index.js";
+import { HarnessVersionSchema, type HarnessVersion } from "../../gen/harnesshost/v1/versions_pb.js";
 import { int, json, requireStr, str, UsageError, type Command, type CommandContext } from "../command.js";
 import { remoteConnectOptions } from "../grpc-api.js";
 
@@ -34,11 +35,26 @@ function registrationLine(reg: HarnessRegistration): string {
   return `harness ${reg.metadata?.name ?? ""} source=${source} state=${state}${address}${digest}${observed}${observeError}${unservable}`;
 }
 
+/** One version of a harness: `version NAME@V state=… default=… pinned=N [sessions=a,b]`. */
+function versionLine(v: HarnessVersion): string {
+  const key = v.version === "" ? v.name : `${v.name}@${v.version}`;
+  const sessions = v.pinnedSessions.length > 0 ? ` sessions=${v.pinnedSessions.join(",")}` : "";
+  return `version ${key} source=${v.source} state=${v.state} default=${v.isDefault} pinned=${v.pinnedSessions.length}${sessions}`;
+}
+
 async function run(ctx: CommandContext): Promise<number> {
   const [sub, ...extra] = ctx.positionals;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   const server = requireStr(ctx.values, "server");
   const opts = { timeoutMs: RPC_TIMEOUT_MS };
+  const callVersions = async <T>(fn: (client: VersionsClient) => Promise<T>): Promise<T> => {
+    const client = connect({ ...remoteConnectOptions(ctx.values, server), registryAddress: server });
+    try {
+      return await fn(client.versions);
+    } finally {
+      client.close();
+    }
+  };
   const call = async <T>(fn: (client: HarnessesClient) => Promise<T>): Promise<T> => {
     const client = connect({ ...remoteConnectOptions(ctx.values, server), registryAddress: server });
     try {
@@ -54,8 +70,18 @@ async function run(ctx: CommandContext): Promise<number> {
       const resumability = RESUMABILITY.find((r) => r === requireStr(ctx.values, "resumability"));
       if (resumability === undefined) throw new UsageError(`--resumability must be ${RESUMABILITY.join(" or ")}`);
       const descriptorId = str(ctx.values, "descriptor-id");
+      const version = str(ctx.values, "version");
       const res = await call((c) =>
-        c.register({ name, address, resumability, ...(descriptorId !== undefined ? { descriptorId } : {}) }, opts),
+        c.register(
+          {
+            name,
+            address,
+            resumability,
+            ...(descriptorId !== undefined ? { descriptorId } : {}),
+            ...(version !== undefined ? { version } : {}),
+          },
+          opts,
+        ),
       );
       if (json(ctx.values))
         ctx.out(JSON.stringify(toJson(RegisterHarnessResponseSchema, res, { useProtoFieldName: true })));
@@ -79,12 +105,35 @@ async function run(ctx: CommandContext): Promise<number> {
         for await (const reg of c.list({ pageSize, includeRetired }, opts)) out.push(reg);
         return out;
       });
-      if (json(ctx.values)) ctx.out(JSON.stringify({ harnesses: all.map(registrationJson) }));
-      else for (const reg of all) ctx.out(registrationLine(reg));
+      const versions = await callVersions((v) => v.list("", opts));
+      if (json(ctx.values))
+        ctx.out(
+          JSON.stringify({
+            harnesses: all.map(registrationJson),
+            versions: versions.map((v) => toJson(HarnessVersionSchema, v, { useProtoFieldName: true })),
+          }),
+        );
+      else {
+        for (const reg of all) ctx.out(registrationLine(reg));
+        for (const v of versions) ctx.out(versionLine(v));
+      }
       return 0;
     }
     case "retire": {
       const name = requireStr(ctx.values, "name");
+      const version = str(ctx.values, "version");
+      if (version !== undefined) {
+        const force = ctx.values["force"] === true;
+        const reason = str(ctx.values, "reason") ?? "";
+        const v = await callVersions((c) => c.retire(name, version, { reason, force }, opts));
+        ctx.out(
+          json(ctx.values)
+            ? JSON.stringify(toJson(HarnessVersionSchema, v, { useProtoFieldName: true }))
+            : versionLine(v),
+        );
+        return 0;
+      }
+      if (ctx.values["force"] === true) throw new UsageError("--force retires one version: give --version");
       const reg = await call((c) => c.retire(name, { reason: str(ctx.values, "reason") ?? "" }, opts));
       ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
       return 0;
@@ -99,10 +148,10 @@ async function run(ctx: CommandContext): Promise<number> {
 export const harnessCommand: Command = {
   name: "harness",
   usage:
-    "harness register --server REGISTRY --name N --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
-    "       harness get --server REGISTRY --name N [--observe] [--json]\n" +
+    "harness register --server REGISTRY --name N [--version V] --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
+    "       harness get --server REGISTRY --name N[@V] [--observe] [--json]\n" +
     "       harness list --server REGISTRY [--include-retired] [--page-size N] [--json]\n" +
-    "       harness retire --server REGISTRY --name N [--reason R] [--json]",
+    "       harness retire --server REGISTRY --name N [--version V [--force]] [--reason R] [--json]",
   options: {
     server: { type: "string" },
     "token-file": { type: "string" },
@@ -118,6 +167,8 @@ export const harnessCommand: Command = {
     "include-retired": { type: "boolean" },
     "page-size": { type: "string" },
     reason: { type: "string" },
+    version: { type: "string" },
+    force: { type: "boolean" },
   },
   run,
 };

@@ -62,6 +62,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./sessions.js")).deleteCommand,
   },
   {
+    name: "upgrade",
+    summary: "move a session to another version of its harness (replay check, or memory migration)",
+    load: async () => (await import("./sessions.js")).upgradeCommand,
+  },
+  {
     name: "export",
     summary: "write a session's records as JSON Lines (one proto3-JSON LogRecord per line)",
     load: async () => (await import("./journal.js")).exportCommand,

@@ -452,3 +452,26 @@ export const deleteCommand: Command = {
     }
   },
 };
+
+export const upgradeCommand: Command = {
+  name: "upgrade",
+  usage: "upgrade --session UID --to-version V [--json]",
+  options: { ...HOST_FLAGS, session: { type: "string" }, "to-version": { type: "string" } },
+  async run(ctx) {
+    const session = requireStr(ctx.values, "session");
+    const toVersion = requireStr(ctx.values, "to-version");
+    const api = await ctx.api();
+    try {
+      const res = await api.upgrade({ session, toVersion });
+      if (json(ctx.values)) ctx.out(JSON.stringify(res));
+      else if (res.upgradeSeq === 0) ctx.out(`session ${session} already on version ${res.toVersion}; nothing written`);
+      else
+        ctx.out(
+          `session ${session} upgraded from version ${JSON.stringify(res.fromVersion)} to ${JSON.stringify(res.toVersion)} at seq ${res.upgradeSeq}${res.snapshot ? ` snapshot=${res.snapshot}` : ` replayed_turns=${res.replayedTurns}`}`,
+        );
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
