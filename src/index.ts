@@ -21,3 +21,6 @@ export { FsSnapshotStore } from "./snapshot/store.js";
 export type { SnapshotStore } from "./snapshot/store.js";
 export { defineEffect, EffectRegistry, registerBuiltinEffects } from "./effects/index.js";
 export type { Effect, EffectDefinition, EffectHandler, EffectLogger, EffectSnapshot } from "./effects/index.js";
+export { replayCheck, replayCheckSession, recordsFromJsonl } from "./versions/replay-check.js";
+export type { RecordedSession, ReplayCheckResult } from "./versions/replay-check.js";
+export { DivergedError } from "./controller/serving-sink.js";

@@ -323,6 +323,8 @@ export interface ReplayParams {
    * the bound harness's (different) version instead of being refused for it.
    */
   readonly upgradeFrom?: string;
+  /** A replay check of new code (docs/versioning.md): recorded versions are not compared at all. */
+  readonly anyVersion?: boolean;
 }
 
 export interface ReplayResult {
@@ -364,7 +366,8 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   for (const exec of executions) {
     if (!exec.completed || exec.startSeq <= (p.afterSeq ?? 0)) continue;
     const certified = log.certifiedVersion(exec);
-    checkHarnessIdentity(exec, p.binding, p.upgradeFrom !== undefined && certified === p.upgradeFrom ? "" : certified);
+    const accepted = p.anyVersion === true || (p.upgradeFrom !== undefined && certified === p.upgradeFrom);
+    checkHarnessIdentity(exec, p.binding, accepted ? "" : certified);
     const form = inputHashFormOf(annotations, exec.startSeq);
     const deadline = p.turnMs === undefined ? undefined : turnDeadline(p.signal, p.turnMs);
     const signal = deadline?.signal ?? p.signal;

@@ -67,6 +67,12 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./sessions.js")).upgradeCommand,
   },
   {
+    name: "replay-check",
+    summary:
+      "replay recorded sessions (--jsonl files, or a journal/server) under new harness code; exit 1 on divergence",
+    load: async () => (await import("./replay-check.js")).replayCheckCommand,
+  },
+  {
     name: "export",
     summary: "write a session's records as JSON Lines (one proto3-JSON LogRecord per line)",
     load: async () => (await import("./journal.js")).exportCommand,

@@ -1,0 +1,97 @@
+// Harness versions over real gRPC (docs/versioning.md): registering version 2 beside 1 at runtime,
+// sessions pinned to 1 running on, ListVersions with pinned sessions, RetireVersion refused while
+// sessions are pinned (listing them) unless forced, and the upgrade RPC — through harnesshost/client
+// against in-process harness nodes on loopback.
+import { afterEach, describe, expect, it } from "vitest";
+import { connect, type HarnessHostClient } from "../../src/client/index.js";
+import { serveHarness, type HarnessNode } from "../../src/node/index.js";
+import { versioned } from "../fixtures/harnesses/versioned.js";
+import { startFixture, type Fixture } from "../server/helpers.js";
+
+let fx: Fixture | undefined;
+let client: HarnessHostClient | undefined;
+const nodes: HarnessNode[] = [];
+afterEach(async () => {
+  client?.close();
+  await fx?.close();
+  await Promise.all(nodes.splice(0).map((n) => n.close()));
+  fx = undefined;
+  client = undefined;
+});
+
+async function node(version: string, prefix = "say "): Promise<string> {
+  const n = await serveHarness(versioned(version, prefix), { listen: "127.0.0.1:0", actors: false });
+  nodes.push(n);
+  return n.address;
+}
+
+async function started(): Promise<HarnessHostClient> {
+  const f = (fx = await startFixture());
+  client = connect({ address: f.server.addr, registryAddress: f.server.registryAddr });
+  return client;
+}
+
+async function register(c: HarnessHostClient, version: string, address: string): Promise<void> {
+  await c.harnesses.register({ name: "ver", version, address, resumability: "STATELESS_REPLAY" });
+}
+
+async function exec(c: HarnessHostClient, p: { session?: string; harness?: string; input: string }) {
+  return c.sessions.exec(p).result();
+}
+
+describe("versions over gRPC", () => {
+  it("v1SessionsKeepRunningAfterV2Registers", async () => {
+    const c = await started();
+    await register(c, "1", await node("1"));
+    const old = await exec(c, { harness: "ver", input: "a" });
+    const uid = old.session.metadata?.uid ?? "";
+    await register(c, "2", await node("2"));
+    const fresh = await exec(c, { harness: "ver", input: "b" });
+    const next = await exec(c, { session: uid, input: "c" });
+    expect(next.outputs).toEqual(["echo:say c"]);
+    const versions = await c.versions.list("ver");
+    const byVersion = Object.fromEntries(versions.map((v) => [v.version, v]));
+    expect(byVersion["1"]).toMatchObject({ state: "active", isDefault: false, pinnedSessions: [uid] });
+    expect(byVersion["2"]).toMatchObject({
+      state: "active",
+      isDefault: true,
+      pinnedSessions: [fresh.session.metadata?.uid],
+    });
+  });
+
+  it("retireRefusalListsPinnedSessions", async () => {
+    const c = await started();
+    await register(c, "1", await node("1"));
+    const a = (await exec(c, { harness: "ver", input: "a" })).session.metadata?.uid ?? "";
+    const b = (await exec(c, { harness: "ver", input: "b" })).session.metadata?.uid ?? "";
+    await register(c, "2", await node("2"));
+    const refused = await c.versions.retire("ver", "1").catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: "FAILED_PRECONDITION" });
+    const message = (refused as Error).message;
+    for (const uid of [a, b]) expect(message).toContain(uid);
+    expect((await c.versions.list("ver")).find((v) => v.version === "1")?.state).toBe("active");
+    // Upgrading one session and forcing the retirement strands the other until it is upgraded too.
+    expect(await c.versions.upgrade(a, "2")).toMatchObject({ fromVersion: "1", toVersion: "2", replayedTurns: 1 });
+    const retired = await c.versions.retire("ver", "1", { force: true });
+    expect(retired).toMatchObject({ state: "retired", pinnedSessions: [b] });
+    expect((await exec(c, { session: a, input: "x" })).outputs).toEqual(["echo:say x"]);
+    const stranded = await exec(c, { session: b, input: "y" }).catch((err: unknown) => err);
+    expect(stranded).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect((stranded as Error).message).toContain(`harnesshost upgrade --session ${b} --to-version 2`);
+    await c.versions.upgrade(b, "2");
+    expect((await exec(c, { session: b, input: "z" })).outputs).toEqual(["echo:say z"]);
+  });
+
+  it("incompatibleUpgradeRefusedOverTheWire", async () => {
+    const c = await started();
+    await register(c, "1", await node("1"));
+    const s = await exec(c, { harness: "ver", input: "a" });
+    const uid = s.session.metadata?.uid ?? "";
+    await register(c, "3", await node("3", "please say "));
+    const err = await c.versions.upgrade(uid, "3").catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect((err as Error).message).toMatch(/replay diverged at seq \d+: model input hash mismatch/);
+    expect((err as Error).message).toMatch(/expected MODEL_CALL input_hash [0-9a-f]{64}; got MODEL_CALL input_hash/);
+    expect((await c.sessions.get(uid)).lastSeq).toBe(s.session.lastSeq);
+  });
+});
