@@ -28,6 +28,9 @@ const LAYERS = [
   // 8. the agent kit (`harnesshost/agent`): builds a harness from parts; reads the host-param names and
   //    compaction records the controller defines, so it sits right above controller.
   ["src/agent/"],
+  // 8b. harness versions: which sessions are pinned to which version (a fold of their logs) and the
+  //     offline replay check of new code; both drive the controller over a journal, nothing above it.
+  ["src/versions/"],
   // 9. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
   ["src/controller/"],
   // 10. memory snapshots, post-commit effects and the built-in harnesses (authored against the SDK).
