@@ -45,6 +45,9 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
   vm: async (spec, ctx) => new VmRuntime({ image: spec.target, snapshots: ctx.snapshots }),
 };
 
+/** Every runtime kind this build can place a harness on. */
+export const RUNTIME_KINDS = Object.keys(RUNTIMES) as RuntimeKind[];
+
 /** Builds the runtime a spec names (the spec may carry more fields, e.g. a registry name; they are ignored). */
 export async function buildRuntime<S extends RuntimeSpec>(spec: S, ctx: RuntimeContext): Promise<Runtime> {
   const builder = Object.hasOwn(RUNTIMES, spec.runtime) ? RUNTIMES[spec.runtime] : undefined;
