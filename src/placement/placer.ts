@@ -587,6 +587,7 @@ export class Placer {
         `session ${req.session} is busy (${holder} in progress, not a turn); retry`,
       );
     let release: () => Promise<void>;
+    let batch: EffectBatch | undefined;
     try {
       release = await this.hold(req.session, "cancel");
     } catch (err) {
@@ -612,9 +613,16 @@ export class Placer {
       this.chain.noteAppended(req.session, records);
       this.records.noteAppended(req.session, records);
       this.history.forget(req.session);
+      batch = this.effectBatch(req.session);
+      this.audit(batch, records.at(-1), "wait.withdrawn", {
+        execution_id: plan.ref.executionId,
+        tool_call_id: plan.ref.toolCallId,
+        request_seq: plan.ref.requestSeq,
+      });
       return "withdrawn";
     } finally {
       await release();
+      this.dispatchEffects(batch);
     }
   }
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
+import { dropSchemas, freshSchema, PG_URL } from "../journal/postgres-fixture.js";
 import { BIN, hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-cancel-"));
@@ -180,5 +181,33 @@ describe("harnesshost delete (real bin)", () => {
     expect(del.code).toBe(0);
     expect(JSON.parse(del.stdout)).toMatchObject({ deleted: session });
     expect((await hh(dir, "get", "--server", server, "--session", session)).code).toBe(3);
+  }, 300_000);
+});
+
+describe("cancel and delete on a PostgreSQL journal (real bin)", () => {
+  it("withdrawAndDeleteOnPostgres: a parked wait is withdrawn, resumed as denied, and the session deleted", async () => {
+    const schema = freshSchema();
+    const journal = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`;
+    try {
+      const first = await hh(dir, "exec", "--journal", journal, "--harness", "ask", "--input", "hello", "--json");
+      expect(first.code).toBe(0);
+      const s = (JSON.parse(first.stdout) as { session: string }).session;
+      const child = (await hh(dir, "fork", "--journal", journal, "--session", s)).stdout.trim();
+      const cancelled = await hh(dir, "cancel", "--journal", journal, "--session", s, "--json");
+      expect(cancelled.code).toBe(0);
+      expect(JSON.parse(cancelled.stdout)).toMatchObject({ exec_state: "EXEC_CANCELED", turn: { next: "resume" } });
+      expect((await hh(dir, "resume", "--journal", journal, "--session", s)).stdout).toContain("receipt: denied");
+      // The child inherited the parent's wait: it is not the child's own, so Cancel there does nothing.
+      const inherited = await hh(dir, "cancel", "--journal", journal, "--session", child, "--json");
+      expect(inherited.code).toBe(0);
+      expect(JSON.parse(inherited.stdout)).toMatchObject({ exec_state: "EXEC_AWAITING", turn: { inherited: true } });
+      expect((await hh(dir, "delete", "--journal", journal, "--session", s, "--yes")).code).toBe(0);
+      expect((await hh(dir, "get", "--journal", journal, "--session", s)).code).toBe(3);
+      const verify = await hh(dir, "verify", "--journal", journal);
+      expect(verify.code).toBe(0);
+      expect(verify.stdout).toContain("1/1 sessions intact");
+    } finally {
+      await dropSchemas([schema]);
+    }
   }, 300_000);
 });

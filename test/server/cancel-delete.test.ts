@@ -3,6 +3,9 @@
 // session's Cancel is a no-op; a parked wait is withdrawn (the session takes new input, or Resume
 // re-drives the turn with its call denied); Delete removes a session for good while its fork children
 // keep verifying and running, and is refused while a turn runs.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventKind, type LogRecord } from "../../src/gen/agentsessions/v1/common_pb.js";
@@ -139,6 +142,30 @@ describe("Cancel", () => {
     expect(parked.pendingApproval?.executionId).not.toBe(first);
     expect((await f.sessions.cancel({ session: uid, executionId: first })).pendingApproval).toBeDefined();
     expect((await f.sessions.getSession({ uid })).lastSeq).toBe(parked.lastSeq);
+  });
+
+  it("withdrawnWaitIsAudited: with an audit file the host writes wait.withdrawn at the withdrawal's ERROR", async () => {
+    const auditFile = join(mkdtempSync(join(tmpdir(), "hh-audit-")), "audit.jsonl");
+    const f = await fixture({ config: { auditFile } });
+    const uid = await parkedAskSession(f);
+    const gate = (await f.sessions.getSession({ uid })).pendingApproval;
+    const after = await f.sessions.cancel({ session: uid });
+    await f.host.placer.effectsIdle();
+    const lines = readFileSync(auditFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { session: string; event: string; seq: number; detail: Record<string, unknown> });
+    expect(lines.map((l) => l.event)).toEqual(["turn.parked", "wait.withdrawn"]);
+    expect(lines[1]).toMatchObject({
+      session: uid,
+      seq: Number(after.lastSeq),
+      detail: {
+        execution_id: gate?.executionId,
+        tool_call_id: gate?.toolCallId,
+        request_seq: Number(gate?.requestSeq),
+      },
+    });
+    rmSync(dirname(auditFile), { recursive: true, force: true });
   });
 
   it("resumeAfterAWithdrawnWaitReDrivesTheTurnWithItsCallDenied", async () => {
