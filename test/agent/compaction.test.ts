@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { agent } from "../../src/agent/index.js";
 import { compactionOfEvent } from "../../src/controller/compaction.js";
-import { execTurn, replaySession, SessionLog } from "../../src/controller/index.js";
+import { execTurn, replaySession, resumeTurn, SessionLog } from "../../src/controller/index.js";
+import { ModelRequestError } from "../../src/model/types.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
@@ -108,5 +109,54 @@ describe("journaled compaction", () => {
     expect(model.calls).toBe(0);
     const kinds = (await journal.readRange(S)).map((r: { event: Event }) => r.event.kind);
     expect(kinds).not.toContain(2); // no MODEL_CALL
+  });
+
+  it("aCutDuringTheCompactionCallIsReDrivenOnceAndJournalsOneRecord", async () => {
+    const journal = new MemoryJournal();
+    const fence = await journal.newFence(S);
+    const model = summariser();
+    const h = agent({ id: "kit", model: "m", compact: { afterMessages: 4 } });
+    const binding = { harness: h, name: "kit", descriptor: h.describe() as never };
+    const run = (text: string) =>
+      execTurn(
+        { journal, model },
+        { session: S, binding, fence, inputs: [textMessage("user", text)], signal: signal() },
+      );
+    await run("a");
+    await run("b");
+    // The third turn compacts first; its summarising call fails after MODEL_CALL is durable (a defect:
+    // one attempt), so the turn is cut with the compaction's MODEL_CALL trailing.
+    const inner = model.invoke.bind(model);
+    let cut = true;
+    // Host params never reach the provider: the summarising request is known by its instruction.
+    const summarising = (req: { messages: readonly Parameters<typeof messageText>[0][] }) =>
+      messageText(req.messages[0]).startsWith("Summarise");
+    model.invoke = async (req, opts) => {
+      if (cut && summarising(req)) {
+        cut = false;
+        model.requests.push(req);
+        throw new ModelRequestError("provider refused");
+      }
+      return inner(req, opts);
+    };
+    let err: unknown;
+    try {
+      await run("c");
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeDefined();
+    const cutAt = (await journal.readRange(S)).at(-2)!.event;
+    expect(cutAt.body.case === "model" && cutAt.body.value.params["harnesshost.compact"]).toBeTruthy();
+    const calls = model.calls;
+    const resumed = await resumeTurn({ journal, model }, { session: S, binding, fence, signal: signal() });
+    // The cut call once more, then the turn's own call.
+    expect(model.calls - calls).toBe(2);
+    expect(resumed?.outputs).toEqual(["re:c"]);
+    const records = await journal.readRange(S);
+    expect(records.filter((r) => compactionOfEvent(r.event) !== undefined)).toHaveLength(1);
+    const replay = await replaySession({ journal }, { session: S, binding, signal: signal() });
+    expect(replay.outputs).toEqual(["re:a", "re:b", "re:c"]);
+    expect((await journal.verify(S)).ok).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 // Kit agents pass the stateless conformance tier (docs/conformance.md), the compaction check included:
 // the notes agent, on the echo model, compacts within the probe, keeps Start.history bounded and
-// replays across its compactions with zero model calls.
+// replays across its compactions with zero model calls — the subject runs in a host-spawned node, so the
+// window travels over the wire (incremental history included).
 import { describe, expect, it } from "vitest";
 import { runConformance } from "../../src/conformance/index.js";
 

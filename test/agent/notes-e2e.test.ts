@@ -11,7 +11,8 @@ import { textMessage } from "../../src/model/text.js";
 import type { Host } from "../../src/host/host.js";
 import { ChatEndpoint, contentText } from "../fixtures/chat-endpoint.js";
 import { notesModel } from "../fixtures/notes-model.js";
-import { childMetas, closeAll, openTestHost, records, signal } from "../tiers/helpers.js";
+import { ErrorCode } from "../../src/errors/index.js";
+import { childMetas, closeAll, openTestHost, records, rejectsWithCode, signal } from "../tiers/helpers.js";
 
 const CONFIG = new TextEncoder().encode(JSON.stringify({ compact_after_messages: 6 }));
 
@@ -111,5 +112,27 @@ describe("notes agent end to end", () => {
       expect((await host.journal.verify(child)).ok).toBe(true);
     }
     expect(appliedWrites(host.config.dataDir, s)).toHaveLength(1);
+  });
+
+  it("operatorPolicyOnlyTightens: an ungated tool the operator does not list is refused; a gated one parks even when listed", async () => {
+    endpoint = await new ChatEndpoint(notesModel).start();
+    // notes.read is sent CONTROLLER_MEDIATED (the agent's policy: never), but this operator lists nothing.
+    const strict = await openTestHost({
+      model: endpoint.baseUrl,
+      harnesses: [{ name: "notes", runtime: "local", target: "notes" }],
+    });
+    const { uid: a } = await strict.createSession({ harness: "notes" });
+    const refused = await rejectsWithCode(exec(strict, a, "what is color"), ErrorCode.PermissionDenied);
+    expect(refused.message).toMatch(/notes\.read.*needs an operator's approval on this host/);
+    // notes.write is gated by the agent (approval: always) even where the operator would run it unattended.
+    const lax = await openTestHost({
+      model: endpoint.baseUrl,
+      harnesses: [{ name: "notes", runtime: "local", target: "notes" }],
+      toolsWithoutApproval: ["notes.read", "notes.write"],
+    });
+    const { uid: b } = await lax.createSession({ harness: "notes" });
+    const parked = await exec(lax, b, "remember red as flag");
+    expect(parked.parked?.toolCallId).toBe("1.0:call_w");
+    expect(appliedWrites(lax.config.dataDir, b)).toEqual([]);
   });
 });
