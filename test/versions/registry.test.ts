@@ -1,23 +1,38 @@
 // Harness versions over real gRPC (docs/versioning.md): registering version 2 beside 1 at runtime,
 // sessions pinned to 1 running on, ListVersions with pinned sessions, RetireVersion refused while
 // sessions are pinned (listing them) unless forced, and the upgrade RPC — through harnesshost/client
-// against in-process harness nodes on loopback.
-import { afterEach, describe, expect, it } from "vitest";
+// against in-process harness nodes on loopback, with the registry stored in SQLite and in PostgreSQL.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connect, type HarnessHostClient } from "../../src/client/index.js";
 import { serveHarness, type HarnessNode } from "../../src/node/index.js";
 import { versioned } from "../fixtures/harnesses/versioned.js";
 import { startFixture, type Fixture } from "../server/helpers.js";
+import { dropSchemas, freshSchema, PG_URL } from "../journal/postgres-fixture.js";
 
 let fx: Fixture | undefined;
 let client: HarnessHostClient | undefined;
 const nodes: HarnessNode[] = [];
+const schemas: string[] = [];
 afterEach(async () => {
   client?.close();
   await fx?.close();
   await Promise.all(nodes.splice(0).map((n) => n.close()));
+  await dropSchemas(schemas.splice(0));
   fx = undefined;
   client = undefined;
 });
+
+const BACKENDS: readonly (readonly [string, () => string | undefined])[] = [
+  ["sqlite", () => undefined],
+  [
+    "postgres",
+    () => {
+      const schema = freshSchema();
+      schemas.push(schema);
+      return `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`;
+    },
+  ],
+];
 
 async function node(version: string, prefix = "say "): Promise<string> {
   const n = await serveHarness(versioned(version, prefix), { listen: "127.0.0.1:0", actors: false });
@@ -25,8 +40,11 @@ async function node(version: string, prefix = "say "): Promise<string> {
   return n.address;
 }
 
+let journalOf: () => string | undefined = () => undefined;
+
 async function started(): Promise<HarnessHostClient> {
-  const f = (fx = await startFixture());
+  const journal = journalOf();
+  const f = (fx = await startFixture(journal !== undefined ? { config: { journal } } : {}));
   client = connect({ address: f.server.addr, registryAddress: f.server.registryAddr });
   return client;
 }
@@ -39,7 +57,11 @@ async function exec(c: HarnessHostClient, p: { session?: string; harness?: strin
   return c.sessions.exec(p).result();
 }
 
-describe("versions over gRPC", () => {
+describe.each(BACKENDS)("versions over gRPC (%s registry)", (_backend, journal) => {
+  beforeEach(() => {
+    journalOf = journal;
+  });
+
   it("v1SessionsKeepRunningAfterV2Registers", async () => {
     const c = await started();
     await register(c, "1", await node("1"));
