@@ -26,6 +26,9 @@ const LAYERS = [
   ["src/vm/"],
   // 7. harness nodes: both ends of Harness.Connect and the Actors extension over gRPC.
   ["src/node/"],
+  // 7b. the built-in harnesses, written with the SDK and the agent kit (chat and notes are agents), so
+  //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them.
+  ["harnesses/"],
   // 8. the agent kit (`harnesshost/agent`): builds a harness from parts; reads the host-param names and
   //    compaction records the controller defines, so it sits right above controller.
   ["src/agent/"],
@@ -34,8 +37,8 @@ const LAYERS = [
   ["src/versions/"],
   // 9. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
   ["src/controller/"],
-  // 10. memory snapshots, post-commit effects and the built-in harnesses (authored against the SDK).
-  ["src/snapshot/", "src/effects/", "harnesses/"],
+  // 10. memory snapshots and post-commit effects.
+  ["src/snapshot/", "src/effects/"],
   // 11. the hash-chained journal backends and the model providers.
   ["src/journal/", "src/model/"],
   // 12. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
