@@ -7,12 +7,14 @@ import chatAgent from "./chatagent/index.js";
 import counterAgent from "./counteragent/index.js";
 import echoAgent from "./echoagent/index.js";
 import notesAgent from "./notes/index.js";
+import questionAgent from "./question/index.js";
 
 export { AskAgent } from "./ask/index.js";
 export { AskCounterAgent } from "./askcounter/index.js";
 export { ChatAgent } from "./chatagent/index.js";
 export { CounterAgent } from "./counteragent/index.js";
 export { EchoAgent } from "./echoagent/index.js";
+export { QuestionAgent } from "./question/index.js";
 
 export const builtinHarnesses: Readonly<Record<string, HarnessFactory>> = {
   echo: echoAgent,
@@ -21,4 +23,5 @@ export const builtinHarnesses: Readonly<Record<string, HarnessFactory>> = {
   ask: askAgent,
   askcounter: askCounterAgent,
   notes: notesAgent,
+  question: questionAgent,
 };

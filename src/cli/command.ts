@@ -19,6 +19,8 @@ export interface CommandIo {
 export interface CommandContext extends CommandIo {
   readonly values: FlagValues;
   readonly positionals: readonly string[];
+  /** The command's arguments as given (after the command name), for re-running it (`--detach`). */
+  readonly argv: readonly string[];
   /**
    * The host the command talks to: in-process (--data/--journal) or remote (--server). A missing
    * local journal is NOT_FOUND unless `create` is set.

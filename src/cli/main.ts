@@ -93,6 +93,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo())
       ...io,
       values,
       positionals: parsed.positionals,
+      argv: rest,
       api: (options) => openApi(values, { readOnly: command.readOnly === true, ...options }),
     });
   } catch (err) {

@@ -52,6 +52,7 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "counter", runtime: "spawned", target: "counter", checkpointPolicy: "every-turn", descriptorId: "" },
   { name: "ask", runtime: "local", target: "ask", checkpointPolicy: "every-turn", descriptorId: "" },
   { name: "askcounter", runtime: "spawned", target: "askcounter", checkpointPolicy: "every-turn", descriptorId: "" },
+  { name: "question", runtime: "local", target: "question", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
 
 /** The executors a host has without overrides: `demo.write` and the notes example's tools. */

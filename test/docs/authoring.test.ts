@@ -21,7 +21,7 @@ import {
   type StartInfo,
 } from "../../src/sdk/index.js";
 import { decodeActor, encodeActor } from "../../src/snapshot/codec.js";
-import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
+import { bash as runBash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const guide = readFileSync(join(repo, "docs/harness-authoring.md"), "utf8");
@@ -40,8 +40,8 @@ const shBlocksOf = (n: number): string[] => shBlocks(guide, `${n}. `);
 
 /**
  * Points a guide script at this checkout: `npx harnesshost` runs scripts/harnesshost-src.mjs (the CLI from source), example paths
- * are absolute, sockets live in `dir`, every 127.0.0.1 port gets a free one, and each backgrounded
- * service is awaited (bounded poll) before the next command.
+ * are absolute, sockets live in `dir`, and every 127.0.0.1 port gets a free one. Nothing is awaited
+ * that the guide does not await.
  */
 async function localize(script: string, dir: string): Promise<string> {
   const ports = new Map<string, string>();
@@ -63,10 +63,12 @@ async function localize(script: string, dir: string): Promise<string> {
         );
       return line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
     });
-  return withBackgroundWaits(lines.join("\n"), 300);
+  return strictScript(lines.join("\n"));
 }
 
-const bash = (script: string, cwd: string): Promise<string> => runBash(script, cwd, 280_000);
+/** Runs a localized script in `cwd`; whatever it started and did not stop is stopped afterwards. */
+const bash = (script: string, cwd: string): Promise<string> =>
+  runBash(script, cwd, 280_000).finally(() => stopPidFiles(cwd));
 
 describe("docs/harness-authoring.md", () => {
   it("lists the example modules exactly as they are in docs/examples", () => {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { bash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
+import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const bin = join(repo, "scripts/harnesshost-src.mjs");
@@ -29,7 +29,8 @@ describe("docs/operations.md limits", () => {
       )
       .replaceAll("npx harnesshost", `node ${bin}`)
       .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`);
-    await bash(withBackgroundWaits(script, 600), dir, 180_000);
+    const out = await bash(strictScript(script), dir, 180_000).finally(() => stopPidFiles(dir));
+    expect(out).toMatch(/^stopped pid \d+$/m);
   }, 200_000);
 
   it("serve refuses an unknown limit with exit 2 naming it", async () => {

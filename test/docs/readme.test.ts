@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bash as runBash, freePort, shBlocks, withBackgroundWaits } from "./sh-script.js";
+import { bash as runBash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(repo, "README.md"), "utf8");
@@ -19,7 +19,7 @@ const blocks = (title: string): string[] => shBlocks(readme, title);
 async function localize(script: string, dir: string): Promise<string> {
   const [p1, p2] = [await freePort(), await freePort()];
   const bin = `node ${join(repo, "scripts/harnesshost-src.mjs")}`;
-  return withBackgroundWaits(
+  return strictScript(
     script
       .replaceAll(
         "npx harnesshost serve",
@@ -30,11 +30,17 @@ async function localize(script: string, dir: string): Promise<string> {
       .replaceAll("127.0.0.1:7234", `127.0.0.1:${p2}`)
       .replaceAll("/tmp/x.sock", join(dir, "x.sock"))
       .replaceAll("test/verify_chain.py", join(repo, "test/verify_chain.py")),
-    300,
   );
 }
 
-const bash = (script: string, cwd: string): Promise<string> => runBash(script, cwd, 300_000);
+/** Runs a localized script in `cwd`; whatever it started and did not stop is stopped afterwards. */
+async function bash(script: string, cwd: string): Promise<string> {
+  try {
+    return await runBash(script, cwd, 900_000);
+  } finally {
+    stopPidFiles(cwd);
+  }
+}
 
 describe("README walkthroughs", () => {
   it("walkthrough 1 runs in-process: exec, replay, verify, export, fork", async () => {
@@ -45,7 +51,7 @@ describe("README walkthroughs", () => {
     expect(out).toMatch(/ok sess-[0-9a-f]{24} 10 records/);
     expect(out).toMatch(/ok 10 records/);
     expect(out).toMatch(/\{"children":\["sess-[0-9a-f]{24}"\]\}/);
-  });
+  }, 900_000);
 
   it("walkthroughs 2, 3 and 4 run against a served host: a registered node, counter tiers, approvals", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
@@ -69,14 +75,27 @@ describe("README walkthroughs", () => {
     expect(lines).toContain("2 denied");
     expect(lines).toContain("demo.write ran 1 time(s)");
     expect(lines).toContain("receipt: approved");
-    expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(4);
-  }, 320_000);
+    // Questions: the waiting exec names the question and its choices; answer, then resume.
+    expect(out).toMatch(
+      /^awaiting an answer: which colour for "sea"\? \(answer with --choice 1 red, --choice 2 green, --choice 3 blue, --text TEXT\) execution=/m,
+    );
+    expect(
+      lines.filter((l) =>
+        / exec=AWAITING wait=question pending_approval=[0-9a-f]{16}\/ask-\d+@\d+ next=answer$/.test(l),
+      ),
+    ).toHaveLength(1);
+    expect(out).toMatch(/^answered [0-9a-f]{16}\/ask-\d+ request_seq=\d+ decision_seq=\d+; run resume/m);
+    expect(lines).toContain("sky: blue");
+    expect(lines.filter((l) => l.startsWith("ok "))).toHaveLength(5);
+    // The host and the node were stopped by the walkthrough itself, and are gone.
+    expect(lines.filter((l) => /^stopped pid \d+$/.test(l))).toHaveLength(2);
+  }, 920_000);
 
   it("walkthrough 6 runs the notes agent against the fake model: approval, one write, read, replay", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
     dirs.push(dir);
     const [model, addr, registry] = [await freePort(), await freePort(), await freePort()];
-    const script = withBackgroundWaits(
+    const script = strictScript(
       blocks("Walkthrough 6")
         .join("\n")
         .replaceAll("npx tsx test/fixtures/", `${join(repo, "node_modules/.bin/tsx")} ${join(repo, "test/fixtures")}/`)
@@ -84,7 +103,6 @@ describe("README walkthroughs", () => {
         .replaceAll("127.0.0.1:7240", `127.0.0.1:${model}`)
         .replaceAll("127.0.0.1:7253", `127.0.0.1:${addr}`)
         .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`),
-      300,
     );
     const out = await bash(script, dir);
     const lines = out.split("\n");
@@ -97,5 +115,6 @@ describe("README walkthroughs", () => {
     ).toBeGreaterThanOrEqual(2);
     expect(lines).toContain("blue");
     expect(out).toMatch(/^ok sess-[0-9a-f]{24}/m);
-  }, 320_000);
+    expect(out).toMatch(/^stopped pid \d+$/m);
+  }, 920_000);
 });

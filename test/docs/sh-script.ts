@@ -1,8 +1,10 @@
-// Runs the ```sh blocks of a Markdown document as a test script: extraction, free ports, and a bounded
-// wait for every backgrounded service. Invariant: the commands run are the document's, changed only
-// by the caller's explicit substitutions (paths, ports, the checkout's bin).
+// Runs the ```sh blocks of a Markdown document as a test script: extraction, free ports, strict mode.
+// Invariant: the commands run are the document's, changed only by the caller's explicit substitutions
+// (paths, ports, the checkout's bin) — no wait is injected, so a race in the text fails here too.
 import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -31,31 +33,34 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function reachable(port: string): string {
-  return `node -e "require('net').connect(${port},'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"`;
+/**
+ * The document's lines as a strict bash script (`set -euo pipefail`, and background jobs killed on
+ * exit), unchanged otherwise: no wait is added anywhere. A harnesshost command backgrounded with `&`
+ * is refused — documents start servers with `--detach`, which returns once they listen (docs/cli.md
+ * "Background servers"); other programs (a fake model endpoint) may still be started with `&`.
+ */
+export function strictScript(script: string): string {
+  const joined = script.replace(/\\\n\s*/g, " ");
+  const backgrounded = joined
+    .split("\n")
+    .find((line) => /(^|[^&])&\s*(#.*)?$/.test(line) && line.includes("harnesshost"));
+  if (backgrounded !== undefined)
+    throw new Error(`a documented command is backgrounded with &, which races the next line: ${backgrounded}`);
+  return `set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
 }
 
-/**
- * A strict bash script from the lines: continuation lines joined, background jobs killed on exit, and
- * after each backgrounded line a bounded poll until its unix socket (`--listen unix://…`) or its
- * `--addr`/`--registry-addr`/`--http-addr` ports answer (port 0 is not awaited).
- */
-export function withBackgroundWaits(script: string, polls = 600): string {
-  const lines = script.split("\n");
-  const out = ["set -euo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"];
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i]!;
-    while (line.endsWith("\\")) line = `${line.slice(0, -1)} ${(lines[++i] ?? "").trimStart()}`;
-    out.push(line);
-    if (!/\s&\s*$/.test(line)) continue;
-    const sock = /--listen unix:\/\/(\S+)/.exec(line)?.[1];
-    const ports = [...line.matchAll(/--(?:registry-|http-)?addr 127\.0\.0\.1:(\d+)/g)]
-      .map((m) => m[1]!)
-      .filter((p) => p !== "0");
-    const checks = sock ? [`test -S ${sock}`] : ports.map(reachable);
-    for (const check of checks) out.push(`for i in $(seq 1 ${polls}); do ${check} && break; sleep 0.2; done; ${check}`);
+/** Stops every harnesshost process a pid file under `dir` names (cleanup after a failed script). */
+export function stopPidFiles(dir: string): void {
+  const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".pid"));
+  for (const file of files) {
+    const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+    if (!Number.isSafeInteger(pid) || pid <= 1) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("harnesshost")) process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
   }
-  return out.join("\n");
 }
 
 export async function bash(script: string, cwd: string, timeoutMs: number): Promise<string> {

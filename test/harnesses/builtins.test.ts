@@ -194,7 +194,15 @@ describe("chat harness", () => {
 
 describe("builtinHarnesses", () => {
   it("keys each factory by the id its harness describes", async () => {
-    expect(Object.keys(builtinHarnesses).sort()).toEqual(["ask", "askcounter", "chat", "counter", "echo", "notes"]);
+    expect(Object.keys(builtinHarnesses).sort()).toEqual([
+      "ask",
+      "askcounter",
+      "chat",
+      "counter",
+      "echo",
+      "notes",
+      "question",
+    ]);
     for (const [id, factory] of Object.entries(builtinHarnesses)) {
       const harness: Harness = factory();
       expect((await harness.describe()).id).toBe(id);

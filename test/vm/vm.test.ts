@@ -13,7 +13,7 @@ import { runConformance } from "../../src/conformance/index.js";
 import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { HarnessSpecSchema } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { startFixture } from "../server/helpers.js";
-import { bash, freePort, shBlocks, withBackgroundWaits } from "../docs/sh-script.js";
+import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "../docs/sh-script.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import { canPlace } from "../../src/runtime/types.js";
@@ -45,7 +45,7 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     const work = mkdtempSync(join(dir, "readme-"));
     const [p1, p2] = [await freePort(), await freePort()];
     const bin = `node ${join(ROOT, "scripts/harnesshost-src.mjs")}`;
-    const script = withBackgroundWaits(
+    const script = strictScript(
       shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5")
         .join("\n")
         .replaceAll(
@@ -55,9 +55,8 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
         .replaceAll("npx harnesshost", bin)
         .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
         .replaceAll("harnesses/python/", `${join(ROOT, "harnesses/python")}/`),
-      3000,
     );
-    const out = await bash(script, work, 900_000);
+    const out = await bash(script, work, 900_000).finally(() => stopPidFiles(work));
     const lines = out.split("\n");
     expect(out).toMatch(/^image \S+pycounter sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
     for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])

@@ -98,6 +98,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./node.js")).nodeCommand,
   },
   {
+    name: "stop",
+    summary: "stop a background serve or node by its --pid-file, and wait until it has exited",
+    load: async () => (await import("./stop.js")).stopCommand,
+  },
+  {
     name: "gc",
     summary: "delete snapshot blobs that no session references any more",
     load: async () => (await import("./gc.js")).gcCommand,

@@ -2,7 +2,8 @@
 // HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
 // opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
 // ready signal); SIGINT/SIGTERM shut down gracefully and exit 0: in-flight calls get drainMs, then are
-// cancelled, and the process exits at the latest SHUTDOWN_FORCE_MS later (status 1 if forced).
+// cancelled, and the process exits at the latest SHUTDOWN_FORCE_MS later (status 1 if forced). With
+// --pid-file the pid file exists exactly while both listeners are bound; --detach returns once they are.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -12,6 +13,8 @@ import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { checkListenAddresses, parseTokenFile, startServer, type TlsFiles } from "../../server/index.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { chooseAccel } from "../../vm/accel.js";
+import { detach, reportReady } from "../background/detach.js";
+import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 
 export const DEFAULT_ADDR = "127.0.0.1:7233";
@@ -126,7 +129,7 @@ function stopSignal(): Promise<NodeJS.Signals> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--pid-file F] [--detach [--log-file F]]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -146,9 +149,16 @@ export const serveCommand: Command = {
     "log-level": { type: "string" },
     limit: { type: "string", multiple: true },
     "tool-without-approval": { type: "string", multiple: true },
+    "pid-file": { type: "string" },
+    detach: { type: "boolean" },
+    "log-file": { type: "string" },
   },
   async run(ctx) {
     const config = hostConfig(ctx.values);
+    const pidFile = str(ctx.values, "pid-file");
+    const logFile = str(ctx.values, "log-file");
+    if (logFile !== undefined && ctx.values["detach"] !== true)
+      throw new UsageError("--log-file goes with --detach (in the foreground the log is stderr)");
     const addr = str(ctx.values, "addr") ?? DEFAULT_ADDR;
     const registryAddr = str(ctx.values, "registry-addr") ?? DEFAULT_REGISTRY_ADDR;
     const httpAddr = str(ctx.values, "http-addr") ?? DEFAULT_HTTP_ADDR;
@@ -160,6 +170,8 @@ export const serveCommand: Command = {
     } catch (err) {
       throw new UsageError(err instanceof Error ? err.message : String(err), false);
     }
+    if (ctx.values["detach"] === true)
+      return detach("serve", ctx.argv, logFile ?? join(config.dataDir, "serve.log"), ctx);
     const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
     const host = await Host.open(config, { logger });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
@@ -195,9 +207,10 @@ export const serveCommand: Command = {
           })
         : undefined;
     const stopped = stopSignal();
-    ctx.err(
-      `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}${server.httpUrl ? ` console=${server.httpUrl}` : ""}`,
-    );
+    const listening = `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}${server.httpUrl ? ` console=${server.httpUrl}` : ""}`;
+    if (pidFile !== undefined) writePidFile(pidFile);
+    ctx.err(listening);
+    reportReady(listening);
     const sig = await stopped;
     const drainMs = host.limits.drainMs;
     logger.info({ signal: sig, drainMs }, "shutting down");
@@ -211,6 +224,7 @@ export const serveCommand: Command = {
     gc?.stop();
     await server.close(drainMs);
     await host.close();
+    if (pidFile !== undefined) removePidFile(pidFile);
     logger.info({}, "stopped");
     return 0;
   },

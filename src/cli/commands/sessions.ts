@@ -2,6 +2,8 @@
 // exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
+import type { LogRecord } from "../../gen/agentsessions/v1/common_pb.js";
+import { ASK_TOOL, questionOf } from "../../controller/questions.js";
 import type { DecisionOutcome } from "../api.js";
 import {
   type CommandIo,
@@ -104,11 +106,19 @@ function sessionJsonWithEffects(s: Session): unknown {
 }
 
 /** The line `exec` prints for a turn that parked on an approval. */
-function awaitingLine(s: Session): string | undefined {
+/** What a parked turn waits for: an approval, or a question (its text and choices, from the turn's records). */
+function awaitingLine(s: Session, records: readonly LogRecord[]): string | undefined {
   const p = s.pendingApproval;
-  return p
-    ? `awaiting approval: execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}`
-    : undefined;
+  if (!p) return undefined;
+  const at = `execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}`;
+  const call = records
+    .map((r) => r.event)
+    .find((ev) => ev?.executionId === p.executionId && ev.body.case === "tool" && ev.body.value.id === p.toolCallId);
+  if (call?.body.case !== "tool" || call.body.value.tool !== ASK_TOOL) return `awaiting approval: ${at}`;
+  const q = questionOf(call.body.value);
+  const choices = q.choices.map((c, i) => `--choice ${i + 1} ${c}`);
+  const how = [...choices, ...(q.allowFreeText ? ["--text TEXT"] : [])].join(", ");
+  return `awaiting an answer: ${q.question} (answer with ${how}) ${at}`;
 }
 
 /**
@@ -183,7 +193,7 @@ export const execCommand: Command = {
           : {}),
       });
       const uid = res.session.metadata?.uid ?? "";
-      const awaiting = awaitingLine(res.session);
+      const awaiting = awaitingLine(res.session, res.records);
       const pending = res.session.pendingApproval;
       if (json(ctx.values)) {
         ctx.out(
