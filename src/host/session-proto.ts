@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
 import type { SessionLog } from "../controller/projection.js";
-import { TURN_ANNOTATION } from "../server/annotations.js";
+import { COMPACTION_ANNOTATION, TURN_ANNOTATION, type CompactionAnnotation } from "../server/annotations.js";
 import { execStateOf, turnAnnotation, turnStatus, type TurnStatus } from "./turn-status.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
 
@@ -25,10 +25,19 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
   TERMINATED: ComputeState.COMPUTE_TERMINATED,
 };
 
-/** The session as the wire shows it: exec_state, pending_approval and the turn annotation from its projection. */
+/**
+ * The session as the wire shows it: exec_state, pending_approval, the turn annotation and (when it
+ * compacted) the compaction annotation, all from its projection.
+ */
 export async function sessionView(logs: SessionLogSource, info: SessionInfo): Promise<Session> {
   const log = await logs.sessionLog(info.uid);
-  return sessionProtoWith(info, turnStatus(log, logs.guard?.isBusy(info.uid) ?? false));
+  const session = sessionProtoWith(info, turnStatus(log, logs.guard?.isBusy(info.uid) ?? false));
+  const c = log.lastCompaction;
+  if (c) {
+    const value: CompactionAnnotation = { seq: c.seq, from_seq: c.fromSeq, through_seq: c.throughSeq };
+    session.annotations[COMPACTION_ANNOTATION] = JSON.stringify(value);
+  }
+  return session;
 }
 
 /**

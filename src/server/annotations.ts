@@ -24,3 +24,17 @@ export interface TurnAnnotation {
 }
 
 export type NextCommand = "exec" | "approve" | "answer" | "resume";
+
+/**
+ * The annotation GetSession/ListSessions carry the session's newest compaction in (JSON of
+ * CompactionAnnotation, docs/protocol.md §16.4); absent when the session never compacted.
+ */
+export const COMPACTION_ANNOTATION = "harnesshost.dev/compaction";
+
+export interface CompactionAnnotation {
+  /** Seq of the compaction record. */
+  readonly seq: number;
+  readonly from_seq: number;
+  /** Later turns' Start.history begins after this seq. */
+  readonly through_seq: number;
+}

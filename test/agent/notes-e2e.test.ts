@@ -12,6 +12,8 @@ import type { Host } from "../../src/host/host.js";
 import { ChatEndpoint, contentText } from "../fixtures/chat-endpoint.js";
 import { notesModel } from "../fixtures/notes-model.js";
 import { ErrorCode } from "../../src/errors/index.js";
+import { sessionView } from "../../src/host/session-proto.js";
+import { COMPACTION_ANNOTATION } from "../../src/server/annotations.js";
 import { childMetas, closeAll, openTestHost, records, rejectsWithCode, signal } from "../tiers/helpers.js";
 
 const CONFIG = new TextEncoder().encode(JSON.stringify({ compact_after_messages: 6 }));
@@ -75,6 +77,15 @@ describe("notes agent end to end", () => {
       /^Summary of the conversation so far:\nsummary\(/,
     );
     expect(appliedWrites(host.config.dataDir, s)).toHaveLength(1);
+    // GetSession shows the newest compaction (output only).
+    const view = await sessionView(host.placer, await host.getSession(s));
+    const shown = JSON.parse(view.annotations[COMPACTION_ANNOTATION] ?? "{}") as { seq?: number; through_seq?: number };
+    const newest = compactionOfEvent(compactions.at(-1)!.event)!;
+    expect(shown).toEqual({
+      seq: compactions.at(-1)!.seq,
+      from_seq: Number(newest.fromSeq),
+      through_seq: Number(newest.throughSeq),
+    });
 
     // 4. Replay: identical outputs, zero model calls; the full chain verifies.
     const calls = ep.requests;
