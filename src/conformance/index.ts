@@ -4,7 +4,16 @@
 import { openSuite, type Suite } from "./runner.js";
 import type { CheckResult, ConformanceOptionsInput } from "./types.js";
 
-export { runConformance, openSuite, checksOf, CHECK_IDS, waitsChecksOf, WAITS_CHECK_IDS } from "./runner.js";
+export {
+  runConformance,
+  openSuite,
+  checksOf,
+  CHECK_IDS,
+  waitsChecksOf,
+  WAITS_CHECK_IDS,
+  upgradeCheckOf,
+  UPGRADE_CHECK_IDS,
+} from "./runner.js";
 export type { Suite } from "./runner.js";
 export { render, jsonReport, junitReport, prettyReport, progressLine, REPORTERS } from "./reporters/index.js";
 export type { ReporterName } from "./reporters/index.js";

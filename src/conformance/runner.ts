@@ -7,6 +7,7 @@ import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import type { Check } from "./checks/check.js";
 import { memoryChecks } from "./checks/memory.js";
 import { statelessChecks } from "./checks/stateless.js";
+import { memoryUpgrade, statelessUpgrade } from "./checks/upgrade.js";
 import { memoryWaitsChecks, statelessWaitsChecks } from "./checks/waits.js";
 import { SuiteEnv } from "./env.js";
 import { CheckFailure, errText } from "./evidence.js";
@@ -44,6 +45,16 @@ export function waitsChecksOf(tier: Tier): readonly Check[] {
 
 export const WAITS_CHECK_IDS: readonly string[] = [...statelessWaitsChecks, ...memoryWaitsChecks].map((c) => c.id);
 
+/**
+ * The version-upgrade check of a tier (docs/versioning.md): planned only when named with `--check`
+ * (`only`), since it serves the subject in-process as three versions; ids `<tier>.upgrade`.
+ */
+export function upgradeCheckOf(tier: Tier): Check {
+  return tier === "stateless" ? statelessUpgrade : memoryUpgrade;
+}
+
+export const UPGRADE_CHECK_IDS: readonly string[] = [statelessUpgrade.id, memoryUpgrade.id];
+
 /** An opened suite: the environment, the resolved tier and the checks it will run. */
 export interface Suite {
   readonly options: ConformanceOptions;
@@ -72,14 +83,19 @@ export async function openSuite(input: ConformanceOptionsInput): Promise<Suite> 
       descriptorId = d?.id ?? "";
       gated = d?.tools.some((t) => t.mediation === Mediation.REQUIRES_APPROVAL) ?? false;
     }
-    const known = [...CHECK_IDS, ...WAITS_CHECK_IDS];
+    const known = [...CHECK_IDS, ...WAITS_CHECK_IDS, ...UPGRADE_CHECK_IDS];
     const unknown = (options.only ?? []).filter((id) => !known.includes(id));
     if (unknown.length > 0)
       throw new HostError(
         ErrorCode.InvalidArgument,
         `unknown check id(s): ${unknown.join(", ")} (known: ${known.join(", ")})`,
       );
-    const planned = [...checksOf(tier), ...(gated ? waitsChecksOf(tier) : [])];
+    const upgrade = upgradeCheckOf(tier);
+    const planned = [
+      ...checksOf(tier),
+      ...(gated ? waitsChecksOf(tier) : []),
+      ...(options.only?.includes(upgrade.id) === true ? [upgrade] : []),
+    ];
     const checks = planned.filter((c) => options.only === undefined || options.only.includes(c.id));
     return {
       options,
