@@ -161,6 +161,32 @@ describe("background servers (real bin)", () => {
     expect(existsSync(pidFile)).toBe(false);
   }, 300_000);
 
+  it("killingNpxStopsTheServer: a server under `npm exec` stops when npx is killed (npx does not pass signals on)", async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const pidFile = join(dir, "npx.pid");
+    const serve = `${process.execPath} ${BIN} serve --pid-file ${pidFile} --data ${join(dir, "npx")} --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr off`;
+    // A stand-in for npm exec: named as npm names it, runs the command through `sh -c`, and dies on
+    // SIGTERM without passing it on — what npm 11's npx does.
+    const wrapper = `exec -a "npm exec harnesshost" ${process.execPath} -e 'require("node:child_process").spawn("sh", ["-c", process.argv[1]], { stdio: "inherit" }); setInterval(() => {}, 1000)' ${JSON.stringify(serve)}`;
+    const npx = spawn("bash", ["-c", wrapper], { stdio: ["ignore", "ignore", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      let text = "";
+      npx.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+        if (text.includes("harnesshost listening")) resolve();
+      });
+      npx.once("exit", (code) => reject(new Error(`the wrapper exited ${code}: ${text}`)));
+    });
+    const server = pidIn(pidFile);
+    expect(server).not.toBe(npx.pid);
+    npx.kill("SIGTERM");
+    // The server notices within WATCH_MS, drains and exits; its pid file goes with it.
+    const deadline = Date.now() + 60_000;
+    while (alive(server) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(server)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 300_000);
+
   it("cliDocBackgroundExampleRunsAsWritten: docs/cli.md's block, with free ports and this checkout's bin", async () => {
     const work = mkdtempSync(join(dir, "doc-"));
     const [p1, p2] = [await freePort(), await freePort()];

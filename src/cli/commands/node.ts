@@ -5,6 +5,7 @@
 import { loadHarnessFactory } from "../../host/runtimes.js";
 import { serveHarness } from "../../node/serve.js";
 import { detach, reportReady } from "../background/detach.js";
+import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { requireStr, str, UsageError, type Command } from "../command.js";
 
@@ -47,6 +48,7 @@ export const nodeCommand: Command = {
       const stop = () => resolve();
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
+      watchNpmExec(stop);
       if (ctx.values["parent-stdin"] === true) {
         process.stdin.once("end", stop);
         process.stdin.once("close", stop);

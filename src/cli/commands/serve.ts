@@ -1,7 +1,7 @@
 // `harnesshost serve`: one host process serving Sessions (+ health, reflection) and the operator
 // HarnessRegistry. Invariants: flags are validated (HostConfig, listener policy) before the journal is
 // opened; the one `harnesshost listening …` line is printed only once both listeners are bound (the
-// ready signal); SIGINT/SIGTERM shut down gracefully and exit 0: in-flight calls get drainMs, then are
+// ready signal); SIGINT/SIGTERM (or the `npx` that started it exiting) shut down gracefully and exit 0: in-flight calls get drainMs, then are
 // cancelled, and the process exits at the latest SHUTDOWN_FORCE_MS later (status 1 if forced). With
 // --pid-file the pid file exists exactly while both listeners are bound; --detach returns once they are.
 import { readFileSync } from "node:fs";
@@ -14,6 +14,7 @@ import { checkListenAddresses, parseTokenFile, startServer, type TlsFiles } from
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { chooseAccel } from "../../vm/accel.js";
 import { detach, reportReady } from "../background/detach.js";
+import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 
@@ -114,15 +115,18 @@ export function redactedJournal(config: HostConfig): string {
   }
 }
 
-function stopSignal(): Promise<NodeJS.Signals> {
+/** What stops the host: SIGINT/SIGTERM, or the `npx` that started it exiting (see npx-watch.ts). */
+function stopSignal(): Promise<NodeJS.Signals | "npx-exited"> {
   return new Promise((resolve) => {
-    const on = (sig: NodeJS.Signals): void => {
+    const on = (sig: NodeJS.Signals | "npx-exited"): void => {
       process.off("SIGINT", on);
       process.off("SIGTERM", on);
+      unwatch();
       resolve(sig);
     };
     process.on("SIGINT", on);
     process.on("SIGTERM", on);
+    const unwatch = watchNpmExec(() => on("npx-exited"));
   });
 }
 
