@@ -7,10 +7,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { compactionOfEvent } from "../../src/controller/compaction.js";
 import { SessionLog } from "../../src/controller/index.js";
 import { appliedWrites, sandboxDir } from "../../src/controller/notes-tools.js";
-import { textMessage } from "../../src/model/text.js";
+import { messageText, textMessage } from "../../src/model/text.js";
 import type { Host } from "../../src/host/host.js";
 import { ChatEndpoint, contentText } from "../fixtures/chat-endpoint.js";
 import { notesModel } from "../fixtures/notes-model.js";
+import { calls, say, ScriptedModel } from "./scripted-model.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { sessionView } from "../../src/host/session-proto.js";
 import { COMPACTION_ANNOTATION } from "../../src/server/annotations.js";
@@ -145,5 +146,46 @@ describe("notes agent end to end", () => {
     const parked = await exec(lax, b, "remember red as flag");
     expect(parked.parked?.toolCallId).toBe("1.0:call_w");
     expect(appliedWrites(lax.config.dataDir, b)).toEqual([]);
+  });
+
+  it("localToolApprovalAsksTheOperatorAndRunsOnlyWhenAllowed", async () => {
+    const model = new ScriptedModel([], (req) => {
+      const last = req.messages.at(-1);
+      if (last?.role === "tool") {
+        const part = last.parts[0]?.part;
+        return say(
+          part?.case === "toolResult"
+            ? part.value.isError
+              ? `err:${part.value.error}`
+              : `got:${messageText({ role: "x", parts: part.value.content } as never)}`
+            : "?",
+        );
+      }
+      return calls(["stamp", { text: messageText(last) }]);
+    });
+    const host = await openTestHost(
+      {
+        harnesses: [
+          {
+            name: "stamper",
+            runtime: "local",
+            target: new URL("./fixtures/local-approval.ts", import.meta.url).pathname,
+          },
+        ],
+      },
+      { model },
+    );
+    const { uid } = await host.createSession({ harness: "stamper" });
+    const first = await host.placer.exec({ session: uid, inputs: [textMessage("user", "ok")], signal: signal() });
+    expect(first.parked?.toolCallId).toBe("ask-0");
+    await host.placer.approve(uid, { ...first.parked!, approved: true, reason: "allow" });
+    expect((await host.placer.resume(uid, signal())).turn?.outputs.at(-1)).toBe("got:OK");
+    const second = await host.placer.exec({ session: uid, inputs: [textMessage("user", "no")], signal: signal() });
+    await host.placer.approve(uid, { ...second.parked!, approved: true, reason: "deny" });
+    expect((await host.placer.resume(uid, signal())).turn?.outputs.at(-1)).toBe("err:the operator denied stamp");
+    const n = model.calls;
+    const replay = await host.placer.replay(uid, signal());
+    expect(model.calls).toBe(n);
+    expect(replay.outputs.filter((t) => t !== "")).toEqual(["got:OK", "err:the operator denied stamp"]);
   });
 });
