@@ -2,6 +2,7 @@
 // Connect protocol, served by the very handler objects the gRPC listener serves, behind the same auth,
 // with the same status codes, the same listen policy, and no way in for another origin.
 import { request } from "node:http";
+import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -11,6 +12,8 @@ import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry
 import { ExecRequestSchema, Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Console } from "../../src/gen/harnesshost/v1/console_pb.js";
 import { exportJsonl } from "../../src/journal/export.js";
+import { ConsoleAssets } from "../../src/http/assets.js";
+import { WAITING_SCAN } from "../../src/server/console-service.js";
 import { checkListenAddresses } from "../../src/server/listen-policy.js";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 
@@ -244,5 +247,36 @@ describe("HTTP listener", () => {
     for await (const line of exportJsonl(f.host.journal, uid)) expected.push(`${line}\n`);
     expect(exported).toBe(expected.join(""));
     expect(await connectCodeOf(http.views.inspectSession({ session: "sess-nope" }))).toBe(Code.NotFound);
+  });
+
+  it("consoleAssetsAreAFixedSet: only the build's files are served, with a strict CSP; paths never reach the disk", async () => {
+    const f = (fx = await startFixture({ httpAddr: "127.0.0.1:0" }));
+    const url = f.server.httpUrl!;
+    const index = await raw(url, { path: "/" });
+    expect(index.status).toBe(200);
+    expect(index.headers["content-security-policy"]).toContain("script-src 'self'");
+    expect(index.headers["x-content-type-options"]).toBe("nosniff");
+    for (const path of ["/../package.json", "/assets/../../package.json", "/%2e%2e/package.json", "/src/index.ts"]) {
+      const res = await raw(url, { path });
+      expect(res.status, path).toBe(404);
+    }
+    expect(new ConsoleAssets(join(f.dir, "no-build")).built).toBe(false);
+  });
+
+  it("listWaitingIsBoundedAndResumable: one call looks at 500 sessions at most; its cursor goes on where it stopped, and every waiting turn is found once", async () => {
+    const f = (fx = await startFixture({ httpAddr: "127.0.0.1:0" }));
+    const http = httpClients(f.server.httpUrl!);
+    const parked = await collect(http.sessions.exec({ harness: "ask", inputs: [userInput("needs a person")] }));
+    const last = parked.at(-1);
+    const uid = last?.update.case === "session" ? last.update.value.metadata!.uid : "";
+    for (let i = 0; i < 600; i++)
+      await f.host.journal.createSession({ uid: `sess-bulk-${i}`, project: "default", harness: "echo" });
+    const first = await http.views.listWaiting({});
+    expect(first.scanned).toBe(WAITING_SCAN);
+    expect(first.nextPageToken).not.toBe("");
+    const second = await http.views.listWaiting({ pageToken: first.nextPageToken });
+    expect(second.nextPageToken).toBe("");
+    expect(first.scanned + second.scanned).toBe(601);
+    expect([...first.waiting, ...second.waiting].map((w) => w.session?.metadata?.uid)).toEqual([uid]);
   });
 });

@@ -29,11 +29,14 @@ export function Timeline({
   head,
   badSeq,
   onFork,
+  onLoaded,
 }: {
   uid: string;
   head: number;
   badSeq?: number;
   onFork: (seq: number) => void;
+  /** Called after each window is on screen. */
+  onLoaded?: () => void;
 }) {
   // The window's last seq; undefined follows the head.
   const [end, setEnd] = useState<number | undefined>(undefined);
@@ -45,6 +48,7 @@ export function Timeline({
   const load = useCallback(async () => {
     if (head === 0) {
       setRecords([]);
+      onLoaded?.();
       return;
     }
     const got = await attempt(async () => {
@@ -56,7 +60,8 @@ export function Timeline({
     if (got === undefined) return;
     setError(undefined);
     setRecords(got);
-  }, [uid, from, to, head]);
+    onLoaded?.();
+  }, [uid, from, to, head, onLoaded]);
 
   useEffect(() => {
     void load();
