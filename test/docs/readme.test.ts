@@ -94,7 +94,7 @@ describe("README walkthroughs", () => {
   it("walkthrough 6 runs the notes agent against the fake model: approval, one write, read, replay", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
     dirs.push(dir);
-    const [model, addr, registry] = [await freePort(), await freePort(), await freePort()];
+    const [model, addr, registry, http] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const script = strictScript(
       blocks("Walkthrough 6")
         .join("\n")
@@ -102,7 +102,8 @@ describe("README walkthroughs", () => {
         .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
         .replaceAll("127.0.0.1:7240", `127.0.0.1:${model}`)
         .replaceAll("127.0.0.1:7253", `127.0.0.1:${addr}`)
-        .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`),
+        .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`)
+        .replaceAll("127.0.0.1:7255", `127.0.0.1:${http}`),
     );
     const out = await bash(script, dir);
     const lines = out.split("\n");
