@@ -68,6 +68,8 @@ beforeAll(async () => {
       server,
       "--registry-addr",
       registry,
+      "--http-addr",
+      "127.0.0.1:0",
       "--harness",
       `cut=local:${fixture}`,
       "--log-level",
