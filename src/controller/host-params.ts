@@ -3,7 +3,7 @@
 // part of the request the harness made, so it is covered by the model-input hash (§5.3) and journaled
 // with the MODEL_CALL, which keeps replay and resume deterministic. A malformed value is refused
 // (INVALID_ARGUMENT) before anything is journaled.
-import { ErrorCode, HostError } from "../errors/index.js";
+import { invalidArgument as invalid } from "../errors/index.js";
 import type { ModelRequest } from "../sdk/types.js";
 
 /** Prefix of every host-addressed param. */
@@ -32,10 +32,6 @@ function intParam(key: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (n < min || n > max) throw invalid(`param ${key} must be between ${min} and ${max}, got ${n}`);
   return n;
-}
-
-function invalid(message: string): HostError {
-  return new HostError(ErrorCode.InvalidArgument, message);
 }
 
 /** The host params of a request (INVALID_ARGUMENT for an unknown harnesshost.* key or a bad value). */

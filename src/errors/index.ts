@@ -1,7 +1,30 @@
 // Typed errors with stable codes, and the one table that maps them to gRPC statuses (docs/protocol.md §10).
 // Invariant: every error that reaches a caller carries a code from ErrorCode; nothing else decides
-// which gRPC status a failure gets.
-import { status as GrpcStatus } from "@grpc/grpc-js";
+// which gRPC status a failure gets. This module loads no transport: the gRPC status numbers are the
+// protocol's fixed values (GRPC_STATUS), so domain code and the CLI's --help can throw HostErrors
+// without loading grpc-js.
+import type { status as GrpcStatus } from "@grpc/grpc-js";
+
+/** gRPC status codes by name: the values every gRPC implementation (and Connect) uses. */
+const GRPC_STATUS = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const satisfies Record<keyof typeof GrpcStatus, number>;
 
 export const ErrorCode = {
   /** Bad arguments: malformed ids, out-of-range counts, invalid specs. */
@@ -52,45 +75,55 @@ export class HostError extends Error {
   }
 }
 
+/** The INVALID_ARGUMENT HostError every request and input check raises: the message names the field. */
+export function invalidArgument(message: string): HostError {
+  return new HostError(ErrorCode.InvalidArgument, message);
+}
+
 export function isHostError(err: unknown, code?: ErrorCode): err is HostError {
   return err instanceof HostError && (code === undefined || err.code === code);
 }
 
 /** The single mapping from error codes to gRPC statuses. */
 export function grpcStatusOf(code: ErrorCode): GrpcStatus {
+  return GRPC_STATUS[grpcStatusNameOf(code)] as GrpcStatus;
+}
+
+/** The gRPC status name of an error code (also the Connect code, lowercased). */
+export function grpcStatusNameOf(code: ErrorCode): Exclude<keyof typeof GRPC_STATUS, "OK"> {
   switch (code) {
     case ErrorCode.InvalidArgument:
-      return GrpcStatus.INVALID_ARGUMENT;
+      return "INVALID_ARGUMENT";
     case ErrorCode.NotFound:
-      return GrpcStatus.NOT_FOUND;
+      return "NOT_FOUND";
     case ErrorCode.AlreadyExists:
-      return GrpcStatus.ALREADY_EXISTS;
+      return "ALREADY_EXISTS";
     case ErrorCode.Unplaceable:
     case ErrorCode.FailedPrecondition:
     case ErrorCode.Diverged:
-      return GrpcStatus.FAILED_PRECONDITION;
+      return "FAILED_PRECONDITION";
     case ErrorCode.Conflict:
     case ErrorCode.Fenced:
     case ErrorCode.SessionBusy:
-      return GrpcStatus.ABORTED;
+      return "ABORTED";
     case ErrorCode.Unavailable:
-      return GrpcStatus.UNAVAILABLE;
+      return "UNAVAILABLE";
     case ErrorCode.DeadlineExceeded:
-      return GrpcStatus.DEADLINE_EXCEEDED;
+      return "DEADLINE_EXCEEDED";
     case ErrorCode.Cancelled:
-      return GrpcStatus.CANCELLED;
+      return "CANCELLED";
     case ErrorCode.DataLoss:
-      return GrpcStatus.DATA_LOSS;
+      return "DATA_LOSS";
     case ErrorCode.Internal:
-      return GrpcStatus.INTERNAL;
+      return "INTERNAL";
     case ErrorCode.Unauthenticated:
-      return GrpcStatus.UNAUTHENTICATED;
+      return "UNAUTHENTICATED";
     case ErrorCode.PermissionDenied:
-      return GrpcStatus.PERMISSION_DENIED;
+      return "PERMISSION_DENIED";
     case ErrorCode.Unimplemented:
-      return GrpcStatus.UNIMPLEMENTED;
+      return "UNIMPLEMENTED";
     case ErrorCode.ResourceExhausted:
-      return GrpcStatus.RESOURCE_EXHAUSTED;
+      return "RESOURCE_EXHAUSTED";
     default: {
       const exhaustive: never = code;
       throw new Error(`unmapped error code ${String(exhaustive)}`);
@@ -101,31 +134,31 @@ export function grpcStatusOf(code: ErrorCode): GrpcStatus {
 /** The inverse direction, for clients: which code a gRPC status most likely carries. */
 export function errorCodeOfStatus(status: number): ErrorCode {
   switch (status) {
-    case GrpcStatus.INVALID_ARGUMENT:
+    case GRPC_STATUS.INVALID_ARGUMENT:
       return ErrorCode.InvalidArgument;
-    case GrpcStatus.NOT_FOUND:
+    case GRPC_STATUS.NOT_FOUND:
       return ErrorCode.NotFound;
-    case GrpcStatus.ALREADY_EXISTS:
+    case GRPC_STATUS.ALREADY_EXISTS:
       return ErrorCode.AlreadyExists;
-    case GrpcStatus.FAILED_PRECONDITION:
+    case GRPC_STATUS.FAILED_PRECONDITION:
       return ErrorCode.FailedPrecondition;
-    case GrpcStatus.ABORTED:
+    case GRPC_STATUS.ABORTED:
       return ErrorCode.Conflict;
-    case GrpcStatus.UNAVAILABLE:
+    case GRPC_STATUS.UNAVAILABLE:
       return ErrorCode.Unavailable;
-    case GrpcStatus.DEADLINE_EXCEEDED:
+    case GRPC_STATUS.DEADLINE_EXCEEDED:
       return ErrorCode.DeadlineExceeded;
-    case GrpcStatus.CANCELLED:
+    case GRPC_STATUS.CANCELLED:
       return ErrorCode.Cancelled;
-    case GrpcStatus.DATA_LOSS:
+    case GRPC_STATUS.DATA_LOSS:
       return ErrorCode.DataLoss;
-    case GrpcStatus.UNAUTHENTICATED:
+    case GRPC_STATUS.UNAUTHENTICATED:
       return ErrorCode.Unauthenticated;
-    case GrpcStatus.PERMISSION_DENIED:
+    case GRPC_STATUS.PERMISSION_DENIED:
       return ErrorCode.PermissionDenied;
-    case GrpcStatus.UNIMPLEMENTED:
+    case GRPC_STATUS.UNIMPLEMENTED:
       return ErrorCode.Unimplemented;
-    case GrpcStatus.RESOURCE_EXHAUSTED:
+    case GRPC_STATUS.RESOURCE_EXHAUSTED:
       return ErrorCode.ResourceExhausted;
     default:
       return ErrorCode.Internal;

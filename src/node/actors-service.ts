@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { RestoreActorHeader, SnapshotTrailer, Actors, PutHistoryHeader } from "../gen/harnesshost/v1/actors_pb.js";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/index.js";
 import type { Harness, HarnessFactory } from "../sdk/types.js";
 import { ACTOR_CODEC, decodeActor, encodeActor, type StateTag } from "../snapshot/codec.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
@@ -202,8 +202,4 @@ function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
     offset += c.length;
   }
   return out;
-}
-
-function invalid(message: string): HostError {
-  return new HostError(ErrorCode.InvalidArgument, message);
 }

@@ -4,7 +4,7 @@
 import type { Metadata } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { z } from "zod";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/index.js";
 import { RpcError } from "../wire/index.js";
 
 /** Request: the token the node caches this Start's full history under (32 lowercase hex). */
@@ -69,8 +69,4 @@ function single(metadata: Metadata, key: string): string | undefined {
   if (values.length > 1) throw invalid(`${key} given ${values.length} times`);
   const v = values[0];
   return typeof v === "string" ? v : undefined;
-}
-
-function invalid(message: string): HostError {
-  return new HostError(ErrorCode.InvalidArgument, message);
 }

@@ -2,11 +2,9 @@
 // before a handler touches the journal or a runtime, and a failed check is an INVALID_ARGUMENT
 // HostError naming the offending field — so a bad request changes nothing.
 import type { Message } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { invalidArgument as invalid } from "../errors/index.js";
 
-export function invalid(message: string): HostError {
-  return new HostError(ErrorCode.InvalidArgument, message);
-}
+export { invalid };
 
 /** A required string field. */
 export function required(value: string, field: string): string {
