@@ -92,13 +92,15 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
   const registryImpl = registryService(catalog);
   addService(sessions, Sessions, sessionsImpl);
-  addService(sessions, SessionVersions, sessionVersionsService(host));
+  const sessionVersionsImpl = sessionVersionsService(host);
+  const harnessVersionsImpl = harnessVersionsService(catalog);
+  addService(sessions, SessionVersions, sessionVersionsImpl);
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 
   const registry = new Server({ interceptors: [policy("registry")] });
   addService(registry, HarnessRegistry, registryImpl);
-  addService(registry, HarnessVersions, harnessVersionsService(catalog));
+  addService(registry, HarnessVersions, harnessVersionsImpl);
 
   const credentials = opts.tls
     ? ServerCredentials.createSsl(
@@ -132,6 +134,11 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
             why: "the HTTP listener serves the registry read-only; register and retire on the registry listener (--registry-addr)",
           });
           routeService(router, Console, consoleImpl);
+          routeService(router, SessionVersions, sessionVersionsImpl);
+          routeService(router, HarnessVersions, harnessVersionsImpl, {
+            methods: ["listVersions"],
+            why: "the HTTP listener lists harness versions read-only; retire versions on the registry listener (--registry-addr)",
+          });
         },
       });
     }
