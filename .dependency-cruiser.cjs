@@ -44,6 +44,9 @@ const LAYERS = [
   // 12. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
   //     limits sits here because nodes, placement, servers and runtimes all read the one table.
   ["src/canon/", "src/sdk/(?!index\\.ts$)", "src/wire/", "src/limits/"],
+  // 12b. observability: the logger, the Prometheus metrics registry and its scrape handler, and the
+  //      OpenTelemetry tracing switch — read by every layer above (the gRPC adapter opens RPC spans).
+  ["src/obs/"],
   // 13. generated protobuf code, typed errors, and package paths (where the package's files are).
   ["src/gen/", "src/errors/", "src/paths\\.ts$"],
 ];

@@ -17,7 +17,10 @@ import type { ToolExecutor } from "../controller/tools.js";
 import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js";
 import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
 import { toolPolicy } from "../controller/tool-policy.js";
-import { EffectRegistry, type EffectLogger } from "../effects/registry.js";
+import { EffectRegistry } from "../effects/registry.js";
+import { type Log, silentLog } from "../obs/log.js";
+import { HostMetrics } from "../obs/metrics.js";
+import { instrumentJournal, instrumentModel, instrumentSnapshots } from "./instrument.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
 import { type Limits, resolveLimits } from "../limits/index.js";
@@ -42,8 +45,13 @@ export interface HostOverrides {
   readonly snapshots?: SnapshotStore;
   /** Effect handlers; default: a registry with the built-ins (audit when configured, webhook, metrics). */
   readonly effects?: EffectRegistry;
-  /** Where effect handler failures are logged (key only, never payloads). */
-  readonly logger?: EffectLogger;
+  /**
+   * Where the host logs: placement, checkpoints, runtimes, effect handler failures (ids and reasons,
+   * never payloads). Default: nowhere.
+   */
+  readonly logger?: Log;
+  /** Where the host's Prometheus metrics are kept; default: a fresh registry per host. */
+  readonly metrics?: HostMetrics;
 }
 
 /** The static harnesses every host serves unless the config names them otherwise. */
@@ -88,18 +96,32 @@ export class Host {
     readonly metrics: MetricsCounters,
     /** The executor of approved and mediated tool calls (default: the `demo.write` executor). */
     readonly tools: ToolExecutor,
+    /** The host's logger (silent unless one was given). */
+    readonly log: Log,
+    /** The host's Prometheus metrics (docs/operations.md, "Metrics"). */
+    readonly hostMetrics: HostMetrics,
   ) {
     this.limits = resolveLimits(config.limits);
   }
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);
-    const journal =
+    const log = overrides.logger ?? silentLog;
+    const hostMetrics = overrides.metrics ?? new HostMetrics();
+    const rawJournal =
       overrides.journal ??
       (await openJournal(config.journal ?? join(config.dataDir, "journal.db"), { readOnly: config.readOnly }));
-    const snapshots = overrides.snapshots ?? (await defaultSnapshotStore(journal, config.dataDir));
-    const model =
-      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
+    const snapshots = instrumentSnapshots(
+      overrides.snapshots ?? (await defaultSnapshotStore(rawJournal, config.dataDir)),
+      hostMetrics,
+    );
+    const journal = instrumentJournal(rawJournal, hostMetrics);
+    const counts = rawJournal.countByComputeState?.bind(rawJournal);
+    if (counts) hostMetrics.countSessionsWith(counts);
+    const model = instrumentModel(
+      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {}),
+      hostMetrics,
+    );
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
     const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
@@ -111,6 +133,8 @@ export class Host {
           nodeIdleMs: config.nodeIdleMs,
           nodeLimits: limits,
           localActors: limits.localActors,
+          log,
+          metrics: hostMetrics,
         });
         registry.addStatic({
           name: spec.name,
@@ -126,7 +150,7 @@ export class Host {
       throw err;
     }
     const tools = overrides.tools ?? builtinTools(config.dataDir);
-    const effects = overrides.effects ?? new EffectRegistry(overrides.logger);
+    const effects = overrides.effects ?? new EffectRegistry(log);
     const metrics = overrides.effects
       ? new MetricsCounters()
       : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});
@@ -140,8 +164,10 @@ export class Host {
       auditTurns: config.auditFile !== undefined,
       turnMs: limits.turnMs,
       toolPolicy: toolPolicy(config.toolsWithoutApproval),
+      log,
+      metrics: hostMetrics,
     });
-    return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools);
+    return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools, log, hostMetrics);
   }
 
   /** Creates a session's metadata row (no events, no compute). */

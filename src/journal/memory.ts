@@ -22,6 +22,7 @@ import type {
   ImportedSessionMeta,
   CheckpointRow,
   FencedAppend,
+  ComputeStateName,
   ForkChild,
   FencedAppendOptions,
   Head,
@@ -307,6 +308,13 @@ export class MemoryJournal implements Journal {
     const nextPageToken =
       rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
     return { sessions: page.map(infoOf), nextPageToken };
+  }
+
+  async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
+    this.assertOpen();
+    const out: Partial<Record<ComputeStateName, number>> = {};
+    for (const { row } of this.sessions.values()) out[row.computeState] = (out[row.computeState] ?? 0) + 1;
+    return out;
   }
 
   async allSessionUids(): Promise<string[]> {

@@ -420,6 +420,13 @@ export class PostgresJournal implements Journal {
     return { sessions: page, nextPageToken };
   }
 
+  async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
+    const result = await this.live().pool.query<{ state: ComputeStateName; n: string }>(
+      "SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state",
+    );
+    return Object.fromEntries(result.rows.map((r) => [r.state, Number(r.n)]));
+  }
+
   async allSessionUids(): Promise<string[]> {
     const result = await this.live().pool.query<{ uid: string }>("SELECT uid FROM sessions ORDER BY uid");
     return result.rows.map((r) => r.uid);

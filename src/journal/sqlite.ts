@@ -670,6 +670,13 @@ export class SqliteJournal implements Journal {
     return { sessions: page, nextPageToken };
   }
 
+  async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
+    const rows = this.live()
+      .db.prepare("SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state")
+      .all() as { state: ComputeStateName; n: number }[];
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
   async allSessionUids(): Promise<string[]> {
     return this.live()
       .stmts.allUids.all()

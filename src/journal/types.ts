@@ -298,6 +298,9 @@ export interface Journal {
   createSession(meta: SessionMetaInput): Promise<SessionInfo>;
   getSession(uid: string): Promise<SessionInfo | undefined>;
   listSessions(query: ListSessionsQuery): Promise<SessionPage>;
+
+  /** Optional: how many sessions are in each compute state (every project; for the sessions gauge). */
+  countByComputeState?(): Promise<Partial<Record<ComputeStateName, number>>>;
   /** Every session uid, for verify-all and export. */
   allSessionUids(): Promise<string[]>;
 

@@ -43,6 +43,22 @@ import { turnDeadline } from "../controller/turn-deadline.js";
 import { RunningTurns } from "./running-turns.js";
 import { planWithdrawal } from "../controller/withdraw.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
+import { redactSecrets } from "../errors/redact.js";
+import { type Log, silentLog } from "../obs/log.js";
+import type { OpContext } from "../obs/context.js";
+import { CheckpointHealth, checkpointRisk } from "./checkpoint-health.js";
+import type { HostMetrics } from "../obs/metrics.js";
+import {
+  countTools,
+  endTurn,
+  failedOutcome,
+  gateTool,
+  measured,
+  secondsSince,
+  startTurn,
+  type TurnMark,
+  waitKindOf,
+} from "./op-metrics.js";
 
 /**
  * How long Cancel waits for a cancelled turn to release its session, on this host or on another
@@ -83,6 +99,10 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly turnMs?: number;
   /** How long Cancel waits for a cancelled turn to release its session (ms); default CANCEL_WAIT_MS. */
   readonly cancelWaitMs?: number;
+  /** Where placement logs (lines carry request_id, session, harness, turn); default: nowhere. */
+  readonly log?: Log;
+  /** Where turns, waits, checkpoints and session operations are counted; default: nowhere. */
+  readonly metrics?: HostMetrics;
 }
 
 export interface CancelRequest {
@@ -109,6 +129,7 @@ export interface ExecRequest {
   readonly resumeFromSeq?: number;
   readonly observer?: TurnObserver;
   readonly signal: AbortSignal;
+  readonly ctx?: OpContext;
 }
 
 export interface SuspendResult {
@@ -147,6 +168,7 @@ export interface ForkRequest {
   /** One entry per child; uid and metadata chosen by the caller. */
   readonly children: readonly SessionMetaInput[];
   readonly signal: AbortSignal;
+  readonly ctx?: OpContext;
 }
 
 export class Placer {
@@ -164,8 +186,14 @@ export class Placer {
   private readonly cancelWaitMs: number;
   /** Turns running on this host (exec, resume), for Cancel. */
   private readonly running: RunningTurns;
+  private readonly log: Log;
+  /** Gates (session, request seq) that parked on this host and are not decided yet (the pending gauge). */
+  private readonly openedHere = new Set<string>();
+  /** Per-turn checkpoint failures (counted, logged as warn, served by GetSession). */
+  readonly checkpointHealth = new CheckpointHealth();
 
   constructor(private readonly deps: PlacerDeps) {
+    this.log = deps.log ?? silentLog;
     this.guard = deps.guard ?? new SessionGuard();
     this.running = new RunningTurns(deps.journal);
     this.cancelWaitMs = deps.cancelWaitMs ?? CANCEL_WAIT_MS;
@@ -351,6 +379,11 @@ export class Placer {
     this.actorFence.delete(session);
     this.history.forget(session);
     this.chain.noteAppended(session, [...turn.records, record]);
+    if (this.deps.metrics) {
+      this.deps.metrics.waitOpened(waitKindOf(gateTool(turn.records, turn.parked.toolCallId) || "approval"));
+      this.openedHere.add(`${session}\u0001${turn.parked.requestSeq}`);
+      if (this.openedHere.size > 100_000) this.openedHere.delete(this.openedHere.values().next().value!);
+    }
     this.audit(batch, record, "turn.parked", {
       execution_id: turn.parked.executionId,
       tool_call_id: turn.parked.toolCallId,
@@ -364,17 +397,31 @@ export class Placer {
    * a fresh fence at the head; an exact retry returns the committed record. Never runs or resumes anything.
    */
   async approve(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
+    return measured(this.deps.metrics, "approve", () => this.approveOp(session, decision));
+  }
+
+  private async approveOp(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
     checkDecisionShape(decision);
     const batch = this.effectBatch(session);
     const release = await this.hold(session, "approve");
     try {
       await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
-      const { log } = await this.records.window(this.deps.journal, session);
+      const { log, records } = await this.records.window(this.deps.journal, session);
       const plan = planDecision(log, decision);
       if (plan.kind === "existing") return { record: plan.record, existing: true };
       const fence = await this.mint(session);
       const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
+      if (this.deps.metrics) {
+        const key = `${session}\u0001${decision.requestSeq}`;
+        const gate = log.gate(decision);
+        this.deps.metrics.waitDecided(
+          waitKindOf(gate?.call.tool ?? ""),
+          decision.approved,
+          secondsSince(records[decision.requestSeq - 1]),
+          this.openedHere.delete(key),
+        );
+      }
       this.chain.noteAppended(session, [record]);
       this.records.noteAppended(session, [record]);
       this.audit(batch, record, decision.approved ? "approval.approved" : "approval.denied", {
@@ -399,6 +446,7 @@ export class Placer {
     const batch = this.effectBatch(req.session);
     const release = await this.hold(req.session, "exec");
     const turn = this.running.start(req.session, req.signal);
+    let mark: TurnMark | undefined;
     try {
       const info = await this.session(req.session);
       await this.chain.ensure(this.deps.journal, req.session);
@@ -408,6 +456,7 @@ export class Placer {
       const entry = await this.resolveHarness(req.harness || info.harness, log, req.session);
       const admission = await admit(entry, turn.signal);
       refuseOffPin(entry.name, admission.descriptor.version, log, req.session);
+      mark = startTurn(this.deps.metrics, entry.name, admission.memory);
       const inc = await this.incarnate(entry, admission, info, window);
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
@@ -436,8 +485,9 @@ export class Placer {
           signal: deadline.signal,
         },
       ).finally(deadline.done);
-      if (result.parked)
-        return await this.park(
+      countTools(this.deps.metrics, result.records);
+      if (result.parked) {
+        const parked = await this.park(
           entry,
           req.session,
           fence,
@@ -446,16 +496,28 @@ export class Placer {
           req.observer,
           batch,
         );
+        endTurn(this.deps.metrics, mark, "parked");
+        return parked;
+      }
       if (!admission.memory) this.history.extend(req.session, result.records);
       this.chain.noteAppended(req.session, result.records);
       this.records.noteAppended(req.session, result.records);
-      await this.checkpointAfterTurn(entry, admission, req.session, result, req.signal);
+      await this.checkpointAfterTurn(entry, admission, req.session, result, req.signal, req.ctx);
+      if (this.log.isLevelEnabled("debug"))
+        this.opLog(req.ctx, req.session, entry.name).debug(
+          { turn: result.executionId, seq: result.lastSeq, records: result.records.length },
+          "turn completed",
+        );
       this.audit(batch, result.records.at(-1), "turn.completed", {
         execution_id: result.executionId,
         harness: entry.name,
         records: result.records.length,
       });
+      endTurn(this.deps.metrics, mark, "completed");
       return result;
+    } catch (err) {
+      endTurn(this.deps.metrics, mark, failedOutcome(err));
+      throw err;
     } finally {
       await release();
       turn.done();
@@ -464,11 +526,21 @@ export class Placer {
   }
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
-  async resume(session: string, outer: AbortSignal, observer?: TurnObserver): Promise<ResumeResult> {
+  async resume(session: string, outer: AbortSignal, observer?: TurnObserver, ctx?: OpContext): Promise<ResumeResult> {
+    return measured(this.deps.metrics, "resume", () => this.resumeOp(session, outer, observer, ctx));
+  }
+
+  private async resumeOp(
+    session: string,
+    outer: AbortSignal,
+    observer: TurnObserver | undefined,
+    ctx: OpContext | undefined,
+  ): Promise<ResumeResult> {
     const batch = this.effectBatch(session);
     const release = await this.hold(session, "resume");
     const running = this.running.start(session, outer);
     const signal = running.signal;
+    let mark: TurnMark | undefined;
     try {
       const info = await this.session(session);
       await this.chain.ensure(this.deps.journal, session);
@@ -511,6 +583,7 @@ export class Placer {
       }
       const fence = await this.mint(session);
       if (admission.memory) this.actorFence.set(session, fence);
+      mark = startTurn(this.deps.metrics, entry.name, admission.memory);
       const start = new LazyTurnStart(async () => restart ?? { kind: "stateless" });
       const deadline = turnDeadline(signal, this.turnMs);
       const turn = await resumeTurn(
@@ -526,6 +599,7 @@ export class Placer {
           signal: deadline.signal,
         },
       ).finally(deadline.done);
+      if (turn) countTools(this.deps.metrics, turn.records, records);
       if (turn?.parked) {
         const parkedTurn = await this.park(
           entry,
@@ -536,9 +610,10 @@ export class Placer {
           observer,
           batch,
         );
+        endTurn(this.deps.metrics, mark, "parked");
         return { turn: parkedTurn, record: parkedTurn.records.at(-1)!, parked: turn.parked };
       }
-      if (turn) await this.checkpointAfterTurn(entry, admission, session, turn, signal);
+      if (turn) await this.checkpointAfterTurn(entry, admission, session, turn, signal, ctx);
       if (turn)
         this.audit(batch, turn.records.at(-1), "turn.completed", {
           execution_id: turn.executionId,
@@ -553,7 +628,11 @@ export class Placer {
         ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
       );
       observer?.onRecord?.(record);
+      endTurn(this.deps.metrics, mark, "completed");
       return { turn, record };
+    } catch (err) {
+      endTurn(this.deps.metrics, mark, failedOutcome(err));
+      throw err;
     } finally {
       await release();
       running.done();
@@ -715,7 +794,11 @@ export class Placer {
   }
 
   /** Snapshots the session's compute and records SUSPEND carrying the ref; frees the actor. */
-  async suspend(session: string, signal: AbortSignal): Promise<SuspendResult> {
+  async suspend(session: string, signal: AbortSignal, ctx?: OpContext): Promise<SuspendResult> {
+    return measured(this.deps.metrics, "suspend", () => this.suspendOp(session, signal, ctx));
+  }
+
+  private async suspendOp(session: string, signal: AbortSignal, ctx: OpContext | undefined): Promise<SuspendResult> {
     const release = await this.hold(session, "suspend");
     try {
       const info = await this.session(session);
@@ -754,6 +837,8 @@ export class Placer {
       await entry.runtime.stop(session);
       this.actorFence.delete(session);
       this.history.forget(session);
+      if (this.log.isLevelEnabled("debug"))
+        this.opLog(ctx, session, entry.name).debug({ seq: record.seq, memory: ref.memory }, "session suspended");
       return { record, ref };
     } finally {
       await release();
@@ -762,6 +847,10 @@ export class Placer {
 
   /** Branches the session at a seq into children (docs/protocol.md §7.3). */
   async fork(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
+    return measured(this.deps.metrics, "fork", () => this.forkOp(req));
+  }
+
+  private async forkOp(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
     const release = await this.hold(req.parent, "fork");
     try {
       const info = await this.session(req.parent);
@@ -1195,8 +1284,9 @@ export class Placer {
           digest: snap.externalUri,
           createdAtMs: Date.now(),
         });
-    } catch {
-      // The rebuilt actor is live; the next completed turn checkpoints it again.
+    } catch (err) {
+      // The rebuilt actor is live; the next completed turn checkpoints it again — but say so.
+      if (end) await this.checkpointFailed(this.opLog(undefined, info.uid, entry.name), entry, info.uid, end.seq, err);
     }
     return inc;
   }
@@ -1213,6 +1303,7 @@ export class Placer {
     session: string,
     turn: TurnResult,
     signal: AbortSignal,
+    ctx: OpContext | undefined,
   ): Promise<void> {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
@@ -1229,8 +1320,45 @@ export class Placer {
         digest: ref.externalUri,
         createdAtMs: Date.now(),
       });
-    } catch {
-      // See above: the committed turn stands; the missing checkpoint is detected where it matters.
+      this.deps.metrics?.checkpoint(entry.name, true);
+    } catch (err) {
+      // See above: the committed turn stands; the missing checkpoint is counted, logged and shown.
+      const log = this.opLog(ctx, session, entry.name).child({ turn: turn.executionId });
+      await this.checkpointFailed(log, entry, session, end.seq, err);
     }
+  }
+
+  /** The logger of one operation: its request id, session and harness on every line. */
+  private opLog(ctx: OpContext | undefined, session: string, harness: string): Log {
+    return this.log.child({
+      ...(ctx?.requestId !== undefined ? { request_id: ctx.requestId } : {}),
+      session,
+      harness,
+    });
+  }
+
+  /** A per-turn checkpoint failed: count it, remember it for GetSession, and warn with what it risks. */
+  private async checkpointFailed(
+    log: Log,
+    entry: HarnessEntry,
+    session: string,
+    seq: number,
+    err: unknown,
+  ): Promise<void> {
+    const reason = redactSecrets(err instanceof Error ? err.message : String(err));
+    const good = await this.deps.journal.latestCheckpoint(session).catch(() => undefined);
+    const failure = this.checkpointHealth.note(session, { seq, harness: entry.name, reason, atMs: Date.now() });
+    this.deps.metrics?.checkpoint(entry.name, false);
+    log.warn(
+      {
+        seq,
+        reason,
+        risk: checkpointRisk(good?.seq),
+        last_checkpoint_seq: good?.seq ?? 0,
+        failures: failure.count,
+        policy: entry.checkpointPolicy,
+      },
+      "checkpoint failed",
+    );
   }
 }

@@ -5,6 +5,8 @@
 // died is reported lost (status NONE, create → "created"), never silently revived; stop's drop is not
 // awaited, but nothing places that session again before the node answered it. Harnesses send
 // history tails only to a node process that negotiated them, and full histories after a restore.
+import type { Log } from "../obs/log.js";
+import type { HostMetrics } from "../obs/metrics.js";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -41,6 +43,11 @@ export interface SpawnedRuntimeOptions {
   readonly idleMs: number;
   /** Deadlines of calls to the node and bounds of its turns; default DEFAULT_NODE_LIMITS. */
   readonly limits?: NodeLimits;
+  /** Where node starts and exits are logged (with the harness name); default: nowhere. */
+  readonly log?: Log;
+  /** Where the node processes are counted (harness_nodes gauge, labelled harnessName). */
+  readonly metrics?: HostMetrics;
+  readonly harnessName?: string;
 }
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
@@ -94,7 +101,18 @@ export class SpawnedRuntime implements Runtime {
           join(this.socketDir, `node-${++this.started}.sock`),
           this.opts.limits ?? DEFAULT_NODE_LIMITS,
         );
-        node.child.once("exit", () => {
+        const log = this.opts.log;
+        log?.info({ pid: node.pid, target: this.opts.target }, "harness node started");
+        const harnessName = this.opts.harnessName ?? this.opts.target;
+        this.opts.metrics?.nodeStarted(harnessName);
+        node.child.once("exit", (code, signal) => {
+          // An exit this runtime did not ask for (a crash, an OOM kill) is what an operator must see.
+          this.opts.metrics?.nodeExited(harnessName);
+          const expected = this.closed || node.sessions.size === 0;
+          (expected ? log?.info.bind(log) : log?.warn.bind(log))?.(
+            { pid: node.pid, code, signal, sessions: node.sessions.size },
+            "harness node exited",
+          );
           for (const s of node.sessions) {
             // Only placements still on this node: a session may already live on a newer one.
             if (this.placed.get(s) !== node) continue;

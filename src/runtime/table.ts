@@ -4,6 +4,8 @@
 // upgraded; a kind not in the table is refused FAILED_PRECONDITION.
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { NodeLimits } from "../node/limits.js";
+import type { Log } from "../obs/log.js";
+import type { HostMetrics } from "../obs/metrics.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { loadHarnessFactory } from "./harness-module.js";
 import { LocalRuntime } from "./local.js";
@@ -18,6 +20,8 @@ export type RuntimeKind = "local" | "spawned" | "remote" | "vm";
 export interface RuntimeSpec {
   readonly runtime: RuntimeKind;
   readonly target: string;
+  /** The harness's registry name (log lines and metric labels); default: the target. */
+  readonly name?: string;
 }
 
 export interface RuntimeContext {
@@ -27,6 +31,10 @@ export interface RuntimeContext {
   readonly nodeLimits?: NodeLimits;
   /** Instances the local runtime keeps (limit localActors). */
   readonly localActors?: number;
+  /** The host's logger (runtimes add their harness name). */
+  readonly log?: Log;
+  /** The host's metrics (the spawned runtime counts its node processes). */
+  readonly metrics?: HostMetrics;
 }
 
 export type RuntimeBuilder = (spec: RuntimeSpec, ctx: RuntimeContext) => Promise<Runtime>;
@@ -40,6 +48,10 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
       snapshots: ctx.snapshots,
       idleMs: ctx.nodeIdleMs,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
+      ...(ctx.log !== undefined
+        ? { log: ctx.log.child({ harness: spec.name ?? spec.target, runtime: "spawned" }) }
+        : {}),
+      ...(ctx.metrics !== undefined ? { metrics: ctx.metrics, harnessName: spec.name ?? spec.target } : {}),
     }),
   remote: async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits),
   vm: async (spec, ctx) => new VmRuntime({ image: spec.target, snapshots: ctx.snapshots }),

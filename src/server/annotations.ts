@@ -38,3 +38,22 @@ export interface CompactionAnnotation {
   /** Later turns' Start.history begins after this seq. */
   readonly through_seq: number;
 }
+
+/**
+ * The annotation GetSession derives for a session with a checkpoint or a checkpoint failure (JSON of
+ * CheckpointAnnotation): the newest checkpoint's seq and this host's last per-turn checkpoint failure.
+ */
+export const CHECKPOINT_ANNOTATION = "harnesshost.dev/checkpoint";
+
+export interface CheckpointAnnotation {
+  /** Seq of the record the newest checkpoint is bound to (0: none). */
+  readonly last_seq: number;
+  /** Per-turn checkpoint failures of this session on the serving host since it started. */
+  readonly failures?: number;
+  readonly last_failure?: {
+    readonly seq: number;
+    readonly reason: string;
+    /** RFC 3339 time of the failure. */
+    readonly at: string;
+  };
+}

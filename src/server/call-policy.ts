@@ -7,6 +7,7 @@ import { Metadata, ServerInterceptingCall, status as GrpcStatus } from "@grpc/gr
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from "@grpc/grpc-js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { BearerAuth } from "./auth.js";
+import type { HostMetrics } from "../obs/metrics.js";
 import { REQUEST_ID_HEADER, ensureRequestId } from "./request-id.js";
 
 /** The logging surface the server needs (a pino logger fits). */
@@ -24,6 +25,8 @@ export interface CallPolicyOptions {
   readonly listener: string;
   /** Longest id written whole on a log line (limit logFieldChars); default DEFAULT_LIMITS. */
   readonly logFieldChars?: number;
+  /** Where finished calls are counted (harnesshost_rpcs_total, harnesshost_rpc_duration_seconds). */
+  readonly metrics?: HostMetrics;
 }
 
 /** An id as logged: whole up to `max` characters, else its head and its full length. */
@@ -45,11 +48,14 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
     const finish = (code: number): void => {
       if (finished) return;
       finished = true;
+      const ms = performance.now() - started;
+      const codeName = GrpcStatus[code] ?? String(code);
+      opts.metrics?.rpc(opts.listener, path, codeName, ms / 1000);
       const fields = {
         listener: opts.listener,
         method: path,
-        code: GrpcStatus[code] ?? String(code),
-        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+        code: codeName,
+        duration_ms: Math.round(ms * 1000) / 1000,
         request_id: requestId,
         ...(session ? { session: clipForLog(session, opts.logFieldChars ?? DEFAULT_LIMITS.logFieldChars) } : {}),
       };

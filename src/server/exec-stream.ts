@@ -4,6 +4,7 @@
 // client goes away or `deadline_unix` passes, and the handler never returns before the turn settled. A
 // turn that parks on an approval ends OK with a final Session frame carrying pending_approval. A
 // session the Exec created is removed again if the turn ends without a single record (refused).
+import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
@@ -58,12 +59,17 @@ async function targetSession(host: Host, req: ExecRequest): Promise<SessionInfo>
   return info;
 }
 
-export async function* execUpdates(host: Host, req: ExecRequest, callSignal: AbortSignal): AsyncGenerator<ExecUpdate> {
+export async function* execUpdates(
+  host: Host,
+  req: ExecRequest,
+  callSignal: AbortSignal,
+  ctx: OpContext = NO_CONTEXT,
+): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
   const info = await targetSession(host, req);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, info, callSignal);
+    yield* turnUpdates(host, req, plan, info, callSignal, ctx);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
@@ -78,6 +84,7 @@ async function* turnUpdates(
   plan: ExecPlan,
   info: SessionInfo,
   callSignal: AbortSignal,
+  ctx: OpContext,
 ): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
 
@@ -134,6 +141,7 @@ async function* turnUpdates(
         },
       },
       signal,
+      ctx,
     })
     .then(
       async (result) => {

@@ -1,7 +1,7 @@
 // agentsessions.v1.Sessions served on a Host (docs/protocol.md §15, reference semantics with its rough edges
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
-import { EFFECTS_ANNOTATION } from "./annotations.js";
+import { CHECKPOINT_ANNOTATION, type CheckpointAnnotation, EFFECTS_ANNOTATION } from "./annotations.js";
 import { create } from "@bufbuild/protobuf";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import {
@@ -16,7 +16,9 @@ import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionMetaInput } from "../journal/types.js";
 import { formatBytes, overLimit } from "../limits/index.js";
-import type { MethodsOf, ServiceImpl } from "../wire/index.js";
+import type { CallContext, MethodsOf, ServiceImpl } from "../wire/index.js";
+import { NO_CONTEXT, type OpContext } from "../obs/context.js";
+import { REQUEST_ID_HEADER } from "./request-id.js";
 import { int64, invalid } from "./checks.js";
 import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
@@ -36,7 +38,25 @@ export async function servedSession(host: Host, uid: string): Promise<Session> {
   if (Object.keys(counters.dispatched).length + Object.keys(counters.failed).length > 0) {
     session.annotations[EFFECTS_ANNOTATION] = JSON.stringify(counters);
   }
+  const checkpoint = await checkpointAnnotation(host, uid);
+  if (checkpoint) session.annotations[CHECKPOINT_ANNOTATION] = JSON.stringify(checkpoint);
   return session;
+}
+
+/** The newest checkpoint and this host's last per-turn checkpoint failure, when there is either. */
+async function checkpointAnnotation(host: Host, uid: string): Promise<CheckpointAnnotation | undefined> {
+  const failure = host.placer.checkpointHealth.lastFailure(uid);
+  const latest = await host.journal.latestCheckpoint(uid);
+  if (!latest && !failure) return undefined;
+  return {
+    last_seq: latest?.seq ?? 0,
+    ...(failure
+      ? {
+          failures: failure.count,
+          last_failure: { seq: failure.seq, reason: failure.reason, at: new Date(failure.atMs).toISOString() },
+        }
+      : {}),
+  };
 }
 
 /**
@@ -50,6 +70,12 @@ async function checkForkBytes(host: Host, parent: string, atSeq: number, count: 
   if (total > host.limits.forkBytes) {
     throw overLimit("forkBytes", host.limits.forkBytes, total, `Fork of ${count} children × ${formatBytes(perChild)}`);
   }
+}
+
+/** The call's observability context: its request id (set by the call policy on every call). */
+function opContext(ctx: CallContext): OpContext {
+  const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
+  return typeof id === "string" ? { requestId: id } : NO_CONTEXT;
 }
 
 export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
@@ -135,7 +161,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     exec(req, ctx) {
-      return execUpdates(host, req, ctx.signal);
+      return execUpdates(host, req, ctx.signal, opContext(ctx));
     },
 
     async *replay(req): AsyncGenerator<LogRecord> {
@@ -149,13 +175,13 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async suspend(req, ctx) {
       const session = id(req.session, "session");
-      await host.placer.suspend(session, ctx.signal);
+      await host.placer.suspend(session, ctx.signal, opContext(ctx));
       return reread(session);
     },
 
     async resume(req, ctx) {
       const session = id(req.session, "session");
-      await host.placer.resume(session, ctx.signal);
+      await host.placer.resume(session, ctx.signal, undefined, opContext(ctx));
       return reread(session);
     },
 
@@ -196,7 +222,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         annotations: { ...parent.annotations },
         ...(parent.origin ? { origin: parent.origin } : {}),
       }));
-      const res = await host.placer.fork({ parent: session, atSeq, children, signal: ctx.signal });
+      const res = await host.placer.fork({ parent: session, atSeq, children, signal: ctx.signal, ctx: opContext(ctx) });
       return create(ForkResponseSchema, { children: res.children.map(sessionProto) });
     },
   };

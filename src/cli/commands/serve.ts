@@ -5,8 +5,8 @@
 // cancelled, and the process exits at the latest SHUTDOWN_FORCE_MS later (status 1 if forced). With
 // --pid-file the pid file exists exactly while both listeners are bound; --detach returns once they are.
 import { readFileSync } from "node:fs";
+import { isatty } from "node:tty";
 import { join } from "node:path";
-import { pino } from "pino";
 import { Host } from "../../host/host.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
@@ -16,7 +16,10 @@ import { chooseAccel } from "../../vm/accel.js";
 import { detach, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
+import { HostMetrics } from "../../obs/metrics.js";
+import { type MetricsServer, parseHostPort, serveMetrics } from "../../obs/metrics-http.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
+import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../../obs/log.js";
 
 export const DEFAULT_ADDR = "127.0.0.1:7233";
 /** After the drain (limit drainMs), how long shutdown may still take before the process exits anyway. */
@@ -24,8 +27,6 @@ export const SHUTDOWN_FORCE_MS = 5_000;
 export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
 /** The HTTP listener (Connect + the console, docs/console.md); `--http-addr off` serves none. */
 export const DEFAULT_HTTP_ADDR = "127.0.0.1:7235";
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-type LogLevel = (typeof LOG_LEVELS)[number];
 
 function harnessFlags(values: FlagValues): HarnessSpecFlag[] {
   const raw = (values["harness"] as string[] | undefined) ?? [];
@@ -103,6 +104,14 @@ function logLevel(values: FlagValues): LogLevel {
   return known;
 }
 
+function logFormat(values: FlagValues): LogFormat {
+  const format = str(values, "log-format");
+  if (format === undefined) return defaultLogFormat(2, (fd) => isatty(fd));
+  const known = LOG_FORMATS.find((f) => f === format);
+  if (!known) throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(", ")}`);
+  return known;
+}
+
 /** The journal location for the listening line, without any password a URL may carry. */
 export function redactedJournal(config: HostConfig): string {
   const where = config.journal ?? join(config.dataDir, "journal.db");
@@ -133,7 +142,7 @@ function stopSignal(): Promise<NodeJS.Signals | "npx-exited"> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--pid-file F] [--detach [--log-file F]]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -151,6 +160,8 @@ export const serveCommand: Command = {
     "tls-cert": { type: "string" },
     "tls-key": { type: "string" },
     "log-level": { type: "string" },
+    "log-format": { type: "string" },
+    "metrics-addr": { type: "string" },
     limit: { type: "string", multiple: true },
     "tool-without-approval": { type: "string", multiple: true },
     "pid-file": { type: "string" },
@@ -169,6 +180,15 @@ export const serveCommand: Command = {
     const tokenList = tokens(ctx.values);
     const tlsFiles = tls(ctx.values);
     const level = logLevel(ctx.values);
+    const format = logFormat(ctx.values);
+    const metricsAddr = str(ctx.values, "metrics-addr");
+    if (metricsAddr !== undefined) {
+      try {
+        parseHostPort(metricsAddr);
+      } catch (err) {
+        throw new UsageError(`--metrics-addr: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     try {
       checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0, httpAddr);
     } catch (err) {
@@ -176,8 +196,10 @@ export const serveCommand: Command = {
     }
     if (ctx.values["detach"] === true)
       return detach("serve", ctx.argv, logFile ?? join(config.dataDir, "serve.log"), ctx);
-    const logger = pino({ level, base: { component: "harnesshost" } }, pino.destination({ fd: 2, sync: true }));
-    const host = await Host.open(config, { logger });
+    const logger = createLog({ level, format });
+    const metrics = new HostMetrics();
+    metrics.collectProcessMetrics();
+    const host = await Host.open(config, { logger, metrics });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
     if (config.harnesses?.some((h) => h.runtime === "vm")) {
       const accel = chooseAccel();
@@ -197,6 +219,19 @@ export const serveCommand: Command = {
       await host.close();
       throw err;
     }
+    let scrape: MetricsServer | undefined;
+    if (metricsAddr !== undefined) {
+      try {
+        scrape = await serveMetrics(metricsAddr, metrics);
+      } catch (err) {
+        await server.close(0);
+        await host.close();
+        throw new UsageError(
+          `--metrics-addr ${metricsAddr}: ${err instanceof Error ? err.message : String(err)}`,
+          false,
+        );
+      }
+    }
     // Snapshot GC (docs/protocol.md §9.7): every 10 minutes by default; 0 turns it off (run `harnesshost gc` instead).
     const gcEvery = int(ctx.values, "gc-interval-ms", 10 * 60_000);
     const gc =
@@ -211,7 +246,7 @@ export const serveCommand: Command = {
           })
         : undefined;
     const stopped = stopSignal();
-    const listening = `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}${server.httpUrl ? ` console=${server.httpUrl}` : ""}`;
+    const listening = `harnesshost listening addr=${server.addr} registry=${server.registryAddr} journal=${redactedJournal(config)} harnesses=${host.registry.names().join(",")}${server.httpUrl ? ` console=${server.httpUrl}` : ""}${scrape ? ` metrics=${scrape.addr}` : ""}`;
     if (pidFile !== undefined) writePidFile(pidFile);
     ctx.err(listening);
     reportReady(listening);
@@ -226,6 +261,7 @@ export const serveCommand: Command = {
     }, drainMs + SHUTDOWN_FORCE_MS);
     force.unref();
     gc?.stop();
+    await scrape?.close();
     await server.close(drainMs);
     await host.close();
     if (pidFile !== undefined) removePidFile(pidFile);

@@ -17,7 +17,13 @@ import {
   type Command,
   type CommandContext,
 } from "../command.js";
-import { EFFECTS_ANNOTATION, TURN_ANNOTATION, type TurnAnnotation } from "../../server/annotations.js";
+import {
+  CHECKPOINT_ANNOTATION,
+  type CheckpointAnnotation,
+  EFFECTS_ANNOTATION,
+  TURN_ANNOTATION,
+  type TurnAnnotation,
+} from "../../server/annotations.js";
 
 /** The host's turn status of the session (the `harnesshost.dev/turn` annotation), when it sent one. */
 function turnOf(s: Session): TurnAnnotation | undefined {
@@ -28,6 +34,28 @@ function turnOf(s: Session): TurnAnnotation | undefined {
   } catch {
     return undefined; // shown as is in annotations, not interpreted
   }
+}
+
+/** The host's checkpoint status of the session (the `harnesshost.dev/checkpoint` annotation), when sent. */
+function checkpointOf(s: Session): CheckpointAnnotation | undefined {
+  const raw = s.annotations[CHECKPOINT_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as CheckpointAnnotation;
+  } catch {
+    return undefined; // shown as is in annotations, not interpreted
+  }
+}
+
+/** `get`'s checkpoint line: the newest checkpoint's seq and the last per-turn failure, if any. */
+function checkpointLines(s: Session): string[] {
+  const c = checkpointOf(s);
+  if (c === undefined) return [];
+  const f = c.last_failure;
+  const failure = f
+    ? ` failures=${c.failures ?? 1} last_failure_seq=${f.seq} last_failure_at=${f.at} reason=${JSON.stringify(f.reason)}`
+    : "";
+  return [`  checkpoint: last_seq=${c.last_seq}${failure}`];
 }
 
 /** The status words of docs/cli.md ("Session status"): what the last turn left and what continues it. */
@@ -94,6 +122,8 @@ function sessionJson(s: Session): unknown {
 /** `get --json`: the Session, plus the host's effect counters for it when it reports any. */
 function sessionJsonWithEffects(s: Session): unknown {
   const doc = sessionJson(s) as Record<string, unknown>;
+  const checkpoint = checkpointOf(s);
+  if (checkpoint !== undefined) doc["checkpoint"] = checkpoint;
   const raw = s.annotations[EFFECTS_ANNOTATION];
   if (raw !== undefined) {
     try {
@@ -276,7 +306,7 @@ export const getCommand: Command = {
     try {
       const s = await api.get(session);
       if (json(ctx.values)) ctx.out(JSON.stringify(sessionJsonWithEffects(s)));
-      else for (const line of [sessionLine(s), ...continuation(s, ctx.values)]) ctx.out(line);
+      else for (const line of [sessionLine(s), ...checkpointLines(s), ...continuation(s, ctx.values)]) ctx.out(line);
       return 0;
     } finally {
       await api.close();

@@ -1,0 +1,130 @@
+// Metric decorators for the host's journal, snapshot store and model provider. Invariants: a decorated
+// object behaves exactly like the one it wraps — same results, same errors, same `this` for every
+// method it does not time — and only durable writes, blob transfers and live model calls are timed.
+import { ErrorCode, isHostError } from "../errors/index.js";
+import type { Journal, JournalRecord } from "../journal/types.js";
+import type { ModelProvider } from "../model/types.js";
+import { eventBytes } from "../wire/event-bytes.js";
+import type { SnapshotStore } from "../snapshot/store.js";
+import type { HostMetrics } from "../obs/metrics.js";
+
+const CONFLICTS: Partial<Record<string, "conflict" | "fenced" | "busy">> = {
+  [ErrorCode.Conflict]: "conflict",
+  [ErrorCode.Fenced]: "fenced",
+  [ErrorCode.SessionBusy]: "busy",
+};
+
+function bytesOf(records: readonly JournalRecord[]): number {
+  let n = 0;
+  for (const r of records) n += eventBytes(r.event);
+  return n;
+}
+
+/** The journal with its commits timed and counted (records, bytes, fence conflicts) by backend. */
+export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journal {
+  const backend = journal.kind;
+  async function timed<T>(commit: () => Promise<T>, recordsOf: (r: T) => readonly JournalRecord[]): Promise<T> {
+    const started = performance.now();
+    try {
+      const result = await commit();
+      const records = recordsOf(result);
+      metrics.journalCommit(backend, (performance.now() - started) / 1000, records.length, bytesOf(records));
+      return result;
+    } catch (err) {
+      const kind = isHostError(err) ? CONFLICTS[err.code] : undefined;
+      if (kind) metrics.fenceConflict(kind);
+      throw err;
+    }
+  }
+  const overrides: Partial<Journal> = {
+    append: (session, expected, fence, event) =>
+      timed(
+        () => journal.append(session, expected, fence, event),
+        (r) => [r],
+      ),
+    appendBatch: (session, expected, fence, events) =>
+      timed(
+        () => journal.appendBatch(session, expected, fence, events),
+        (r) => r,
+      ),
+    fork: (parent, child, atSeq, meta) =>
+      timed(
+        () => journal.fork(parent, child, atSeq, meta),
+        (r) => r,
+      ),
+    forkAll: (parent, atSeq, children) =>
+      timed(
+        () => journal.forkAll(parent, atSeq, children),
+        (r) => r,
+      ),
+  };
+  const fenced = journal.appendUnderNewFence?.bind(journal);
+  if (fenced)
+    overrides.appendUnderNewFence = (session, expected, events, opts) =>
+      timed(
+        () => fenced(session, expected, events, opts),
+        (r) => r.records,
+      );
+  return decorate(journal, overrides);
+}
+
+/** The snapshot store with the blob bytes written and read counted. */
+export function instrumentSnapshots(store: SnapshotStore, metrics: HostMetrics): SnapshotStore {
+  return decorate(store, {
+    put: async (bytes) => {
+      const digest = await store.put(bytes);
+      metrics.snapshot("written", bytes.byteLength);
+      return digest;
+    },
+    get: async (digest) => {
+      const bytes = await store.get(digest);
+      metrics.snapshot("read", bytes.byteLength);
+      return bytes;
+    },
+  });
+}
+
+/** The model provider with each live call counted and timed, and its reported tokens added, by model. */
+export function instrumentModel(model: ModelProvider, metrics: HostMetrics): ModelProvider {
+  return decorate(model, {
+    invoke: async (request, opts) => {
+      const started = performance.now();
+      try {
+        const response = await model.invoke(request, opts);
+        const u = response.usage;
+        metrics.modelCall(
+          request.model,
+          "ok",
+          (performance.now() - started) / 1000,
+          u ? Number(u.inputTokens) : 0,
+          u ? Number(u.outputTokens) : 0,
+        );
+        return response;
+      } catch (err) {
+        metrics.modelCall(request.model, "error", (performance.now() - started) / 1000, 0, 0);
+        throw err;
+      }
+    },
+  });
+}
+
+/**
+ * A proxy of `target` whose listed methods are replaced; every other property reads through to the
+ * target, methods bound to it (so private state and `instanceof`-free duck typing keep working).
+ */
+function decorate<T extends object>(target: T, overrides: Partial<T>): T {
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(target, {
+    get(t, prop) {
+      if (Object.hasOwn(overrides, prop)) return overrides[prop as keyof T];
+      const value: unknown = Reflect.get(t, prop, t);
+      if (typeof value !== "function") return value;
+      let fn = bound.get(prop);
+      if (fn === undefined) {
+        fn = (value as (...args: unknown[]) => unknown).bind(t);
+        bound.set(prop, fn);
+      }
+      return fn;
+    },
+  });
+}

@@ -1,0 +1,304 @@
+// The host's Prometheus metrics (docs/operations.md, "Metrics"). Invariants: every name is
+// `harnesshost_…` with a unit suffix (`_seconds`, `_bytes`) and `_total` on counters; label sets are
+// bounded — never a session id, and every open-ended value (harness, model, tool) is capped at
+// MAX_LABEL_VALUES distinct values per label, later ones counted as "other"; recording is a cached
+// child lookup and an add (no allocation beyond the first use of a label combination).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Distinct values an open-ended label (harness, model, tool) takes before new ones become "other". */
+export const MAX_LABEL_VALUES = 64;
+
+/** Latency buckets (seconds) for turns, model calls and session operations: 5 ms … 5 min. */
+const SLOW_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Latency buckets (seconds) for journal commits and RPCs: 100 µs … 10 s. */
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 10];
+/** Wait (approval/question) buckets: 1 s … 1 week. */
+const WAIT_BUCKETS = [1, 10, 60, 300, 900, 3600, 4 * 3600, 86400, 7 * 86400];
+
+export type TurnOutcome = "completed" | "parked" | "failed" | "cancelled";
+export type Tier = "stateless" | "memory";
+export type SessionOp = "suspend" | "resume" | "fork" | "approve";
+export type WaitKind = "approval" | "question";
+
+/** Caps the distinct values of one label. */
+class LabelCap {
+  private readonly seen = new Set<string>();
+  value(v: string): string {
+    if (this.seen.has(v)) return v;
+    if (this.seen.size >= MAX_LABEL_VALUES) return "other";
+    this.seen.add(v);
+    return v;
+  }
+}
+
+interface Inc {
+  inc(n?: number): void;
+}
+interface Obs {
+  observe(v: number): void;
+}
+
+/** Caches one metric's children by their joined label values (labels must not contain \u0001). */
+class Children<T> {
+  private readonly map = new Map<string, T>();
+  constructor(private readonly make: (values: string[]) => T) {}
+  get(...values: string[]): T {
+    const key = values.join("\u0001");
+    let child = this.map.get(key);
+    if (child === undefined) {
+      child = this.make(values);
+      this.map.set(key, child);
+    }
+    return child;
+  }
+}
+
+function counter(registry: Registry, name: string, help: string, labelNames: string[]): Children<Inc> {
+  const c = new Counter({ name, help, labelNames, registers: [registry] });
+  return new Children((v) => c.labels(...v));
+}
+
+function histogram(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  buckets: number[],
+): Children<Obs> {
+  const h = new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+  return new Children((v) => h.labels(...v));
+}
+
+/** What the sessions gauge reads at scrape time (per compute state; absent states are 0). */
+export type SessionCounts = () => Promise<Readonly<Record<string, number>>>;
+
+export class HostMetrics {
+  readonly registry = new Registry();
+  private readonly harnessCap = new LabelCap();
+  private readonly modelCap = new LabelCap();
+  private readonly toolCap = new LabelCap();
+
+  private readonly turnsStarted = counter(
+    this.registry,
+    "harnesshost_turns_started_total",
+    "Turns started (exec and resume re-drives), by harness and tier.",
+    ["harness", "tier"],
+  );
+  private readonly turnsFinished = counter(
+    this.registry,
+    "harnesshost_turns_finished_total",
+    "Turns finished, by harness, tier and outcome (completed, parked, failed, cancelled).",
+    ["harness", "tier", "outcome"],
+  );
+  private readonly turnSeconds = histogram(
+    this.registry,
+    "harnesshost_turn_duration_seconds",
+    "Wall time of a turn from admission to its last commit (checkpoint included), by harness, tier and outcome.",
+    ["harness", "tier", "outcome"],
+    SLOW_BUCKETS,
+  );
+  private readonly commitSeconds = histogram(
+    this.registry,
+    "harnesshost_journal_commit_duration_seconds",
+    "Latency of one durable journal commit (append, batch, fenced append, fork), by backend.",
+    ["backend"],
+    FAST_BUCKETS,
+  );
+  private readonly recordsAppended = counter(
+    this.registry,
+    "harnesshost_journal_records_appended_total",
+    "Records appended to the journal, by backend.",
+    ["backend"],
+  );
+  private readonly bytesAppended = counter(
+    this.registry,
+    "harnesshost_journal_appended_bytes_total",
+    "Encoded event bytes appended to the journal, by backend.",
+    ["backend"],
+  );
+  private readonly conflicts = counter(
+    this.registry,
+    "harnesshost_fence_conflicts_total",
+    "Journal writes refused because another writer moved the session on (ABORTED): kind conflict (head moved), fenced (stale fence) or busy (session held).",
+    ["kind"],
+  );
+  private readonly modelCalls = counter(
+    this.registry,
+    "harnesshost_model_calls_total",
+    "Live model calls the host made (replays serve from the journal and are not counted), by model and outcome.",
+    ["model", "outcome"],
+  );
+  private readonly modelSeconds = histogram(
+    this.registry,
+    "harnesshost_model_call_duration_seconds",
+    "Latency of a live model call (retries included), by model.",
+    ["model"],
+    SLOW_BUCKETS,
+  );
+  private readonly modelTokens = counter(
+    this.registry,
+    "harnesshost_model_tokens_total",
+    "Tokens the model reported, by model and direction (input, output).",
+    ["model", "direction"],
+  );
+  private readonly toolCalls = counter(
+    this.registry,
+    "harnesshost_tool_calls_total",
+    "Tool calls committed in turns, by tool and outcome (ok, error, denied, parked).",
+    ["tool", "outcome"],
+  );
+  private readonly waitsPending = new Gauge({
+    name: "harnesshost_waits_pending",
+    help: "Turns parked on an undecided approval or question by this host and not yet decided here, by kind.",
+    labelNames: ["kind"],
+    registers: [this.registry],
+  });
+  private readonly waitSeconds = histogram(
+    this.registry,
+    "harnesshost_wait_duration_seconds",
+    "Time from a turn parking on a gate to its decision, by kind (approval, question) and decision (approved, denied).",
+    ["kind", "decision"],
+    WAIT_BUCKETS,
+  );
+  private readonly opSeconds = histogram(
+    this.registry,
+    "harnesshost_session_operation_duration_seconds",
+    "Latency of suspend, resume, fork and approve, by operation and outcome (ok, error); the count is the number of operations.",
+    ["operation", "outcome"],
+    SLOW_BUCKETS,
+  );
+  private readonly snapshotBytes = counter(
+    this.registry,
+    "harnesshost_snapshot_bytes_total",
+    "Actor-state snapshot bytes written to and read from the snapshot store, by direction (written, read).",
+    ["direction"],
+  );
+  private readonly checkpoints = counter(
+    this.registry,
+    "harnesshost_checkpoints_total",
+    "Per-turn checkpoints of memory actors, by harness and outcome (ok, failed).",
+    ["harness", "outcome"],
+  );
+  private readonly nodes = new Gauge({
+    name: "harnesshost_harness_nodes",
+    help: "Harness node processes this host runs (spawned runtime), by harness.",
+    labelNames: ["harness"],
+    registers: [this.registry],
+  });
+  private readonly rpcs = counter(
+    this.registry,
+    "harnesshost_rpcs_total",
+    "RPCs finished, by listener (sessions, registry), method and gRPC status code.",
+    ["listener", "method", "code"],
+  );
+  private readonly rpcSeconds = histogram(
+    this.registry,
+    "harnesshost_rpc_duration_seconds",
+    "Latency of an RPC (a streamed Exec: until its last message), by listener and method.",
+    ["listener", "method"],
+    FAST_BUCKETS,
+  );
+
+  private sessionCounts: SessionCounts | undefined;
+
+  constructor() {
+    const self = this;
+    new Gauge({
+      name: "harnesshost_sessions",
+      help: "Sessions in the journal by compute state (live, warm, cold, none, terminated); read at scrape time.",
+      labelNames: ["state"],
+      registers: [this.registry],
+      async collect() {
+        const counts = self.sessionCounts ? await self.sessionCounts().catch(() => undefined) : undefined;
+        this.reset();
+        for (const [state, n] of Object.entries(counts ?? {})) this.set({ state: state.toLowerCase() }, n);
+      },
+    });
+  }
+
+  /** Where the sessions gauge reads its counts (the journal). */
+  countSessionsWith(counts: SessionCounts): void {
+    this.sessionCounts = counts;
+  }
+
+  /** Adds the process_* and nodejs_* metrics (serve does; library hosts leave the process alone). */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry, prefix: "harnesshost_" });
+  }
+
+  turnStarted(harness: string, tier: Tier): void {
+    this.turnsStarted.get(this.harnessCap.value(harness), tier).inc();
+  }
+
+  turnFinished(harness: string, tier: Tier, outcome: TurnOutcome, seconds: number): void {
+    const h = this.harnessCap.value(harness);
+    this.turnsFinished.get(h, tier, outcome).inc();
+    this.turnSeconds.get(h, tier, outcome).observe(seconds);
+  }
+
+  journalCommit(backend: string, seconds: number, records: number, bytes: number): void {
+    this.commitSeconds.get(backend).observe(seconds);
+    if (records > 0) this.recordsAppended.get(backend).inc(records);
+    if (bytes > 0) this.bytesAppended.get(backend).inc(bytes);
+  }
+
+  fenceConflict(kind: "conflict" | "fenced" | "busy"): void {
+    this.conflicts.get(kind).inc();
+  }
+
+  modelCall(model: string, outcome: "ok" | "error", seconds: number, inputTokens: number, outputTokens: number): void {
+    const m = this.modelCap.value(model || "default");
+    this.modelCalls.get(m, outcome).inc();
+    this.modelSeconds.get(m).observe(seconds);
+    if (inputTokens > 0) this.modelTokens.get(m, "input").inc(inputTokens);
+    if (outputTokens > 0) this.modelTokens.get(m, "output").inc(outputTokens);
+  }
+
+  toolCall(tool: string, outcome: "ok" | "error" | "denied" | "parked"): void {
+    this.toolCalls.get(this.toolCap.value(tool), outcome).inc();
+  }
+
+  waitOpened(kind: WaitKind): void {
+    this.waitsPending.inc({ kind });
+  }
+
+  waitDecided(kind: WaitKind, approved: boolean, seconds: number | undefined, openedHere: boolean): void {
+    if (openedHere) this.waitsPending.dec({ kind });
+    if (seconds !== undefined && seconds >= 0)
+      this.waitSeconds.get(kind, approved ? "approved" : "denied").observe(seconds);
+  }
+
+  sessionOperation(op: SessionOp, ok: boolean, seconds: number): void {
+    this.opSeconds.get(op, ok ? "ok" : "error").observe(seconds);
+  }
+
+  snapshot(direction: "written" | "read", bytes: number): void {
+    this.snapshotBytes.get(direction).inc(bytes);
+  }
+
+  checkpoint(harness: string, ok: boolean): void {
+    this.checkpoints.get(this.harnessCap.value(harness), ok ? "ok" : "failed").inc();
+  }
+
+  nodeStarted(harness: string): void {
+    this.nodes.inc({ harness: this.harnessCap.value(harness) });
+  }
+
+  nodeExited(harness: string): void {
+    this.nodes.dec({ harness: this.harnessCap.value(harness) });
+  }
+
+  rpc(listener: string, method: string, code: string, seconds: number): void {
+    this.rpcs.get(listener, method, code).inc();
+    this.rpcSeconds.get(listener, method).observe(seconds);
+  }
+
+  /** The exposition text (Prometheus text format 0.0.4). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,156 @@
+// Traces (docs/operations.md, "Traces"). Invariants: tracing is off unless the standard OTEL_*
+// environment asks for it (or a test installs an exporter); while it is off no SDK module is loaded,
+// no span or context object is created and `traced` calls its function directly — the only cost is a
+// boolean check; while it is on, every span is ended exactly once, an exception marks it ERROR, and
+// the W3C trace context crosses processes in `traceparent`/`tracestate` carriers.
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+
+const TRACER = "harnesshost";
+let on = false;
+let shutdownHook: (() => Promise<void>) | undefined;
+
+/** Whether spans are being recorded in this process. */
+export function tracingEnabled(): boolean {
+  return on;
+}
+
+/** The exporter choice the OTEL_* environment makes; undefined: tracing stays off. */
+export function tracesExporterFromEnv(env: NodeJS.ProcessEnv): "otlp" | "console" | undefined {
+  if (env["OTEL_SDK_DISABLED"]?.toLowerCase() === "true") return undefined;
+  const named = env["OTEL_TRACES_EXPORTER"]?.split(",")[0]?.trim().toLowerCase();
+  if (named === "none") return undefined;
+  if (named === "otlp" || named === "console") return named;
+  if (named !== undefined && named !== "")
+    throw new Error(`OTEL_TRACES_EXPORTER=${named}: supported: otlp, console, none`);
+  const endpoint = env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] || env["OTEL_EXPORTER_OTLP_ENDPOINT"];
+  return endpoint ? "otlp" : undefined;
+}
+
+/** A span exporter as the SDK takes it (kept structural so this module loads no SDK type). */
+export type SpanExporterLike = object;
+
+export interface TracingOptions {
+  /** Export to this exporter, one span at a time as it ends (tests: an in-memory exporter). */
+  readonly exporter?: SpanExporterLike;
+  /** service.name when OTEL_SERVICE_NAME does not set one. */
+  readonly serviceName?: string;
+}
+
+/**
+ * Starts the OpenTelemetry SDK when the environment (or `opts.exporter`) asks for it: a Node tracer
+ * provider registered globally (async-local context, W3C propagator), exporting through OTLP/HTTP (its
+ * endpoint, headers and timeouts from OTEL_EXPORTER_OTLP_*; batching from OTEL_BSP_*; sampling from
+ * OTEL_TRACES_SAMPLER). Returns whether tracing is on.
+ */
+export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: TracingOptions = {}): Promise<boolean> {
+  if (on) return true;
+  const kind = opts.exporter ? "given" : tracesExporterFromEnv(env);
+  if (kind === undefined) return false;
+  const [
+    { NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter },
+    { resourceFromAttributes },
+  ] = await Promise.all([import("@opentelemetry/sdk-trace-node"), import("@opentelemetry/resources")]);
+  type Exporter = ConstructorParameters<typeof SimpleSpanProcessor>[0];
+  let processor: InstanceType<typeof SimpleSpanProcessor> | InstanceType<typeof BatchSpanProcessor>;
+  if (kind === "given") processor = new SimpleSpanProcessor(opts.exporter as Exporter);
+  else if (kind === "console") processor = new BatchSpanProcessor(new ConsoleSpanExporter());
+  else {
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+    processor = new BatchSpanProcessor(new OTLPTraceExporter());
+  }
+  const serviceName = env["OTEL_SERVICE_NAME"] ?? opts.serviceName ?? TRACER;
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ "service.name": serviceName }),
+    spanProcessors: [processor],
+  });
+  provider.register();
+  shutdownHook = () => provider.shutdown();
+  on = true;
+  return true;
+}
+
+/** Flushes and stops the SDK (exports what is buffered); tracing is off afterwards. */
+export async function stopTracing(): Promise<void> {
+  const hook = shutdownHook;
+  shutdownHook = undefined;
+  on = false;
+  if (hook) await hook();
+  trace.disable();
+  context.disable();
+  propagation.disable();
+}
+
+/**
+ * Runs `fn` in a span named `name` (a child of `parent`, else of the active span) when tracing is on;
+ * otherwise runs `fn(undefined)` with nothing allocated. `attributes` is only called when on.
+ */
+export function traced<T>(
+  name: string,
+  attributes: (() => Attributes) | undefined,
+  fn: (span: Span | undefined) => Promise<T>,
+  parent?: Context,
+  kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
+  if (!on) return fn(undefined);
+  const tracer = trace.getTracer(TRACER);
+  const opts = { kind, ...(attributes ? { attributes: attributes() } : {}) };
+  const run = (span: Span): Promise<T> =>
+    fn(span).then(
+      (value) => {
+        span.end();
+        return value;
+      },
+      (err: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+        span.end();
+        throw err;
+      },
+    );
+  return parent ? tracer.startActiveSpan(name, opts, parent, run) : tracer.startActiveSpan(name, opts, run);
+}
+
+/** A span that already happened (start time in ms since the epoch), ended now: e.g. an approval wait. */
+export function recordSpan(name: string, startMs: number, attributes: Attributes): void {
+  if (!on) return;
+  trace.getTracer(TRACER).startSpan(name, { startTime: startMs, attributes }).end();
+}
+
+/** The error's class or code for a span status — never its message, which may quote user data. */
+function errorName(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return code;
+  return err instanceof Error ? err.name : "error";
+}
+
+/** The active trace context as W3C carrier headers (empty when tracing is off or no span is active). */
+export function traceHeaders(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (on) propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** The context a W3C carrier (`traceparent`, `tracestate`) names; undefined when tracing is off. */
+export function contextFromHeaders(get: (key: string) => string | undefined): Context | undefined {
+  if (!on) return undefined;
+  return propagation.extract(context.active(), undefined, {
+    get: (_carrier, key) => get(key),
+    keys: () => ["traceparent", "tracestate"],
+  });
+}
+
+export { SpanKind };
+
+/** Adds attributes to the active span (only while tracing is on; `attributes` is not called otherwise). */
+export function annotateSpan(attributes: () => Attributes): void {
+  if (!on) return;
+  trace.getActiveSpan()?.setAttributes(attributes());
+}

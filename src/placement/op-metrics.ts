@@ -1,0 +1,97 @@
+// What placement reports to the host's metrics about one operation (docs/operations.md, "Metrics").
+// Invariant: pure bookkeeping — nothing here reads the journal or changes what an operation does; a
+// host without metrics skips all of it.
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { EventKind, ToolResult_Code } from "../gen/agentsessions/v1/common_pb.js";
+import { ASK_TOOL } from "../controller/questions.js";
+import { ErrorCode, isHostError } from "../errors/index.js";
+import type { JournalRecord } from "../journal/types.js";
+import type { HostMetrics, Tier, TurnOutcome, WaitKind } from "../obs/metrics.js";
+
+/** One turn being measured: started at admission. */
+export interface TurnMark {
+  readonly harness: string;
+  readonly tier: Tier;
+  readonly started: number;
+}
+
+export function startTurn(metrics: HostMetrics | undefined, harness: string, memory: boolean): TurnMark | undefined {
+  if (!metrics) return undefined;
+  const tier: Tier = memory ? "memory" : "stateless";
+  metrics.turnStarted(harness, tier);
+  return { harness, tier, started: performance.now() };
+}
+
+export function endTurn(metrics: HostMetrics | undefined, mark: TurnMark | undefined, outcome: TurnOutcome): void {
+  if (!metrics || !mark) return;
+  metrics.turnFinished(mark.harness, mark.tier, outcome, (performance.now() - mark.started) / 1000);
+}
+
+/** A failed turn's outcome: cancelled (the caller or a deadline stopped it) or failed. */
+export function failedOutcome(err: unknown): TurnOutcome {
+  return isHostError(err) && (err.code === ErrorCode.Cancelled || err.code === ErrorCode.DeadlineExceeded)
+    ? "cancelled"
+    : "failed";
+}
+
+/**
+ * Counts the tool results a turn committed, by tool (named by the call they answer, looked up in
+ * `earlier` — the session's prior records — when the call is not among `records`) and outcome.
+ */
+export function countTools(
+  metrics: HostMetrics | undefined,
+  records: readonly JournalRecord[],
+  earlier: readonly JournalRecord[] = [],
+): void {
+  if (!metrics) return;
+  let calls: Map<string, string> | undefined;
+  for (const { event } of records) {
+    if (event.kind === EventKind.EVENT_TOOL_CALL && event.body.case === "tool") {
+      calls ??= new Map();
+      calls.set(event.body.value.id, event.body.value.tool);
+    } else if (event.kind === EventKind.EVENT_TOOL_RESULT && event.body.case === "result") {
+      const r = event.body.value;
+      const tool = calls?.get(r.id) ?? (gateTool(earlier, r.id) || "unknown");
+      metrics.toolCall(tool, r.code === ToolResult_Code.APPROVAL_DENIED ? "denied" : r.isError ? "error" : "ok");
+    }
+  }
+}
+
+/** Whether a gate on `tool` is a question or an approval. */
+export function waitKindOf(tool: string): WaitKind {
+  return tool === ASK_TOOL ? "question" : "approval";
+}
+
+/** The tool a parked turn waits on (its TOOL_CALL with the gate's id), "" when not among `records`. */
+export function gateTool(records: readonly JournalRecord[], toolCallId: string): string {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const event = records[i]!.event;
+    if (event.kind === EventKind.EVENT_TOOL_CALL && event.body.case === "tool" && event.body.value.id === toolCallId)
+      return event.body.value.tool;
+  }
+  return "";
+}
+
+/** Seconds since the record's event time (undefined when it has none). */
+export function secondsSince(record: JournalRecord | undefined): number | undefined {
+  const ts = record?.event.ts;
+  return ts ? (Date.now() - timestampMs(ts)) / 1000 : undefined;
+}
+
+/** Runs a session operation, observing its latency and outcome. */
+export async function measured<T>(
+  metrics: HostMetrics | undefined,
+  op: "suspend" | "resume" | "fork" | "approve",
+  run: () => Promise<T>,
+): Promise<T> {
+  if (!metrics) return run();
+  const started = performance.now();
+  try {
+    const result = await run();
+    metrics.sessionOperation(op, true, (performance.now() - started) / 1000);
+    return result;
+  } catch (err) {
+    metrics.sessionOperation(op, false, (performance.now() - started) / 1000);
+    throw err;
+  }
+}
