@@ -76,4 +76,12 @@ export class HarnessesClient {
   retire(name: string, p: { reason?: string } = {}, options?: CallOptions): Promise<HarnessRegistration> {
     return call(() => this.stub().retireHarness({ name, reason: p.reason ?? "" }, wireOptions(this.defaults, options)));
   }
+
+  /**
+   * Frees a retired registration's name so it can be registered again with another spec; its sessions
+   * stay readable but never run on the new registration. Active: FAILED_PRECONDITION (retire first).
+   */
+  free(name: string, options?: CallOptions): Promise<HarnessRegistration> {
+    return call(() => this.stub().freeHarness({ name }, wireOptions(this.defaults, options)));
+  }
 }

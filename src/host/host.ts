@@ -13,6 +13,7 @@ import { modelFromFlag } from "../model/index.js";
 import type { ModelProvider } from "../model/types.js";
 import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
+import { bindingAnnotations } from "../placement/registration-binding.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js";
 import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
@@ -181,7 +182,7 @@ export class Host {
       harness: entry.name,
       model: init.model ?? "",
       labels: init.labels ?? {},
-      annotations: init.annotations ?? {},
+      annotations: bindingAnnotations(entry, init.annotations ?? {}),
       ...(init.origin ? { origin: create(OriginSchema, init.origin) } : {}),
       ...(init.identity ? { identity: create(IdentityRefSchema, init.identity) } : {}),
     });

@@ -333,6 +333,12 @@ export class MemoryJournal implements Journal {
     return reg ? { ...reg } : undefined;
   }
 
+  async deleteRegistration(name: string, uid: string): Promise<boolean> {
+    this.assertOpen();
+    if (this.registrations.get(name)?.uid !== uid) return false;
+    return this.registrations.delete(name);
+  }
+
   async listRegistrations(): Promise<StoredRegistration[]> {
     this.assertOpen();
     return [...this.registrations.values()]

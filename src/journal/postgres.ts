@@ -461,6 +461,13 @@ export class PostgresJournal implements Journal {
     return row ? registrationOf(row) : undefined;
   }
 
+  async deleteRegistration(name: string, uid: string): Promise<boolean> {
+    return this.write(`delete registration ${name}`, async () => {
+      const result = await this.pool.query("DELETE FROM harnesses WHERE name = $1 AND uid = $2", [name, uid]);
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
   async listRegistrations(): Promise<StoredRegistration[]> {
     const result = await this.live().pool.query<RegistrationDbRow>("SELECT * FROM harnesses ORDER BY name");
     return result.rows.map(registrationOf);

@@ -216,6 +216,7 @@ function prepareStatements(db: Database.Database) {
          created_at_ms = excluded.created_at_ms, updated_at_ms = excluded.updated_at_ms`,
     ),
     getRegistration: db.prepare<[string], RegistrationDbRow>("SELECT * FROM harnesses WHERE name = ?"),
+    deleteRegistration: db.prepare<[string, string]>("DELETE FROM harnesses WHERE name = ? AND uid = ?"),
     listRegistrations: db.prepare<[], RegistrationDbRow>("SELECT * FROM harnesses ORDER BY name"),
     putCheckpoint: db.prepare<[string, number, string, string, number]>(
       `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES (?, ?, ?, ?, ?)
@@ -702,6 +703,10 @@ export class SqliteJournal implements Journal {
   async getRegistration(name: string): Promise<StoredRegistration | undefined> {
     const row = this.live().stmts.getRegistration.get(name);
     return row ? registrationOf(row) : undefined;
+  }
+
+  async deleteRegistration(name: string, uid: string): Promise<boolean> {
+    return this.write(`delete registration ${name}`, () => this.stmts.deleteRegistration.run(name, uid).changes > 0);
   }
 
   async listRegistrations(): Promise<StoredRegistration[]> {

@@ -307,6 +307,8 @@ export interface Journal {
   putRegistration(reg: StoredRegistration): Promise<void>;
   getRegistration(name: string): Promise<StoredRegistration | undefined>;
   listRegistrations(): Promise<StoredRegistration[]>;
+  /** Deletes the registration `name` if it still has `uid` (a newer one is kept); true when deleted. */
+  deleteRegistration(name: string, uid: string): Promise<boolean>;
 
   putCheckpoint(row: CheckpointRow): Promise<void>;
   /** The newest checkpoint of the session (highest seq), if any. */

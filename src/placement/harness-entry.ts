@@ -28,6 +28,11 @@ export interface HarnessEntry {
    * address that answers "stateless" cannot talk its way onto a filesystem-only runtime.
    */
   readonly declaredMemory?: boolean;
+  /**
+   * A registered entry's registration uid. A session created on it records it (annotation
+   * harnesshost.dev/harness-uid) and never runs on another registration of the same key.
+   */
+  readonly registrationUid?: string;
 }
 
 /** Resolves harness names; throws HostError InvalidArgument for an unknown name. */

@@ -35,6 +35,7 @@ import type { Incarnation, SnapshotRef } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
 import { ChainCheck } from "./chain-check.js";
 import type { HarnessEntry, HarnessResolver } from "./harness-entry.js";
+import { checkRegistrationBinding } from "./registration-binding.js";
 import { DEFAULT_LIMITS, type Limits } from "../limits/index.js";
 import { HistoryCache } from "./history-cache.js";
 import { RecordCache, type RecordWindow } from "./record-cache.js";
@@ -272,10 +273,15 @@ export class Placer {
    * Resolves a session's harness, first loading it if it was registered on another host sharing the
    * journal: the version the session is pinned to (docs/versioning.md), or the default when it has none.
    */
-  private async resolveHarness(name: string, log: SessionLog, session: string): Promise<HarnessEntry> {
+  private async resolveHarness(name: string, log: SessionLog, info: SessionInfo): Promise<HarnessEntry> {
     await this.deps.harnesses.refresh?.(name);
     const resolver = this.deps.harnesses;
-    return resolver.resolvePinned ? resolver.resolvePinned(name, log.pinnedVersion, session) : resolver.resolve(name);
+    const entry = resolver.resolvePinned
+      ? resolver.resolvePinned(name, log.pinnedVersion, info.uid)
+      : resolver.resolve(name);
+    // A session never runs on a later registration of the key it was created on (a freed name).
+    checkRegistrationBinding(entry, info);
+    return entry;
   }
 
   /** Whether another host minted a fence for the session since this host's live actor last ran it. */
@@ -453,7 +459,7 @@ export class Placer {
       const window = await this.records.window(this.deps.journal, req.session);
       const { log } = window;
       refuseInputWhileGated(log, req.session);
-      const entry = await this.resolveHarness(req.harness || info.harness, log, req.session);
+      const entry = await this.resolveHarness(req.harness || info.harness, log, info);
       const admission = await admit(entry, turn.signal);
       refuseOffPin(entry.name, admission.descriptor.version, log, req.session);
       mark = startTurn(this.deps.metrics, entry.name, admission.memory);
@@ -554,7 +560,7 @@ export class Placer {
       const refusal = pending && resumeRefusal(pending, info.harness);
       if (refusal) throw refusal;
       const pendingId = pending?.execution.executionId;
-      const entry = await this.resolveHarness(info.harness, log, session);
+      const entry = await this.resolveHarness(info.harness, log, info);
       const admission = await admit(entry, signal);
       if (pending)
         checkRecordedVersion(pending.execution, admission.descriptor.version, log.certifiedVersion(pending.execution));
@@ -805,7 +811,7 @@ export class Placer {
       await this.chain.ensure(this.deps.journal, session);
       const window = await this.records.window(this.deps.journal, session);
       const { records, log } = window;
-      const entry = await this.resolveHarness(info.harness, log, session);
+      const entry = await this.resolveHarness(info.harness, log, info);
       const existing = log.lastOwnSuspend;
       if (info.computeState === "COLD" && existing && existing.seq === info.lastSeq) {
         return { record: records.at(-1)!, ref: existing.ref };
@@ -855,7 +861,7 @@ export class Placer {
     try {
       const info = await this.session(req.parent);
       await this.chain.ensure(this.deps.journal, req.parent);
-      const entry = await this.resolveHarness(info.harness, await this.sessionLog(req.parent), req.parent);
+      const entry = await this.resolveHarness(info.harness, await this.sessionLog(req.parent), info);
       const admission = await admit(entry, req.signal);
       const head = await this.deps.journal.head(req.parent);
       const atSeq = req.atSeq === 0 ? head.seq : req.atSeq;
@@ -1067,7 +1073,7 @@ export class Placer {
   /** Re-executes the session's completed turns on a fresh, session-less harness instance. */
   async replay(session: string, signal: AbortSignal): Promise<ReplayResult> {
     const info = await this.session(session);
-    const entry = await this.resolveHarness(info.harness, await this.sessionLog(session), session);
+    const entry = await this.resolveHarness(info.harness, await this.sessionLog(session), info);
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();
     try {

@@ -65,6 +65,18 @@ export class HarnessRegistry implements HarnessResolver {
     this.entries.set(entry.name, [...others, { ...entry, since: entry.since ?? Date.now(), source: "registered" }]);
   }
 
+  /** Stops serving the registered entry of a key (`name` or `name@version`) and closes its runtime. */
+  async removeRegistered(key: string): Promise<void> {
+    const { name, version } = splitVersionKey(key);
+    const versions = this.entries.get(name) ?? [];
+    const gone = versions.find((e) => e.source === "registered" && e.version === version);
+    if (!gone) return;
+    const rest = versions.filter((e) => e !== gone);
+    if (rest.length > 0) this.entries.set(name, rest);
+    else this.entries.delete(name);
+    await gone.runtime.close().catch(() => undefined);
+  }
+
   /** The entry of a key: `name` (its default entry) or `name@version` (exactly that version). */
   get(key: string): HarnessEntry | undefined {
     const { name, version } = splitVersionKey(key);

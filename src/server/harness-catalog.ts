@@ -94,23 +94,35 @@ export class HarnessCatalog {
   sync(): Promise<void> {
     return this.lock.run(async () => {
       if (this.stopped) return;
-      for (const row of await this.host.journal.listRegistrations()) {
+      const rows = await this.host.journal.listRegistrations();
+      const stored = new Set(rows.map((r) => r.name));
+      // A registration freed on another host sharing the journal stops being served here too.
+      for (const entry of this.host.registry.all()) {
+        const key = entry.version === undefined ? entry.name : `${entry.name}@${entry.version}`;
+        if (entry.source === "registered" && !stored.has(key)) {
+          await this.host.registry.removeRegistered(key);
+          this.unservable.delete(key);
+        }
+      }
+      for (const row of rows) {
         if (this.isStatic(splitVersionKey(row.name).name)) {
           this.unservable.set(row.name, "the name is a static harness on this host");
           continue;
         }
         const current = this.registered(row.name);
-        if (current) {
+        if (current && (current.registrationUid === undefined || current.registrationUid === row.uid)) {
           if (current.state !== row.state)
             this.host.registry.putRegistered({ ...entryFields(current), state: row.state });
           continue;
         }
+        // Freed and registered again on another host: the old registration's runtime goes.
+        if (current) await this.host.registry.removeRegistered(row.name);
         try {
           const spec = decodeSpec(row.spec);
           if (!spec) throw new HostError(ErrorCode.FailedPrecondition, "the stored spec cannot be decoded");
           const checked = checkSpec(spec);
           const runtime = await this.buildPlaced(row.name, checked.spec);
-          this.serve(row.name, runtime, checked.spec, row.state, row.createdAtMs);
+          this.serve(row.name, runtime, checked.spec, row.state, row);
           this.unservable.delete(row.name);
         } catch (err) {
           this.unservable.set(row.name, err instanceof Error ? err.message : String(err));
@@ -186,7 +198,7 @@ export class HarnessCatalog {
         if (!current) await runtime.close().catch(() => undefined);
         throw err;
       }
-      this.serve(name, runtime, checked.spec, "active", row.createdAtMs);
+      this.serve(name, runtime, checked.spec, "active", row);
       this.unservable.delete(name);
       return { harness: this.registrationOf(row), outcome };
     });
@@ -265,6 +277,33 @@ export class HarnessCatalog {
   }
 
   /**
+   * Frees a retired registration's key (`name` or `name@version`): the stored row is deleted and this
+   * host stops serving it (others at their next sync), so the key can be registered again with any
+   * spec. The sessions it served keep every record; they never run on a later registration of the key
+   * (registration-binding.ts). Active registrations must be retired first; statics cannot be freed.
+   */
+  async free(key: string): Promise<HarnessRegistration> {
+    if (key === "") throw invalid("name is required");
+    if (this.isStatic(splitVersionKey(key).name))
+      throw new HostError(ErrorCode.FailedPrecondition, `"${key}" is a static harness; its name cannot be freed`);
+    return this.lock.run(async () => {
+      const row = await this.host.journal.getRegistration(key);
+      if (!row) throw new HostError(ErrorCode.NotFound, `harness "${key}" not found`);
+      if (row.state !== "retired")
+        throw new HostError(
+          ErrorCode.FailedPrecondition,
+          `harness "${key}" is active; retire it first (\`harnesshost harness retire --name ${key}\`), then free its name`,
+        );
+      const freed = this.registrationOf(row);
+      if (!(await this.host.journal.deleteRegistration(key, row.uid)))
+        throw new HostError(ErrorCode.Conflict, `harness "${key}" changed while it was being freed; try again`);
+      await this.host.registry.removeRegistered(key);
+      this.unservable.delete(key);
+      return freed;
+    });
+  }
+
+  /**
    * Every version of one harness (or, with name "", of every harness) this host serves or has stored,
    * with the sessions pinned to each (docs/versioning.md). An unversioned entry lists the sessions
    * pinned to versions no versioned entry of its name serves.
@@ -323,18 +362,25 @@ export class HarnessCatalog {
     );
   }
 
-  private serve(key: string, runtime: Runtime, spec: HarnessSpec, state: "active" | "retired", since: number): void {
+  private serve(
+    key: string,
+    runtime: Runtime,
+    spec: HarnessSpec,
+    state: "active" | "retired",
+    row: StoredRegistration,
+  ): void {
     const declaredMemory = spec.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
     const { name, version } = splitVersionKey(key);
     this.host.registry.putRegistered({
       name,
       ...(version !== undefined ? { version } : {}),
-      since,
+      since: row.createdAtMs,
       runtime,
       descriptorId: spec.descriptorId,
       checkpointPolicy: "every-turn",
       state,
       declaredMemory,
+      registrationUid: row.uid,
     });
   }
 
@@ -375,6 +421,7 @@ function entryFields(e: HarnessEntry): Omit<HarnessEntry, "source"> {
     checkpointPolicy: e.checkpointPolicy,
     state: e.state,
     ...(e.declaredMemory ? { declaredMemory: true } : {}),
+    ...(e.registrationUid !== undefined ? { registrationUid: e.registrationUid } : {}),
   };
 }
 

@@ -28,5 +28,8 @@ export function registryService(catalog: HarnessCatalog): ServiceImpl<RegistryMe
     async retireHarness(req) {
       return catalog.retire(req.name, req.reason);
     },
+    async freeHarness(req) {
+      return catalog.free(req.name);
+    },
   };
 }

@@ -132,7 +132,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
           // Read-only: registering and retiring stay on the operator (registry) listener.
           routeService(router, HarnessRegistry, registryImpl, {
             methods: ["listHarnesses", "getHarness"],
-            why: "the HTTP listener serves the registry read-only; register and retire on the registry listener (--registry-addr)",
+            why: "the HTTP listener serves the registry read-only; register, retire and free on the registry listener (--registry-addr)",
           });
           routeService(router, Console, consoleImpl);
           routeService(router, SessionVersions, sessionVersionsImpl);

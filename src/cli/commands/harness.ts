@@ -1,4 +1,4 @@
-// `harnesshost harness register|get|list|retire`: the operator client of HarnessRegistry. Invariants:
+// `harnesshost harness register|get|list|retire|free`: the operator client of HarnessRegistry. Invariants:
 // it only ever talks to the registry listener named by --server; --json prints proto3-JSON with proto
 // field names (one document); the spec is built from flags and validated by the server, not here.
 import { toJson } from "@bufbuild/protobuf";
@@ -138,8 +138,15 @@ async function run(ctx: CommandContext): Promise<number> {
       ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : registrationLine(reg));
       return 0;
     }
+    case "free": {
+      const name = requireStr(ctx.values, "name");
+      const version = str(ctx.values, "version");
+      const reg = await call((c) => c.free(version !== undefined ? `${name}@${version}` : name, opts));
+      ctx.out(json(ctx.values) ? JSON.stringify(registrationJson(reg)) : `freed ${registrationLine(reg)}`);
+      return 0;
+    }
     case undefined:
-      throw new UsageError("a subcommand is required: register, get, list or retire");
+      throw new UsageError("a subcommand is required: register, get, list, retire or free");
     default:
       throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}`);
   }
@@ -151,7 +158,8 @@ export const harnessCommand: Command = {
     "harness register --server REGISTRY --name N [--version V] --address ADDR --resumability STATELESS_REPLAY|REQUIRES_MEMORY_SNAPSHOT [--descriptor-id ID] [--json]\n" +
     "       harness get --server REGISTRY --name N[@V] [--observe] [--json]\n" +
     "       harness list --server REGISTRY [--include-retired] [--page-size N] [--json]\n" +
-    "       harness retire --server REGISTRY --name N [--version V [--force]] [--reason R] [--json]",
+    "       harness retire --server REGISTRY --name N [--version V [--force]] [--reason R] [--json]\n" +
+    "       harness free --server REGISTRY --name N [--version V] [--json]   (a retired registration only; its sessions stay readable)",
   options: {
     server: { type: "string" },
     "token-file": { type: "string" },

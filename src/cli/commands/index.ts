@@ -109,7 +109,7 @@ export const commands: readonly CommandEntry[] = [
   },
   {
     name: "harness",
-    summary: "register, inspect, list and retire harnesses on a host's operator registry",
+    summary: "register, inspect, list, retire and free harnesses on a host's operator registry",
     load: async () => (await import("./harness.js")).harnessCommand,
   },
   {
