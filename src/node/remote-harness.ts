@@ -334,8 +334,10 @@ export class RemoteHarness implements Harness {
   /**
    * The history plan of a Start: nothing negotiated (or nothing to send) — the full history and no
    * metadata; a history that extends what the node holds — the tail; anything else — the full history
-   * under a fresh token. Histories are journal prefixes of one session, so a history that carries the
-   * held last event at the held position extends the held events.
+   * under a fresh token. Histories are windows of one session's journal that only grow until a
+   * compaction moves their start (docs/protocol.md §16.4), so a history that carries the held last
+   * event (an END or lifecycle record, unique in the session) at the held position extends the held
+   * events; after a compaction it does not, and the full window is sent under a fresh token.
    */
   #plan(history: readonly Event[]): HistoryPlan {
     const held = this.#held;
