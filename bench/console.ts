@@ -140,13 +140,17 @@ try {
 
   const browser = await launchChromium();
   try {
-    const paint = async (hash: string, selector: string): Promise<number> => {
+    // Time to the first rows on a fresh page; then the page is left until it is idle (the Session
+    // view's chain check done) so the next run starts on an idle host.
+    const paint = async (hash: string, selector: string, idle?: string): Promise<number> => {
       const page = await browser.newPage();
       try {
         const t0 = performance.now();
         await page.goto(`${url}${hash}`);
         await page.locator(selector).first().waitFor({ timeout: 60_000 });
-        return performance.now() - t0;
+        const ms = performance.now() - t0;
+        if (idle !== undefined) await page.locator(idle).first().waitFor({ timeout: 120_000 });
+        return ms;
       } finally {
         await page.close();
       }
@@ -160,7 +164,7 @@ try {
     ]);
     rows.push([
       `Console first paint: Session view of the ${RECORDS}-record session (timeline window)`,
-      await timed(() => paint(`#/session/${long}`, "[data-testid=timeline] tbody tr")),
+      await timed(() => paint(`#/session/${long}`, "[data-testid=timeline] tbody tr", "[data-testid=chain]")),
       undefined,
       undefined,
       "",
