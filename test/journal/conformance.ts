@@ -479,6 +479,18 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(await j.getRegistration("echo")).toEqual(retired);
         expect((await j.listRegistrations()).map((r) => r.name)).toEqual(["chat", "echo"]);
       });
+
+      it("deleteRegistrationOnlyDeletesTheUidItRead: a freed name is gone, a newer registration is kept", async () => {
+        await j.putRegistration(registration("typo"));
+        expect(await j.deleteRegistration("typo", "harness-other")).toBe(false);
+        expect(await j.getRegistration("typo")).toEqual(registration("typo"));
+        expect(await j.deleteRegistration("typo", "harness-typo")).toBe(true);
+        expect(await j.getRegistration("typo")).toBeUndefined();
+        expect((await j.listRegistrations()).map((r) => r.name)).not.toContain("typo");
+        expect(await j.deleteRegistration("typo", "harness-typo")).toBe(false);
+        await j.putRegistration(registration("typo", { uid: "harness-again" }));
+        expect((await j.getRegistration("typo"))?.uid).toBe("harness-again");
+      });
     });
 
     describe("checkpoints", () => {
