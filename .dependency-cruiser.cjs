@@ -85,12 +85,6 @@ const layerRules = LAYERS.flatMap((folders, i) => {
   return rules;
 });
 
-// Arrows that still run the wrong way are listed, one by one, in
-// .dependency-cruiser-known-violations.json (`npm run lint:layers` ignores exactly those and fails on
-// any other); each is a task: the file should shrink to [] and then go. Regenerate it only to remove
-// entries: `npx depcruise src harnesses --config .dependency-cruiser.cjs --output-type baseline
-// --output-to .dependency-cruiser-known-violations.json`.
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [

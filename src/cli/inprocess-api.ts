@@ -10,7 +10,7 @@ import { checkSessionHarness } from "../host/harness-rule.js";
 import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
-import { servedSession } from "../server/sessions-service.js";
+import { servedSession } from "../host/served-session.js";
 import { answerText, pendingTuple, questionIn } from "../client/decisions.js";
 import { outputOf } from "../client/exec.js";
 import type { JournalRecord } from "../journal/types.js";

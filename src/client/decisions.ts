@@ -5,7 +5,7 @@ import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { TURN_ANNOTATION, type TurnAnnotation } from "../server/annotations.js";
+import { TURN_ANNOTATION, type TurnAnnotation } from "../wire/annotations.js";
 
 export interface PendingTuple {
   readonly executionId: string;

@@ -12,7 +12,7 @@ export type { HarnessVersion } from "../gen/harnesshost/v1/versions_pb.js";
 export { ExecCall, outputOf, outputsOf } from "./exec.js";
 export type { ExecEvent, ExecResult } from "./exec.js";
 export type { CallOptions } from "./options.js";
-export { EFFECTS_ANNOTATION } from "../server/annotations.js";
+export { EFFECTS_ANNOTATION } from "../wire/annotations.js";
 export { HarnessHostError, isHarnessHostError, STATUS_CODES } from "./errors.js";
 export type { StatusCode } from "./errors.js";
 export { ComputeState, ExecState } from "../gen/agentsessions/v1/session_pb.js";

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
 import type { SessionLog } from "../controller/projection.js";
-import { COMPACTION_ANNOTATION, TURN_ANNOTATION, type CompactionAnnotation } from "../server/annotations.js";
+import { COMPACTION_ANNOTATION, TURN_ANNOTATION, type CompactionAnnotation } from "../wire/annotations.js";
 import { execStateOf, turnAnnotation, turnStatus, type TurnStatus } from "./turn-status.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
 

@@ -7,7 +7,7 @@ import { ExecState } from "../gen/agentsessions/v1/session_pb.js";
 import type { ApprovalRef, Owner, SessionLog } from "../controller/projection.js";
 import { ASK_TOOL } from "../controller/questions.js";
 import { isHostError } from "../errors/index.js";
-import type { NextCommand, TurnAnnotation, WaitKind } from "../server/annotations.js";
+import type { NextCommand, TurnAnnotation, WaitKind } from "../wire/annotations.js";
 
 export type TurnStatus =
   /** No turn ever ran: `exec` starts one. */

@@ -1,7 +1,7 @@
 // agentsessions.v1.Sessions served on a Host (docs/protocol.md §15, reference semantics with its rough edges
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
-import { CHECKPOINT_ANNOTATION, type CheckpointAnnotation, EFFECTS_ANNOTATION } from "./annotations.js";
+import { EFFECTS_ANNOTATION } from "../wire/annotations.js";
 import { create } from "@bufbuild/protobuf";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import {
@@ -13,6 +13,7 @@ import {
 } from "../gen/agentsessions/v1/session_pb.js";
 import { newSessionUid } from "../controller/ids.js";
 import type { Host } from "../host/host.js";
+import { servedSession } from "../host/served-session.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { SessionMetaInput } from "../journal/types.js";
 import { formatBytes, overLimit } from "../limits/index.js";
@@ -29,35 +30,7 @@ export const MAX_FORK_CHILDREN = 128;
 
 export type SessionsMethods = MethodsOf<typeof Sessions>;
 
-export { EFFECTS_ANNOTATION };
-
-/** The session as served: pending_approval from the log, effect counters as a derived annotation. */
-export async function servedSession(host: Host, uid: string): Promise<Session> {
-  const session = await sessionView(host.placer, await host.getSession(uid));
-  const counters = host.effects.counters(uid);
-  if (Object.keys(counters.dispatched).length + Object.keys(counters.failed).length > 0) {
-    session.annotations[EFFECTS_ANNOTATION] = JSON.stringify(counters);
-  }
-  const checkpoint = await checkpointAnnotation(host, uid);
-  if (checkpoint) session.annotations[CHECKPOINT_ANNOTATION] = JSON.stringify(checkpoint);
-  return session;
-}
-
-/** The newest checkpoint and this host's last per-turn checkpoint failure, when there is either. */
-async function checkpointAnnotation(host: Host, uid: string): Promise<CheckpointAnnotation | undefined> {
-  const failure = host.placer.checkpointHealth.lastFailure(uid);
-  const latest = await host.journal.latestCheckpoint(uid);
-  if (!latest && !failure) return undefined;
-  return {
-    last_seq: latest?.seq ?? 0,
-    ...(failure
-      ? {
-          failures: failure.count,
-          last_failure: { seq: failure.seq, reason: failure.reason, at: new Date(failure.atMs).toISOString() },
-        }
-      : {}),
-  };
-}
+export { EFFECTS_ANNOTATION, servedSession };
 
 /**
  * forkBytes: what the fork would write — each child copies the parent's records through at_seq and

@@ -14,7 +14,7 @@ import { notesModel } from "../fixtures/notes-model.js";
 import { calls, say, ScriptedModel } from "./scripted-model.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { sessionView } from "../../src/host/session-proto.js";
-import { COMPACTION_ANNOTATION } from "../../src/server/annotations.js";
+import { COMPACTION_ANNOTATION } from "../../src/wire/annotations.js";
 import { childMetas, closeAll, openTestHost, records, rejectsWithCode, signal } from "../tiers/helpers.js";
 
 const CONFIG = new TextEncoder().encode(JSON.stringify({ compact_after_messages: 6 }));

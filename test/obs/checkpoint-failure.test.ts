@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { Host } from "../../src/host/host.js";
 import { createLog } from "../../src/obs/log.js";
-import { CHECKPOINT_ANNOTATION } from "../../src/server/annotations.js";
+import { CHECKPOINT_ANNOTATION } from "../../src/wire/annotations.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
-import { servedSession } from "../../src/server/sessions-service.js";
+import { servedSession } from "../../src/host/served-session.js";
 import { closeAll, fixturePath, headSeq, openTestHost, turns } from "../tiers/helpers.js";
 
 const lines: Record<string, unknown>[] = [];

@@ -23,7 +23,7 @@ import {
   EFFECTS_ANNOTATION,
   TURN_ANNOTATION,
   type TurnAnnotation,
-} from "../../server/annotations.js";
+} from "../../wire/annotations.js";
 
 /** The host's turn status of the session (the `harnesshost.dev/turn` annotation), when it sent one. */
 function turnOf(s: Session): TurnAnnotation | undefined {
