@@ -2,6 +2,7 @@
 // client in the codebase). Invariants: the documents commands print are the same as in process (same
 // Session messages, same OUTPUT texts); the token is read from a file, sent only as
 // `authorization: Bearer …`, and never printed.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
@@ -41,6 +42,8 @@ export function remoteConnectOptions(values: FlagValues, address: string): Conne
         }
       : {}),
     ...(token !== undefined ? { token } : {}),
+    // One id per CLI invocation: every call it makes shares it in the host's (and nodes') logs.
+    requestId: randomBytes(12).toString("hex"),
   };
 }
 

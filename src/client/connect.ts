@@ -2,6 +2,7 @@
 // HarnessRegistry. Invariants: the token is sent only as `authorization: Bearer …` and never appears
 // in an error; with `tls` the channel is TLS, else plaintext (loopback or a trusted network only);
 // close() closes every connection the client opened.
+import { REQUEST_ID_HEADER } from "../wire/request-id.js";
 import { credentials as grpcCredentials, type ChannelCredentials } from "@grpc/grpc-js";
 import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
@@ -28,6 +29,11 @@ export interface ConnectOptions {
   readonly registryAddress?: string;
   /** A bearer token, when the host requires one (`serve --token-file`). */
   readonly token?: string;
+  /**
+   * Sent as `x-request-id` on every call of this client, so the host's log lines (and the harness
+   * node's) for them correlate with the caller's; the host mints one per call when absent.
+   */
+  readonly requestId?: string;
   /** TLS: `true` for the system roots, or a CA (and client certificate) of your own. */
   readonly tls?: boolean | TlsOptions;
   /** Default relative deadline of every call (ms); a call's own options beat it. Default: none. */
@@ -58,7 +64,10 @@ export function connect(options: ConnectOptions): HarnessHostClient {
   const credentials = credentialsOf(options.tls);
   const dial: DialOptions = {
     ...(credentials !== undefined ? { credentials } : {}),
-    ...(options.token !== undefined ? { metadata: { authorization: `Bearer ${options.token}` } } : {}),
+    metadata: {
+      ...(options.token !== undefined ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.requestId !== undefined ? { [REQUEST_ID_HEADER]: options.requestId } : {}),
+    },
   };
   const defaults: CallOptions = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {};
   const sessionsStub = createClient(Sessions, options.address, dial);

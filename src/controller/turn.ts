@@ -67,6 +67,8 @@ export interface ExecParams {
   readonly historyBase?: number;
   /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
   readonly identity?: IdentityRef;
+  /** The call's x-request-id, handed to the harness as Start.requestId (diagnostics only). */
+  readonly requestId?: string;
   readonly signal: AbortSignal;
 }
 
@@ -181,8 +183,12 @@ function startInfo(
   exec: { config: Uint8Array; resumeFromSeq: number; inputs: readonly Message[] },
   history: readonly Event[] | (() => readonly Event[]),
   principal?: IdentityRef,
+  requestId?: string,
 ): StartInfo {
-  const identity = principal ? { identity: { principal, canMintTokens: false } } : {};
+  const identity = {
+    ...(principal ? { identity: { principal, canMintTokens: false } } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+  };
   if (typeof history !== "function") {
     return {
       sessionUid: session,
@@ -244,7 +250,14 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   );
   for (const m of p.inputs) ctx.defer(ev.input(executionId, m));
   const guard = new SinkGuard();
-  const start = startInfo(p.session, executionId, { config, resumeFromSeq, inputs: p.inputs }, history, p.identity);
+  const start = startInfo(
+    p.session,
+    executionId,
+    { config, resumeFromSeq, inputs: p.inputs },
+    history,
+    p.identity,
+    p.requestId,
+  );
   const parked = await drive(ctx, p.binding.harness, start, liveSink(ctx, guard), guard);
   return { executionId, outputs: ctx.outputs, records: ctx.records, lastSeq: ctx.head, ...(parked ? { parked } : {}) };
 }
@@ -436,6 +449,8 @@ export interface ResumeParams {
   readonly log?: SessionLog;
   /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
   readonly identity?: IdentityRef;
+  /** The call's x-request-id, handed to the harness as Start.requestId (diagnostics only). */
+  readonly requestId?: string;
   readonly signal: AbortSignal;
 }
 
@@ -465,7 +480,7 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const parked = await drive(
     ctx,
     p.binding.harness,
-    startInfo(p.session, pending.executionId, pending, history, p.identity),
+    startInfo(p.session, pending.executionId, pending, history, p.identity, p.requestId),
     servingSink(serving, ctx, guard),
     guard,
     () => {

@@ -21,7 +21,7 @@ import { toolPolicy } from "../controller/tool-policy.js";
 import { EffectRegistry } from "../effects/registry.js";
 import { type Log, silentLog } from "../obs/log.js";
 import { HostMetrics } from "../obs/metrics.js";
-import { instrumentJournal, instrumentModel, instrumentSnapshots } from "./instrument.js";
+import { instrumentJournal, instrumentModel, instrumentSnapshots, instrumentTools } from "./instrument.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
 import { type Limits, resolveLimits } from "../limits/index.js";
@@ -51,8 +51,11 @@ export interface HostOverrides {
    * never payloads). Default: nowhere.
    */
   readonly logger?: Log;
-  /** Where the host's Prometheus metrics are kept; default: a fresh registry per host. */
-  readonly metrics?: HostMetrics;
+  /**
+   * Where the host's Prometheus metrics are kept; default: a fresh registry per host. `false`: no
+   * metrics at all (no decorators, nothing counted) — the bench's baseline of their cost.
+   */
+  readonly metrics?: HostMetrics | false;
 }
 
 /** The static harnesses every host serves unless the config names them otherwise. */
@@ -99,8 +102,8 @@ export class Host {
     readonly tools: ToolExecutor,
     /** The host's logger (silent unless one was given). */
     readonly log: Log,
-    /** The host's Prometheus metrics (docs/operations.md, "Metrics"). */
-    readonly hostMetrics: HostMetrics,
+    /** The host's Prometheus metrics (docs/operations.md, "Metrics"); undefined when turned off. */
+    readonly hostMetrics: HostMetrics | undefined,
   ) {
     this.limits = resolveLimits(config.limits);
   }
@@ -108,21 +111,18 @@ export class Host {
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);
     const log = overrides.logger ?? silentLog;
-    const hostMetrics = overrides.metrics ?? new HostMetrics();
+    const hostMetrics = overrides.metrics === false ? undefined : (overrides.metrics ?? new HostMetrics());
     const rawJournal =
       overrides.journal ??
       (await openJournal(config.journal ?? join(config.dataDir, "journal.db"), { readOnly: config.readOnly }));
-    const snapshots = instrumentSnapshots(
-      overrides.snapshots ?? (await defaultSnapshotStore(rawJournal, config.dataDir)),
-      hostMetrics,
-    );
-    const journal = instrumentJournal(rawJournal, hostMetrics);
+    const rawSnapshots = overrides.snapshots ?? (await defaultSnapshotStore(rawJournal, config.dataDir));
+    const snapshots = hostMetrics ? instrumentSnapshots(rawSnapshots, hostMetrics) : rawSnapshots;
+    const journal = hostMetrics ? instrumentJournal(rawJournal, hostMetrics) : rawJournal;
     const counts = rawJournal.countByComputeState?.bind(rawJournal);
-    if (counts) hostMetrics.countSessionsWith(counts);
-    const model = instrumentModel(
-      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {}),
-      hostMetrics,
-    );
+    if (counts) hostMetrics?.countSessionsWith(counts);
+    const rawModel =
+      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
+    const model = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
     const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
@@ -135,7 +135,7 @@ export class Host {
           nodeLimits: limits,
           localActors: limits.localActors,
           log,
-          metrics: hostMetrics,
+          ...(hostMetrics ? { metrics: hostMetrics } : {}),
         });
         registry.addStatic({
           name: spec.name,
@@ -150,7 +150,7 @@ export class Host {
       await journal.close();
       throw err;
     }
-    const tools = overrides.tools ?? builtinTools(config.dataDir);
+    const tools = instrumentTools(overrides.tools ?? builtinTools(config.dataDir));
     const effects = overrides.effects ?? new EffectRegistry(log);
     const metrics = overrides.effects
       ? new MetricsCounters()
@@ -166,7 +166,7 @@ export class Host {
       turnMs: limits.turnMs,
       toolPolicy: toolPolicy(config.toolsWithoutApproval),
       log,
-      metrics: hostMetrics,
+      ...(hostMetrics ? { metrics: hostMetrics } : {}),
     });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools, log, hostMetrics);
   }

@@ -7,6 +7,9 @@ import type { ModelProvider } from "../model/types.js";
 import { eventBytes } from "../wire/event-bytes.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import type { HostMetrics } from "../obs/metrics.js";
+import type { ToolExecutor } from "../controller/tools.js";
+import type { Span } from "@opentelemetry/api";
+import { traced, tracingEnabled } from "../obs/trace.js";
 
 const CONFLICTS: Partial<Record<string, "conflict" | "fenced" | "busy">> = {
   [ErrorCode.Conflict]: "conflict",
@@ -23,7 +26,29 @@ function bytesOf(records: readonly JournalRecord[]): number {
 /** The journal with its commits timed and counted (records, bytes, fence conflicts) by backend. */
 export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journal {
   const backend = journal.kind;
-  async function timed<T>(commit: () => Promise<T>, recordsOf: (r: T) => readonly JournalRecord[]): Promise<T> {
+  function timed<T>(
+    session: string,
+    commit: () => Promise<T>,
+    recordsOf: (r: T) => readonly JournalRecord[],
+  ): Promise<T> {
+    if (!tracingEnabled()) return measure(commit, recordsOf);
+    return traced(
+      "harnesshost.journal.commit",
+      () => ({ "harnesshost.session": session, "harnesshost.journal.backend": backend }),
+      (span) =>
+        measure(commit, (r) => {
+          const records = recordsOf(r);
+          span?.setAttributes({
+            "harnesshost.records": records.length,
+            ...(records.length > 0
+              ? { "harnesshost.seq.from": records[0]!.seq, "harnesshost.seq.to": records.at(-1)!.seq }
+              : {}),
+          });
+          return records;
+        }),
+    );
+  }
+  async function measure<T>(commit: () => Promise<T>, recordsOf: (r: T) => readonly JournalRecord[]): Promise<T> {
     const started = performance.now();
     try {
       const result = await commit();
@@ -39,21 +64,25 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
   const overrides: Partial<Journal> = {
     append: (session, expected, fence, event) =>
       timed(
+        session,
         () => journal.append(session, expected, fence, event),
         (r) => [r],
       ),
     appendBatch: (session, expected, fence, events) =>
       timed(
+        session,
         () => journal.appendBatch(session, expected, fence, events),
         (r) => r,
       ),
     fork: (parent, child, atSeq, meta) =>
       timed(
+        parent,
         () => journal.fork(parent, child, atSeq, meta),
         (r) => r,
       ),
     forkAll: (parent, atSeq, children) =>
       timed(
+        parent,
         () => journal.forkAll(parent, atSeq, children),
         (r) => r,
       ),
@@ -62,6 +91,7 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
   if (fenced)
     overrides.appendUnderNewFence = (session, expected, events, opts) =>
       timed(
+        session,
         () => fenced(session, expected, events, opts),
         (r) => r.records,
       );
@@ -87,24 +117,51 @@ export function instrumentSnapshots(store: SnapshotStore, metrics: HostMetrics):
 /** The model provider with each live call counted and timed, and its reported tokens added, by model. */
 export function instrumentModel(model: ModelProvider, metrics: HostMetrics): ModelProvider {
   return decorate(model, {
-    invoke: async (request, opts) => {
-      const started = performance.now();
-      try {
-        const response = await model.invoke(request, opts);
-        const u = response.usage;
-        metrics.modelCall(
-          request.model,
-          "ok",
-          (performance.now() - started) / 1000,
-          u ? Number(u.inputTokens) : 0,
-          u ? Number(u.outputTokens) : 0,
-        );
-        return response;
-      } catch (err) {
-        metrics.modelCall(request.model, "error", (performance.now() - started) / 1000, 0, 0);
-        throw err;
-      }
-    },
+    invoke: (request, opts) =>
+      traced(
+        "harnesshost.model.call",
+        () => ({ "gen_ai.request.model": request.model }),
+        (span) => timedInvoke(request, opts, span),
+      ),
+  });
+  async function timedInvoke(
+    request: Parameters<ModelProvider["invoke"]>[0],
+    opts: Parameters<ModelProvider["invoke"]>[1],
+    span: Span | undefined,
+  ): ReturnType<ModelProvider["invoke"]> {
+    const started = performance.now();
+    try {
+      const response = await model.invoke(request, opts);
+      const u = response.usage;
+      metrics.modelCall(
+        request.model,
+        "ok",
+        (performance.now() - started) / 1000,
+        u ? Number(u.inputTokens) : 0,
+        u ? Number(u.outputTokens) : 0,
+      );
+      if (span && u)
+        span.setAttributes({
+          "gen_ai.usage.input_tokens": Number(u.inputTokens),
+          "gen_ai.usage.output_tokens": Number(u.outputTokens),
+        });
+      return response;
+    } catch (err) {
+      metrics.modelCall(request.model, "error", (performance.now() - started) / 1000, 0, 0);
+      throw err;
+    }
+  }
+}
+
+/** The tool executor with each host-executed tool call in a `harnesshost.tool.call` span (tracing on). */
+export function instrumentTools(tools: ToolExecutor): ToolExecutor {
+  return decorate(tools, {
+    execute: (call, ctx) =>
+      traced(
+        "harnesshost.tool.call",
+        () => ({ "harnesshost.tool": call.tool, "harnesshost.tool_call_id": call.id }),
+        () => tools.execute(call, ctx),
+      ),
   });
 }
 

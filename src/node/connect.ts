@@ -4,6 +4,7 @@
 // when the host parked the turn on an approval gate, exactly one EVENT_PARKED naming the gate and no END.
 // A Start carrying only a history tail runs with the full history the node's cache rebuilds, or is
 // refused (FAILED_PRECONDITION, stale history) before the harness runs (docs/protocol.md §8.8).
+import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 import { create } from "@bufbuild/protobuf";
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
@@ -46,7 +47,7 @@ async function runTurn(
 ): Promise<void> {
   const first = await frames.next();
   const envelope = first.done === true ? undefined : first.value;
-  const sent = startInfoOf(envelope);
+  const sent = withRequestId(startInfoOf(envelope), ctx);
   // From the busy check to the claim nothing awaits: no other turn of the session can start in between,
   // so the cached history array the harness receives is not extended while it runs.
   table.assertNotBusy(sent.sessionUid);
@@ -69,7 +70,15 @@ async function runTurn(
   }
   failure ??= sink.failure;
   if (failure !== undefined && sink.parked === undefined) {
-    logger?.warn({ session: start.sessionUid, executionId: start.executionId, err: describe(failure) }, "turn failed");
+    logger?.warn(
+      {
+        ...(start.requestId !== undefined ? { request_id: start.requestId } : {}),
+        session: start.sessionUid,
+        executionId: start.executionId,
+        err: describe(failure),
+      },
+      "turn failed",
+    );
   }
   if (ctx.signal.aborted) return;
   const parked = sink.parked;
@@ -88,6 +97,12 @@ async function runTurn(
     return;
   }
   await events.send(endEvent(start.executionId, failure, turn.signal.aborted));
+}
+
+/** The Start with the x-request-id the host forwarded (when it sent a well-formed one). */
+function withRequestId(start: StartInfo, ctx: CallContext): StartInfo {
+  const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
+  return typeof id === "string" && VALID_REQUEST_ID.test(id) ? { ...start, requestId: id } : start;
 }
 
 /** The Start with its full history (a tail extended from the cache); answers the held count in a header. */

@@ -13,6 +13,8 @@
 // host journals or acts on it. A full history too large for one Start frame is uploaded first, in
 // chunks, to a node that offers PutHistory, and the Start then names it as an empty tail (§8.10), so
 // a session's size is bounded by the node's history cache, not by one gRPC message.
+import { traceHeaders, tracingEnabled } from "../obs/trace.js";
+import { REQUEST_ID_HEADER } from "../wire/request-id.js";
 import { randomBytes } from "node:crypto";
 import { create, equals } from "@bufbuild/protobuf";
 import type { Client } from "@grpc/grpc-js";
@@ -270,12 +272,14 @@ export class RemoteHarness implements Harness {
     const budget = new TurnBudget(this.#limits, this.address);
     // Encoded sizes of the frames received and not yet taken, in arrival order (the call buffers ahead).
     const frameBytes: number[] = [];
+    const correlation = correlationHeaders(start.requestId);
+    const metadata = correlation ? { ...plan.metadata, ...correlation } : plan.metadata;
     const call: ConnectCall = this.#client.connect({
       signal,
       onResponseBytes: (n) => void frameBytes.push(n),
+      ...(metadata !== undefined ? { metadata } : {}),
       ...(plan.metadata !== undefined
         ? {
-            metadata: plan.metadata,
             onHeader: (md) => {
               const v = md.get(HISTORY_HELD_HEADER)[0];
               heldHeader = typeof v === "string" ? v : undefined;
@@ -625,4 +629,15 @@ function textOf(message: Message): string {
 
 function malformed(kind: EventKind): HostError {
   return new HostError(ErrorCode.Internal, `harness sent a malformed ${EventKind[kind]} event`);
+}
+
+/**
+ * What a Connect call carries for correlation: the turn's x-request-id and, while tracing is on, the
+ * active span's W3C trace context (so the node's spans continue the host's trace). Undefined when
+ * there is neither (the usual case with tracing off: nothing allocated).
+ */
+function correlationHeaders(requestId: string | undefined): Record<string, string> | undefined {
+  const trace = tracingEnabled() ? traceHeaders() : undefined;
+  if (requestId === undefined && trace === undefined) return undefined;
+  return { ...trace, ...(requestId !== undefined ? { [REQUEST_ID_HEADER]: requestId } : {}) };
 }

@@ -78,6 +78,14 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: T
   return true;
 }
 
+/**
+ * Stops (true) or restarts (false) recording spans while the SDK stays registered — for the bench,
+ * which alternates traced and untraced turns in one process. No effect before startTracing.
+ */
+export function pauseTracing(paused: boolean): void {
+  if (shutdownHook) on = !paused;
+}
+
 /** Flushes and stops the SDK (exports what is buffered); tracing is off afterwards. */
 export async function stopTracing(): Promise<void> {
   const hook = shutdownHook;

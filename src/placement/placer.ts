@@ -49,6 +49,8 @@ import { type Log, silentLog } from "../obs/log.js";
 import type { OpContext } from "../obs/context.js";
 import { CheckpointHealth, checkpointRisk } from "./checkpoint-health.js";
 import type { HostMetrics } from "../obs/metrics.js";
+import { annotateSpan, recordSpan, traced } from "../obs/trace.js";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import {
   countTools,
   endTurn,
@@ -360,7 +362,7 @@ export class Placer {
   /** The actor restored from `ref`, replacing any live one (whose RAM may hold a partial turn). */
   private async restoredActor(entry: HarnessEntry, session: string, ref: SnapshotRef): Promise<Incarnation> {
     await entry.runtime.stop(session);
-    return entry.runtime.restore(ref, { sessionUid: session, harnessName: entry.name });
+    return this.restoreFrom(entry, ref, { sessionUid: session, harnessName: entry.name });
   }
 
   /** Parks a turn that stopped at an undecided gate: SUSPEND at the head, actor freed. */
@@ -403,7 +405,13 @@ export class Placer {
    * a fresh fence at the head; an exact retry returns the committed record. Never runs or resumes anything.
    */
   async approve(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
-    return measured(this.deps.metrics, "approve", () => this.approveOp(session, decision));
+    return measured(this.deps.metrics, "approve", () =>
+      traced(
+        "harnesshost.approve",
+        () => ({ "harnesshost.session": session, "harnesshost.approved": decision.approved }),
+        () => this.approveOp(session, decision),
+      ),
+    );
   }
 
   private async approveOp(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
@@ -418,6 +426,15 @@ export class Placer {
       if (plan.kind === "existing") return { record: plan.record, existing: true };
       const fence = await this.mint(session);
       const record = await this.deps.journal.append(session, plan.head, fence, plan.event);
+      const request = records[decision.requestSeq - 1];
+      const requestTs = request?.event.ts;
+      if (requestTs)
+        recordSpan("harnesshost.approval.wait", timestampMs(requestTs), {
+          "harnesshost.session": session,
+          "harnesshost.seq.request": decision.requestSeq,
+          "harnesshost.seq.decision": record.seq,
+          "harnesshost.approved": decision.approved,
+        });
       if (this.deps.metrics) {
         const key = `${session}\u0001${decision.requestSeq}`;
         const gate = log.gate(decision);
@@ -449,6 +466,14 @@ export class Placer {
 
   /** Runs one turn. */
   async exec(req: ExecRequest): Promise<TurnResult> {
+    return traced(
+      "harnesshost.turn",
+      () => ({ "harnesshost.session": req.session, "harnesshost.operation": "exec" }),
+      () => this.execOp(req),
+    );
+  }
+
+  private async execOp(req: ExecRequest): Promise<TurnResult> {
     const batch = this.effectBatch(req.session);
     const release = await this.hold(req.session, "exec");
     const turn = this.running.start(req.session, req.signal);
@@ -463,6 +488,11 @@ export class Placer {
       const admission = await admit(entry, turn.signal);
       refuseOffPin(entry.name, admission.descriptor.version, log, req.session);
       mark = startTurn(this.deps.metrics, entry.name, admission.memory);
+      annotateSpan(() => ({
+        "harnesshost.harness": entry.name,
+        "harnesshost.tier": admission.memory ? "memory" : "stateless",
+        "harnesshost.seq.from": info.lastSeq + 1,
+      }));
       const inc = await this.incarnate(entry, admission, info, window);
       const fence = await this.turnFence(info);
       if (admission.memory) this.actorFence.set(req.session, fence);
@@ -488,9 +518,15 @@ export class Placer {
           history,
           historyBase,
           ...(info.identity ? { identity: info.identity } : {}),
+          ...(req.ctx?.requestId !== undefined ? { requestId: req.ctx.requestId } : {}),
           signal: deadline.signal,
         },
       ).finally(deadline.done);
+      annotateSpan(() => ({
+        "harnesshost.execution_id": result.executionId,
+        "harnesshost.seq.to": result.lastSeq,
+        "harnesshost.parked": result.parked !== undefined,
+      }));
       countTools(this.deps.metrics, result.records);
       if (result.parked) {
         const parked = await this.park(
@@ -533,7 +569,13 @@ export class Placer {
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
   async resume(session: string, outer: AbortSignal, observer?: TurnObserver, ctx?: OpContext): Promise<ResumeResult> {
-    return measured(this.deps.metrics, "resume", () => this.resumeOp(session, outer, observer, ctx));
+    return measured(this.deps.metrics, "resume", () =>
+      traced(
+        "harnesshost.turn",
+        () => ({ "harnesshost.session": session, "harnesshost.operation": "resume" }),
+        () => this.resumeOp(session, outer, observer, ctx),
+      ),
+    );
   }
 
   private async resumeOp(
@@ -602,6 +644,7 @@ export class Placer {
           records,
           log,
           ...(info.identity ? { identity: info.identity } : {}),
+          ...(ctx?.requestId !== undefined ? { requestId: ctx.requestId } : {}),
           signal: deadline.signal,
         },
       ).finally(deadline.done);
@@ -801,7 +844,13 @@ export class Placer {
 
   /** Snapshots the session's compute and records SUSPEND carrying the ref; frees the actor. */
   async suspend(session: string, signal: AbortSignal, ctx?: OpContext): Promise<SuspendResult> {
-    return measured(this.deps.metrics, "suspend", () => this.suspendOp(session, signal, ctx));
+    return measured(this.deps.metrics, "suspend", () =>
+      traced(
+        "harnesshost.suspend",
+        () => ({ "harnesshost.session": session }),
+        () => this.suspendOp(session, signal, ctx),
+      ),
+    );
   }
 
   private async suspendOp(session: string, signal: AbortSignal, ctx: OpContext | undefined): Promise<SuspendResult> {
@@ -853,7 +902,17 @@ export class Placer {
 
   /** Branches the session at a seq into children (docs/protocol.md §7.3). */
   async fork(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
-    return measured(this.deps.metrics, "fork", () => this.forkOp(req));
+    return measured(this.deps.metrics, "fork", () =>
+      traced(
+        "harnesshost.fork",
+        () => ({
+          "harnesshost.session": req.parent,
+          "harnesshost.fork.at_seq": req.atSeq,
+          "harnesshost.fork.children": req.children.length,
+        }),
+        () => this.forkOp(req),
+      ),
+    );
   }
 
   private async forkOp(req: ForkRequest): Promise<{ children: SessionInfo[]; atSeq: number }> {
@@ -1167,7 +1226,7 @@ export class Placer {
     if (!admission.memory) return entry.runtime.create(spec);
     if (info.computeState === "COLD") {
       const own = log.lastOwnSuspend;
-      if (own?.ref.memory) return entry.runtime.restore(own.ref, spec);
+      if (own?.ref.memory) return this.restoreFrom(entry, own.ref, spec);
     }
     const inc = await entry.runtime.create(spec);
     if (inc.origin === "restored" || (inc.origin === "attached" && !this.movedOn(info))) return inc;
@@ -1220,7 +1279,7 @@ export class Placer {
       const bound = records[checkpoint.seq - 1];
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = { local: info.uid, externalUri: checkpoint.digest, memory: true, sealed: false };
-        if (log.lastEndSeq <= checkpoint.seq) return entry.runtime.restore(ref, spec);
+        if (log.lastEndSeq <= checkpoint.seq) return this.restoreFrom(entry, ref, spec);
         if (this.inCheckpointWindow(entry, log, checkpoint.seq))
           return this.rebuildAfterCheckpoint(entry, admission, info, { records, log }, checkpoint.seq, ref);
       }
@@ -1263,7 +1322,7 @@ export class Placer {
     ref: SnapshotRef | undefined,
   ): Promise<Incarnation> {
     const spec = { sessionUid: info.uid, harnessName: entry.name };
-    const inc = ref ? await entry.runtime.restore(ref, spec) : await entry.runtime.create(spec);
+    const inc = ref ? await this.restoreFrom(entry, ref, spec) : await entry.runtime.create(spec);
     try {
       await replaySession(
         { journal: this.deps.journal },
@@ -1314,6 +1373,21 @@ export class Placer {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
     if (!end) return;
+    await traced(
+      "harnesshost.checkpoint",
+      () => ({ "harnesshost.session": session, "harnesshost.harness": entry.name, "harnesshost.seq": end.seq }),
+      () => this.checkpointAt(entry, session, turn, end, signal, ctx),
+    );
+  }
+
+  private async checkpointAt(
+    entry: HarnessEntry,
+    session: string,
+    turn: TurnResult,
+    end: JournalRecord,
+    signal: AbortSignal,
+    ctx: OpContext | undefined,
+  ): Promise<void> {
     try {
       // Bounded by the runtime's snapshot deadline (snapshotMs) and cancelled with the caller: a node
       // that never answers costs the committed turn a missing checkpoint, never a wedged session.
@@ -1329,9 +1403,23 @@ export class Placer {
       this.deps.metrics?.checkpoint(entry.name, true);
     } catch (err) {
       // See above: the committed turn stands; the missing checkpoint is counted, logged and shown.
+      annotateSpan(() => ({ "harnesshost.checkpoint.failed": true }));
       const log = this.opLog(ctx, session, entry.name).child({ turn: turn.executionId });
       await this.checkpointFailed(log, entry, session, end.seq, err);
     }
+  }
+
+  /** Restores a session's actor from a snapshot ref (a `harnesshost.restore` span while tracing). */
+  private restoreFrom(entry: HarnessEntry, ref: SnapshotRef, spec: { sessionUid: string; harnessName: string }) {
+    return traced(
+      "harnesshost.restore",
+      () => ({
+        "harnesshost.session": spec.sessionUid,
+        "harnesshost.harness": entry.name,
+        "harnesshost.snapshot": ref.externalUri,
+      }),
+      () => entry.runtime.restore(ref, spec),
+    );
   }
 
   /** The logger of one operation: its request id, session and harness on every line. */

@@ -30,6 +30,11 @@ export interface StartInfo {
   readonly inputs: readonly Message[];
   readonly resumeFromSeq: number;
   readonly identity?: { readonly principal?: IdentityRef; readonly canMintTokens: boolean };
+  /**
+   * The `x-request-id` of the call that started this turn, for correlating a harness's own logs with
+   * the host's (diagnostics only: never journaled, never part of any hash).
+   */
+  readonly requestId?: string;
 }
 
 export interface ModelRequest {

@@ -2,10 +2,9 @@
 // client sent, or a freshly minted 24-hex one — and that id is the one echoed back and logged.
 import type { Metadata } from "@grpc/grpc-js";
 import { randomHex } from "../controller/ids.js";
-import { REQUEST_ID_HEADER } from "../wire/request-id.js";
+import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 
-export { REQUEST_ID_HEADER };
-const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export { REQUEST_ID_HEADER, VALID_REQUEST_ID };
 
 export function mintRequestId(): string {
   return randomHex(12);

@@ -71,7 +71,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
       logger: opts.logger,
       listener,
       logFieldChars: host.limits.logFieldChars,
-      metrics: host.hostMetrics,
+      ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
       ...(auth ? { auth } : {}),
     });
 

@@ -3,6 +3,7 @@
 // has at most one message in flight to its client (the next is written once the previous one left for
 // the socket, so a client that stops reading holds one message of host memory, not a buffer of them),
 // and a handler's AbortSignal fires when the client cancels or its deadline passes.
+import { contextFromHeaders, SpanKind, traced, tracingEnabled } from "../obs/trace.js";
 import { lstatSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { Metadata, ServerCredentials } from "@grpc/grpc-js";
@@ -115,13 +116,13 @@ export async function listen(server: Server, addr: string, credentials?: ServerC
 function grpcHandler(method: DescMethod, fn: (...a: never[]) => unknown): UntypedHandleCall {
   switch (method.methodKind) {
     case "unary":
-      return unaryHandler(fn as unknown as UnaryFn);
+      return unaryHandler(method, fn as unknown as UnaryFn);
     case "server_streaming":
-      return serverStreamHandler(fn as unknown as ServerStreamFn);
+      return serverStreamHandler(method, fn as unknown as ServerStreamFn);
     case "client_streaming":
-      return clientStreamHandler(fn as unknown as ClientStreamFn);
+      return clientStreamHandler(method, fn as unknown as ClientStreamFn);
     case "bidi_streaming":
-      return bidiHandler(fn as unknown as BidiFn);
+      return bidiHandler(method, fn as unknown as BidiFn);
     default: {
       const exhaustive: never = method.methodKind;
       throw new Error(`unknown method kind ${String(exhaustive)}`);
@@ -140,34 +141,58 @@ function decoded<T>(request: T): T {
   return request;
 }
 
-function unaryHandler(fn: UnaryFn): UntypedHandleCall {
+function unaryHandler(method: DescMethod, fn: UnaryFn): UntypedHandleCall {
   return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const [ctx, finished] = callContext(call);
-    answerOnce(() => fn(decoded(call.request), ctx), ctx, finished, callback);
+    answerOnce(() => inRpcSpan(method, ctx, async () => fn(decoded(call.request), ctx)), ctx, finished, callback);
   };
 }
 
-function serverStreamHandler(fn: ServerStreamFn): UntypedHandleCall {
+function serverStreamHandler(method: DescMethod, fn: ServerStreamFn): UntypedHandleCall {
   return (call: ServerWritableStream<Message, unknown>) => {
     const [ctx, finished] = callContext(call);
-    void writeAll(call, ctx, finished, () => fn(decoded(call.request), ctx));
+    void inRpcSpan(method, ctx, () => writeAll(call, ctx, finished, () => fn(decoded(call.request), ctx)));
   };
 }
 
-function clientStreamHandler(fn: ClientStreamFn): UntypedHandleCall {
+function clientStreamHandler(method: DescMethod, fn: ClientStreamFn): UntypedHandleCall {
   return (call: ServerReadableStream<Message, unknown>, callback: sendUnaryData<unknown>) => {
     const [ctx, finished] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    answerOnce(() => fn(requests, ctx), ctx, finished, callback);
+    answerOnce(() => inRpcSpan(method, ctx, async () => fn(requests, ctx)), ctx, finished, callback);
   };
 }
 
-function bidiHandler(fn: BidiFn): UntypedHandleCall {
+function bidiHandler(method: DescMethod, fn: BidiFn): UntypedHandleCall {
   return (call: ServerDuplexStream<Message, unknown>) => {
     const [ctx, finished] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    void writeAll(call, ctx, finished, () => fn(requests, ctx));
+    void inRpcSpan(method, ctx, () => writeAll(call, ctx, finished, () => fn(requests, ctx)));
   };
+}
+
+/**
+ * Runs a call's handler in a SERVER span named after the method, continuing the caller's W3C trace
+ * context (`traceparent` metadata) — only while tracing is on; otherwise it just runs it.
+ */
+function inRpcSpan<T>(method: DescMethod, ctx: CallContext, run: () => Promise<T>): Promise<T> {
+  if (!tracingEnabled()) return run();
+  const header = (key: string): string | undefined => {
+    const v = ctx.metadata.get(key)[0];
+    return typeof v === "string" ? v : undefined;
+  };
+  return traced(
+    `${method.parent.typeName}/${method.name}`,
+    () => ({
+      "rpc.system": "grpc",
+      "rpc.service": method.parent.typeName,
+      "rpc.method": method.name,
+      ...(header("x-request-id") !== undefined ? { "harnesshost.request_id": header("x-request-id") } : {}),
+    }),
+    run,
+    contextFromHeaders(header),
+    SpanKind.SERVER,
+  );
 }
 
 /** Runs a single-response handler and sends its result or error as the call's status. */

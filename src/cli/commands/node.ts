@@ -7,6 +7,9 @@ import { serveHarness } from "../../node/serve.js";
 import { detach, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
+import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS } from "../../obs/log.js";
+import { startTracing, stopTracing } from "../../obs/trace.js";
+import { isatty } from "node:tty";
 import { requireStr, str, UsageError, type Command } from "../command.js";
 
 /** Where a detached node logs unless --log-file says otherwise. */
@@ -15,7 +18,7 @@ export const DEFAULT_NODE_LOG = "./.harnesshost/node.log";
 export const nodeCommand: Command = {
   name: "node",
   usage:
-    "node --harness <echo|counter|chat|ask|askcounter|question|module.js> --listen <host:port|unix:///path> [--no-actors] [--parent-stdin] [--pid-file F] [--detach [--log-file F]]",
+    "node --harness <echo|counter|chat|ask|askcounter|question|module.js> --listen <host:port|unix:///path> [--no-actors] [--parent-stdin] [--log-level warn] [--log-format json|pretty] [--pid-file F] [--detach [--log-file F]]",
   options: {
     harness: { type: "string" },
     listen: { type: "string" },
@@ -24,6 +27,8 @@ export const nodeCommand: Command = {
     "pid-file": { type: "string" },
     detach: { type: "boolean" },
     "log-file": { type: "string" },
+    "log-level": { type: "string" },
+    "log-format": { type: "string" },
   },
   async run(ctx) {
     const pidFile = str(ctx.values, "pid-file");
@@ -36,10 +41,21 @@ export const nodeCommand: Command = {
     }
     if (logFile !== undefined)
       throw new UsageError("--log-file goes with --detach (in the foreground the log is stderr)");
-    const factory = await loadHarnessFactory(requireStr(ctx.values, "harness"));
+    // A node logs to stderr (a spawned node's stderr is its host's): warn and up unless asked.
+    const level = LOG_LEVELS.find((l) => l === (str(ctx.values, "log-level") ?? "warn"));
+    if (level === undefined) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}`);
+    const formatFlag = str(ctx.values, "log-format");
+    const format = formatFlag === undefined ? defaultLogFormat(2, isatty) : LOG_FORMATS.find((f) => f === formatFlag);
+    if (format === undefined) throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(", ")}`);
+    const harness = requireStr(ctx.values, "harness");
+    const logger = createLog({ level, format, base: { component: "harnesshost-node", harness } });
+    // Traces: the same OTEL_* environment as the host (a spawned node inherits it); off when unset.
+    await startTracing(process.env, { serviceName: "harnesshost-node" });
+    const factory = await loadHarnessFactory(harness);
     const node = await serveHarness(factory, {
       listen: requireStr(ctx.values, "listen"),
       actors: ctx.values["no-actors"] !== true,
+      logger,
     });
     if (pidFile !== undefined) writePidFile(pidFile);
     ctx.out(JSON.stringify({ event: "listening", address: node.address, pid: process.pid }));
@@ -57,6 +73,7 @@ export const nodeCommand: Command = {
     });
     await node.close();
     if (pidFile !== undefined) removePidFile(pidFile);
+    await stopTracing();
     process.stdin.pause();
     return 0;
   },

@@ -17,6 +17,7 @@ import { detach, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { HostMetrics } from "../../obs/metrics.js";
+import { startTracing, stopTracing } from "../../obs/trace.js";
 import { type MetricsServer, parseHostPort, serveMetrics } from "../../obs/metrics-http.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../../obs/log.js";
@@ -197,6 +198,8 @@ export const serveCommand: Command = {
     if (ctx.values["detach"] === true)
       return detach("serve", ctx.argv, logFile ?? join(config.dataDir, "serve.log"), ctx);
     const logger = createLog({ level, format });
+    // Traces: on only when the OTEL_* environment asks (docs/operations.md, "Traces").
+    await startTracing(process.env);
     const metrics = new HostMetrics();
     metrics.collectProcessMetrics();
     const host = await Host.open(config, { logger, metrics });
@@ -265,6 +268,7 @@ export const serveCommand: Command = {
     await server.close(drainMs);
     await host.close();
     if (pidFile !== undefined) removePidFile(pidFile);
+    await stopTracing();
     logger.info({}, "stopped");
     return 0;
   },
