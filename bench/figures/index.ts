@@ -10,6 +10,7 @@ import { replay } from "./replay.js";
 import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
+import { obsOverhead } from "./obs-overhead.js";
 
 export const figures: readonly Figure[] = [
   journalAppend,
@@ -22,4 +23,5 @@ export const figures: readonly Figure[] = [
   concurrentTurns,
   sessionMemory,
   agentTurn,
+  obsOverhead,
 ];
