@@ -9,7 +9,7 @@ import type { SnapshotStore } from "../snapshot/store.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import type { Span } from "@opentelemetry/api";
-import { traced, tracingEnabled } from "../obs/trace.js";
+import { traced, tracedLeaf, tracingEnabled } from "../obs/trace.js";
 
 const CONFLICTS: Partial<Record<string, "conflict" | "fenced" | "busy">> = {
   [ErrorCode.Conflict]: "conflict",
@@ -32,7 +32,7 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
     recordsOf: (r: T) => readonly JournalRecord[],
   ): Promise<T> {
     if (!tracingEnabled()) return measure(commit, recordsOf);
-    return traced(
+    return tracedLeaf(
       "harnesshost.journal.commit",
       () => ({ "harnesshost.session": session, "harnesshost.journal.backend": backend }),
       (span) =>

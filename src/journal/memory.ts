@@ -1,6 +1,7 @@
 // In-process Journal for tests. Invariant: the same observable semantics as SqliteJournal — events are
 // stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
 // every mutation runs synchronously before its promise settles, which makes it atomic.
+import { noteEventBytes } from "../wire/event-bytes.js";
 import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
@@ -80,7 +81,7 @@ export class MemoryJournal implements Journal {
     const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
     checkAppend(session, head, expectedLastSeq, fence, existing?.row.fence ?? 0);
     const records = chainEvents(head, fence, events);
-    const blobs = records.map((r) => toBinary(EventSchema, r.event));
+    const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     if (records.length === 0) return [];
     const target = existing ?? this.createImplicit(session);
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
@@ -123,7 +124,7 @@ export class MemoryJournal implements Journal {
     // Everything that can throw runs before the first mutation: all or none.
     const fence = (existing?.row.fence ?? 0) + 1;
     const records = chainEvents(head, fence, events);
-    const blobs = records.map((r) => toBinary(EventSchema, r.event));
+    const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     const target = existing ?? this.createImplicit(session);
     target.row.fence = fence;
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));

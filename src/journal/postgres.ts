@@ -2,6 +2,7 @@
 // locks its session row (SELECT … FOR UPDATE), checks CAS then fence against the row's head pointer,
 // inserts the chained records and moves the head pointer and compute-state projection before commit,
 // so concurrent hosts serialise per session and the row never drifts from the records.
+import { noteEventBytes } from "../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -632,7 +633,7 @@ async function insertChained(
         chunk.map((r) => r.prevHash),
         chunk.map((r) => r.contentHash),
         chunk.map((r) => r.fence),
-        chunk.map((r) => toBinary(EventSchema, r.event)),
+        chunk.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event))),
       ],
     );
   }

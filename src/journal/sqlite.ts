@@ -3,6 +3,7 @@
 // records and moves the head pointer and compute-state projection together, so the head never drifts
 // from the records and a crash loses at most the uncommitted transaction. The head lives in a head row
 // beside the session's newest record (schema version 2, sqlite-schema.ts), anchored by the session row.
+import { noteEventBytes } from "../wire/event-bytes.js";
 import { readFileSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -376,7 +377,14 @@ export class SqliteJournal implements Journal {
   ): void {
     let computeState = state;
     for (const r of records) {
-      this.stmts.insertEvent.run(session, r.seq, r.prevHash, r.contentHash, r.fence, toBinary(EventSchema, r.event));
+      this.stmts.insertEvent.run(
+        session,
+        r.seq,
+        r.prevHash,
+        r.contentHash,
+        r.fence,
+        noteEventBytes(r.event, toBinary(EventSchema, r.event)),
+      );
       computeState = projectComputeState(computeState, r.event);
     }
     const last = records[records.length - 1];

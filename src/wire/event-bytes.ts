@@ -13,3 +13,9 @@ export function eventBytes(event: Event): number {
   }
   return n;
 }
+
+/** Records an event's encoding length where a caller already encoded it (journals on append). */
+export function noteEventBytes(event: Event, bytes: Uint8Array): Uint8Array {
+  sizes.set(event, bytes.byteLength);
+  return bytes;
+}

@@ -23,6 +23,10 @@ const KEYS = [
   "suspended_session_rss_bytes",
   "live_echo_actor_rss_bytes",
   "agent_turn_ratio_10k",
+  "obs_metrics_turn_ratio",
+  "obs_tracing_turn_ratio",
+  "obs_metrics_append_ratio",
+  "obs_tracing_append_ratio",
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));
