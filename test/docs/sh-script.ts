@@ -35,15 +35,15 @@ export async function freePort(): Promise<number> {
 
 /**
  * The document's lines as a strict bash script (`set -euo pipefail`, and background jobs killed on
- * exit), unchanged otherwise: no wait is added anywhere. A harnesshost command backgrounded with `&`
- * is refused — documents start servers with `--detach`, which returns once they listen (docs/cli.md
- * "Background servers"); other programs (a fake model endpoint) may still be started with `&`.
+ * exit), unchanged otherwise: no wait is added anywhere. A command backgrounded with `&` is refused —
+ * documents start servers with `--detach`, which returns once they listen (docs/cli.md "Background
+ * servers"), and the fake model endpoint the same way.
  */
 export function strictScript(script: string): string {
   const joined = script.replace(/\\\n\s*/g, " ");
   const backgrounded = joined
     .split("\n")
-    .find((line) => /(^|[^&])&\s*(#.*)?$/.test(line) && line.includes("harnesshost"));
+    .find((line) => /(^|[^&])&\s*(#.*)?$/.test(line));
   if (backgrounded !== undefined)
     throw new Error(`a documented command is backgrounded with &, which races the next line: ${backgrounded}`);
   return `set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
