@@ -41,9 +41,7 @@ export async function freePort(): Promise<number> {
  */
 export function strictScript(script: string): string {
   const joined = script.replace(/\\\n\s*/g, " ");
-  const backgrounded = joined
-    .split("\n")
-    .find((line) => /(^|[^&])&\s*(#.*)?$/.test(line));
+  const backgrounded = joined.split("\n").find((line) => /(^|[^&])&\s*(#.*)?$/.test(line));
   if (backgrounded !== undefined)
     throw new Error(`a documented command is backgrounded with &, which races the next line: ${backgrounded}`);
   return `set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
