@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
 import { dropSchemas, freshSchema, PG_URL } from "../journal/postgres-fixture.js";
+import { ServeProcess } from "../reliability/serve-process.js";
 import { BIN, hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-cancel-"));
 const fixture = join(REPO, "test/fixtures/harnesses/cli-truth.ts");
-let serve: ChildProcess | undefined;
+let serve: ServeProcess | undefined;
 let server = "";
 
 /** Resolves with the text of `stream` once `pattern` matches it (rejects if the process exits first). */
@@ -57,11 +58,8 @@ async function hangingTurn(): Promise<{ session: string; done: Promise<{ code: n
 beforeAll(async () => {
   server = `127.0.0.1:${await freePort()}`;
   const registry = `127.0.0.1:${await freePort()}`;
-  serve = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
+  serve = await ServeProcess.start({
+    args: [
       "--data",
       join(dir, "data"),
       "--addr",
@@ -75,19 +73,11 @@ beforeAll(async () => {
       "--log-level",
       "warn",
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  await waitFor(serve, "stderr", /harnesshost listening/);
-  serve.stdout?.resume();
-  serve.stderr?.resume();
+  });
 }, 300_000);
 
 afterAll(async () => {
-  if (serve && serve.exitCode === null) {
-    const gone = new Promise((r) => serve?.once("exit", r));
-    serve.kill("SIGTERM");
-    await gone;
-  }
+  await serve?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

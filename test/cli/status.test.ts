@@ -7,11 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
+import { ServeProcess } from "../reliability/serve-process.js";
 import { BIN, hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-status-"));
 const fixture = join(REPO, "test/fixtures/harnesses/cli-truth.ts");
-let serve: ChildProcess | undefined;
+let serve: ServeProcess | undefined;
 let server = "";
 let registry = "";
 
@@ -35,11 +36,8 @@ beforeAll(async () => {
   const [p1, p2] = [await freePort(), await freePort()];
   server = `127.0.0.1:${p1}`;
   registry = `127.0.0.1:${p2}`;
-  serve = spawn(
-    process.execPath,
-    [
-      BIN,
-      "serve",
+  serve = await ServeProcess.start({
+    args: [
       "--data",
       join(dir, "data"),
       "--addr",
@@ -53,19 +51,11 @@ beforeAll(async () => {
       "--log-level",
       "warn",
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  await waitFor(serve, "stderr", /harnesshost listening/);
-  serve.stdout?.resume();
-  serve.stderr?.resume();
+  });
 }, 300_000);
 
 afterAll(async () => {
-  if (serve && serve.exitCode === null) {
-    const exited = new Promise((r) => serve?.once("exit", r));
-    serve.kill("SIGTERM");
-    await exited;
-  }
+  await serve?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
