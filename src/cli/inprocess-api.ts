@@ -11,7 +11,7 @@ import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { servedSession } from "../host/served-session.js";
-import { answerText, pendingTuple, questionIn } from "../client/decisions.js";
+import { answerText, pendingTuple, pendingQuestion } from "../client/decisions.js";
 import { outputOf } from "../client/exec.js";
 import type { JournalRecord } from "../journal/types.js";
 import type {
@@ -150,9 +150,9 @@ export class InProcessApi implements SessionsApi {
   }
 
   async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
-    const tuple = pendingTuple(await sessionView(this.host.placer, await this.host.getSession(p.session)));
-    const recs = (await this.host.journal.readRange(p.session, 1, tuple.requestSeq)).map(logRecord);
-    return this.decide(p.session, tuple, true, answerText(questionIn(recs, tuple), p));
+    const session = await sessionView(this.host.placer, await this.host.getSession(p.session));
+    const tuple = pendingTuple(session);
+    return this.decide(p.session, tuple, true, answerText(pendingQuestion(session, tuple), p));
   }
 
   private async decide(

@@ -1,9 +1,8 @@
 // How `approve` / `answer` become the exact gate tuple Approve needs (client and in-process CLI alike).
 // Invariants: the tuple always comes from the session's pending_approval (never guessed); a choice N
 // resolves to the recorded question's N-th choice, and nothing is sent when it does not exist.
-import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
-import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
+import type { Question } from "../controller/questions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { TURN_ANNOTATION, type TurnAnnotation } from "../wire/annotations.js";
 
@@ -13,17 +12,22 @@ export interface PendingTuple {
   readonly requestSeq: number;
 }
 
-/** The session's own decided-but-not-resumed gate, from the host's turn annotation. */
-function decidedTuple(session: Session): PendingTuple | undefined {
+/** The session's turn annotation (the host's status of its last turn), when it carries one. */
+function turnOf(session: Session): TurnAnnotation | undefined {
   const raw = session.annotations[TURN_ANNOTATION];
   if (raw === undefined) return undefined;
   try {
-    const t = JSON.parse(raw) as TurnAnnotation;
-    if (t.status !== "decided" || t.inherited === true || t.gate === undefined) return undefined;
-    return { executionId: t.gate.execution_id, toolCallId: t.gate.tool_call_id, requestSeq: t.gate.request_seq };
+    return JSON.parse(raw) as TurnAnnotation;
   } catch {
     return undefined;
   }
+}
+
+/** The session's own decided-but-not-resumed gate, from the host's turn annotation. */
+function decidedTuple(session: Session): PendingTuple | undefined {
+  const t = turnOf(session);
+  if (t === undefined || t.status !== "decided" || t.inherited === true || t.gate === undefined) return undefined;
+  return { executionId: t.gate.execution_id, toolCallId: t.gate.tool_call_id, requestSeq: t.gate.request_seq };
 }
 
 /**
@@ -40,23 +44,21 @@ export function pendingTuple(session: Session): PendingTuple {
   return { executionId: p.executionId, toolCallId: p.toolCallId, requestSeq: Number(p.requestSeq) };
 }
 
-/** The recorded question of the pending gate, from the session's records up to its request. */
-export function questionIn(records: readonly LogRecord[], tuple: PendingTuple): Question {
-  for (const rec of records) {
-    const ev = rec.event;
-    if (ev?.executionId === tuple.executionId && ev.body.case === "tool" && ev.body.value.id === tuple.toolCallId) {
-      if (ev.body.value.tool !== ASK_TOOL)
-        throw new HostError(
-          ErrorCode.FailedPrecondition,
-          `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`,
-        );
-      return questionOf(ev.body.value);
-    }
-  }
-  throw new HostError(
-    ErrorCode.FailedPrecondition,
-    `the pending approval's call ${tuple.toolCallId} is not in the session's records`,
-  );
+/**
+ * The recorded question of the session's pending gate, as the host's turn annotation carries it (read
+ * from the session-log projection on the host, so no client scans records for it).
+ */
+export function pendingQuestion(session: Session, tuple: PendingTuple): Question {
+  const t = turnOf(session);
+  const g = t?.gate;
+  if (t === undefined || g === undefined || g.execution_id !== tuple.executionId || g.tool_call_id !== tuple.toolCallId)
+    throw new HostError(ErrorCode.FailedPrecondition, `the pending approval (call ${tuple.toolCallId}) is not in view`);
+  if (t.wait !== "question" || t.question === undefined)
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`,
+    );
+  return { question: t.question.text, choices: t.question.choices, allowFreeText: t.question.allow_free_text };
 }
 
 /** The answer text for a free-text answer or choice N (1-based). */

@@ -6,7 +6,7 @@ import type { Sessions, Session } from "../gen/agentsessions/v1/session_pb.js";
 import { jsonlLine } from "../journal/export.js";
 import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
-import { answerText, pendingTuple, questionIn, type PendingTuple } from "./decisions.js";
+import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./decisions.js";
 import { call, HarnessHostError, stream } from "./errors.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
@@ -212,10 +212,9 @@ export class SessionsClient {
     p: { session: string; text: string } | { session: string; choice: number },
     options?: CallOptions,
   ): Promise<DecisionResult> {
-    const tuple = await call(async () => pendingTuple(await this.get(p.session, options)));
-    const records: LogRecord[] = [];
-    for await (const rec of this.replay(p.session, { fromSeq: 1, toSeq: tuple.requestSeq }, options)) records.push(rec);
-    const text = await call(async () => answerText(questionIn(records, tuple), p));
+    const session = await this.get(p.session, options);
+    const tuple = await call(async () => pendingTuple(session));
+    const text = await call(async () => answerText(pendingQuestion(session, tuple), p));
     return this.decide(p.session, tuple, true, text, options);
   }
 

@@ -5,7 +5,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ExecState } from "../gen/agentsessions/v1/session_pb.js";
 import type { ApprovalRef, Owner, SessionLog } from "../controller/projection.js";
-import { ASK_TOOL } from "../controller/questions.js";
+import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
 import { isHostError } from "../errors/index.js";
 import type { NextCommand, TurnAnnotation, WaitKind } from "../wire/annotations.js";
 
@@ -17,7 +17,14 @@ export type TurnStatus =
   /** This host is running an operation (exec, resume, suspend, fork, approve) on the session now. */
   | { readonly kind: "running" }
   /** The turn is parked on an undecided gate: `approve`/`answer` it, then `resume`. */
-  | { readonly kind: "awaiting"; readonly wait: WaitKind; readonly ref: ApprovalRef; readonly owner: Owner }
+  | {
+      readonly kind: "awaiting";
+      readonly wait: WaitKind;
+      readonly ref: ApprovalRef;
+      readonly owner: Owner;
+      /** The recorded question, when the gate is one (wait "question"). */
+      readonly question?: Question;
+    }
   /** The gate is decided but the turn has not continued yet: `resume` runs it. */
   | {
       readonly kind: "decided";
@@ -25,6 +32,7 @@ export type TurnStatus =
       readonly ref: ApprovalRef;
       readonly approved: boolean;
       readonly owner: Owner;
+      readonly question?: Question;
     }
   /** The turn was cut (a failure, a cancellation, a crash) before its END: `resume` re-drives it. */
   | {
@@ -48,10 +56,18 @@ export function turnStatus(log: SessionLog, busy: boolean): TurnStatus {
   if (!pending) return log.hasTurns ? { kind: "completed" } : { kind: "new" };
   const t = pending.trailing;
   if (t.kind === "gate") {
-    const wait: WaitKind = t.gate.call.tool === ASK_TOOL ? "question" : "approval";
-    if (t.gate.state === "open") return { kind: "awaiting", wait, ref: t.gate.ref, owner: t.gate.owner };
+    const asked = t.gate.call.tool === ASK_TOOL ? { question: questionOf(t.gate.call) } : {};
+    const wait: WaitKind = asked.question ? "question" : "approval";
+    if (t.gate.state === "open") return { kind: "awaiting", wait, ref: t.gate.ref, owner: t.gate.owner, ...asked };
     if (t.gate.decision)
-      return { kind: "decided", wait, ref: t.gate.ref, approved: t.gate.decision.approved, owner: t.gate.owner };
+      return {
+        kind: "decided",
+        wait,
+        ref: t.gate.ref,
+        approved: t.gate.decision.approved,
+        owner: t.gate.owner,
+        ...asked,
+      };
   }
   const error = pending.execution.error;
   return {
@@ -110,6 +126,10 @@ function gateOf(ref: ApprovalRef): NonNullable<TurnAnnotation["gate"]> {
   return { execution_id: ref.executionId, tool_call_id: ref.toolCallId, request_seq: ref.requestSeq };
 }
 
+function askedOf(q: Question | undefined): Pick<TurnAnnotation, "question"> {
+  return q ? { question: { text: q.question, choices: [...q.choices], allow_free_text: q.allowFreeText } } : {};
+}
+
 export function turnAnnotation(status: TurnStatus): TurnAnnotation {
   const next = nextCommand(status);
   const base = { status: status.kind, ...(next !== undefined ? { next } : {}) };
@@ -119,6 +139,7 @@ export function turnAnnotation(status: TurnStatus): TurnAnnotation {
         ...base,
         wait: status.wait,
         gate: gateOf(status.ref),
+        ...askedOf(status.question),
         ...(status.owner === "inherited" ? { inherited: true } : {}),
       };
     case "decided":
@@ -126,6 +147,7 @@ export function turnAnnotation(status: TurnStatus): TurnAnnotation {
         ...base,
         wait: status.wait,
         gate: gateOf(status.ref),
+        ...askedOf(status.question),
         approved: status.approved,
         ...(status.owner === "inherited" ? { inherited: true } : {}),
       };

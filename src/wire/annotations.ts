@@ -19,6 +19,12 @@ export interface TurnAnnotation {
   readonly error?: string;
   /** The gate an awaiting or decided turn waits on (the tuple Approve takes). */
   readonly gate?: { readonly execution_id: string; readonly tool_call_id: string; readonly request_seq: number };
+  /** The question an awaiting or decided gate asks (wait "question"), as the harness recorded it. */
+  readonly question?: {
+    readonly text: string;
+    readonly choices: readonly string[];
+    readonly allow_free_text: boolean;
+  };
   /** The CLI command that continues the session (e.g. "resume"), when one does. */
   readonly next?: NextCommand;
 }

@@ -14,6 +14,7 @@ import {
   type HarnessHostClient,
 } from "../../src/client/index.js";
 import { Host } from "../../src/host/host.js";
+import { TURN_ANNOTATION, type TurnAnnotation } from "../../src/wire/annotations.js";
 import { parseHarnessFlag } from "../../src/host/config.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
 
@@ -106,6 +107,9 @@ describe("harnesshost/client", () => {
 
     const other = await client.sessions.exec({ harness: "ask", input: "again" }).result();
     const uid2 = other.session.metadata?.uid ?? "";
+    const notQuestion = await failure(client.sessions.answer({ session: uid2, text: "yes" }));
+    expect(notQuestion.code).toBe("FAILED_PRECONDITION");
+    expect((await client.sessions.get(uid2)).lastSeq).toBe(other.session.lastSeq);
     expect((await client.sessions.deny({ session: uid2 })).approved).toBe(false);
     expect((await client.sessions.resume(uid2)).outputs.join()).toMatch(/denied/);
   });
@@ -113,6 +117,11 @@ describe("harnesshost/client", () => {
   it("answer resolves a choice to the recorded question's text; a choice out of range sends nothing", async () => {
     const parked = await client.sessions.exec({ harness: "asker", input: "q" }).result();
     const uid = parked.session.metadata?.uid ?? "";
+    const turn = JSON.parse(parked.session.annotations[TURN_ANNOTATION] ?? "{}") as TurnAnnotation;
+    expect(turn).toMatchObject({
+      wait: "question",
+      question: { text: "which colour?", choices: ["red", "blue"], allow_free_text: false },
+    });
     const bad = await failure(client.sessions.answer({ session: uid, choice: 3 }));
     expect(bad.code).toBe("INVALID_ARGUMENT");
     expect((await client.sessions.get(uid)).lastSeq).toBe(parked.session.lastSeq);
