@@ -2,8 +2,8 @@
 // exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
-import type { LogRecord } from "../../gen/agentsessions/v1/common_pb.js";
-import { ASK_TOOL, questionOf } from "../../controller/questions.js";
+import type { Question } from "../../controller/questions.js";
+import { pendingQuestion } from "../../client/decisions.js";
 import type { DecisionOutcome } from "../api.js";
 import {
   type CommandIo,
@@ -135,17 +135,17 @@ function sessionJsonWithEffects(s: Session): unknown {
   return doc;
 }
 
-/** The line `exec` prints for a turn that parked on an approval. */
-/** What a parked turn waits for: an approval, or a question (its text and choices, from the turn's records). */
-function awaitingLine(s: Session, records: readonly LogRecord[]): string | undefined {
+/** What a parked turn waits for: an approval, or a question (its text and choices, from the turn annotation). */
+function awaitingLine(s: Session): string | undefined {
   const p = s.pendingApproval;
   if (!p) return undefined;
   const at = `execution=${p.executionId} tool_call=${p.toolCallId} request_seq=${p.requestSeq}`;
-  const call = records
-    .map((r) => r.event)
-    .find((ev) => ev?.executionId === p.executionId && ev.body.case === "tool" && ev.body.value.id === p.toolCallId);
-  if (call?.body.case !== "tool" || call.body.value.tool !== ASK_TOOL) return `awaiting approval: ${at}`;
-  const q = questionOf(call.body.value);
+  let q: Question;
+  try {
+    q = pendingQuestion(s, { executionId: p.executionId, toolCallId: p.toolCallId, requestSeq: Number(p.requestSeq) });
+  } catch {
+    return `awaiting approval: ${at}`;
+  }
   const choices = q.choices.map((c, i) => `--choice ${i + 1} ${c}`);
   const how = [...choices, ...(q.allowFreeText ? ["--text TEXT"] : [])].join(", ");
   return `awaiting an answer: ${q.question} (answer with ${how}) ${at}`;
@@ -223,7 +223,7 @@ export const execCommand: Command = {
           : {}),
       });
       const uid = res.session.metadata?.uid ?? "";
-      const awaiting = awaitingLine(res.session, res.records);
+      const awaiting = awaitingLine(res.session);
       const pending = res.session.pendingApproval;
       if (json(ctx.values)) {
         ctx.out(
