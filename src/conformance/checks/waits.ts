@@ -2,7 +2,8 @@
 // Invariant: each check drives the harness through a real host to an approval gate and proves one rule
 // with evidence — park/approve/resume continues, denial completes without the tool, an exact retry
 // returns the same record, and a parked resume takes zero steps (journal, fence and model untouched).
-import { Mediation, ToolResult_Code } from "../../gen/agentsessions/v1/common_pb.js";
+import { Lifecycle_Kind, Mediation, ToolResult_Code } from "../../gen/agentsessions/v1/common_pb.js";
+import { SessionLog } from "../../controller/projection.js";
 import type { ApprovalRef } from "../../controller/approvals.js";
 import type { TurnResult } from "../../controller/index.js";
 import type { Host } from "../../host/host.js";
@@ -44,7 +45,7 @@ async function parkFirstTurn(env: SuiteEnv): Promise<Parked | CheckOutcome> {
     );
   const last = (await host.journal.readRange(uid)).at(-1);
   const lc = last?.event.body.case === "lifecycle" ? last.event.body.value : undefined;
-  if (lc?.kind !== 1 /* SUSPEND */)
+  if (lc?.kind !== Lifecycle_Kind.LIFECYCLE_SUSPEND)
     fail(`the parked turn was not suspended: the last record (seq ${last?.seq}) is not a SUSPEND`);
   return { host, uid, ref: turn.result.parked };
 }
@@ -104,12 +105,8 @@ function waitsChecks(tier: Tier): Check[] {
       const { turn } = await decideThrough(env, p, false);
       if (!turn || turn.parked) fail("resume after the denial did not complete the turn");
       const records = await p.host.journal.readRange(p.uid);
-      const receipt = records.find(
-        (r) =>
-          r.event.body.case === "result" &&
-          r.event.body.value.id === p.ref.toolCallId &&
-          r.event.executionId === p.ref.executionId,
-      );
+      const receiptSeq = SessionLog.of(records).gate(p.ref)?.receiptSeq;
+      const receipt = receiptSeq === undefined ? undefined : records[receiptSeq - 1];
       const value = receipt?.event.body.case === "result" ? receipt.event.body.value : undefined;
       if (!value || value.code !== ToolResult_Code.APPROVAL_DENIED || !value.isError)
         fail(`no APPROVAL_DENIED receipt for call ${p.ref.toolCallId}`);
