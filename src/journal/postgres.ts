@@ -1,7 +1,9 @@
 // The multi-host Journal on PostgreSQL (`pg`). Invariant: every write is one transaction; an append
 // locks its session row (SELECT … FOR UPDATE), checks CAS then fence against the row's head pointer,
 // inserts the chained records and moves the head pointer and compute-state projection before commit,
-// so concurrent hosts serialise per session and the row never drifts from the records.
+// so concurrent hosts serialise per session and the row never drifts from the records. Appends go
+// through a commit queue (commit-queue.ts, postgres-batch.ts): appends that arrive together share one
+// transaction on one connection, each checked alone, none acknowledged before the COMMIT returns.
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
@@ -9,7 +11,6 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import {
   chainEvents,
-  checkAppend,
   forkMarkerEvent,
   requireAppendArgs,
   requireForkRange,
@@ -18,8 +19,10 @@ import {
   type StoredRecord,
   requireImportable,
 } from "./chain.js";
-import { parseComputeState, projectComputeState } from "./compute-state.js";
+import { projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
+import { writeBatchIn } from "./postgres-batch.js";
 import { PgCancelChannel } from "./postgres-cancel.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
@@ -38,12 +41,14 @@ import {
   type SessionDbRow,
 } from "./postgres-rows.js";
 import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
-import { implicitRow, importedRow, rowFromMeta, validateMeta } from "./session-row.js";
+import { importedRow, rowFromMeta, validateMeta } from "./session-row.js";
 import type {
   CancelRequest,
   ImportedSessionMeta,
   CheckpointRow,
   ComputeStateName,
+  FencedAppend,
+  FencedAppendOptions,
   ForkChild,
   Head,
   Journal,
@@ -64,6 +69,13 @@ export interface PostgresJournalOptions {
   readonly poolSize?: number;
   /** Connections available for session locks held at once (default 32); see tryLockSession. */
   readonly maxSessionLocks?: number;
+  /**
+   * Group commit (default on, `maxBatch` 256 writes): appends that arrive in the same event-loop turn,
+   * and every append queued while a batch is committing, share one transaction on one connection (one
+   * WAL flush) — one batch in flight per journal. `false`: each append is its own transaction on its
+   * own pooled connection, several in parallel (the one-transaction-per-append baseline).
+   */
+  readonly groupCommit?: boolean | GroupCommitOptions;
 }
 
 /** Rows per INSERT when a batch or fork marker is written. */
@@ -76,6 +88,8 @@ export class PostgresJournal implements Journal {
   readonly kind = "postgres";
   readonly storage = { sharedByHosts: true, snapshotsInJournal: true } as const;
   private closed = false;
+  /** Undefined when group commit is off. */
+  private readonly queue: CommitQueue | undefined;
 
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
@@ -84,7 +98,18 @@ export class PostgresJournal implements Journal {
     readonly schema: string | undefined,
     private readonly locks: PgSessionLocks,
     private readonly cancels: PgCancelChannel,
-  ) {}
+    groupCommit: boolean | GroupCommitOptions,
+  ) {
+    this.queue =
+      groupCommit === false
+        ? undefined
+        : new CommitQueue((writes) => this.runBatch(writes), groupCommit === true ? {} : groupCommit);
+  }
+
+  /** Batches committed and writes they carried since open (diagnostics, bench/). */
+  get groupCommitStats(): { readonly batches: number; readonly writes: number } {
+    return { ...(this.queue?.stats ?? { batches: 0, writes: 0 }) };
+  }
 
   /**
    * Connects, creates or checks the schema (FailedPrecondition when its stamp is newer than this build).
@@ -116,7 +141,13 @@ export class PostgresJournal implements Journal {
       throw err;
     }
     const locks = new PgSessionLocks(config, schema ?? "", positive(opts.maxSessionLocks, 32, "maxSessionLocks"));
-    return new PostgresJournal(pool, schema, locks, new PgCancelChannel(config, schema ?? ""));
+    return new PostgresJournal(
+      pool,
+      schema,
+      locks,
+      new PgCancelChannel(config, schema ?? ""),
+      opts.groupCommit ?? true,
+    );
   }
 
   /**
@@ -165,35 +196,51 @@ export class PostgresJournal implements Journal {
     events: readonly Event[],
   ): Promise<JournalRecord[]> {
     requireAppendArgs(session, expectedLastSeq, fence);
-    if (events.length === 0) {
-      // Nothing to write: the checks still apply, but no row is locked or created.
-      const row = await this.headRow(session);
-      checkAppend(
-        session,
-        { seq: row ? int(row.last_seq) : 0, hash: row?.last_hash ?? "" },
-        expectedLastSeq,
-        fence,
-        row ? int(row.fence) : 0,
+    this.live();
+    const write = { kind: "append", session, expectedLastSeq, fence, events } as const;
+    if (this.queue !== undefined) return this.queue.append(write);
+    return unwrap(await this.runBatch([write])).records;
+  }
+
+  /** newFence + appendBatch (+ the checkpoint row) as one transaction, queued like any append. */
+  async appendUnderNewFence(
+    session: string,
+    expectedLastSeq: number,
+    events: readonly Event[],
+    opts: FencedAppendOptions = {},
+  ): Promise<FencedAppend> {
+    requireAppendArgs(session, expectedLastSeq, 0);
+    if (events.length === 0)
+      throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
+    this.live();
+    const write = {
+      kind: "fenced",
+      session,
+      expectedLastSeq,
+      events,
+      checkpointDigest: opts.checkpointDigest,
+    } as const;
+    if (this.queue !== undefined) return this.queue.appendUnderNewFence(write);
+    const { fence, records } = unwrap(await this.runBatch([write]));
+    return { fence, records };
+  }
+
+  /**
+   * The commit queue's runner: the batch in one transaction (postgres-batch.ts). When the transaction
+   * as a whole fails, each write is retried in a transaction of its own, so only the write that broke
+   * it fails; a lone write's failure is its outcome.
+   */
+  private async runBatch(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {
+    try {
+      return await this.transaction(`group commit of ${writes.length} writes`, (client) =>
+        writeBatchIn(client, writes, mapWriteError),
       );
-      return [];
+    } catch (error) {
+      if (writes.length === 1) return [{ ok: false, error }];
+      const outcomes: WriteOutcome[] = [];
+      for (const w of writes) outcomes.push(...(await this.runBatch([w])));
+      return outcomes;
     }
-    return this.transaction(`append to session ${session}`, async (client) => {
-      const now = Date.now();
-      let row = await lockHead(client, session);
-      if (!row) {
-        await client.query(
-          `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
-          sessionParams(implicitRow(session, now)),
-        );
-        row = await lockHead(client, session);
-        if (!row) throw new Error(`session ${session}: row vanished after insert`);
-      }
-      const head: Head = { seq: int(row.last_seq), hash: row.last_hash };
-      checkAppend(session, head, expectedLastSeq, fence, int(row.fence));
-      const records = chainEvents(head, fence, events);
-      await insertChained(client, session, records, parseComputeState(row.compute_state), now);
-      return records;
-    });
   }
 
   async newFence(session: string): Promise<number> {
@@ -504,6 +551,7 @@ export class PostgresJournal implements Journal {
   /** Releases held session locks (their connections end, so other hosts can take them) and the pool. */
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.queue?.drain();
     this.closed = true;
     await this.cancels.close();
     await this.locks.close();
@@ -554,14 +602,6 @@ export class PostgresJournal implements Journal {
     if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
     return this;
   }
-}
-
-async function lockHead(client: pg.PoolClient, session: string): Promise<HeadDbRow | undefined> {
-  const result = await client.query<HeadDbRow>(
-    "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR UPDATE",
-    [session],
-  );
-  return result.rows[0];
 }
 
 /** Inserts chained records (in bounded multi-row statements) and moves the head pointer with them. */
@@ -645,6 +685,13 @@ async function insertChained(
       [last.seq, last.contentHash, computeState, now, session],
     );
   }
+}
+
+function unwrap(outcomes: readonly WriteOutcome[]): { fence: number; records: JournalRecord[] } {
+  const [outcome] = outcomes;
+  if (outcome === undefined) throw new Error("a write committed without an outcome");
+  if (!outcome.ok) throw outcome.error;
+  return { fence: outcome.fence, records: outcome.records };
 }
 
 function mapWriteError(what: string, err: unknown): unknown {
