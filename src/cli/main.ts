@@ -4,10 +4,8 @@
 // `--help` and `--version` load no command module (the table in commands/index.ts loads one on use).
 // A command's long flags are also accepted Go-style (`-session s`), as the reference's agentctl
 // scripts write them.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { PACKAGE_ROOT } from "../paths.js";
+import { packageVersion } from "./version.js";
 import { HOST_FLAG_HELP, UsageError, type Command, type CommandIo } from "./command.js";
 import { cliFailure, ExitCode } from "./exit-codes.js";
 import { commands } from "./commands/index.js";
@@ -49,12 +47,6 @@ function processIo(): CommandIo {
     err: (t) => console.error(t),
     write: (t) => void process.stdout.write(t),
   };
-}
-
-/** The version in the package's own package.json. */
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version?: unknown };
-  return typeof pkg.version === "string" ? pkg.version : "unknown";
 }
 
 export async function main(argv: readonly string[], io: CommandIo = processIo()): Promise<number> {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { didYouMean } from "../errors/suggest.js";
 import { LimitOverrides } from "../limits/index.js";
 import { VERSION_LABEL } from "../placement/registry.js";
+import { parseAddress } from "../wire/address.js";
 
 /** A harness served by this host: `name=<runtime>:<target>` on the command line. */
 export const HarnessSpecFlag = z.object({
@@ -27,10 +28,19 @@ export const HostConfig = z.object({
   dataDir: z.string().min(1).default("./.harnesshost"),
   /** Journal URL: "sqlite:PATH", a bare path, "memory:" or "postgres://…". Default: DATA/journal.db. */
   journal: z.string().optional(),
-  /** "echo" (deterministic built-in) or an OpenAI-compatible base URL. */
+  /**
+   * "echo" (deterministic built-in), an OpenAI-compatible base URL, or a model id sent to `modelUrl`
+   * (the reference's `-model ID`). Any model but echo also serves the `chat` harness, as the reference does.
+   */
   model: z.string().default("echo"),
-  /** Model id sent to an OpenAI-compatible provider. */
+  /** Model id sent to an OpenAI-compatible provider given as `model: URL`. */
   modelName: z.string().optional(),
+  /** With a model id: the endpoint's base URL. Default https://api.openai.com/v1 (the reference's default). */
+  modelUrl: z.string().optional(),
+  /** Completions path under the base URL, may carry a query (`?api-version=…`). Default /chat/completions. */
+  modelPath: z.string().optional(),
+  /** Header carrying MODEL_API_KEY: Authorization (default, `Bearer KEY`) or another name (`api-key`, bare key). */
+  modelAuthHeader: z.string().optional(),
   /** Harnesses served besides the built-in `echo` (local) and `counter` (spawned). */
   harnesses: z.array(HarnessSpecFlag).default([]),
   /** The harness a new session gets when it names none. */
@@ -57,24 +67,43 @@ export const HostConfig = z.object({
 export type HostConfig = z.infer<typeof HostConfig>;
 export type HostConfigInput = z.input<typeof HostConfig>;
 
-/** Parses `name[@version]=<runtime>:<target>` (e.g. `mine=remote:unix:///tmp/x.sock`, `x@2=local:./v2.mjs`). */
+/**
+ * Parses `name[@version]=<runtime>:<target>` (e.g. `mine=remote:unix:///tmp/x.sock`, `x@2=local:./v2.mjs`),
+ * or the reference's shorthand `name=ADDRESS` for a harness node already running there (`mine=127.0.0.1:9000`,
+ * `mine=unix:///tmp/x.sock`, `mine=dns:///node:9000`), which is `name=remote:ADDRESS`.
+ */
 export function parseHarnessFlag(flag: string): HarnessSpecFlag {
   const eq = flag.indexOf("=");
   const colon = flag.indexOf(":", eq + 1);
   if (eq < 1 || colon < 0)
-    throw new Error(`--harness expects name[@version]=<local|spawned|remote|vm>:<target>, got ${JSON.stringify(flag)}`);
-  const runtime = flag.slice(eq + 1, colon);
+    throw new Error(
+      `--harness expects name[@version]=<local|spawned|remote|vm>:<target> or name=ADDRESS, got ${JSON.stringify(flag)}`,
+    );
+  const runtimes = HarnessSpecFlag.shape.runtime.options;
+  const word = flag.slice(eq + 1, colon);
+  const shorthand = !runtimes.some((r) => r === word) && goNodeAddress(flag.slice(eq + 1));
+  const runtime = shorthand ? "remote" : word;
+  const target = shorthand ? flag.slice(eq + 1) : flag.slice(colon + 1);
   const key = flag.slice(0, eq);
   const at = key.indexOf("@");
   const named = at < 0 ? { name: key } : { name: key.slice(0, at), version: key.slice(at + 1) };
-  const parsed = HarnessSpecFlag.safeParse({ ...named, runtime, target: flag.slice(colon + 1) });
+  const parsed = HarnessSpecFlag.safeParse({ ...named, runtime, target });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   if (issue?.path[0] === "runtime") {
-    const runtimes = HarnessSpecFlag.shape.runtime.options;
     throw new Error(
-      `unknown runtime ${JSON.stringify(runtime)}${didYouMean(runtime, runtimes)} (runtimes: ${runtimes.join(", ")})`,
+      `unknown runtime ${JSON.stringify(word)}${didYouMean(word, runtimes)} (runtimes: ${runtimes.join(", ")}; or name=HOST:PORT for a running node)`,
     );
   }
   throw new Error(`${issue?.path.join(".") || "value"}: ${issue?.message ?? "invalid"}`);
+}
+
+/** Whether `text` is a node address the remote runtime can dial, with a port (not 0) when it is TCP. */
+function goNodeAddress(text: string): boolean {
+  try {
+    const address = parseAddress(text);
+    return address.kind === "unix" || address.port !== 0;
+  } catch {
+    return false;
+  }
 }

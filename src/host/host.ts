@@ -9,7 +9,7 @@ import { newSessionUid } from "../controller/ids.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { openJournal } from "../journal/index.js";
 import type { Journal, SessionInfo } from "../journal/types.js";
-import { modelFromFlag } from "../model/index.js";
+import { type ModelFlagOptions, modelFromFlag } from "../model/index.js";
 import type { ModelProvider } from "../model/types.js";
 import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
@@ -67,6 +67,30 @@ export const BUILTIN_STATICS: readonly HarnessSpecFlag[] = [
   { name: "question", runtime: "local", target: "question", checkpointPolicy: "every-turn", descriptorId: "" },
 ];
 
+/** The `chat` harness, served besides the built-ins when a model other than echo is configured (as the reference). */
+export const CHAT_STATIC: HarnessSpecFlag = {
+  name: "chat",
+  runtime: "local",
+  target: "chat",
+  checkpointPolicy: "every-turn",
+  descriptorId: "",
+};
+
+/** The statics a host serves unless its config names them otherwise: the built-ins, and chat with a model. */
+export function defaultStatics(config: Pick<HostConfig, "model">): readonly HarnessSpecFlag[] {
+  return config.model === "echo" ? BUILTIN_STATICS : [...BUILTIN_STATICS, CHAT_STATIC];
+}
+
+/** The model flags of a config, as modelFromFlag takes them. */
+export function modelFlagOptions(config: HostConfig): ModelFlagOptions {
+  return {
+    ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
+    ...(config.modelUrl !== undefined ? { url: config.modelUrl } : {}),
+    ...(config.modelPath !== undefined ? { path: config.modelPath } : {}),
+    ...(config.modelAuthHeader !== undefined ? { authHeader: config.modelAuthHeader } : {}),
+  };
+}
+
 /** The executors a host has without overrides: `demo.write` and the notes example's tools. */
 export function builtinTools(dataDir: string): ToolExecutor {
   const notes = new NotesExecutor(dataDir);
@@ -120,12 +144,11 @@ export class Host {
     const journal = hostMetrics ? instrumentJournal(rawJournal, hostMetrics) : rawJournal;
     const counts = rawJournal.countByComputeState?.bind(rawJournal);
     if (counts) hostMetrics?.countSessionsWith(counts);
-    const rawModel =
-      overrides.model ?? modelFromFlag(config.model, config.modelName ? { modelName: config.modelName } : {});
+    const rawModel = overrides.model ?? modelFromFlag(config.model, modelFlagOptions(config));
     const model = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
-    const statics = [...BUILTIN_STATICS.filter((b) => !configured.has(b.name)), ...config.harnesses];
+    const statics = [...defaultStatics(config).filter((b) => !configured.has(b.name)), ...config.harnesses];
     const limits = resolveLimits(config.limits);
     try {
       for (const spec of statics) {

@@ -7,5 +7,5 @@ export { HarnessCatalog } from "./harness-catalog.js";
 export { BearerAuth, parseTokenFile } from "./auth.js";
 export { callPolicy, sessionUidOf } from "./call-policy.js";
 export type { ServerLogger } from "./call-policy.js";
-export { checkListenAddresses, isLoopbackLiteral } from "./listen-policy.js";
+export { checkListenAddresses, isLoopbackLiteral, LISTENER_OFF } from "./listen-policy.js";
 export { ensureRequestId, mintRequestId, REQUEST_ID_HEADER } from "./request-id.js";

@@ -23,7 +23,7 @@ import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
 import { withJournalHealth } from "./journal-health.js";
-import { checkListenAddresses } from "./listen-policy.js";
+import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
 import { reflectedPackage } from "./reflection.js";
 import { registryService } from "./registry-service.js";
 import { harnessVersionsService, sessionVersionsService } from "./versions-service.js";
@@ -42,6 +42,7 @@ export interface TlsFiles {
 
 export interface ServerOptions {
   readonly addr: string;
+  /** The operator registry's address; LISTENER_OFF ("off") serves no registry listener. */
   readonly registryAddr: string;
   readonly tokens?: readonly string[];
   readonly tls?: TlsFiles;
@@ -55,6 +56,7 @@ export interface ServerOptions {
 export interface RunningServer {
   /** The bound Sessions address (port 0 resolved). */
   readonly addr: string;
+  /** The bound registry address, or LISTENER_OFF when no registry listener is served. */
   readonly registryAddr: string;
   /** The console URL on the HTTP listener (undefined when it is off). */
   readonly httpUrl?: string;
@@ -99,9 +101,11 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 
-  const registry = new Server({ interceptors: [policy("registry")] });
-  addService(registry, HarnessRegistry, registryImpl);
-  addService(registry, HarnessVersions, harnessVersionsImpl);
+  const registry = listeners.registry ? new Server({ interceptors: [policy("registry")] }) : undefined;
+  if (registry) {
+    addService(registry, HarnessRegistry, registryImpl);
+    addService(registry, HarnessVersions, harnessVersionsImpl);
+  }
 
   const credentials = opts.tls
     ? ServerCredentials.createSsl(
@@ -115,7 +119,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   let http: RunningHttp | undefined;
   try {
     addr = await listen(sessions, opts.addr, credentials);
-    registryAddr = await listen(registry, opts.registryAddr, credentials);
+    registryAddr = registry ? await listen(registry, opts.registryAddr, credentials) : LISTENER_OFF;
     if (listeners.http !== undefined && opts.httpAddr !== undefined) {
       const consoleImpl = withJournalHealth(consoleService(host), unreadable);
       http = await startHttp({
@@ -145,7 +149,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     }
   } catch (err) {
     sessions.forceShutdown();
-    registry.forceShutdown();
+    registry?.forceShutdown();
     await catalog.stop();
     throw err;
   }
@@ -159,7 +163,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
       closing ??= (async () => {
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
-        await Promise.all([shutdown(sessions, graceMs), shutdown(registry, graceMs), http?.close(graceMs)]);
+        await Promise.all([shutdown(sessions, graceMs), registry && shutdown(registry, graceMs), http?.close(graceMs)]);
         await catalog.stop();
       })();
       return closing;

@@ -159,7 +159,7 @@ describe("errors a person can act on (real bin)", () => {
     const serveBad = await hh(dir, "serve", "--harness", "x=cloud:echo", "--data", join(dir, "never"));
     expect(serveBad.code).toBe(2);
     expect(serveBad.stderr.split("\n")[0]).toBe(
-      'harnesshost serve: --harness "x=cloud:echo": unknown runtime "cloud" (runtimes: local, spawned, remote, vm)',
+      'harnesshost serve: --harness "x=cloud:echo": unknown runtime "cloud" (runtimes: local, spawned, remote, vm; or name=HOST:PORT for a running node)',
     );
     const typo = await hh(dir, "conformance", "--harness", "ecoh");
     expect(typo.code).toBe(2);

@@ -12,6 +12,7 @@ import {
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import {
   chatCompletionBody,
+  DEFAULT_MODEL_URL,
   echoModel,
   messageText,
   modelFromFlag,
@@ -20,6 +21,7 @@ import {
   ModelUnavailableError,
   openAICompatible,
   textMessage,
+  type ModelFlagOptions,
   type OpenAICompatibleOptions,
   type Sleep,
 } from "../../src/model/index.js";
@@ -348,17 +350,56 @@ describe("modelFromFlag", () => {
     ]);
   });
 
-  it("anything else is an invalid argument", () => {
-    for (const flag of ["gpt-4", "ftp://x", ""]) {
+  it("modelIdFlagReachesAnAzureStyleEndpoint: --model ID with --model-url, a path with ?api-version and an api-key header", async () => {
+    endpoint.reply(sse([textChunk("a"), finishChunk("stop")]), sse([textChunk("b"), finishChunk("stop")]));
+    await modelFromFlag("gpt-4o-mini", {
+      url: `${endpoint.baseUrl}/openai/deployments/d1`,
+      path: "/chat/completions?api-version=2024-02-01",
+      authHeader: "api-key",
+      apiKeyEnv: { MODEL_API_KEY: "k1" },
+    }).invoke(hello, {});
+    await modelFromFlag("llama3:8b", { url: endpoint.baseUrl, apiKeyEnv: { OPENAI_API_KEY: "k2" } }).invoke(hello, {});
+    const [azure, plain] = endpoint.requests;
+    expect(azure?.url).toBe("/v1/openai/deployments/d1/chat/completions?api-version=2024-02-01");
+    expect([azure?.headers["api-key"], azure?.headers["authorization"], azure?.body["model"]]).toEqual([
+      "k1",
+      undefined,
+      "gpt-4o-mini",
+    ]);
+    expect([plain?.url, plain?.headers["authorization"], plain?.body["model"]]).toEqual([
+      "/v1/chat/completions",
+      "Bearer k2",
+      "llama3:8b",
+    ]);
+  });
+
+  it("a model id without --model-url goes to the reference's default endpoint", () => {
+    expect(DEFAULT_MODEL_URL).toBe("https://api.openai.com/v1");
+    expect(modelFromFlag("gpt-4o-mini", { apiKeyEnv: {} }).name).toBe("openai-compatible");
+  });
+
+  it("anything else, and contradictory endpoint flags, are invalid arguments", () => {
+    const cases: [string, ModelFlagOptions][] = [
+      ["ftp://x", {}],
+      ["", {}],
+      ["two words", {}],
+      ["echo", { url: "http://127.0.0.1:1/v1" }],
+      ["echo", { path: "/x" }],
+      ["http://127.0.0.1:1/v1", { url: "http://127.0.0.1:2/v1" }],
+      ["gpt-4", { modelName: "other" }],
+      ["gpt-4", { url: "not a url" }],
+      ["gpt-4", { authHeader: "api key" }],
+    ];
+    for (const [flag, opts] of cases) {
       const err = (() => {
         try {
-          modelFromFlag(flag);
+          modelFromFlag(flag, { apiKeyEnv: {}, ...opts });
           return undefined;
         } catch (e) {
           return e;
         }
       })();
-      expect(err).toBeInstanceOf(HostError);
+      expect(err, `${flag} ${JSON.stringify(opts)}`).toBeInstanceOf(HostError);
       expect((err as HostError).code).toBe(ErrorCode.InvalidArgument);
     }
   });

@@ -187,6 +187,13 @@ describe("listener policy", () => {
     expect(() => checkListenAddresses("0.0.0.0:7233", "127.0.0.1:7233", false)).toThrow(/share a port/);
   });
 
+  it("registryListenerCanBeTurnedOff: `off` serves no registry and is no loopback violation", () => {
+    expect(checkListenAddresses("127.0.0.1:7233", "off", false).registry).toBeUndefined();
+    expect(checkListenAddresses("127.0.0.1:7233", "off", false, "off")).toEqual({
+      sessions: expect.objectContaining({ kind: "tcp", port: 7233 }),
+    });
+  });
+
   it("sessionsListenerOffLoopbackRequiresTlsAndAToken", () => {
     for (const bad of ["0.0.0.0:7233", "10.1.2.3:7233", "localhost:7233", "[::]:7233"]) {
       expect(() => checkListenAddresses(bad, "127.0.0.1:7234", false)).toThrow(/--addr .* loopback .* TLS/);

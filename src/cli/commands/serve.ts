@@ -7,7 +7,9 @@
 import { readFileSync } from "node:fs";
 import { isatty } from "node:tty";
 import { join } from "node:path";
-import { Host } from "../../host/host.js";
+import { Host, modelFlagOptions } from "../../host/host.js";
+import { modelFromFlag } from "../../model/index.js";
+import { packageVersion } from "../version.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { checkListenAddresses, parseTokenFile, startServer, type TlsFiles } from "../../server/index.js";
@@ -66,12 +68,24 @@ function hostConfig(values: FlagValues): HostConfig {
   const journal = str(values, "journal");
   const modelName = str(values, "model-name");
   const auditFile = str(values, "audit-file");
+  const project = str(values, "project");
+  const modelUrl = str(values, "model-url");
+  const modelBaseUrl = str(values, "model-base-url");
+  if (modelUrl !== undefined && modelBaseUrl !== undefined)
+    throw new UsageError("--model-base-url is the reference's spelling of --model-url; give one of them");
+  const url = modelUrl ?? modelBaseUrl;
+  const modelPath = str(values, "model-path");
+  const modelAuthHeader = str(values, "model-auth-header");
   const parsed = HostConfig.safeParse({
     ...(auditFile !== undefined ? { auditFile } : {}),
     dataDir: str(values, "data") ?? "./.harnesshost",
     ...(journal !== undefined ? { journal } : {}),
     model: str(values, "model") ?? "echo",
     ...(modelName !== undefined ? { modelName } : {}),
+    ...(url !== undefined ? { modelUrl: url } : {}),
+    ...(modelPath !== undefined ? { modelPath } : {}),
+    ...(modelAuthHeader !== undefined ? { modelAuthHeader } : {}),
+    ...(project !== undefined ? { defaultProject: project } : {}),
     harnesses: harnessFlags(values),
     nodeIdleMs: int(values, "node-idle-ms", 2000),
     limits: limitFlags(values),
@@ -79,6 +93,11 @@ function hostConfig(values: FlagValues): HostConfig {
   });
   if (!parsed.success)
     throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  try {
+    modelFromFlag(parsed.data.model, modelFlagOptions(parsed.data)); // refuse bad model flags before anything opens
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
   return parsed.data;
 }
 
@@ -143,7 +162,7 @@ function stopSignal(): Promise<NodeJS.Signals | "npx-exited"> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>]… [--checkpoint-policy name=every-turn|on-suspend]… [--model echo|URL] [--model-name M] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234|off] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>|name=ADDRESS]… [--checkpoint-policy name=every-turn|on-suspend]… [--project P] [--model echo|URL|ID] [--model-name M] [--model-url URL] [--model-path PATH[?QUERY]] [--model-auth-header H] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]] [--version]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -152,8 +171,14 @@ export const serveCommand: Command = {
     "http-addr": { type: "string" },
     harness: { type: "string", multiple: true },
     "checkpoint-policy": { type: "string", multiple: true },
+    project: { type: "string" },
     model: { type: "string" },
     "model-name": { type: "string" },
+    "model-url": { type: "string" },
+    "model-base-url": { type: "string" },
+    "model-path": { type: "string" },
+    "model-auth-header": { type: "string" },
+    version: { type: "boolean" },
     "node-idle-ms": { type: "string" },
     "audit-file": { type: "string" },
     "gc-interval-ms": { type: "string" },
@@ -170,6 +195,10 @@ export const serveCommand: Command = {
     "log-file": { type: "string" },
   },
   async run(ctx) {
+    if (ctx.values["version"] === true) {
+      ctx.out(packageVersion());
+      return 0;
+    }
     const config = hostConfig(ctx.values);
     const pidFile = str(ctx.values, "pid-file");
     const logFile = str(ctx.values, "log-file");
