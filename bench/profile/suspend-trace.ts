@@ -6,7 +6,9 @@ import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { ActorsClient } from "../../src/node/actors-client.js";
 import { ChainCheck } from "../../src/placement/chain-check.js";
+import { ActorRecovery } from "../../src/placement/actor-recovery.js";
 import { Placer } from "../../src/placement/placer.js";
+import { PlacementState } from "../../src/placement/placement-state.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { SpawnedRuntime } from "../../src/runtime/spawned.js";
 import { FsSnapshotStore } from "../../src/snapshot/store.js";
@@ -17,21 +19,9 @@ import { scratchDir } from "../lib/tmp.js";
 
 const cycles = Number(process.argv[2] ?? 100);
 const spans = new Spans();
-spans.wrap(
-  Placer.prototype,
-  [
-    "suspend",
-    "resume",
-    "hold",
-    "session",
-    "resolveHarness",
-    "incarnate",
-    "commitLifecycle",
-    "headCheckpoint",
-    "requireLiveActor",
-  ],
-  "placer",
-);
+spans.wrap(Placer.prototype, ["suspend", "resume"], "placer");
+spans.wrap(PlacementState.prototype, ["hold", "session", "resolveHarness", "commitLifecycle"], "placer");
+spans.wrap(ActorRecovery.prototype, ["incarnate", "headCheckpoint", "requireLiveActor"], "placer");
 spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
 spans.wrap(RecordCache.prototype, ["all"], "records");
 spans.wrap(SpawnedRuntime.prototype, ["restore", "stop", "status", "create"], "spawned");

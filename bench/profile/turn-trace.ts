@@ -7,7 +7,10 @@ import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { textMessage } from "../../src/model/text.js";
+import { ActorRecovery } from "../../src/placement/actor-recovery.js";
 import { Placer } from "../../src/placement/placer.js";
+import { PlacementState } from "../../src/placement/placement-state.js";
+import { TurnCheckpoints } from "../../src/placement/turn-checkpoints.js";
 import { ChainCheck } from "../../src/placement/chain-check.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RemoteHarness } from "../../src/node/remote-harness.js";
@@ -19,11 +22,10 @@ import { scratchDir } from "../lib/tmp.js";
 
 const turns = Number(process.argv[2] ?? 200);
 const spans = new Spans();
-spans.wrap(
-  Placer.prototype,
-  ["exec", "hold", "session", "resolveHarness", "incarnate", "turnFence", "checkpointAfterTurn"],
-  "placer",
-);
+spans.wrap(Placer.prototype, ["exec"], "placer");
+spans.wrap(PlacementState.prototype, ["hold", "session", "resolveHarness", "turnFence"], "placer");
+spans.wrap(ActorRecovery.prototype, ["incarnate"], "placer");
+spans.wrap(TurnCheckpoints.prototype, ["afterTurn"], "checkpoint");
 spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
 spans.wrap(HistoryCache.prototype, ["get"], "history");
 spans.wrap(RemoteHarness.prototype, ["run", "dispatch"], "remote");

@@ -71,3 +71,20 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
   }
   return { descriptor, memory };
 }
+
+/**
+ * A session pinned to a version of this harness runs its next turn only on that version: a harness
+ * that now reports another one is refused before any actor, fence or write (docs/versioning.md).
+ */
+export function refuseOffPin(
+  harness: string,
+  reported: string,
+  pin: { readonly harness: string; readonly version: string } | undefined,
+  session: string,
+): void {
+  if (!pin || pin.version === "" || pin.harness !== harness || pin.version === reported) return;
+  throw new HostError(
+    ErrorCode.FailedPrecondition,
+    `session ${session} is pinned to harness "${harness}" version "${pin.version}" but the harness now reports version "${reported}"; move it with \`harnesshost upgrade --session ${session} --to-version ${reported}\``,
+  );
+}

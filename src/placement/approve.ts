@@ -1,0 +1,63 @@
+// Approve and Answer: commit the decision for one exact gate tuple (docs/protocol.md §12.4). Invariants:
+// only APPROVAL_RESULT is written, under a fresh fence at the head; an exact retry returns the record
+// already committed; nothing is run or resumed.
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { checkDecisionShape, planDecision, type ApprovalDecision } from "../controller/approvals.js";
+import type { SessionLog } from "../controller/projection.js";
+import type { JournalRecord } from "../journal/types.js";
+import { recordSpan } from "../obs/trace.js";
+import { withLockedSession } from "./locked-session.js";
+import { secondsSince, waitKindOf } from "./op-metrics.js";
+import type { ApproveResult } from "./operation-types.js";
+import type { PlacementState } from "./placement-state.js";
+
+export async function approveOp(
+  state: PlacementState,
+  session: string,
+  decision: ApprovalDecision,
+): Promise<ApproveResult> {
+  checkDecisionShape(decision);
+  return withLockedSession(state, session, "approve", {}, async (s) => {
+    const { log, records } = s.window;
+    const plan = planDecision(log, decision);
+    if (plan.kind === "existing") return { record: plan.record, existing: true };
+    const fence = await state.mint(session);
+    const record = await state.deps.journal.append(session, plan.head, fence, plan.event);
+    observeDecision(state, session, decision, log, records, record);
+    state.noteAppended(session, [record]);
+    state.effects.audit(s.batch, record, decision.approved ? "approval.approved" : "approval.denied", {
+      execution_id: decision.executionId,
+      tool_call_id: decision.toolCallId,
+      request_seq: decision.requestSeq,
+    });
+    return { record, existing: false };
+  });
+}
+
+/** The wait's span (park to decision) and metrics. */
+function observeDecision(
+  state: PlacementState,
+  session: string,
+  decision: ApprovalDecision,
+  log: SessionLog,
+  records: readonly JournalRecord[],
+  record: JournalRecord,
+): void {
+  const requestTs = records[decision.requestSeq - 1]?.event.ts;
+  if (requestTs)
+    recordSpan("harnesshost.approval.wait", timestampMs(requestTs), {
+      "harnesshost.session": session,
+      "harnesshost.seq.request": decision.requestSeq,
+      "harnesshost.seq.decision": record.seq,
+      "harnesshost.approved": decision.approved,
+    });
+  const metrics = state.deps.metrics;
+  if (!metrics) return;
+  const gate = log.gate(decision);
+  metrics.waitDecided(
+    waitKindOf(gate?.call.tool ?? ""),
+    decision.approved,
+    secondsSince(records[decision.requestSeq - 1]),
+    state.openedHere.delete(`${session}\u0001${decision.requestSeq}`),
+  );
+}

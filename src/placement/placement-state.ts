@@ -1,0 +1,214 @@
+// What every session operation of one Placer shares: the guard and cross-host lock, the fences this
+// host minted, the caches, the running turns and the effects. Invariants: a session is held by at most
+// one operation here and (shared journals) on all hosts, and a refusal to hold it is ABORTED; every
+// write is under a fence minted for it, and a turn reuses this host's fence only while it is still the
+// session's current one; every append is told to the chain check and the record cache.
+import type { ControllerDeps, TurnObserver } from "../controller/index.js";
+import type { SessionLog } from "../controller/projection.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { Event } from "../gen/agentsessions/v1/common_pb.js";
+import { appendUnderNewFence } from "../journal/fenced-append.js";
+import type { JournalRecord, SessionInfo } from "../journal/types.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
+import type { OpContext } from "../obs/context.js";
+import { type Log, silentLog } from "../obs/log.js";
+import { ChainCheck } from "./chain-check.js";
+import { CheckpointHealth } from "./checkpoint-health.js";
+import type { HarnessEntry } from "./harness-entry.js";
+import { HistoryCache } from "./history-cache.js";
+import { OperationEffects } from "./operation-effects.js";
+import type { PlacerDeps } from "./operation-types.js";
+import { RecordCache } from "./record-cache.js";
+import { checkRegistrationBinding } from "./registration-binding.js";
+import { RunningTurns } from "./running-turns.js";
+import { SessionGuard, type SessionOperation } from "./session-guard.js";
+
+/**
+ * How long Cancel waits for a cancelled turn to release its session, on this host or on another
+ * sharing the journal (ms); past it Cancel answers ABORTED and the caller may retry.
+ */
+export const CANCEL_WAIT_MS = 10_000;
+
+/** Bound on the fences remembered as this host's (oldest forgotten first; a forgotten one is re-minted). */
+const MINTED_REMEMBERED = 100_000;
+
+export class PlacementState {
+  readonly guard: SessionGuard;
+  readonly history: HistoryCache;
+  /** Whole-session records for suspend, resume, approvals and recovery (byte-bounded). */
+  readonly records: RecordCache;
+  /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
+  readonly chain = new ChainCheck();
+  /** Per session with a live memory actor on this host: the fence this host minted for it last. */
+  readonly actorFence = new Map<string, number>();
+  /** Turns running on this host (exec, resume), for Cancel. */
+  readonly running: RunningTurns;
+  readonly effects: OperationEffects;
+  /** Gates (session, request seq) that parked on this host and are not decided yet (the pending gauge). */
+  readonly openedHere = new Set<string>();
+  /** Per-turn checkpoint failures (counted, logged as warn, served by GetSession). */
+  readonly checkpointHealth = new CheckpointHealth();
+  readonly turnMs: number;
+  readonly cancelWaitMs: number;
+  readonly log: Log;
+  private readonly minted = new Map<string, number>();
+
+  constructor(readonly deps: PlacerDeps) {
+    this.log = deps.log ?? silentLog;
+    this.guard = deps.guard ?? new SessionGuard();
+    this.running = new RunningTurns(deps.journal);
+    this.cancelWaitMs = deps.cancelWaitMs ?? CANCEL_WAIT_MS;
+    this.history = deps.history ?? new HistoryCache((deps.limits ?? DEFAULT_LIMITS).historyCacheBytes);
+    this.records = new RecordCache((deps.limits ?? DEFAULT_LIMITS).recordCacheBytes);
+    this.turnMs = deps.turnMs ?? DEFAULT_NODE_LIMITS.turnMs;
+    this.effects = new OperationEffects(deps.journal, deps.effects, deps.auditTurns === true);
+  }
+
+  /** Mints a fence for the session and remembers it as this host's (see turnFence). */
+  async mint(session: string): Promise<number> {
+    const fence = await this.deps.journal.newFence(session);
+    this.rememberMinted(session, fence);
+    return fence;
+  }
+
+  rememberMinted(session: string, fence: number): void {
+    this.minted.set(session, fence);
+    if (this.minted.size > MINTED_REMEMBERED) this.minted.delete(this.minted.keys().next().value!);
+  }
+
+  /**
+   * A turn may keep writing under the fence this host minted last, while it is still the session's
+   * current fence: nobody has been authorised to write since, and this host's previous writer is done
+   * (it held the session guard). That saves a durable write per turn; any other mint forces a new one.
+   */
+  async turnFence(info: SessionInfo): Promise<number> {
+    if (info.fence > 0 && this.minted.get(info.uid) === info.fence) return info.fence;
+    return this.mint(info.uid);
+  }
+
+  /** Tells the chain check and the record cache what was appended. */
+  noteAppended(session: string, records: readonly JournalRecord[]): void {
+    this.chain.noteAppended(session, records);
+    this.records.noteAppended(session, records);
+  }
+
+  /**
+   * Mints a fence and appends `events` under it (plus, for a memory ref, the checkpoint bound to the
+   * last) in one durable commit where the journal can; the placement caches learn the records.
+   */
+  async commitUnderNewFence(
+    session: string,
+    head: number,
+    events: readonly Event[],
+    checkpointDigest?: string,
+  ): Promise<{ fence: number; records: JournalRecord[] }> {
+    const { fence, records } = await appendUnderNewFence(
+      this.deps.journal,
+      session,
+      head,
+      events,
+      checkpointDigest !== undefined ? { checkpointDigest } : {},
+    );
+    this.rememberMinted(session, fence);
+    this.noteAppended(session, records);
+    return { fence, records };
+  }
+
+  /** One lifecycle record under a new fence (see commitUnderNewFence). */
+  async commitLifecycle(
+    session: string,
+    head: number,
+    event: Event,
+    checkpointDigest?: string,
+  ): Promise<{ fence: number; record: JournalRecord }> {
+    const { fence, records } = await this.commitUnderNewFence(session, head, [event], checkpointDigest);
+    return { fence, record: records[0]! };
+  }
+
+  /** The local guard, then (shared journals) the cross-host session lock; either refusal is ABORTED. */
+  async hold(session: string, op: SessionOperation): Promise<() => Promise<void>> {
+    const release = this.guard.acquire(session, op);
+    const journal = this.deps.journal;
+    if (!journal.tryLockSession) return async () => release();
+    try {
+      const unlock = await journal.tryLockSession(session);
+      if (!unlock) throw new HostError(ErrorCode.SessionBusy, `session ${session} is busy on another host`);
+      return async () => {
+        try {
+          await unlock();
+        } finally {
+          release();
+        }
+      };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * Resolves a session's harness, first loading it if it was registered on another host sharing the
+   * journal: the version the session is pinned to (docs/versioning.md), or the default when it has none.
+   */
+  async resolveHarness(name: string, log: SessionLog, info: SessionInfo): Promise<HarnessEntry> {
+    await this.deps.harnesses.refresh?.(name);
+    const resolver = this.deps.harnesses;
+    const entry = resolver.resolvePinned
+      ? resolver.resolvePinned(name, log.pinnedVersion, info.uid)
+      : resolver.resolve(name);
+    // A session never runs on a later registration of the key it was created on (a freed name).
+    checkRegistrationBinding(entry, info);
+    return entry;
+  }
+
+  /** Whether another host minted a fence for the session since this host's live actor last ran it. */
+  movedOn(info: SessionInfo): boolean {
+    const mine = this.actorFence.get(info.uid);
+    return mine !== undefined && mine !== info.fence;
+  }
+
+  /** The session's row; NOT_FOUND when it does not exist. */
+  async session(uid: string): Promise<SessionInfo> {
+    const info = await this.deps.journal.getSession(uid);
+    if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
+    return info;
+  }
+
+  controller(observer?: TurnObserver, waits: Pick<ControllerDeps, "effects" | "parking"> = {}): ControllerDeps {
+    const { journal, model, tools, toolPolicy, modelCalls } = this.deps;
+    return {
+      journal,
+      model,
+      ...(tools ? { tools } : {}),
+      ...(toolPolicy ? { toolPolicy } : {}),
+      ...(modelCalls ? { modelCalls } : {}),
+      ...(observer ? { observer } : {}),
+      ...waits,
+    };
+  }
+
+  /** The logger of one operation: its request id, session and harness on every line. */
+  opLog(ctx: OpContext | undefined, session: string, harness: string): Log {
+    return this.log.child({
+      ...(ctx?.requestId !== undefined ? { request_id: ctx.requestId } : {}),
+      session,
+      harness,
+    });
+  }
+
+  /** This host's live actor of the session (if any) no longer holds its state: forget its fence and history. */
+  actorReleased(session: string): void {
+    this.actorFence.delete(session);
+    this.history.forget(session);
+  }
+
+  /** Drops everything this host remembers of a session. */
+  forget(session: string): void {
+    this.minted.delete(session);
+    this.actorFence.delete(session);
+    this.history.forget(session);
+    this.records.forget(session);
+    this.chain.forget(session);
+  }
+}

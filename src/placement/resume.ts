@@ -1,0 +1,142 @@
+// Resume: re-drives an interrupted turn (if any) and records RESUME (docs/protocol.md §5.8, §7.3).
+// Invariants: a session parked on an undecided gate takes zero steps (no admission, harness, model,
+// tool or record); refusals judged from the log come before any process, actor, fence or write; a
+// memory turn is re-driven from its start state, never on a live actor it already ran on.
+import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
+import { resumeTurn, type TurnObserver, type TurnResult } from "../controller/index.js";
+import { ev } from "../controller/events.js";
+import type { SessionLog } from "../controller/projection.js";
+import { checkRecordedVersion, resumeRefusal } from "../controller/turn.js";
+import { turnDeadline } from "../controller/turn-deadline.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import type { OpContext } from "../obs/context.js";
+import type { Incarnation } from "../runtime/types.js";
+import { admit, type Admission } from "./admission.js";
+import type { HarnessEntry } from "./harness-entry.js";
+import { type LockedSession, withLockedSession } from "./locked-session.js";
+import { endTurn, failedOutcome, startTurn, type TurnMark } from "./op-metrics.js";
+import type { OperationContext } from "./operation-context.js";
+import type { ResumeResult } from "./operation-types.js";
+import { completeTurn, parkIfGated, type PlacedTurn } from "./turn-outcome.js";
+import { LazyTurnStart, memoryTurnStart, type TurnStart } from "./waits.js";
+
+interface ResumeCall {
+  readonly observer: TurnObserver | undefined;
+  readonly ctx: OpContext | undefined;
+}
+
+/** The resumed session's harness, admitted, and where its pending turn (if any) restarts. */
+interface ResumePlan {
+  readonly entry: HarnessEntry;
+  readonly admission: Admission;
+  readonly pendingId: string | undefined;
+  readonly restart: TurnStart | undefined;
+}
+
+export function resumeOp(op: OperationContext, session: string, outer: AbortSignal, call: ResumeCall) {
+  return withLockedSession(op.state, session, "resume", { signal: outer, turn: true }, async (s) => {
+    let mark: TurnMark | undefined;
+    try {
+      const { records, log } = s.window;
+      const gate = log.pendingApproval();
+      if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref } satisfies ResumeResult;
+      const plan = await planResume(op, s, log);
+      const inc = await resumeActor(op, s, plan);
+      if (plan.pendingId === undefined) return await resumeIdle(op, s, plan, call);
+      const fence = await op.state.mint(session);
+      if (plan.admission.memory) op.state.actorFence.set(session, fence);
+      mark = startTurn(op.state.deps.metrics, plan.entry.name, plan.admission.memory);
+      const start = new LazyTurnStart(async () => plan.restart ?? { kind: "stateless" });
+      const placed: PlacedTurn = { ...plan, start, mark, session, fence, observer: call.observer, batch: s.batch };
+      return await redrive(op, s, placed, inc, call);
+    } catch (err) {
+      endTurn(op.state.deps.metrics, mark, failedOutcome(err));
+      throw err;
+    }
+  });
+}
+
+/** Refusals from the log, the harness, admission, the recorded version and the restart point. */
+async function planResume({ state }: OperationContext, s: LockedSession, log: SessionLog): Promise<ResumePlan> {
+  const pending = log.pending();
+  // Refusals judged from the log come before any process, actor, fence or write.
+  const refusal = pending && resumeRefusal(pending, s.info.harness);
+  if (refusal) throw refusal;
+  const pendingId = pending?.execution.executionId;
+  const entry = await state.resolveHarness(s.info.harness, log, s.info);
+  const admission = await admit(entry, s.signal);
+  if (pending)
+    checkRecordedVersion(pending.execution, admission.descriptor.version, log.certifiedVersion(pending.execution));
+  // A memory turn is re-driven from its start state (never on a live actor it already ran on).
+  const restart: TurnStart | undefined =
+    admission.memory && pendingId !== undefined
+      ? await memoryTurnStart(state.deps.journal, entry, s.uid, log, pendingId)
+      : undefined;
+  if (restart?.kind === "none") throw new HostError(ErrorCode.FailedPrecondition, restart.why);
+  return { entry, admission, pendingId, restart };
+}
+
+function resumeActor({ actors }: OperationContext, s: LockedSession, plan: ResumePlan): Promise<Incarnation> {
+  const { entry, admission, restart } = plan;
+  if (restart?.kind === "fresh") return actors.freshActor(entry, s.uid);
+  if (restart?.kind === "checkpoint") return actors.restoredActor(entry, s.uid, restart.ref);
+  return actors.incarnate(entry, admission, s.info, s.window);
+}
+
+/** Nothing to re-drive (resumeTurn would write nothing): the new fence and RESUME are one commit. */
+async function resumeIdle(
+  { state }: OperationContext,
+  s: LockedSession,
+  plan: ResumePlan,
+  call: ResumeCall,
+): Promise<ResumeResult> {
+  const { fence, record } = await state.commitLifecycle(
+    s.uid,
+    s.window.records.at(-1)?.seq ?? 0,
+    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+  );
+  if (plan.admission.memory) state.actorFence.set(s.uid, fence);
+  call.observer?.onRecord?.(record);
+  return { turn: undefined, record };
+}
+
+/** Re-drives the interrupted turn through the serving sink, then parks it or records RESUME. */
+async function redrive(
+  op: OperationContext,
+  s: LockedSession,
+  placed: PlacedTurn,
+  inc: Incarnation,
+  call: ResumeCall,
+): Promise<ResumeResult> {
+  const { state } = op;
+  const { entry, admission, session, fence } = placed;
+  const { records, log } = s.window;
+  const deadline = turnDeadline(s.signal, state.turnMs);
+  const turn: TurnResult | undefined = await resumeTurn(
+    state.controller(call.observer, { parking: placed.start.parking, ...(s.batch ? { effects: s.batch } : {}) }),
+    {
+      session,
+      binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+      fence,
+      ...(admission.memory ? { history: [] } : {}),
+      records,
+      log,
+      ...(s.info.identity ? { identity: s.info.identity } : {}),
+      ...(call.ctx?.requestId !== undefined ? { requestId: call.ctx.requestId } : {}),
+      signal: deadline.signal,
+    },
+  ).finally(deadline.done);
+  const parked = turn && (await parkIfGated(state, placed, turn, records));
+  if (parked && turn?.parked) return { turn: parked, record: parked.records.at(-1)!, parked: turn.parked };
+  if (turn) await completeTurn(op, placed, turn, s.signal, call.ctx);
+  const head = await state.deps.journal.head(session);
+  const record = await state.deps.journal.append(
+    session,
+    head.seq,
+    fence,
+    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+  );
+  call.observer?.onRecord?.(record);
+  endTurn(state.deps.metrics, placed.mark, "completed");
+  return { turn, record };
+}
