@@ -19,3 +19,4 @@ export {
   HISTORY_CACHE_MAX_SESSIONS,
   SNAPSHOT_CHUNK_BYTES,
 } from "./limits.js";
+export { serveReadyProbe, type ReadyProbe } from "./readyz.js";
