@@ -2,6 +2,7 @@
 // ("a plain pod"). Invariants: it never claims memory snapshots, so CanPlace refuses memory-tier
 // harnesses on it before anything runs; it keeps at most `maxActors` instances (least recently used
 // dropped — they are stateless, so the next turn makes one afresh).
+import { forkActor } from "./fork.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
@@ -72,10 +73,8 @@ export class LocalRuntime implements Runtime {
     return this.create(spec);
   }
 
-  async fork(_ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    if (!opts.childSessionUid)
-      throw new HostError(ErrorCode.InvalidArgument, "local: fork requires a child session uid");
-    return this.create({ sessionUid: opts.childSessionUid, harnessName: opts.harnessName });
+  async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
+    return forkActor(this, ref, opts);
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {

@@ -2,6 +2,7 @@
 // provisions nothing; it claims memory snapshots only while the node serves harnesshost.v1.Actors,
 // re-checked at every admission, so a reference node (no Actors) is stateless-only; its harnesses send
 // history tails only while the latest NodeInfo reports incremental_history (docs/protocol.md §8.8).
+import { forkActor } from "./fork.js";
 import { randomBytes } from "node:crypto";
 import type { Client } from "@grpc/grpc-js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
@@ -149,8 +150,7 @@ export class RemoteRuntime implements Runtime {
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
-    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+    return forkActor(this, ref, opts);
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {

@@ -5,6 +5,7 @@
 // died is reported lost (status NONE, create → "created"), never silently revived; stop's drop is not
 // awaited, but nothing places that session again before the node answered it. Harnesses send
 // history tails only to a node process that negotiated them, and full histories after a restore.
+import { forkActor } from "./fork.js";
 import type { Log } from "../obs/log.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import { randomBytes } from "node:crypto";
@@ -208,8 +209,7 @@ export class SpawnedRuntime implements Runtime {
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
-    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+    return forkActor(this, ref, opts);
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {

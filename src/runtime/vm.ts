@@ -5,6 +5,7 @@
 // one VM serves exactly one session; a fresh actor is a restore of the image's base snapshot (booted
 // once, never served a turn), started lazily at its first turn; every restored or forked guest has its
 // clock and RNG reseeded before it serves; a VM whose QEMU died is reported lost (status NONE).
+import { forkActor } from "./fork.js";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -245,8 +246,7 @@ export class VmRuntime implements Runtime {
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
-    return ref.memory ? this.restore(ref, spec) : this.create(spec);
+    return forkActor(this, ref, opts);
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
