@@ -1,11 +1,14 @@
 // obs_overhead: what observability costs on the two hot paths the issue names, each against the same
 // code with it off, measured in one run. Turn: an echo turn over gRPC (in-process serve, spawned echo
 // node over a unix socket, as turn_latency_ratio) on a host with metrics on and tracing off, and on the
-// same host with tracing on into an in-memory exporter, against a host opened with metrics off
+// same host with tracing on into an in-memory exporter (through the batching span processor a serving
+// host's OTLP export uses), against a host opened with metrics off
 // (HostOverrides.metrics = false: no decorators, nothing counted) — alternating turn by turn. Append:
-// SqliteJournal.append through the metrics decorator (tracing off, then on) against the bare journal,
-// alternating repetitions. Invariant: the baseline and the subject run the same code path except for
+// SqliteJournal.append through the metrics decorator (tracing off, then on — each repetition inside a
+// recording span, so every append records its commit span) against the bare journal, alternating
+// repetitions. Invariant: the baseline and the subject run the same code path except for
 // observability, in the same process, interleaved, so drift on a shared machine hits both alike.
+import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
@@ -14,7 +17,7 @@ import { instrumentJournal } from "../../src/host/instrument.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
-import { pauseTracing, startTracing, stopTracing } from "../../src/obs/trace.js";
+import { flushTracing, pauseTracing, startTracing, stopTracing } from "../../src/obs/trace.js";
 import { createClient } from "../../src/wire/index.js";
 import { echoEventStream, promptText } from "../lib/echo-turns.js";
 import { median, round, sampleOf } from "../lib/stats.js";
@@ -95,6 +98,26 @@ async function appendRates(
   return events.length / ((performance.now() - t0) / 1000);
 }
 
+/**
+ * appendRates inside one recording span, as a turn's commits run inside its turn span: every append
+ * then records its own `harnesshost.journal.commit` child span (a commit outside a recording trace
+ * records none — src/obs/trace.ts recordChildSpan).
+ */
+function appendRatesInSpan(
+  journal: { append: SqliteJournal["append"]; newFence: SqliteJournal["newFence"] },
+  prefix: string,
+  rep: number,
+  n: number,
+): Promise<number> {
+  return trace.getTracer("bench").startActiveSpan("bench.appends", async (span) => {
+    try {
+      return await appendRates(journal, prefix, rep, n);
+    } finally {
+      span.end();
+    }
+  });
+}
+
 export const obsOverhead: Figure = {
   key: "obs_metrics_turn_ratio",
   extraKeys: ["obs_tracing_turn_ratio", "obs_metrics_append_ratio", "obs_tracing_append_ratio"],
@@ -128,6 +151,8 @@ export const obsOverhead: Figure = {
       const metricsOn: number[] = [];
       const baseTraced: number[] = [];
       const tracedOn: number[] = [];
+      const rawRates: number[] = [];
+      const obsRates: number[] = [];
       try {
         // Phase 1: tracing off (no SDK loaded): bare host vs metrics host.
         for (let i = 0; i < warmup + turns; i++) {
@@ -137,13 +162,23 @@ export const obsOverhead: Figure = {
           off.push(i % 2 === 0 ? x : y);
           metricsOn.push(i % 2 === 0 ? y : x);
         }
+        // Appends, metrics on and tracing off, before the SDK is registered: once it is, its context
+        // manager's async hooks tax every promise in the process, which is tracing's cost, not metrics'.
+        for (let rep = 0; rep < reps + 1; rep++) {
+          const x = await appendRates(rawJournal, "raw", rep, perRep);
+          const y = await appendRates(obsJournal, "obs", rep, perRep);
+          if (rep === 0) continue;
+          rawRates.push(x);
+          obsRates.push(y);
+        }
         // Phase 2: the SDK registered, spans recorded (in memory) on the observed host's turns only.
-        await startTracing({}, { exporter });
+        await startTracing({}, { exporter, batch: true });
         for (let i = 0; i < warmup + turns; i++) {
           pauseTracing(true);
           const x = await a.turn(i);
           pauseTracing(false);
           const y = await b.turn(i);
+          await flushTracing();
           exporter.reset();
           if (i < warmup) continue;
           baseTraced.push(x);
@@ -153,24 +188,16 @@ export const obsOverhead: Figure = {
         await a.close();
         await b.close();
       }
-      // Appends: bare journal vs decorated, tracing off then on.
-      pauseTracing(true);
-      const rawRates: number[] = [];
-      const obsRates: number[] = [];
-      for (let rep = 0; rep < reps + 1; rep++) {
-        const x = await appendRates(rawJournal, "raw", rep, perRep);
-        const y = await appendRates(obsJournal, "obs", rep, perRep);
-        if (rep === 0) continue;
-        rawRates.push(x);
-        obsRates.push(y);
-      }
       const rawRates2: number[] = [];
       const tracedRates: number[] = [];
       for (let rep = 0; rep < reps + 1; rep++) {
         pauseTracing(true);
         const x = await appendRates(rawJournal, "raw2", rep, perRep);
         pauseTracing(false);
-        const y = await appendRates(obsJournal, "traced", rep, perRep);
+        const y = await appendRatesInSpan(obsJournal, "traced", rep, perRep);
+        await flushTracing();
+        if (exporter.getFinishedSpans().length !== perRep + 1)
+          throw new Error(`traced appends: ${exporter.getFinishedSpans().length} spans, expected ${perRep + 1}`);
         exporter.reset();
         if (rep === 0) continue;
         rawRates2.push(x);

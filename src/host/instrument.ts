@@ -1,101 +1,18 @@
 // Metric decorators for the host's journal, snapshot store and model provider. Invariants: a decorated
 // object behaves exactly like the one it wraps — same results, same errors, same `this` for every
 // method it does not time — and only durable writes, blob transfers and live model calls are timed.
-import { ErrorCode, isHostError } from "../errors/index.js";
-import type { Journal, JournalRecord } from "../journal/types.js";
+import type { Journal } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
-import { eventBytes } from "../wire/event-bytes.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import type { Span } from "@opentelemetry/api";
-import { traced, tracedLeaf, tracingEnabled } from "../obs/trace.js";
-
-const CONFLICTS: Partial<Record<string, "conflict" | "fenced" | "busy">> = {
-  [ErrorCode.Conflict]: "conflict",
-  [ErrorCode.Fenced]: "fenced",
-  [ErrorCode.SessionBusy]: "busy",
-};
-
-function bytesOf(records: readonly JournalRecord[]): number {
-  let n = 0;
-  for (const r of records) n += eventBytes(r.event);
-  return n;
-}
+import { traced } from "../obs/trace.js";
+import { MeteredJournal } from "./metered-journal.js";
 
 /** The journal with its commits timed and counted (records, bytes, fence conflicts) by backend. */
 export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journal {
-  const backend = journal.kind;
-  function timed<T>(
-    session: string,
-    commit: () => Promise<T>,
-    recordsOf: (r: T) => readonly JournalRecord[],
-  ): Promise<T> {
-    if (!tracingEnabled()) return measure(commit, recordsOf);
-    return tracedLeaf(
-      "harnesshost.journal.commit",
-      () => ({ "harnesshost.session": session, "harnesshost.journal.backend": backend }),
-      (span) =>
-        measure(commit, (r) => {
-          const records = recordsOf(r);
-          span?.setAttributes({
-            "harnesshost.records": records.length,
-            ...(records.length > 0
-              ? { "harnesshost.seq.from": records[0]!.seq, "harnesshost.seq.to": records.at(-1)!.seq }
-              : {}),
-          });
-          return records;
-        }),
-    );
-  }
-  async function measure<T>(commit: () => Promise<T>, recordsOf: (r: T) => readonly JournalRecord[]): Promise<T> {
-    const started = performance.now();
-    try {
-      const result = await commit();
-      const records = recordsOf(result);
-      metrics.journalCommit(backend, (performance.now() - started) / 1000, records.length, bytesOf(records));
-      return result;
-    } catch (err) {
-      const kind = isHostError(err) ? CONFLICTS[err.code] : undefined;
-      if (kind) metrics.fenceConflict(kind);
-      throw err;
-    }
-  }
-  const overrides: Partial<Journal> = {
-    append: (session, expected, fence, event) =>
-      timed(
-        session,
-        () => journal.append(session, expected, fence, event),
-        (r) => [r],
-      ),
-    appendBatch: (session, expected, fence, events) =>
-      timed(
-        session,
-        () => journal.appendBatch(session, expected, fence, events),
-        (r) => r,
-      ),
-    fork: (parent, child, atSeq, meta) =>
-      timed(
-        parent,
-        () => journal.fork(parent, child, atSeq, meta),
-        (r) => r,
-      ),
-    forkAll: (parent, atSeq, children) =>
-      timed(
-        parent,
-        () => journal.forkAll(parent, atSeq, children),
-        (r) => r,
-      ),
-  };
-  const fenced = journal.appendUnderNewFence?.bind(journal);
-  if (fenced)
-    overrides.appendUnderNewFence = (session, expected, events, opts) =>
-      timed(
-        session,
-        () => fenced(session, expected, events, opts),
-        (r) => r.records,
-      );
-  return decorate(journal, overrides);
+  return new MeteredJournal(journal, metrics);
 }
 
 /** The snapshot store with the blob bytes written and read counted. */

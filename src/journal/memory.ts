@@ -86,7 +86,7 @@ export class MemoryJournal implements Journal {
     const target = existing ?? this.createImplicit(session);
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     this.advance(target.row, records);
-    return records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array)));
+    return records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
   }
 
   private advance(row: SessionRow, records: readonly JournalRecord[]): void {
@@ -139,7 +139,7 @@ export class MemoryJournal implements Journal {
         createdAtMs: Date.now(),
       });
     }
-    return { fence, records: records.map((r, i) => recordOf(storedOf(r, blobs[i] as Uint8Array))) };
+    return { fence, records: records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array)) };
   }
 
   async currentFence(session: string): Promise<number> {
@@ -395,6 +395,13 @@ function headOf(row: SessionRow): Head {
 
 function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {
   return { seq: r.seq, prevHash: r.prevHash, contentHash: r.contentHash, fence: r.fence, blob };
+}
+
+/** The caller's copy of a record just committed, its encoded length noted (the blob is its encoding). */
+function committedRecordOf(r: JournalRecord, blob: Uint8Array): JournalRecord {
+  const record = recordOf(storedOf(r, blob));
+  noteEventBytes(record.event, blob);
+  return record;
 }
 
 function recordOf(s: StoredEvent): JournalRecord {

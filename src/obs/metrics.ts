@@ -2,8 +2,10 @@
 // `harnesshost_…` with a unit suffix (`_seconds`, `_bytes`) and `_total` on counters; label sets are
 // bounded — never a session id, and every open-ended value (harness, model, tool) is capped at
 // MAX_LABEL_VALUES distinct values per label, later ones counted as "other"; recording is a cached
-// child lookup and an add (no allocation beyond the first use of a label combination).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+// bound child (or one Map lookup) and a field add — no label hashing, no allocation beyond the first
+// use of a label combination (src/obs/fast-metrics.ts).
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { type CounterChild, FastCounter, FastHistogram, type HistogramChild } from "./fast-metrics.js";
 
 /** Distinct values an open-ended label (harness, model, tool) takes before new ones become "other". */
 export const MAX_LABEL_VALUES = 64;
@@ -31,31 +33,8 @@ class LabelCap {
   }
 }
 
-interface Inc {
-  inc(n?: number): void;
-}
-interface Obs {
-  observe(v: number): void;
-}
-
-/** Caches one metric's children by their joined label values (labels must not contain \u0001). */
-class Children<T> {
-  private readonly map = new Map<string, T>();
-  constructor(private readonly make: (values: string[]) => T) {}
-  get(...values: string[]): T {
-    const key = values.join("\u0001");
-    let child = this.map.get(key);
-    if (child === undefined) {
-      child = this.make(values);
-      this.map.set(key, child);
-    }
-    return child;
-  }
-}
-
-function counter(registry: Registry, name: string, help: string, labelNames: string[]): Children<Inc> {
-  const c = new Counter({ name, help, labelNames, registers: [registry] });
-  return new Children((v) => c.labels(...v));
+function counter(registry: Registry, name: string, help: string, labelNames: string[]): FastCounter {
+  return new FastCounter(name, help, labelNames, registry);
 }
 
 function histogram(
@@ -64,9 +43,19 @@ function histogram(
   help: string,
   labelNames: string[],
   buckets: number[],
-): Children<Obs> {
-  const h = new Histogram({ name, help, labelNames, buckets, registers: [registry] });
-  return new Children((v) => h.labels(...v));
+): FastHistogram {
+  return new FastHistogram(name, help, labelNames, registry, buckets);
+}
+
+/** One journal backend's commit counters, bound once (the journal decorator records through it). */
+export interface CommitMeter {
+  committed(seconds: number, records: number, bytes: number): void;
+}
+
+/** One harness × tier's turn counters, bound on first use and cached. */
+export interface TurnMeter {
+  started(): void;
+  finished(outcome: TurnOutcome, seconds: number): void;
 }
 
 /** What the sessions gauge reads at scrape time (per compute state; absent states are 0). */
@@ -200,6 +189,8 @@ export class HostMetrics {
   );
 
   private sessionCounts: SessionCounts | undefined;
+  private readonly turnMeters = new Map<string, Map<Tier, TurnMeter>>();
+  private readonly rpcMeters = new Map<string, { seconds: HistogramChild; codes: Map<string, CounterChild> }>();
 
   constructor() {
     const self = this;
@@ -226,36 +217,81 @@ export class HostMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: "harnesshost_" });
   }
 
+  /** The bound turn counters of `harness` × `tier` (cached; the harness label is capped). */
+  turnMeter(harness: string, tier: Tier): TurnMeter {
+    const h = this.harnessCap.value(harness);
+    let byTier = this.turnMeters.get(h);
+    if (byTier === undefined) {
+      byTier = new Map();
+      this.turnMeters.set(h, byTier);
+    }
+    let meter = byTier.get(tier);
+    if (meter === undefined) {
+      meter = this.makeTurnMeter(h, tier);
+      byTier.set(tier, meter);
+    }
+    return meter;
+  }
+
+  private makeTurnMeter(harness: string, tier: Tier): TurnMeter {
+    const started = this.turnsStarted.child(harness, tier);
+    const outcomes = new Map<TurnOutcome, { n: CounterChild; s: HistogramChild }>();
+    const finished = this.turnsFinished;
+    const seconds = this.turnSeconds;
+    return {
+      started: () => started.inc(),
+      finished(outcome, secs) {
+        let o = outcomes.get(outcome);
+        if (o === undefined) {
+          o = { n: finished.child(harness, tier, outcome), s: seconds.child(harness, tier, outcome) };
+          outcomes.set(outcome, o);
+        }
+        o.n.inc();
+        o.s.observe(secs);
+      },
+    };
+  }
+
   turnStarted(harness: string, tier: Tier): void {
-    this.turnsStarted.get(this.harnessCap.value(harness), tier).inc();
+    this.turnMeter(harness, tier).started();
   }
 
   turnFinished(harness: string, tier: Tier, outcome: TurnOutcome, seconds: number): void {
-    const h = this.harnessCap.value(harness);
-    this.turnsFinished.get(h, tier, outcome).inc();
-    this.turnSeconds.get(h, tier, outcome).observe(seconds);
+    this.turnMeter(harness, tier).finished(outcome, seconds);
+  }
+
+  /** The bound commit counters of one journal backend. */
+  commitMeter(backend: string): CommitMeter {
+    const latency = this.commitSeconds.child(backend);
+    const records = this.recordsAppended.child(backend);
+    const bytes = this.bytesAppended.child(backend);
+    return {
+      committed(seconds, n, b) {
+        latency.observe(seconds);
+        if (n > 0) records.inc(n);
+        if (b > 0) bytes.inc(b);
+      },
+    };
   }
 
   journalCommit(backend: string, seconds: number, records: number, bytes: number): void {
-    this.commitSeconds.get(backend).observe(seconds);
-    if (records > 0) this.recordsAppended.get(backend).inc(records);
-    if (bytes > 0) this.bytesAppended.get(backend).inc(bytes);
+    this.commitMeter(backend).committed(seconds, records, bytes);
   }
 
   fenceConflict(kind: "conflict" | "fenced" | "busy"): void {
-    this.conflicts.get(kind).inc();
+    this.conflicts.child(kind).inc();
   }
 
   modelCall(model: string, outcome: "ok" | "error", seconds: number, inputTokens: number, outputTokens: number): void {
     const m = this.modelCap.value(model || "default");
-    this.modelCalls.get(m, outcome).inc();
-    this.modelSeconds.get(m).observe(seconds);
-    if (inputTokens > 0) this.modelTokens.get(m, "input").inc(inputTokens);
-    if (outputTokens > 0) this.modelTokens.get(m, "output").inc(outputTokens);
+    this.modelCalls.child(m, outcome).inc();
+    this.modelSeconds.child(m).observe(seconds);
+    if (inputTokens > 0) this.modelTokens.child(m, "input").inc(inputTokens);
+    if (outputTokens > 0) this.modelTokens.child(m, "output").inc(outputTokens);
   }
 
   toolCall(tool: string, outcome: "ok" | "error" | "denied" | "parked"): void {
-    this.toolCalls.get(this.toolCap.value(tool), outcome).inc();
+    this.toolCalls.child(this.toolCap.value(tool), outcome).inc();
   }
 
   waitOpened(kind: WaitKind): void {
@@ -265,19 +301,19 @@ export class HostMetrics {
   waitDecided(kind: WaitKind, approved: boolean, seconds: number | undefined, openedHere: boolean): void {
     if (openedHere) this.waitsPending.dec({ kind });
     if (seconds !== undefined && seconds >= 0)
-      this.waitSeconds.get(kind, approved ? "approved" : "denied").observe(seconds);
+      this.waitSeconds.child(kind, approved ? "approved" : "denied").observe(seconds);
   }
 
   sessionOperation(op: SessionOp, ok: boolean, seconds: number): void {
-    this.opSeconds.get(op, ok ? "ok" : "error").observe(seconds);
+    this.opSeconds.child(op, ok ? "ok" : "error").observe(seconds);
   }
 
   snapshot(direction: "written" | "read", bytes: number): void {
-    this.snapshotBytes.get(direction).inc(bytes);
+    this.snapshotBytes.child(direction).inc(bytes);
   }
 
   checkpoint(harness: string, ok: boolean): void {
-    this.checkpoints.get(this.harnessCap.value(harness), ok ? "ok" : "failed").inc();
+    this.checkpoints.child(this.harnessCap.value(harness), ok ? "ok" : "failed").inc();
   }
 
   nodeStarted(harness: string): void {
@@ -289,8 +325,19 @@ export class HostMetrics {
   }
 
   rpc(listener: string, method: string, code: string, seconds: number): void {
-    this.rpcs.get(listener, method, code).inc();
-    this.rpcSeconds.get(listener, method).observe(seconds);
+    const key = `${listener} ${method}`;
+    let m = this.rpcMeters.get(key);
+    if (m === undefined) {
+      m = { seconds: this.rpcSeconds.child(listener, method), codes: new Map() };
+      this.rpcMeters.set(key, m);
+    }
+    let c = m.codes.get(code);
+    if (c === undefined) {
+      c = this.rpcs.child(listener, method, code);
+      m.codes.set(code, c);
+    }
+    c.inc();
+    m.seconds.observe(seconds);
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */

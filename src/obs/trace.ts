@@ -17,6 +17,7 @@ import {
 const TRACER = "harnesshost";
 let on = false;
 let shutdownHook: (() => Promise<void>) | undefined;
+let flushHook: (() => Promise<void>) | undefined;
 
 /** Whether spans are being recorded in this process. */
 export function tracingEnabled(): boolean {
@@ -43,6 +44,12 @@ export interface TracingOptions {
   readonly exporter?: SpanExporterLike;
   /** service.name when OTEL_SERVICE_NAME does not set one. */
   readonly serviceName?: string;
+  /**
+   * With `exporter`: hand it spans in batches, through the batching processor the OTLP path uses (what
+   * a serving host pays per span; read the exporter after flushTracing), instead of one span at a time
+   * as each ends (default; tests read the exporter right away).
+   */
+  readonly batch?: boolean;
 }
 
 /**
@@ -61,7 +68,10 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: T
   ] = await Promise.all([import("@opentelemetry/sdk-trace-node"), import("@opentelemetry/resources")]);
   type Exporter = ConstructorParameters<typeof SimpleSpanProcessor>[0];
   let processor: InstanceType<typeof SimpleSpanProcessor> | InstanceType<typeof BatchSpanProcessor>;
-  if (kind === "given") processor = new SimpleSpanProcessor(opts.exporter as Exporter);
+  if (kind === "given")
+    processor = opts.batch
+      ? new BatchSpanProcessor(opts.exporter as Exporter)
+      : new SimpleSpanProcessor(opts.exporter as Exporter);
   else if (kind === "console") processor = new BatchSpanProcessor(new ConsoleSpanExporter());
   else {
     const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
@@ -74,6 +84,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: T
   });
   provider.register();
   shutdownHook = () => provider.shutdown();
+  flushHook = () => provider.forceFlush();
   on = true;
   return true;
 }
@@ -86,10 +97,16 @@ export function pauseTracing(paused: boolean): void {
   if (shutdownHook) on = !paused;
 }
 
+/** Exports every span ended so far (a batching processor holds them until then); no-op while off. */
+export async function flushTracing(): Promise<void> {
+  await flushHook?.();
+}
+
 /** Flushes and stops the SDK (exports what is buffered); tracing is off afterwards. */
 export async function stopTracing(): Promise<void> {
   const hook = shutdownHook;
   shutdownHook = undefined;
+  flushHook = undefined;
   on = false;
   if (hook) await hook();
   trace.disable();
@@ -127,27 +144,25 @@ export function traced<T>(
 }
 
 /**
- * As `traced` for a span nothing nests under (a journal commit): the span is not made active, which
- * spares the context switch; `fn` gets it to add attributes.
+ * A span that already happened (start and end in performance.now() milliseconds) as a child of the
+ * active span — recorded only while tracing is on AND the active span is recording (sampled), so an
+ * operation outside any trace (or in an unsampled one) creates no span and starts no root trace; the
+ * cost when nothing records is a flag check (off) or one context read (on). `attributes` is only
+ * called when the span is recorded; `err` marks it ERROR with the error's code or class.
  */
-export function tracedLeaf<T>(
+export function recordChildSpan(
   name: string,
+  startPerfMs: number,
+  endPerfMs: number,
   attributes: () => Attributes,
-  fn: (span: Span | undefined) => Promise<T>,
-): Promise<T> {
-  if (!on) return fn(undefined);
-  const span = trace.getTracer(TRACER).startSpan(name, { attributes: attributes() });
-  return fn(span).then(
-    (value) => {
-      span.end();
-      return value;
-    },
-    (err: unknown) => {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
-      span.end();
-      throw err;
-    },
-  );
+  err?: unknown,
+): void {
+  if (!on) return;
+  const active = context.active();
+  if (!trace.getSpan(active)?.isRecording()) return;
+  const span = trace.getTracer(TRACER).startSpan(name, { startTime: startPerfMs, attributes: attributes() }, active);
+  if (err !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+  span.end(endPerfMs);
 }
 
 /** A span that already happened (start time in ms since the epoch), ended now: e.g. an approval wait. */

@@ -6,25 +6,25 @@ import { EventKind, ToolResult_Code } from "../gen/agentsessions/v1/common_pb.js
 import { ASK_TOOL } from "../controller/questions.js";
 import { ErrorCode, isHostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { HostMetrics, Tier, TurnOutcome, WaitKind } from "../obs/metrics.js";
+import type { HostMetrics, Tier, TurnMeter, TurnOutcome, WaitKind } from "../obs/metrics.js";
 
 /** One turn being measured: started at admission. */
 export interface TurnMark {
-  readonly harness: string;
-  readonly tier: Tier;
+  readonly meter: TurnMeter;
   readonly started: number;
 }
 
 export function startTurn(metrics: HostMetrics | undefined, harness: string, memory: boolean): TurnMark | undefined {
   if (!metrics) return undefined;
   const tier: Tier = memory ? "memory" : "stateless";
-  metrics.turnStarted(harness, tier);
-  return { harness, tier, started: performance.now() };
+  const meter = metrics.turnMeter(harness, tier);
+  meter.started();
+  return { meter, started: performance.now() };
 }
 
 export function endTurn(metrics: HostMetrics | undefined, mark: TurnMark | undefined, outcome: TurnOutcome): void {
   if (!metrics || !mark) return;
-  metrics.turnFinished(mark.harness, mark.tier, outcome, (performance.now() - mark.started) / 1000);
+  mark.meter.finished(outcome, (performance.now() - mark.started) / 1000);
 }
 
 /** A failed turn's outcome: cancelled (the caller or a deadline stopped it) or failed. */
