@@ -5,13 +5,17 @@
 // name to 127.0.0.1 cannot reach the API), and on every listener a request whose Origin is not this
 // listener's own is refused (no CORS: the console is same-origin, nothing else is allowed in); close()
 // stops accepting, lets in-flight calls finish for the grace period, then cancels them and drops the
-// connections.
+// connections. /metrics (when the host counts metrics) needs the same bearer token as the API whenever
+// the host has tokens: it is refused 401/403 before anything is read.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { METRICS_PATH } from "../obs/metrics-http.js";
+import type { AuthRefusal, BearerAuth } from "../server/auth.js";
 import { isLoopbackLiteral } from "../server/listen-policy.js";
 import { parseAddress } from "../wire/index.js";
 import type { ConsoleAssets } from "./assets.js";
@@ -27,6 +31,25 @@ export interface HttpListenerOptions {
   readonly requestBytes: number;
   readonly routes: (router: ConnectRouter) => void;
   readonly assets?: ConsoleAssets;
+  /**
+   * Serves the Prometheus scrape at /metrics (src/obs/metrics-http.ts) behind `auth` — the Sessions
+   * API's bearer tokens — when the host has tokens; the listener's Host and Origin checks apply first.
+   */
+  readonly metrics?: { readonly handle: MetricsHandler; readonly auth?: BearerAuth };
+}
+
+/** A request listener that answers its own path and returns false for any other. */
+export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** HTTP status of an auth refusal: 401 (no or malformed credentials, with a challenge) or 403 (wrong token). */
+function refuseAuth(res: ServerResponse, refusal: AuthRefusal): void {
+  const unauthenticated = refusal.code === GrpcStatus.UNAUTHENTICATED;
+  res.writeHead(unauthenticated ? 401 : 403, {
+    "content-type": "text/plain; charset=utf-8",
+    "x-content-type-options": "nosniff",
+    ...(unauthenticated ? { "www-authenticate": 'Bearer realm="harnesshost"' } : {}),
+  });
+  res.end(`${refusal.details}\n`);
 }
 
 export interface RunningHttp {
@@ -89,6 +112,12 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
     const refusal = entryRefusal(req, opts.secured, scheme);
     if (refusal !== undefined) {
       refuse(res, 403, refusal);
+      return;
+    }
+    if (opts.metrics !== undefined && (req.url ?? "/").split("?")[0] === METRICS_PATH) {
+      const denied = opts.metrics.auth?.checkHeader(req.headers.authorization);
+      if (denied !== undefined) refuseAuth(res, denied);
+      else opts.metrics.handle(req, res);
       return;
     }
     connect(req, res);

@@ -17,6 +17,7 @@ import { ConsoleAssets } from "../http/assets.js";
 import { routeService } from "../http/connect-service.js";
 import { httpPolicy } from "../http/policy.js";
 import { type RunningHttp, startHttp } from "../http/server.js";
+import { metricsHandler } from "../obs/metrics-http.js";
 import { addService, listen } from "../wire/index.js";
 import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
@@ -131,6 +132,9 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
         ],
         requestBytes: host.limits.requestBytes,
         assets: opts.consoleAssets ?? new ConsoleAssets(),
+        ...(host.hostMetrics
+          ? { metrics: { handle: metricsHandler(host.hostMetrics), ...(auth ? { auth } : {}) } }
+          : {}),
         routes(router) {
           routeService(router, Sessions, sessionsImpl);
           // Read-only: registering and retiring stay on the operator (registry) listener.
