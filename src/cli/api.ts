@@ -43,7 +43,16 @@ export interface UpgradeOutcome {
   readonly snapshot: string;
 }
 
+/** A gate named exactly (`approve --execution --tool-call --request-seq`). */
+export interface GateTuple {
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
+}
+
 export interface SessionsApi {
+  /** Creates an empty session (no turn yet); project "" is the host's default. */
+  create(p: { name: string; harness: string; model: string; project: string }): Promise<Session>;
   exec(p: {
     session?: string;
     harness?: string;
@@ -58,16 +67,18 @@ export interface SessionsApi {
   }): Promise<ExecOutcome>;
   /** Re-executes (in process) or re-reads (remote) the session's turns; returns the outputs. */
   replay(session: string): Promise<{ outputs: string[]; modelCalls: number }>;
-  records(session: string): AsyncIterable<LogRecord>;
-  fork(p: { session: string; atSeq: number; count: number }): Promise<Session[]>;
+  /** The session's records from `fromSeq` (default 1) on, in seq order. */
+  records(session: string, fromSeq?: number): AsyncIterable<LogRecord>;
+  /** `childNames`: empty, or one name per child. */
+  fork(p: { session: string; atSeq: number; count: number; childNames?: readonly string[] }): Promise<Session[]>;
   get(session: string): Promise<Session>;
   list(p: { project: string; pageSize: number }): Promise<Session[]>;
   suspend(session: string): Promise<SuspendOutcome>;
   resume(session: string): Promise<Session>;
   /** Resume, also reporting the outputs the re-driven turn committed. */
   resumeTurn(session: string): Promise<ResumeOutcome>;
-  /** Decides the session's pending approval (the tuple is discovered from GetSession). */
-  approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome>;
+  /** Decides the gate `tuple` names, or (without one) the session's pending approval, read from GetSession. */
+  approve(p: { session: string; approved: boolean; reason: string; tuple?: GateTuple }): Promise<DecisionOutcome>;
   /** Answers the session's pending question with free text or choice `choice` (1-based). */
   answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome>;
   /** Cancels the session's turn or withdraws its wait (no-op when there is neither); the session after. */

@@ -79,11 +79,15 @@ export class GrpcApi implements SessionsApi {
     return { outputs: await this.client.sessions.outputs(session), modelCalls: 0 };
   }
 
-  records(session: string): AsyncIterable<LogRecord> {
-    return this.client.sessions.replay(session);
+  create(p: { name: string; harness: string; model: string; project: string }): Promise<Session> {
+    return this.client.sessions.create(p);
   }
 
-  fork(p: { session: string; atSeq: number; count: number }): Promise<Session[]> {
+  records(session: string, fromSeq?: number): AsyncIterable<LogRecord> {
+    return this.client.sessions.replay(session, fromSeq !== undefined ? { fromSeq } : {});
+  }
+
+  fork(p: Parameters<SessionsApi["fork"]>[0]): Promise<Session[]> {
     return this.client.sessions.fork(p);
   }
 
@@ -114,8 +118,8 @@ export class GrpcApi implements SessionsApi {
     return { session: r.session, outputs: [...r.outputs] };
   }
 
-  approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome> {
-    const req = { session: p.session, reason: p.reason };
+  approve(p: Parameters<SessionsApi["approve"]>[0]): Promise<DecisionOutcome> {
+    const req = { session: p.session, reason: p.reason, ...(p.tuple ? { tuple: p.tuple } : {}) };
     return p.approved ? this.client.sessions.approve(req) : this.client.sessions.deny(req);
   }
 

@@ -77,15 +77,21 @@ export class InProcessApi implements SessionsApi {
     return { outputs: [...result.outputs], modelCalls: 0 };
   }
 
-  async *records(session: string): AsyncIterable<LogRecord> {
-    await this.host.getSession(session);
-    for await (const rec of this.host.journal.read(session)) yield logRecord(rec);
+  async create(p: { name: string; harness: string; model: string; project: string }): Promise<Session> {
+    const info = await this.host.createSession(p);
+    return servedSession(this.host, info.uid);
   }
 
-  async fork(p: { session: string; atSeq: number; count: number }): Promise<Session[]> {
+  async *records(session: string, fromSeq = 1): AsyncIterable<LogRecord> {
+    await this.host.getSession(session);
+    for await (const rec of this.host.journal.read(session, fromSeq)) yield logRecord(rec);
+  }
+
+  async fork(p: Parameters<SessionsApi["fork"]>[0]): Promise<Session[]> {
     const parent = await this.host.getSession(p.session);
-    const children = Array.from({ length: p.count }, () => ({
+    const children = Array.from({ length: p.count }, (_, i) => ({
       uid: newSessionUid(),
+      name: p.childNames?.[i] ?? "",
       project: parent.project,
       harness: parent.harness,
       model: parent.model,
@@ -144,8 +150,8 @@ export class InProcessApi implements SessionsApi {
     return { session: await servedSession(this.host, session), outputs: [...(res.turn?.outputs ?? [])] };
   }
 
-  async approve(p: { session: string; approved: boolean; reason: string }): Promise<DecisionOutcome> {
-    const tuple = pendingTuple(await sessionView(this.host.placer, await this.host.getSession(p.session)));
+  async approve(p: Parameters<SessionsApi["approve"]>[0]): Promise<DecisionOutcome> {
+    const tuple = p.tuple ?? pendingTuple(await sessionView(this.host.placer, await this.host.getSession(p.session)));
     return this.decide(p.session, tuple, p.approved, p.reason);
   }
 

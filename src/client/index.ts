@@ -3,7 +3,7 @@
 export { connect } from "./connect.js";
 export type { ConnectOptions, HarnessHostClient, TlsOptions } from "./connect.js";
 export { SessionsClient } from "./sessions.js";
-export type { DecisionResult, ExecOptions, ResumeResult, SuspendResult } from "./sessions.js";
+export type { CreateOptions, DecisionResult, ExecOptions, GateTuple, ResumeResult, SuspendResult } from "./sessions.js";
 export { HarnessesClient } from "./harnesses.js";
 export type { RegisterHarness } from "./harnesses.js";
 export { VersionsClient } from "./versions.js";

@@ -1,6 +1,7 @@
 // The Sessions half of `harnesshost/client`. Invariants: every method is one or a few Sessions RPCs
-// and reports failures as HarnessHostError; a gate decision is always sent with the tuple read from
-// the session's pending_approval; list and replay fetch lazily, page by page, as the caller iterates.
+// and reports failures as HarnessHostError; a gate decision is sent with the explicit tuple the caller
+// gives, else the tuple read from the session's pending_approval; list and replay fetch lazily, page by
+// page, as the caller iterates.
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Sessions, Session } from "../gen/agentsessions/v1/session_pb.js";
 import { jsonlLine } from "../journal/export.js";
@@ -22,6 +23,24 @@ export interface ExecOptions {
   readonly expectedLastSeq?: number;
   /** Opaque per-execution config, journaled verbatim. */
   readonly config?: Uint8Array;
+}
+
+export interface CreateOptions {
+  /** A display name (not unique). */
+  readonly name?: string;
+  /** The harness (default: the host's default harness). */
+  readonly harness?: string;
+  /** The model id recorded on the session (metadata only, as in the reference). */
+  readonly model?: string;
+  /** The project (default: the host's default project). */
+  readonly project?: string;
+}
+
+/** A gate named exactly (the reference's `--execution/--tool-call/--request-seq`), for an exact retry. */
+export interface GateTuple {
+  readonly executionId: string;
+  readonly toolCallId: string;
+  readonly requestSeq: number;
 }
 
 export interface SuspendResult {
@@ -83,6 +102,22 @@ export class SessionsClient {
     );
   }
 
+  /** Creates an empty session (no turn yet). */
+  create(p: CreateOptions = {}, options?: CallOptions): Promise<Session> {
+    return call(() =>
+      this.stub.createSession(
+        {
+          session: {
+            metadata: { project: p.project ?? "", name: p.name ?? "" },
+            harness: p.harness ?? "",
+            model: p.model ?? "",
+          },
+        },
+        this.opts(options),
+      ),
+    );
+  }
+
   get(session: string, options?: CallOptions): Promise<Session> {
     return call(() => this.stub.getSession({ uid: session }, this.opts(options)));
   }
@@ -140,10 +175,24 @@ export class SessionsClient {
     for await (const rec of this.replay(session, {}, options)) yield jsonlLine(rec);
   }
 
-  /** Branches the session at a seq (default: its head) into `count` children (default 1). */
-  async fork(p: { session: string; atSeq?: number; count?: number }, options?: CallOptions): Promise<Session[]> {
+  /**
+   * Branches the session at a seq (default: its head) into `count` children (default 1; 0 means 1, as
+   * the reference's client), named `childNames` in order when given (as many as children).
+   */
+  async fork(
+    p: { session: string; atSeq?: number; count?: number; childNames?: readonly string[] },
+    options?: CallOptions,
+  ): Promise<Session[]> {
     const res = await call(() =>
-      this.stub.fork({ session: p.session, atSeq: BigInt(p.atSeq ?? 0), count: p.count ?? 1 }, this.opts(options)),
+      this.stub.fork(
+        {
+          session: p.session,
+          atSeq: BigInt(p.atSeq ?? 0),
+          count: p.count ?? 1,
+          ...(p.childNames !== undefined ? { childNames: [...p.childNames] } : {}),
+        },
+        this.opts(options),
+      ),
     );
     return res.children;
   }
@@ -197,14 +246,17 @@ export class SessionsClient {
     return call(() => this.stub.deleteSession({ uid: session }, this.opts(options)));
   }
 
-  /** Approves the session's pending approval (commits the decision only; then resume). */
-  approve(p: { session: string; reason?: string }, options?: CallOptions): Promise<DecisionResult> {
-    return this.decideGate(p.session, true, p.reason ?? "", options);
+  /**
+   * Approves the session's pending approval — or exactly the gate `tuple` names (an exact retry returns
+   * the committed decision) — and commits the decision only; then resume.
+   */
+  approve(p: { session: string; reason?: string; tuple?: GateTuple }, options?: CallOptions): Promise<DecisionResult> {
+    return this.decideGate(p.session, true, p.reason ?? "", p.tuple, options);
   }
 
-  /** Denies the session's pending approval: the tool does not run, the turn gets APPROVAL_DENIED. */
-  deny(p: { session: string; reason?: string }, options?: CallOptions): Promise<DecisionResult> {
-    return this.decideGate(p.session, false, p.reason ?? "", options);
+  /** Denies the session's pending approval (or the gate `tuple` names): the tool does not run, the turn gets APPROVAL_DENIED. */
+  deny(p: { session: string; reason?: string; tuple?: GateTuple }, options?: CallOptions): Promise<DecisionResult> {
+    return this.decideGate(p.session, false, p.reason ?? "", p.tuple, options);
   }
 
   /** Answers the session's pending question with free text or choice `choice` (1-based). */
@@ -222,9 +274,10 @@ export class SessionsClient {
     session: string,
     approved: boolean,
     reason: string,
+    given: GateTuple | undefined,
     options: CallOptions | undefined,
   ): Promise<DecisionResult> {
-    const tuple = await call(async () => pendingTuple(await this.get(session, options)));
+    const tuple = given ?? (await call(async () => pendingTuple(await this.get(session, options))));
     return this.decide(session, tuple, approved, reason, options);
   }
 

@@ -11,6 +11,11 @@ export interface CommandEntry {
 
 export const commands: readonly CommandEntry[] = [
   {
+    name: "create",
+    summary: "create an empty session (--name, --harness, --model, --project); prints its uid",
+    load: async () => (await import("./sessions.js")).createCommand,
+  },
+  {
     name: "exec",
     summary: "run one turn (creates a session when --session is omitted)",
     load: async () => (await import("./sessions.js")).execCommand,
@@ -45,6 +50,11 @@ export const commands: readonly CommandEntry[] = [
     name: "approve",
     summary: "approve (or --deny) the session's pending approval; commits only the decision (then run resume)",
     load: async () => (await import("./sessions.js")).approveCommand,
+  },
+  {
+    name: "deny",
+    summary: "deny the session's pending approval (approve --deny); commits only the decision (then run resume)",
+    load: async () => (await import("./sessions.js")).denyCommand,
   },
   {
     name: "answer",

@@ -1,10 +1,11 @@
-// Session commands: exec, replay, fork, get, list, suspend, resume, approve, answer, cancel, delete. Invariant: with --json each prints
+// Session commands: create, exec, replay, fork, get, list, suspend, resume, approve, deny, answer, cancel, delete. Invariant: with --json each prints
 // exactly one JSON document on stdout; errors go to stderr with a non-zero exit.
 import { toJson } from "@bufbuild/protobuf";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../../gen/agentsessions/v1/session_pb.js";
 import type { Question } from "../../controller/questions.js";
 import { pendingQuestion } from "../../client/decisions.js";
-import type { DecisionOutcome } from "../api.js";
+import type { DecisionOutcome, GateTuple } from "../api.js";
+import { goRecordLine } from "../record-lines.js";
 import {
   type CommandIo,
   type FlagValues,
@@ -185,6 +186,28 @@ class OutputPrinter {
   }
 }
 
+export const createCommand: Command = {
+  name: "create",
+  usage: "create [--name N] [--harness H] [--model M] [--project P] [--json]",
+  options: { ...HOST_FLAGS, name: { type: "string" }, harness: { type: "string" }, model: { type: "string" } },
+  async run(ctx) {
+    const api = await ctx.api({ create: true });
+    try {
+      const s = await api.create({
+        name: str(ctx.values, "name") ?? "",
+        harness: str(ctx.values, "harness") ?? "",
+        model: str(ctx.values, "model") ?? "",
+        project: str(ctx.values, "project") ?? "",
+      });
+      if (json(ctx.values)) ctx.out(JSON.stringify(sessionJson(s)));
+      else ctx.out(s.metadata?.uid ?? "");
+      return 0;
+    } finally {
+      await api.close();
+    }
+  },
+};
+
 export const execCommand: Command = {
   name: "exec",
   usage: "exec [--session UID] [--harness NAME] --input TEXT [--input TEXT…] [--expected-last-seq N] [--json]",
@@ -254,15 +277,29 @@ export const execCommand: Command = {
   },
 };
 
+/** The output formats of `replay`: ours (the re-executed turns' outputs) or the reference's record lines. */
+const REPLAY_FORMATS = ["text", "go"] as const;
+
 export const replayCommand: Command = {
   name: "replay",
   readOnly: true,
-  usage: "replay --session UID [--json]",
-  options: { ...HOST_FLAGS, session: { type: "string" } },
+  usage: "replay --session UID [--json] | replay --session UID --format go [--from N]",
+  options: { ...HOST_FLAGS, session: { type: "string" }, format: { type: "string" }, from: { type: "string" } },
   async run(ctx) {
     const session = requireStr(ctx.values, "session");
+    const format = REPLAY_FORMATS.find((f) => f === (str(ctx.values, "format") ?? "text"));
+    if (format === undefined) throw new UsageError(`--format must be one of ${REPLAY_FORMATS.join(", ")}`);
+    const goLines = format === "go";
+    if (!goLines && str(ctx.values, "from") !== undefined)
+      throw new UsageError("--from goes with --format go (the records from seq N); re-execution starts at seq 1");
+    if (goLines && json(ctx.values)) throw new UsageError("--format go prints record lines; --json is export's format");
+    const from = int(ctx.values, "from", 1, 1);
     const api = await ctx.api();
     try {
+      if (goLines) {
+        for await (const rec of api.records(session, from)) ctx.out(goRecordLine(rec));
+        return 0;
+      }
       const res = await api.replay(session);
       if (json(ctx.values)) ctx.out(JSON.stringify({ session, outputs: res.outputs, model_calls: res.modelCalls }));
       else for (const o of res.outputs) ctx.out(o);
@@ -275,16 +312,27 @@ export const replayCommand: Command = {
 
 export const forkCommand: Command = {
   name: "fork",
-  usage: "fork --session UID [--at N] [--count K] [--json]",
-  options: { ...HOST_FLAGS, session: { type: "string" }, at: { type: "string" }, count: { type: "string" } },
+  usage: "fork --session UID [--at N] [--count K] [--names A,B,…] [--json]",
+  options: {
+    ...HOST_FLAGS,
+    session: { type: "string" },
+    at: { type: "string" },
+    count: { type: "string" },
+    names: { type: "string" },
+  },
   async run(ctx) {
     const session = requireStr(ctx.values, "session");
     const atSeq = int(ctx.values, "at", 0);
-    const count = int(ctx.values, "count", 1, 1);
+    // 0 means 1, as the reference's client and the Fork RPC take it.
+    const count = Math.max(1, int(ctx.values, "count", 1, 0));
     if (count > 128) throw new UsageError("--count must be 1..128");
+    const names = str(ctx.values, "names");
+    const childNames = names === undefined || names === "" ? undefined : names.split(",");
+    if (childNames !== undefined && childNames.length !== count)
+      throw new UsageError(`--names has ${childNames.length} names for ${count} children; give one per child`);
     const api = await ctx.api();
     try {
-      const children = await api.fork({ session, atSeq, count });
+      const children = await api.fork({ session, atSeq, count, ...(childNames ? { childNames } : {}) });
       const uids = children.map((c) => c.metadata?.uid ?? "");
       if (json(ctx.values)) ctx.out(JSON.stringify({ children: uids }));
       else for (const u of uids) ctx.out(u);
@@ -398,23 +446,66 @@ function decisionOut(ctx: CommandContext, res: DecisionOutcome, what: string): v
   }
 }
 
-export const approveCommand: Command = {
-  name: "approve",
-  usage: "approve --session UID [--deny] [--reason TEXT] [--json]",
-  options: { ...HOST_FLAGS, session: { type: "string" }, deny: { type: "boolean" }, reason: { type: "string" } },
-  async run(ctx) {
-    const session = requireStr(ctx.values, "session");
-    const approved = ctx.values["deny"] !== true;
-    const api = await ctx.api();
-    try {
-      const res = await api.approve({ session, approved, reason: str(ctx.values, "reason") ?? "" });
-      decisionOut(ctx, res, approved ? "approved" : "denied");
-      return 0;
-    } finally {
-      await api.close();
-    }
-  },
-};
+/** The gate named by --execution/--tool-call/--request-seq: all three, or none (discover the pending one). */
+function gateTuple(values: FlagValues): GateTuple | undefined {
+  const given = ["execution", "tool-call", "request-seq"].filter((f) => values[f] !== undefined);
+  if (given.length === 0) return undefined;
+  const executionId = str(values, "execution") ?? "";
+  const toolCallId = str(values, "tool-call") ?? "";
+  if (given.length !== 3 || executionId === "" || toolCallId === "")
+    throw new UsageError(
+      "give the whole --execution, --tool-call and --request-seq tuple, or none of them to decide the pending approval",
+    );
+  return { executionId, toolCallId, requestSeq: int(values, "request-seq", 0, 1) };
+}
+
+/** The session of a decision: `--session UID` or one positional UID (as agentctl takes it), not both. */
+function decisionSession(ctx: CommandContext): string {
+  const flag = str(ctx.values, "session");
+  if (ctx.positionals.length > 1 || (ctx.positionals.length === 1 && flag !== undefined))
+    throw new UsageError("give exactly one session uid, positional or --session");
+  const uid = flag ?? ctx.positionals[0];
+  if (uid === undefined || uid === "") throw new UsageError("--session is required");
+  return uid;
+}
+
+/** `approve` (or `--deny`) and `deny`: commit the decision only; `resume` continues the turn. */
+function decisionCommand(name: "approve" | "deny"): Command {
+  return {
+    name,
+    usage: `${name} (--session UID | UID) [--execution ID --tool-call ID --request-seq N]${name === "approve" ? " [--deny]" : ""} [--reason TEXT] [--json]`,
+    options: {
+      ...HOST_FLAGS,
+      session: { type: "string" },
+      ...(name === "approve" ? { deny: { type: "boolean" } } : {}),
+      reason: { type: "string" },
+      execution: { type: "string" },
+      "tool-call": { type: "string" },
+      "request-seq": { type: "string" },
+    },
+    async run(ctx) {
+      const session = decisionSession(ctx);
+      const approved = name === "approve" && ctx.values["deny"] !== true;
+      const tuple = gateTuple(ctx.values);
+      const api = await ctx.api();
+      try {
+        const res = await api.approve({
+          session,
+          approved,
+          reason: str(ctx.values, "reason") ?? "",
+          ...(tuple ? { tuple } : {}),
+        });
+        decisionOut(ctx, res, approved ? "approved" : "denied");
+        return 0;
+      } finally {
+        await api.close();
+      }
+    },
+  };
+}
+
+export const approveCommand: Command = decisionCommand("approve");
+export const denyCommand: Command = decisionCommand("deny");
 
 export const answerCommand: Command = {
   name: "answer",
