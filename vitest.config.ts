@@ -15,6 +15,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Child-process tests run the compiled CLI (bin/harnesshost.js); this rebuilds dist/ first when stale.
+    globalSetup: ["./test/support/dist-current.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

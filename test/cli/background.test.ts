@@ -190,7 +190,7 @@ describe("background servers (real bin)", () => {
   it("cliDocBackgroundExampleRunsAsWritten: docs/cli.md's block, with free ports and this checkout's bin", async () => {
     const work = mkdtempSync(join(dir, "doc-"));
     const [p1, p2] = [await freePort(), await freePort()];
-    const bin = `node ${join(REPO, "scripts/harnesshost-src.mjs")}`;
+    const bin = `node ${join(REPO, "bin/harnesshost.js")}`;
     const script = shBlocks(readFileSync(join(REPO, "docs/cli.md"), "utf8"), "Background servers")
       .join("\n")
       .replaceAll(

@@ -1,10 +1,11 @@
-// Runs the real `harnesshost` command as a child process (the checkout's source entry, the same
-// main() the published bin runs): its exit status, stdout and stderr exactly as a shell sees them.
+// Runs the real `harnesshost` command as a child process (the published bin over dist/, kept current
+// with the source by the tests' global set-up): its exit status, stdout and stderr exactly as a shell sees them.
 import { execFile } from "node:child_process";
-import { resolve } from "node:path";
 
-export const REPO = resolve(import.meta.dirname, "../..");
-export const BIN = resolve(REPO, "scripts/harnesshost-src.mjs");
+import { CLI_ENTRY, REPO } from "../support/cli-entry.js";
+
+export { REPO };
+export const BIN = CLI_ENTRY;
 
 export interface BinResult {
   readonly code: number;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/run.js";
 
 const run = promisify(execFile);
-const SRC_BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
+const SRC_BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
 let dir = "";
 let session = "";
 

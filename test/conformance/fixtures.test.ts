@@ -19,7 +19,7 @@ function evidenceOf(report: JsonReport, id: string): string {
 describe("lying fixtures fail the suite", () => {
   it("secret-counter (STATELESS_REPLAY with a RAM counter) fails the host-restart check as a cold boot; the real process exits 1 and writes JUnit", async () => {
     const xmlFile = join(dir, "secret-counter.xml");
-    const bin = join(process.cwd(), "scripts", "harnesshost-src.mjs");
+    const bin = join(process.cwd(), "bin", "harnesshost.js");
     const res = await run(process.execPath, [
       bin,
       "conformance",

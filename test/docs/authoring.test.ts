@@ -39,7 +39,7 @@ function tempDir(): string {
 const shBlocksOf = (n: number): string[] => shBlocks(guide, `${n}. `);
 
 /**
- * Points a guide script at this checkout: `npx harnesshost` runs scripts/harnesshost-src.mjs (the CLI from source), example paths
+ * Points a guide script at this checkout: `npx harnesshost` runs bin/harnesshost.js (the CLI from source), example paths
  * are absolute, sockets live in `dir`, and every 127.0.0.1 port gets a free one. Nothing is awaited
  * that the guide does not await.
  */
@@ -53,7 +53,7 @@ async function localize(script: string, dir: string): Promise<string> {
     .split("\n")
     .map((raw) => {
       let line = raw
-        .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
+        .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
         .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
         .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
       if (/ serve /.test(line) && !line.includes("--addr"))

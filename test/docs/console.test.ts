@@ -14,7 +14,7 @@ afterAll(() => {
 });
 
 async function localize(script: string): Promise<string> {
-  let text = script.replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`);
+  let text = script.replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`);
   for (const port of ["7233", "7234", "7235", "7243", "7244", "7245"])
     text = text.replaceAll(`127.0.0.1:${port}`, `127.0.0.1:${await freePort()}`);
   return strictScript(text);

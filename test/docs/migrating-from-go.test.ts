@@ -10,7 +10,7 @@ import { GO_HELLO_INPUT_HASH, goEchoTurn, writeGoJournal } from "../journal/go-f
 import { bash, shBlocks } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
-const bin = join(repo, "scripts/harnesshost-src.mjs");
+const bin = join(repo, "bin/harnesshost.js");
 const dir = mkdtempSync(join(tmpdir(), "hh-migrate-doc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
-const bin = join(repo, "scripts/harnesshost-src.mjs");
+const bin = join(repo, "bin/harnesshost.js");
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });

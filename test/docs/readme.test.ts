@@ -18,7 +18,7 @@ const blocks = (title: string): string[] => shBlocks(readme, title);
 /** Points a README script at this checkout, with fresh ports and a socket under `dir`. */
 async function localize(script: string, dir: string): Promise<string> {
   const [p1, p2] = [await freePort(), await freePort()];
-  const bin = `node ${join(repo, "scripts/harnesshost-src.mjs")}`;
+  const bin = `node ${join(repo, "bin/harnesshost.js")}`;
   return strictScript(
     script
       .replaceAll(
@@ -99,7 +99,7 @@ describe("README walkthroughs", () => {
       blocks("Walkthrough 6")
         .join("\n")
         .replaceAll("npx tsx test/fixtures/", `${join(repo, "node_modules/.bin/tsx")} ${join(repo, "test/fixtures")}/`)
-        .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
+        .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
         .replaceAll("127.0.0.1:7240", `127.0.0.1:${model}`)
         .replaceAll("127.0.0.1:7253", `127.0.0.1:${addr}`)
         .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`)

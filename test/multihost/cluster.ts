@@ -7,7 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { GrpcApi } from "../../src/cli/grpc-api.js";
@@ -17,7 +17,9 @@ import { RpcError, createClient, type MethodsOf, type ServiceClient } from "../.
 import { PG_URL, dropSchemas } from "../journal/postgres-fixture.js";
 
 export { PG_URL };
-export const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
+import { CLI_ENTRY } from "../support/cli-entry.js";
+
+export const BIN = CLI_ENTRY;
 
 export type RegistryClient = ServiceClient<MethodsOf<typeof HarnessRegistry>>;
 export type SessionsClient = ServiceClient<MethodsOf<typeof Sessions>>;

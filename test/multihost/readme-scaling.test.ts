@@ -23,7 +23,7 @@ const blocks = (title: string): string[] => shBlocks(readFileSync(join(repo, "RE
 /** Points the script at this checkout, fresh ports, a temp dir and `schema`; nothing else changes. */
 async function localize(script: string, dir: string, schema: string): Promise<string> {
   let text = script
-    .replaceAll("npx harnesshost", `node ${join(repo, "scripts/harnesshost-src.mjs")}`)
+    .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
     .replaceAll(README_PG_URL, `'${journalUrl(schema)}'`)
     .replaceAll("/tmp/x.sock", join(dir, "x.sock"));
   for (const port of ["7233", "7234", "7235", "7236", "7237", "7238"])

@@ -4,9 +4,11 @@
 // so the next incarnation never races the previous one.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname } from "node:path";
 
-export const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
+import { CLI_ENTRY } from "../support/cli-entry.js";
+
+export const BIN = CLI_ENTRY;
 
 export interface ServeOptions {
   /** Arguments after `serve`. */

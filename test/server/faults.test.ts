@@ -10,7 +10,7 @@ import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { codeOf, drain, gatedEchoModel, startFixture, userInput, type Fixture } from "./helpers.js";
 
-const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
+const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

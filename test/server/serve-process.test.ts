@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/run.js";
 
-const BIN = resolve(import.meta.dirname, "../../scripts/harnesshost-src.mjs");
+const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
 const TOKEN = "cli-token-3f9e";
 
 let dir = "";

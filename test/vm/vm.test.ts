@@ -44,7 +44,7 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
   it("README walkthrough 5 runs as written: image build, memory conformance on vm:IMAGE passes (suspend/resume N+1, QEMU killed, fork, corrupt blob), serve, suspend/resume/fork", async () => {
     const work = mkdtempSync(join(dir, "readme-"));
     const [p1, p2] = [await freePort(), await freePort()];
-    const bin = `node ${join(ROOT, "scripts/harnesshost-src.mjs")}`;
+    const bin = `node ${join(ROOT, "bin/harnesshost.js")}`;
     const script = strictScript(
       shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5")
         .join("\n")
