@@ -96,7 +96,11 @@ async function main(): Promise<number> {
     const outcome = await runFigure(
       figure,
       opts,
-      figure.key === vmRuntime.key ? 1_800_000 : flags.quick ? 60_000 : 180_000,
+      figure.key === vmRuntime.key
+        ? 1_800_000
+        : flags.quick
+          ? (figure.timeoutMs?.quick ?? 60_000)
+          : (figure.timeoutMs?.full ?? 180_000),
     );
     if (outcome.status === "error") crashed = true;
     process.stderr.write(` ${outcome.status} (${((performance.now() - f0) / 1000).toFixed(1)} s)\n`);

@@ -2,6 +2,7 @@
 import type { Figure } from "../lib/types.js";
 import { agentTurn } from "./agent-turn.js";
 import { concurrentTurns } from "./concurrent.js";
+import { groupCommit } from "./group-commit.js";
 import { journalAppend } from "./journal-append.js";
 import { longSession } from "./long-session.js";
 import { sessionMemory } from "./memory.js";
@@ -11,9 +12,12 @@ import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
 import { obsOverhead } from "./obs-overhead.js";
+import { pgScaleout } from "./pg-scaleout.js";
+import { postgresFigures } from "./postgres.js";
 
 export const figures: readonly Figure[] = [
   journalAppend,
+  groupCommit,
   replay,
   longSession,
   snapshotThroughput,
@@ -24,4 +28,6 @@ export const figures: readonly Figure[] = [
   sessionMemory,
   agentTurn,
   obsOverhead,
+  postgresFigures,
+  pgScaleout,
 ];

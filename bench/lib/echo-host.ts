@@ -16,13 +16,20 @@ export interface EchoHost {
   close(): Promise<void>;
 }
 
-/** Opens an echo host whose data lives in `dataDir`; `runtime` picks where the harness runs (default local). */
-export async function openEchoHost(dataDir: string, runtime: "local" | "spawned" = "local"): Promise<EchoHost> {
+/**
+ * Opens an echo host whose data lives in `dataDir`; `runtime` picks where the harness runs (default
+ * local); `journal` is a journal URL (default: SQLite in `dataDir`).
+ */
+export async function openEchoHost(
+  dataDir: string,
+  runtime: "local" | "spawned" = "local",
+  journal = `${dataDir}/journal.db`,
+): Promise<EchoHost> {
   const signal = new AbortController().signal;
   const harness = runtime === "local" ? "echo" : "necho";
   const host = await Host.open({
     dataDir,
-    journal: `${dataDir}/journal.db`,
+    journal,
     defaultHarness: harness,
     ...(runtime === "spawned"
       ? { harnesses: [{ name: harness, runtime: "spawned" as const, target: "echo" }], nodeIdleMs: 60_000 }

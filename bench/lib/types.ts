@@ -54,6 +54,8 @@ export interface Figure {
   /** Keys the figure reports in `also`; they share its status when it is unavailable or crashes. */
   readonly extraKeys?: readonly string[];
   readonly title: string;
+  /** How long the runner waits for it (default 60 s with --quick, 180 s without). */
+  readonly timeoutMs?: { readonly quick: number; readonly full: number };
   run(opts: RunOptions): Promise<FigureResult>;
 }
 

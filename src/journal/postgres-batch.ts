@@ -6,6 +6,10 @@
 // nothing (a session row the batch created only for it is removed before commit). A batch that cannot
 // commit as a whole is retried one write per transaction, so a write that breaks the batch at the
 // database (a stray row, a deadlock) still fails only itself.
+// The optimistic path (`writeBatchOptimistic`) skips the lock round trips for sessions whose head this
+// journal remembers: one statement moves each such head only if the stored head, hash and fence are
+// still exactly the remembered ones, and inserts only the records of sessions it moved; a session it did
+// not move (another host wrote, a fence was minted) is left untouched and goes through the locking path.
 import { toBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
@@ -46,7 +50,7 @@ export async function writeBatchIn(
   client: pg.ClientBase,
   writes: readonly QueuedWrite[],
   mapError: (what: string, err: unknown) => unknown,
-): Promise<WriteOutcome[]> {
+): Promise<{ outcomes: WriteOutcome[]; heads: Map<string, CachedHead> }> {
   const now = Date.now();
   const uids = [...new Set(writes.map((w) => w.session))].sort();
   const states = await lockSessions(client, uids, now);
@@ -91,7 +95,174 @@ export async function writeBatchIn(
   await insertCheckpoints(client, checkpoints, now);
   const unused = [...states].filter(([, s]) => s.created && !s.touched).map(([uid]) => uid);
   if (unused.length > 0) await client.query("DELETE FROM sessions WHERE uid = ANY($1::text[])", [unused]);
-  return outcomes;
+  const heads = new Map<string, CachedHead>();
+  for (const [uid, st] of states) {
+    if (st.created && !st.touched) continue;
+    heads.set(uid, { seq: st.seq, hash: st.hash, fence: st.fence, computeState: st.computeState });
+  }
+  return { outcomes, heads };
+}
+
+/** A session head as this journal last committed or read it under lock (may be stale: it is only a guess). */
+export interface CachedHead {
+  readonly seq: number;
+  readonly hash: string;
+  readonly fence: number;
+  readonly computeState: ComputeStateName;
+}
+
+/** Remembered heads, bounded (oldest forgotten first). */
+export class HeadCache {
+  private readonly heads = new Map<string, CachedHead>();
+  constructor(private readonly max = 100_000) {}
+  get(uid: string): CachedHead | undefined {
+    return this.heads.get(uid);
+  }
+  set(uid: string, head: CachedHead): void {
+    this.heads.delete(uid);
+    this.heads.set(uid, head);
+    if (this.heads.size > this.max) {
+      const oldest = this.heads.keys().next().value;
+      if (oldest !== undefined) this.heads.delete(oldest);
+    }
+  }
+  delete(uid: string): void {
+    this.heads.delete(uid);
+  }
+}
+
+/**
+ * One statement, no explicit transaction: for every session of `writes` whose remembered head lets all
+ * its writes pass their checks, moves the stored head if (and only if) it still is the remembered one,
+ * and inserts those sessions' records and checkpoint rows. Returns each write's outcome, or undefined
+ * for a write left to the locking path (its session was not remembered, a check failed against the
+ * remembered head — the stored one decides — or the stored head had moved). Throws when the statement
+ * fails; then nothing of it is durable.
+ */
+export async function writeBatchOptimistic(
+  q: Pick<pg.ClientBase, "query">,
+  writes: readonly QueuedWrite[],
+  cache: HeadCache,
+): Promise<(WriteOutcome | undefined)[]> {
+  const now = Date.now();
+  const states = new Map<string, SessionState & { readonly from: CachedHead }>();
+  const refused = new Set<string>();
+  const planned: ({ fence: number; records: JournalRecord[] } | undefined)[] = [];
+  for (const w of writes) {
+    let state = states.get(w.session);
+    if (state === undefined && !refused.has(w.session)) {
+      const from = cache.get(w.session);
+      if (from !== undefined) {
+        state = { ...from, from, created: false, touched: false };
+        states.set(w.session, state);
+      }
+    }
+    if (state === undefined || refused.has(w.session)) {
+      refused.add(w.session);
+      planned.push(undefined);
+      continue;
+    }
+    try {
+      const head = { seq: state.seq, hash: state.hash };
+      const minting = w.kind === "fenced";
+      checkAppend(w.session, head, w.expectedLastSeq, minting ? 0 : w.fence, minting ? 0 : state.fence);
+      const fence = minting ? state.fence + 1 : w.fence;
+      const chained = chainEvents(head, fence, w.events);
+      if (minting) state.fence = fence;
+      const last = chained[chained.length - 1];
+      if (last !== undefined) {
+        state.seq = last.seq;
+        state.hash = last.contentHash;
+        for (const r of chained) state.computeState = projectComputeState(state.computeState, r.event);
+      }
+      if (minting || last !== undefined) state.touched = true;
+      planned.push({ fence, records: chained });
+    } catch {
+      // Judged against a remembered head only: the locking path decides against the stored one.
+      refused.add(w.session);
+      planned.push(undefined);
+    }
+  }
+  for (const uid of refused) states.delete(uid);
+  const moving = [...states].filter(([, s]) => s.touched);
+  const records: { session: string; record: JournalRecord }[] = [];
+  const checkpoints: Checkpoint[] = [];
+  writes.forEach((w, i) => {
+    const plan = planned[i];
+    if (plan === undefined || !states.has(w.session)) return;
+    for (const r of plan.records) records.push({ session: w.session, record: r });
+    const last = plan.records[plan.records.length - 1];
+    if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
+      checkpoints.push({
+        session: w.session,
+        seq: last.seq,
+        contentHash: last.contentHash,
+        digest: w.checkpointDigest,
+      });
+    }
+  });
+  if (records.length > INSERT_CHUNK) return writes.map(() => undefined);
+  let moved = new Set<string>();
+  if (moving.length > 0) {
+    const result = await q.query<{ uid: string }>(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[])
+           AS v(uid, exp_seq, exp_hash, exp_fence, seq, hash, fence, state)
+       ), upd AS (
+         UPDATE sessions AS s SET last_seq = v.seq, last_hash = v.hash, fence = v.fence, compute_state = v.state,
+           updated_at_ms = $9
+         FROM v WHERE s.uid = v.uid AND s.last_seq = v.exp_seq AND s.last_hash = v.exp_hash AND s.fence = v.exp_fence
+         RETURNING s.uid
+       ), ins AS (
+         INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
+         SELECT r.session, r.seq, r.prev_hash, r.content_hash, r.fence, r.event
+         FROM unnest($10::text[], $11::bigint[], $12::text[], $13::text[], $14::bigint[], $15::bytea[])
+           AS r(session, seq, prev_hash, content_hash, fence, event)
+         WHERE r.session IN (SELECT uid FROM upd)
+         RETURNING 1
+       ), cp AS (
+         INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms)
+         SELECT c.s, c.q, c.h, c.d, $9 FROM unnest($16::text[], $17::bigint[], $18::text[], $19::text[]) AS c(s, q, h, d)
+         WHERE c.s IN (SELECT uid FROM upd)
+         ON CONFLICT (session, seq) DO UPDATE SET content_hash = EXCLUDED.content_hash, digest = EXCLUDED.digest,
+           created_at_ms = EXCLUDED.created_at_ms
+         RETURNING 1
+       )
+       SELECT uid FROM upd`,
+      [
+        moving.map(([uid]) => uid),
+        moving.map(([, s]) => s.from.seq),
+        moving.map(([, s]) => s.from.hash),
+        moving.map(([, s]) => s.from.fence),
+        moving.map(([, s]) => s.seq),
+        moving.map(([, s]) => s.hash),
+        moving.map(([, s]) => s.fence),
+        moving.map(([, s]) => s.computeState),
+        now,
+        records.map((r) => r.session),
+        records.map((r) => r.record.seq),
+        records.map((r) => r.record.prevHash),
+        records.map((r) => r.record.contentHash),
+        records.map((r) => r.record.fence),
+        records.map((r) => noteEventBytes(r.record.event, toBinary(EventSchema, r.record.event))),
+        checkpoints.map((c) => c.session),
+        checkpoints.map((c) => c.seq),
+        checkpoints.map((c) => c.contentHash),
+        checkpoints.map((c) => c.digest),
+      ],
+    );
+    moved = new Set(result.rows.map((r) => r.uid));
+  }
+  for (const [uid, s] of states) {
+    // A session with nothing to move (only empty appends) passed its checks against a guess: locking path.
+    if (!moved.has(uid)) continue;
+    cache.set(uid, { seq: s.seq, hash: s.hash, fence: s.fence, computeState: s.computeState });
+  }
+  return writes.map((w, i) => {
+    const plan = planned[i];
+    if (plan === undefined || !moved.has(w.session)) return undefined;
+    return { ok: true, ...plan };
+  });
 }
 
 export function label(w: QueuedWrite): string {

@@ -22,7 +22,7 @@ import {
 import { projectComputeState } from "./compute-state.js";
 import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
-import { writeBatchIn } from "./postgres-batch.js";
+import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./postgres-batch.js";
 import { PgCancelChannel } from "./postgres-cancel.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
@@ -90,6 +90,8 @@ export class PostgresJournal implements Journal {
   private closed = false;
   /** Undefined when group commit is off. */
   private readonly queue: CommitQueue | undefined;
+  /** Heads this journal committed or read under lock: the optimistic append's guesses (postgres-batch.ts). */
+  private readonly heads = new HeadCache();
 
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
@@ -226,25 +228,52 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * The commit queue's runner: the batch in one transaction (postgres-batch.ts). When the transaction
-   * as a whole fails, each write is retried in a transaction of its own, so only the write that broke
-   * it fails; a lone write's failure is its outcome.
+   * The commit queue's runner. Sessions whose head this journal remembers go through one optimistic
+   * statement (postgres-batch.ts); the rest — and any the statement found moved — through the locking
+   * transaction. Each session's writes take one path, so their order holds.
    */
   private async runBatch(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {
+    let fast: (WriteOutcome | undefined)[];
     try {
-      return await this.transaction(`group commit of ${writes.length} writes`, (client) =>
+      fast = await writeBatchOptimistic(this.live().pool, writes, this.heads);
+    } catch {
+      // Nothing of a failed statement is durable; the locking path decides every write.
+      for (const w of writes) this.heads.delete(w.session);
+      fast = writes.map(() => undefined);
+    }
+    const rest = writes.filter((_, i) => fast[i] === undefined);
+    if (rest.length === 0) return fast.map((o) => o ?? { ok: false, error: new Error("unreachable") });
+    const slow = await this.runLocked(rest);
+    let next = 0;
+    return fast.map(
+      (o) => o ?? slow[next++] ?? { ok: false, error: new Error("a write committed without an outcome") },
+    );
+  }
+
+  /**
+   * The batch in one locking transaction. When the transaction as a whole fails, each write is retried
+   * in a transaction of its own, so only the write that broke it fails; a lone write's failure is its
+   * outcome.
+   */
+  private async runLocked(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {
+    try {
+      const { outcomes, heads } = await this.transaction(`group commit of ${writes.length} writes`, (client) =>
         writeBatchIn(client, writes, mapWriteError),
       );
+      for (const [uid, head] of heads) this.heads.set(uid, head);
+      return outcomes;
     } catch (error) {
+      for (const w of writes) this.heads.delete(w.session);
       if (writes.length === 1) return [{ ok: false, error }];
       const outcomes: WriteOutcome[] = [];
-      for (const w of writes) outcomes.push(...(await this.runBatch([w])));
+      for (const w of writes) outcomes.push(...(await this.runLocked([w])));
       return outcomes;
     }
   }
 
   async newFence(session: string): Promise<number> {
     requireSession(session);
+    this.heads.delete(session);
     const now = Date.now();
     const result = await this.write(`mint fence for session ${session}`, () =>
       this.pool.query<{ fence: string }>(
@@ -265,6 +294,7 @@ export class PostgresJournal implements Journal {
   }
 
   async removeEmptySession(uid: string): Promise<boolean> {
+    this.heads.delete(uid);
     const result = await this.write(`remove empty session ${uid}`, () =>
       this.pool.query(
         "DELETE FROM sessions WHERE uid = $1 AND last_seq = 0 AND NOT EXISTS (SELECT 1 FROM events WHERE session = $1)",
@@ -275,6 +305,7 @@ export class PostgresJournal implements Journal {
   }
 
   async deleteSession(uid: string): Promise<boolean> {
+    this.heads.delete(uid);
     return this.transaction(`delete session ${uid}`, async (client) => {
       // The row first: it is what every append locks, so a racing writer waits and then finds no head.
       const removed = await client.query("DELETE FROM sessions WHERE uid = $1", [uid]);
@@ -384,6 +415,7 @@ export class PostgresJournal implements Journal {
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
     requireSession(parent);
     requireSession(child);
+    this.heads.delete(child);
     await this.transaction(`fork session ${parent} into ${child}`, (client) =>
       forkIn(client, parent, child, atSeq, meta),
     );
@@ -392,7 +424,10 @@ export class PostgresJournal implements Journal {
 
   async forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]> {
     requireSession(parent);
-    for (const c of children) requireSession(c.meta.uid);
+    for (const c of children) {
+      requireSession(c.meta.uid);
+      this.heads.delete(c.meta.uid);
+    }
     return this.transaction(`fork session ${parent} into ${children.length} children`, async (client) => {
       const markers: JournalRecord[] = [];
       for (const c of children) {
@@ -413,6 +448,7 @@ export class PostgresJournal implements Journal {
 
   async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
     requireImportable(meta, records);
+    this.heads.delete(meta.uid);
     const row = importedRow(meta);
     await this.transaction(`import session ${meta.uid}`, async (client) => {
       const inserted = await client.query(

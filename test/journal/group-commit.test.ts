@@ -99,7 +99,7 @@ async function postgres(): Promise<Backend> {
       const deadline = Date.now() + 10_000;
       for (;;) {
         const waiting = await raw.query(
-          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND datname = current_database()",
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%sessions%' AND datname = current_database()",
         );
         if ((waiting.rowCount ?? 0) > 0) return;
         if (Date.now() > deadline) throw new Error("the batch never waited for the held row lock");
@@ -286,6 +286,33 @@ describe("group commit: off", () => {
       for (const s of sessions(10)) expect(await journal.verify(s)).toMatchObject({ ok: true, records: 1 });
     } finally {
       await journal.close();
+    }
+  });
+});
+
+describe("group commit: postgres, two journals on one schema (two hosts)", () => {
+  it("groupCommitOptimisticAppendYieldsToAnotherHost: a remembered head another host moved is re-read under lock", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const a = await PostgresJournal.open(PG_URL, { schema, poolSize: 2 });
+    const b = await PostgresJournal.open(PG_URL, { schema, poolSize: 2 });
+    try {
+      await a.append("shared", 0, 0, inputEvent("a1")); // a remembers head 1
+      await a.append("shared", 1, 0, outputEvent("a2")); // a's remembered head was right: head 2
+      await b.append("shared", 2, 0, outputEvent("b3")); // b moves it behind a's back
+      // a's guess (head 2) is stale: its CAS against the stored head is what decides.
+      expect(await outcomes<unknown>([a.append("shared", 2, 0, outputEvent("stale"))])).toEqual([ErrorCode.Conflict]);
+      await a.append("shared", 3, 0, outputEvent("a4"));
+      // b mints a fence; a's remembered fence is stale and its old-fence append is refused.
+      const fence = await b.newFence("shared");
+      expect(await outcomes<unknown>([a.append("shared", 4, 0, outputEvent("old fence"))])).toEqual([ErrorCode.Fenced]);
+      await a.append("shared", 4, fence, outputEvent("a5"));
+      const records = await b.readRange("shared");
+      expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(await b.verify("shared")).toMatchObject({ ok: true, records: 5 });
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });
