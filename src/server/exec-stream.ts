@@ -3,14 +3,16 @@
 // appended; a failure after the Session frame is the stream's status; the turn is aborted when the
 // client goes away or `deadline_unix` passes, and the handler never returns before the turn settled. A
 // turn that parks on an approval ends OK with a final Session frame carrying pending_approval. A
-// session the Exec created is removed again if the turn ends without a single record (refused).
+// session the Exec created is removed again if the turn ends without a single record (refused). An
+// Exec without inputs on a session whose own gate is decided but whose turn has not continued recovers
+// that turn (Resume's path, its records streamed), as the reference does; with inputs it is refused.
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
 import { checkSessionHarness } from "../host/harness-rule.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
-import type { SessionInfo } from "../journal/types.js";
+import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
 import { eventBytes } from "../wire/event-bytes.js";
@@ -124,31 +126,39 @@ async function* turnUpdates(
   };
   let lastStreamed = 0;
   let settled = false;
-  const turn = host.placer
-    .exec({
-      session: info.uid,
-      inputs: req.inputs,
-      ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
-      ...(req.config.length > 0 ? { config: req.config } : {}),
-      ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
-      observer: {
-        onRecord(rec) {
-          lastStreamed = Math.max(lastStreamed, rec.seq);
-          offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
-        },
-        onDelta(executionId, chunk, done) {
-          offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
-        },
-      },
-      signal,
-      ctx,
-    })
+  const observer = {
+    onRecord(rec: JournalRecord) {
+      lastStreamed = Math.max(lastStreamed, rec.seq);
+      offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
+    },
+    onDelta(executionId: string, chunk: string, done: boolean) {
+      offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
+    },
+  };
+  const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, info.uid));
+  const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
+    ? host.placer.resume(info.uid, signal, observer, ctx).then((r) => ({
+        records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
+        ...(r.parked ? { parked: r.parked } : {}),
+      }))
+    : host.placer.exec({
+        session: info.uid,
+        inputs: req.inputs,
+        ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
+        ...(req.config.length > 0 ? { config: req.config } : {}),
+        ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
+        observer,
+        signal,
+        ctx,
+      });
+  const turn = run
     .then(
       async (result) => {
         settled = true; // the turn is over: closing the stream from here on must not abort anything
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) {
-          if (rec.seq > lastStreamed) offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
+          if (rec.seq > lastStreamed && rec.seq > info.lastSeq)
+            offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
         }
         try {
           if (result.parked)
@@ -182,6 +192,11 @@ async function* turnUpdates(
     await turn;
   }
   if (cut !== undefined) throw cut;
+}
+
+/** Whether the session's own gate is decided and its turn has not continued (what Resume runs). */
+async function decidedTurnWaiting(host: Host, uid: string): Promise<boolean> {
+  return (await host.placer.sessionLog(uid)).ownUnreceiptedGate()?.state === "decided";
 }
 
 function armDeadline(controller: AbortController, deadlineMs: number | undefined): NodeJS.Timeout | undefined {
