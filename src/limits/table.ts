@@ -67,6 +67,14 @@ export const LIMIT_TABLE = {
     what: "UTF-8 bytes of a session's name, labels and annotations together (keys and values), at create, Exec and Fork; more is RESOURCE_EXHAUSTED.",
     why: "Metadata is copied into every fork child and returned with every session; 16 KiB is generous for tags and notes and keeps a 128-child Fork response (2 MiB) within the 4 MiB a gRPC client accepts by default.",
   },
+  listPageBytes: {
+    default: 2 * MiB,
+    unit: "bytes",
+    scope: "client",
+    what: "Encoded bytes of the sessions one ListSessions page returns; a page stops before the session that would pass it (it always holds at least one) and its next_page_token continues from there.",
+    why: "A full page (500 sessions) with metadata at its 16 KiB limit would be 8 MiB, twice what a gRPC client accepts by default; 2 MiB leaves room for the rest of the response and costs a client only more pages.",
+    min: 64 * KiB,
+  },
   idChars: {
     default: 256,
     unit: "chars",

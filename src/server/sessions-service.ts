@@ -23,6 +23,7 @@ import { REQUEST_ID_HEADER } from "./request-id.js";
 import { int64, invalid } from "./checks.js";
 import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
+import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
 
 /** Fork fan-out bounds (docs/protocol.md §10: outside 0..128 is INVALID_ARGUMENT; 0 means 1). */
@@ -92,10 +93,11 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         pageSize: req.pageSize,
         pageToken: req.pageToken,
       });
-      return create(ListSessionsResponseSchema, {
-        sessions: await Promise.all(page.sessions.map((info) => sessionView(host.placer, info))),
-        nextPageToken: page.nextPageToken,
-      });
+      const views = await Promise.all(page.sessions.map((info) => sessionView(host.placer, info)));
+      return create(
+        ListSessionsResponseSchema,
+        withinBytes(page.sessions, views, page.nextPageToken, limits.listPageBytes),
+      );
     },
 
     async deleteSession(req) {

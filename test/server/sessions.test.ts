@@ -3,7 +3,13 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventKind, Lifecycle_Kind, type LogRecord } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { ComputeState, ExecState, type ExecUpdate } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { toBinary } from "@bufbuild/protobuf";
+import {
+  ComputeState,
+  ExecState,
+  type ExecUpdate,
+  ListSessionsResponseSchema,
+} from "../../src/gen/agentsessions/v1/session_pb.js";
 import { textOf } from "../../src/controller/events.js";
 import { codeOf, drain, gatedEchoModel, startFixture, userInput, type Fixture } from "./helpers.js";
 
@@ -61,6 +67,31 @@ describe("CreateSession / GetSession / ListSessions", () => {
     expect(second.sessions).toHaveLength(1);
     expect(second.nextPageToken).toBe("");
     expect(await codeOf(f.sessions.listSessions({ pageToken: "%%%not-a-token" }))).toBe(GrpcStatus.INVALID_ARGUMENT);
+  });
+
+  it("listPageIsBoundedByBytes: large sessions split a page, and paging neither skips nor repeats one", async () => {
+    const budget = 64 * 1024;
+    const f = await fixture({ config: { limits: { listPageBytes: budget } } });
+    const note = "n".repeat(15 * 1024);
+    const created = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const s = await f.sessions.createSession({ session: { annotations: { note } } });
+      created.add(s.metadata?.uid ?? "");
+    }
+    const seen: string[] = [];
+    let token = "";
+    let pages = 0;
+    do {
+      const page = await f.sessions.listSessions({ pageSize: 500, pageToken: token });
+      expect(page.sessions.length).toBeGreaterThan(0);
+      expect(toBinary(ListSessionsResponseSchema, page).length).toBeLessThanOrEqual(budget + 1024);
+      seen.push(...page.sessions.map((s) => s.metadata?.uid ?? ""));
+      token = page.nextPageToken;
+      pages++;
+    } while (token !== "" && pages < 20);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen).toHaveLength(created.size);
+    expect(new Set(seen)).toEqual(created);
   });
 
   it("answers the documented error codes", async () => {
