@@ -48,7 +48,9 @@ describe("docs/migrating-from-go.md", () => {
     ]);
     const doc = readFileSync(join(repo, "docs/migrating-from-go.md"), "utf8");
     const section = doc.slice(doc.indexOf("\n## Commands, flags and behaviour"));
-    const rows = [...section.matchAll(/^\| ([^|`]+?) +\|/gm)].map((m) => m[1]!).filter((k) => k !== "Go" && !k.startsWith("---"));
+    const rows = [...section.matchAll(/^\| ([^|`]+?) +\|/gm)]
+      .map((m) => m[1]!)
+      .filter((k) => k !== "Go" && !k.startsWith("---"));
     const script = shBlocks(doc, "Commands, flags and behaviour").join("\n");
     const comments = new Set(
       script
@@ -83,8 +85,8 @@ describe("docs/migrating-from-go.md", () => {
     expect(lines).toContain("ok");
     expect(lines).toContain("ok: hi");
     expect(lines).toContain("ok: hello");
-    expect(out).toMatch(/^seq=2   EVENT_INPUT  user: first$/m);
-    expect(out).toMatch(/^seq=3   EVENT_MODEL_CALL$/m);
+    expect(lines).toContain("seq=2   EVENT_INPUT  user: first");
+    expect(lines).toContain("seq=3   EVENT_MODEL_CALL");
     expect(out).toMatch(/^approved .* request_seq=\d+ decision_seq=\d+; run resume to continue the turn$/m);
     expect(out).toMatch(/^denied .*; run resume to continue the turn$/m);
     expect(out).toMatch(/^session sess-\S+ harness=echo last_seq=\d+ compute=/m);
