@@ -5,6 +5,7 @@ import { concurrentTurns } from "./concurrent.js";
 import { groupCommit } from "./group-commit.js";
 import { journalAppend } from "./journal-append.js";
 import { longSession } from "./long-session.js";
+import { memoryTier } from "./memory-tier.js";
 import { sessionMemory } from "./memory.js";
 import { forkFanout } from "./fork-fanout.js";
 import { replay } from "./replay.js";
@@ -22,6 +23,7 @@ export const figures: readonly Figure[] = [
   longSession,
   snapshotThroughput,
   suspendResume,
+  memoryTier,
   turnLatency,
   forkFanout,
   concurrentTurns,

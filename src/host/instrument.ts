@@ -18,8 +18,8 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
 /** The snapshot store with the blob bytes written and read counted. */
 export function instrumentSnapshots(store: SnapshotStore, metrics: HostMetrics): SnapshotStore {
   return decorate(store, {
-    put: async (bytes) => {
-      const digest = await store.put(bytes);
+    put: async (bytes, opts) => {
+      const digest = await store.put(bytes, opts);
       metrics.snapshot("written", bytes.byteLength);
       return digest;
     },

@@ -151,6 +151,22 @@ export const LIMIT_TABLE = {
     why: "A snapshot is held whole in host memory while it is hashed and stored, and restored on every resume; 64 MiB is a very large actor state.",
     min: SNAPSHOT_CHUNK_MIN,
   },
+  vmSnapshotBytes: {
+    default: 512 * MiB,
+    unit: "bytes",
+    scope: "node",
+    what: "Largest compressed whole-VM snapshot of one session's guest (vm runtime); the migration stream is cut off once it crosses the bound and the snapshot is RESOURCE_EXHAUSTED naming this limit — the guest runs on, a checkpoint is skipped, a Suspend or Fork fails and writes nothing.",
+    why: "The blob is read whole into host memory to be hashed and stored, and read again on every restore; 512 MiB is above an uncompressed snapshot of the default 192 MB guest (a typical one is ~36 MB with zstd), so only a guest that grew its RAM far past its image's size is refused.",
+    min: SNAPSHOT_CHUNK_MIN,
+  },
+  vmSnapshotMs: {
+    default: 120_000,
+    unit: "ms",
+    scope: "node",
+    what: "Deadline of one whole-VM snapshot of a session's guest (vm runtime: stop, migrate through zstd, resume the guest); past it the migration is cancelled, the guest runs on and the snapshot is DEADLINE_EXCEEDED naming this limit — a checkpoint is skipped, a Suspend or Fork fails and writes nothing.",
+    why: "Under software emulation (TCG) on a loaded 2-core host a 192 MB guest's snapshot took 1.6 s and spiked past 20 s; 120 s bounds how long a migration that hangs (a wedged QEMU, a full disk) can hold its session, while never cutting off a slow one that is still moving.",
+    min: 10,
+  },
   // ── lifecycle: how long the host lets work run ───────────────────────────────────────────────────
   turnMs: {
     default: 30 * 60_000,

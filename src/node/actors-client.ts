@@ -16,10 +16,16 @@ import type {
 import { eventBytes } from "../wire/event-bytes.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { RpcError, createClient } from "../wire/index.js";
+import { RpcError, bulkChannelOptions, createClient } from "../wire/index.js";
 import type { CallOptions, MethodsOf, ServiceClient } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
-import { DEFAULT_NODE_LIMITS, HISTORY_CHUNK_BYTES, type NodeLimits, SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+import {
+  DEFAULT_NODE_LIMITS,
+  HISTORY_CHUNK_BYTES,
+  type NodeLimits,
+  SNAPSHOT_CHUNK_BYTES,
+  WHOLE_RESTORE_MAX_BYTES,
+} from "./limits.js";
 
 /** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
 export const DEFAULT_ACTOR_CODEC = "v8/1";
@@ -82,6 +88,7 @@ export class ActorsClient implements HistoryUploader {
     this.address = opts.address;
     this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
     this.#client = createClient(Actors, opts.address, {
+      channelOptions: bulkChannelOptions(),
       ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
     });
   }
@@ -142,9 +149,15 @@ export class ActorsClient implements HistoryUploader {
   async restore(
     session: string,
     bytes: Uint8Array,
-    opts: Call & { readonly replace?: boolean; readonly codec?: string; readonly instance?: string } = {},
+    opts: Call & {
+      readonly replace?: boolean;
+      readonly codec?: string;
+      readonly instance?: string;
+      /** The hex sha256 of `bytes` when the caller verified it already (a store read): not hashed again. */
+      readonly sha256?: string;
+    } = {},
   ): Promise<number> {
-    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    const sha256 = opts.sha256 ?? createHash("sha256").update(bytes).digest("hex");
     const codec = opts.codec ?? DEFAULT_ACTOR_CODEC;
     const replace = opts.replace ?? false;
     const instance = opts.instance ?? "";
@@ -165,7 +178,7 @@ export class ActorsClient implements HistoryUploader {
         },
       };
     }
-    if (this.#wholeRestore && bytes.length <= SNAPSHOT_CHUNK_BYTES) {
+    if (this.#wholeRestore && bytes.length <= WHOLE_RESTORE_MAX_BYTES) {
       // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
       const trailer = { sha256, size: BigInt(bytes.length), codec };
       try {

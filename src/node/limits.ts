@@ -11,6 +11,14 @@ export const HARNESS_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 
 /**
+ * Snapshots up to this size are restored in one RestoreActorWhole message (to a node that serves it)
+ * instead of a header/chunks/trailer stream: one message and one answer. It stays below gRPC's default
+ * 4 MiB receive limit, so a third-party node that kept that default still accepts it; a 1 MB actor
+ * state (~1.2 MB encoded) is one message.
+ */
+export const WHOLE_RESTORE_MAX_BYTES = 3 * 1024 * 1024;
+
+/**
  * History uploads (docs/protocol.md §8.10): a full history whose events encode to more than
  * UPLOAD_HISTORY_ABOVE_BYTES is uploaded with PutHistory (to a node that offers it) instead of riding
  * in one Start frame, in messages of about HISTORY_CHUNK_BYTES of events each (an event larger than a
@@ -41,7 +49,14 @@ export const END_CLOSE_WAIT_MS = 1000;
  * every turn. Defaults, units and reasons are rows of the limits table (src/limits/table.ts); a Host
  * passes its configured values.
  */
-export type NodeLimits = Pick<Limits, "nodeCallMs" | "snapshotMs" | "turnMs" | "snapshotBytes" | TurnLimitName>;
+export type NodeLimits = Pick<
+  Limits,
+  "nodeCallMs" | "snapshotMs" | "turnMs" | "snapshotBytes" | VmSnapshotLimitName | TurnLimitName
+>;
+
+/** What one whole-VM snapshot of a vm-runtime guest may cost (docs/runtimes.md, "vm"). */
+export type VmSnapshotLimitName = "vmSnapshotBytes" | "vmSnapshotMs";
+export type VmSnapshotLimits = Pick<Limits, VmSnapshotLimitName>;
 
 /** What one turn of a node may make the host do (checked by RemoteHarness before anything is journaled). */
 export type TurnLimitName = "eventBytes" | "turnEvents" | "turnBytes" | "turnModelCalls" | "turnToolCalls";

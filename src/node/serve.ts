@@ -7,7 +7,7 @@ import { Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Harness, HarnessFactory } from "../sdk/types.js";
-import { addService, listen } from "../wire/index.js";
+import { addService, listen, widenServerWindows } from "../wire/index.js";
 import { ActorTable } from "./actor-table.js";
 import { actorsService } from "./actors-service.js";
 import { connectHandler } from "./connect.js";
@@ -51,6 +51,8 @@ export async function serveHarness(factory: HarnessFactory, opts: ServeHarnessOp
   });
   if (actors) addService(server, Actors, actorsService(table, factory, histories));
   const address = await listen(server, opts.listen);
+  // Snapshots and history uploads are bulk transfers: let them flow without 64 KiB window stalls.
+  widenServerWindows(server);
   opts.logger?.info({ address, actors, incrementalHistory: histories !== undefined }, "harness node listening");
   let closing: Promise<void> | undefined;
   return {

@@ -3,7 +3,7 @@
 // exists, and a restore installs exactly the bytes whose digest the ref names (the store re-hashes).
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ActorsClient } from "../node/actors-client.js";
-import type { SnapshotStore } from "../snapshot/store.js";
+import { parseDigest, type SnapshotStore } from "../snapshot/store.js";
 import type { SnapshotRef } from "./types.js";
 import { memoryRef } from "../snapshot/ref.js";
 
@@ -13,8 +13,9 @@ export async function snapshotActorToStore(
   session: string,
   signal?: AbortSignal,
 ): Promise<SnapshotRef> {
-  const bytes = await actors.snapshot(session, signal !== undefined ? { signal } : {});
-  const digest = await store.put(bytes);
+  const snap = await actors.snapshotWithTrailer(session, signal !== undefined ? { signal } : {});
+  // The client hashed the bytes as they arrived (and checked the node's trailer): not hashed again.
+  const digest = await store.put(snap.bytes, { sha256: snap.sha256 });
   return memoryRef(session, digest);
 }
 
@@ -31,5 +32,6 @@ export async function restoreActorFromStore(
     );
   }
   const bytes = await store.get(ref.externalUri);
-  await actors.restore(session, bytes, { replace: true });
+  // The store re-hashed the bytes to the digest: the client need not hash them again.
+  await actors.restore(session, bytes, { replace: true, sha256: parseDigest(ref.externalUri) });
 }

@@ -19,7 +19,7 @@ import type { ComputeStateName } from "../journal/types.js";
 import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import type { Harness, HarnessFactory } from "../sdk/types.js";
-import type { SnapshotStore } from "../snapshot/store.js";
+import { parseDigest, type SnapshotStore } from "../snapshot/store.js";
 import { snapshotActorToStore } from "./node-actors.js";
 import { NodeProcess } from "./node-process.js";
 import {
@@ -53,6 +53,13 @@ export interface SpawnedRuntimeOptions {
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
 
+/**
+ * How long (ms) a fork's verified blob stays held after a child took it: the next child of the same
+ * fork is restored well within it, so k children cost one blob read and hash, not k; afterwards the
+ * bytes are released.
+ */
+const FORK_BLOB_HOLD_MS = 1_000;
+
 export class SpawnedRuntime implements Runtime {
   readonly name = "spawned";
   private node: NodeProcess | undefined;
@@ -66,6 +73,10 @@ export class SpawnedRuntime implements Runtime {
   private readonly socketDir = mkdtempSync(join(tmpdir(), "hh-nodes-"));
   private started = 0;
   private probe: Harness | undefined;
+  /** The blob the children of a fork in progress restore from (see readBlob). */
+  private forkBlob:
+    | { readonly digest: string; readonly bytes: Promise<Uint8Array>; users: number; timer: NodeJS.Timeout | undefined }
+    | undefined;
   private closed = false;
 
   constructor(private readonly opts: SpawnedRuntimeOptions) {}
@@ -192,24 +203,78 @@ export class SpawnedRuntime implements Runtime {
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
+    return this.restoreFrom(ref, spec, false);
+  }
+
+  /**
+   * The verified blob: a fork's children (restored one after another) share one read and one hash of
+   * it, held while a child restores and for FORK_BLOB_HOLD_MS after the last one finished; any other
+   * restore reads it afresh. Pair every call with releaseBlob.
+   */
+  private readBlob(digest: string, forFork: boolean): Promise<Uint8Array> {
+    if (!forFork) return this.opts.snapshots.get(digest);
+    let held = this.forkBlob?.digest === digest ? this.forkBlob : undefined;
+    if (!held) {
+      const bytes = this.opts.snapshots.get(digest);
+      held = { digest, bytes, users: 0, timer: undefined };
+      const entry = held;
+      bytes.catch(() => {
+        if (this.forkBlob === entry) this.forkBlob = undefined;
+      });
+      if (this.forkBlob?.timer) clearTimeout(this.forkBlob.timer);
+      this.forkBlob = held;
+    }
+    clearTimeout(held.timer);
+    held.timer = undefined;
+    held.users += 1;
+    return held.bytes;
+  }
+
+  private releaseBlob(digest: string, forFork: boolean): void {
+    const held = this.forkBlob;
+    if (!forFork || held?.digest !== digest) return;
+    held.users -= 1;
+    if (held.users > 0) return;
+    held.timer = setTimeout(() => {
+      if (this.forkBlob === held && held.users === 0) this.forkBlob = undefined;
+    }, FORK_BLOB_HOLD_MS);
+    held.timer.unref();
+  }
+
+  private async restoreFrom(ref: SnapshotRef, spec: SessionSpec, forFork: boolean): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
-    // Read (and verify) the blob before starting anything: a corrupt blob changes nothing. A drop in
-    // flight is waited for unless it names an instance: that one can never remove the new instance.
-    const pending = this.dropping.get(spec.sessionUid);
-    const [bytes] = await Promise.all([
-      this.opts.snapshots.get(ref.externalUri),
-      pending?.named ? undefined : pending?.done,
-    ]);
-    const current = this.placed.get(spec.sessionUid);
-    const node = current?.alive ? current : await this.ensureNode();
-    const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";
-    await node.actors.restore(spec.sessionUid, bytes, { replace: true, instance });
-    this.instances.set(spec.sessionUid, instance);
-    return this.place(node, spec.sessionUid, "restored");
+    try {
+      // Read (and verify) the blob before starting anything: a corrupt blob changes nothing. A drop in
+      // flight is waited for unless it names an instance: that one can never remove the new instance.
+      const pending = this.dropping.get(spec.sessionUid);
+      const [bytes] = await Promise.all([
+        this.readBlob(ref.externalUri, forFork),
+        pending?.named ? undefined : pending?.done,
+      ]);
+      const current = this.placed.get(spec.sessionUid);
+      const node = current?.alive ? current : await this.ensureNode();
+      const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";
+      // The store re-hashed the bytes to the digest: the client need not hash them again.
+      await node.actors.restore(spec.sessionUid, bytes, {
+        replace: true,
+        instance,
+        sha256: parseDigest(ref.externalUri),
+      });
+      this.instances.set(spec.sessionUid, instance);
+      return this.place(node, spec.sessionUid, "restored");
+    } finally {
+      this.releaseBlob(ref.externalUri, forFork);
+    }
   }
 
   async fork(ref: SnapshotRef, opts: ForkOptions): Promise<Incarnation> {
-    return forkActor(this, ref, opts);
+    // The children of one fork share the blob read (see readBlob).
+    const forking = {
+      name: this.name,
+      create: (spec: SessionSpec) => this.create(spec),
+      restore: (r: SnapshotRef, spec: SessionSpec) => this.restoreFrom(r, spec, true),
+    };
+    return forkActor(forking, ref, opts);
   }
 
   async ephemeral(): Promise<{ harness: Harness; release(): Promise<void> }> {
@@ -273,6 +338,8 @@ export class SpawnedRuntime implements Runtime {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.forkBlob) clearTimeout(this.forkBlob.timer);
+    this.forkBlob = undefined;
     for (const h of this.harnesses.values()) h.close();
     this.harnesses.clear();
     const node = this.node;

@@ -54,7 +54,12 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
       ...(ctx.metrics !== undefined ? { metrics: ctx.metrics, harnessName: spec.name ?? spec.target } : {}),
     }),
   remote: async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits),
-  vm: async (spec, ctx) => new VmRuntime({ image: spec.target, snapshots: ctx.snapshots }),
+  vm: async (spec, ctx) =>
+    new VmRuntime({
+      image: spec.target,
+      snapshots: ctx.snapshots,
+      ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
+    }),
 };
 
 /** Every runtime kind this build can place a harness on. */

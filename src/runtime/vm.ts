@@ -14,6 +14,7 @@ import { join } from "node:path";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
+import { DEFAULT_NODE_LIMITS, type VmSnapshotLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
@@ -41,6 +42,8 @@ export interface VmRuntimeOptions {
   /** Where base snapshots are kept between processes; default beside the image cache. */
   readonly baseDir?: string;
   readonly deadlines?: VmDeadlines;
+  /** Bounds of each session's snapshot (limits vmSnapshotBytes, vmSnapshotMs); default DEFAULT_LIMITS'. */
+  readonly limits?: VmSnapshotLimits;
 }
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
@@ -223,7 +226,12 @@ export class VmRuntime implements Runtime {
     const vm = await this.vmOf(sessionUid, entry);
     const file = join(this.work, `snap-${randomBytes(8).toString("hex")}.zst`);
     try {
-      await vm.snapshotTo(file, this.deadlines);
+      const limits = this.opts.limits ?? DEFAULT_NODE_LIMITS;
+      await vm.snapshotTo(file, this.deadlines, {
+        maxBytes: limits.vmSnapshotBytes,
+        ms: limits.vmSnapshotMs,
+        what: `session ${sessionUid}`,
+      });
       const digest = await this.opts.snapshots.put(await readFile(file));
       return memoryRef(sessionUid, digest);
     } finally {

@@ -8,7 +8,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import { PostgresJournal } from "../journal/postgres.js";
 import type { Journal } from "../journal/types.js";
 import { migrate } from "../journal/postgres-schema.js";
-import { parseDigest, type SnapshotStore } from "./store.js";
+import { knownOrHashed, parseDigest, type PutOptions, type SnapshotStore } from "./store.js";
 
 export interface PgSnapshotStoreOptions {
   /** Bytes per `snapshot_chunks` row (default 1 MiB). */
@@ -61,8 +61,8 @@ export class PgSnapshotStore implements SnapshotStore {
     }
   }
 
-  async put(bytes: Uint8Array): Promise<string> {
-    const hex = sha256(bytes);
+  async put(bytes: Uint8Array, opts?: PutOptions): Promise<string> {
+    const hex = knownOrHashed(bytes, opts);
     const digest = `sha256:${hex}`;
     await this.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [PUT_LOCK_CLASS, digest]);

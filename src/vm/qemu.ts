@@ -5,11 +5,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { type Socket, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { overLimit } from "../limits/index.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import { type AccelChoice, QEMU } from "./accel.js";
 import type { Image } from "./image-manifest.js";
@@ -25,6 +26,26 @@ export interface VmDeadlines {
   /** Restore until the guest runs and its agent reseeded. */
   readonly restoreMs: number;
   readonly snapshotMs: number;
+}
+
+/** The bounds of one session snapshot (limits vmSnapshotBytes and vmSnapshotMs) and what it is of. */
+export interface SnapshotBound {
+  readonly maxBytes: number;
+  readonly ms: number;
+  /** For the error message, e.g. "session 0f3…". */
+  readonly what: string;
+}
+
+/** RESOURCE_EXHAUSTED when the snapshot file went past its bound (it holds at most one byte more). */
+function checkSnapshotSize(file: string, bound: SnapshotBound): void {
+  let size = 0;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return; // nothing written: not a size problem
+  }
+  if (size > bound.maxBytes)
+    throw overLimit("vmSnapshotBytes", bound.maxBytes, undefined, `vm snapshot of ${bound.what} (more than the limit)`);
 }
 
 export const DEFAULT_DEADLINES: VmDeadlines = { bootMs: 240_000, restoreMs: 60_000, snapshotMs: 120_000 };
@@ -221,14 +242,35 @@ export class VmProcess {
     return { clockMs: Number(BigInt(m[1]) / 1_000_000n), random: m[2] };
   }
 
-  /** Pauses the guest, writes its whole state (zstd -1) to `file`, and lets it run on. */
-  async snapshotTo(file: string, deadlines = DEFAULT_DEADLINES): Promise<void> {
+  /**
+   * Pauses the guest, writes its whole state (zstd -1) to `file`, and lets it run on — also when the
+   * snapshot fails. With `bound`, the compressed stream may hold at most `bound.maxBytes` (the pipe is
+   * cut one byte past it: RESOURCE_EXHAUSTED naming vmSnapshotBytes) and must finish within
+   * `bound.ms` (else the migration is cancelled: DEADLINE_EXCEEDED naming vmSnapshotMs).
+   */
+  async snapshotTo(file: string, deadlines = DEFAULT_DEADLINES, bound?: SnapshotBound): Promise<void> {
     const qmp = this.requireQmp();
-    const deadline = Date.now() + deadlines.snapshotMs;
+    const ms = bound?.ms ?? deadlines.snapshotMs;
+    const deadline = Date.now() + ms;
+    const cap = bound ? ` | head -c ${bound.maxBytes + 1}` : "";
     await qmp.command("stop");
     try {
-      await qmp.command("migrate", { uri: `exec:zstd -1 -q > ${shQuote(file)}` });
+      await qmp.command("migrate", { uri: `exec:zstd -1 -q${cap} > ${shQuote(file)}` });
       await awaitMigration(qmp, deadline);
+      if (bound) checkSnapshotSize(file, bound);
+    } catch (err) {
+      if (bound) {
+        checkSnapshotSize(file, bound);
+        if (Date.now() > deadline) {
+          await qmp.command("migrate_cancel").catch(() => undefined);
+          throw new HostError(
+            ErrorCode.DeadlineExceeded,
+            `vm snapshot of ${bound.what} did not finish within vmSnapshotMs=${ms} ms (docs/operations.md, serve --limit vmSnapshotMs=N)`,
+            { cause: err },
+          );
+        }
+      }
+      throw err;
     } finally {
       if (this.alive) await qmp.command("cont");
     }

@@ -7,6 +7,7 @@ export type { MethodShape, MethodsOf, RequestOf, RequestInit, ResponseOf, Respon
 export { addService, listen, readStream, writeWithBackpressure } from "./server.js";
 export type { CallContext, ServerHandler, ServiceImpl } from "./server.js";
 export { createClient, dial } from "./client.js";
+export { BULK_FLOW_WINDOW_BYTES, bulkChannelOptions, widenServerWindows } from "./flow-window.js";
 export type { BidiCall, CallOptions, ClientMethod, DialOptions, ServiceClient } from "./client.js";
 export { RpcError, abortError, rpcErrorOfStatus, statusOfError } from "./status.js";
 export { AsyncQueue } from "./queue.js";

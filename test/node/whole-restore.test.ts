@@ -1,4 +1,4 @@
-// docs/protocol.md §8.9 RestoreActorWhole: a snapshot of at most one chunk restored in one unary call,
+// docs/protocol.md §8.9 RestoreActorWhole: a snapshot of at most 3 MiB restored in one unary call,
 // with exactly the checks of the RestoreActor stream, sent only to a node that reports whole_restore.
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,7 +10,7 @@ import { Actors } from "../../src/gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError, isHostError } from "../../src/errors/index.js";
 import { ActorsClient, RemoteHarness, serveHarness } from "../../src/node/index.js";
 import type { HarnessNode } from "../../src/node/index.js";
-import { SNAPSHOT_CHUNK_BYTES } from "../../src/node/limits.js";
+import { WHOLE_RESTORE_MAX_BYTES } from "../../src/node/limits.js";
 import { RpcError, addService, createClient, listen } from "../../src/wire/index.js";
 import type { MethodsOf, ServiceClient, ServiceImpl } from "../../src/wire/index.js";
 import { RecordingSink, ScriptedHarness, failureOf, startInfo } from "./fixtures.js";
@@ -167,15 +167,17 @@ describe("ActorsClient chooses the restore call by what the node reported (§8.9
     };
   }
 
-  it("streams until NodeInfo says whole_restore; then one unary call for a state of one chunk, the stream above it", async () => {
+  it("streams until NodeInfo says whole_restore; then one unary call for a state up to WHOLE_RESTORE_MAX_BYTES, the stream above it", async () => {
     const node = await fakeNode("reports", true, true);
     try {
       expect(await node.client.restore("s", new Uint8Array(10))).toBe(10);
       expect(node.calls).toEqual({ whole: 0, stream: 1 });
       await node.client.nodeInfo();
-      expect(await node.client.restore("s", new Uint8Array(SNAPSHOT_CHUNK_BYTES))).toBe(SNAPSHOT_CHUNK_BYTES);
+      expect(await node.client.restore("s", new Uint8Array(WHOLE_RESTORE_MAX_BYTES))).toBe(WHOLE_RESTORE_MAX_BYTES);
       expect(node.calls).toEqual({ whole: 1, stream: 1 });
-      expect(await node.client.restore("s", new Uint8Array(SNAPSHOT_CHUNK_BYTES + 1))).toBe(SNAPSHOT_CHUNK_BYTES + 1);
+      expect(await node.client.restore("s", new Uint8Array(WHOLE_RESTORE_MAX_BYTES + 1))).toBe(
+        WHOLE_RESTORE_MAX_BYTES + 1,
+      );
       expect(node.calls).toEqual({ whole: 1, stream: 2 });
     } finally {
       node.stop();

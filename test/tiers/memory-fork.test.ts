@@ -7,6 +7,11 @@ import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, grpcStatusOf } from "../../src/errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Host } from "../../src/host/host.js";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { FsSnapshotStore, type SnapshotStore } from "../../src/snapshot/store.js";
 import {
   childMetas,
   closeAll,
@@ -21,6 +26,7 @@ import {
 } from "./helpers.js";
 
 let host: Host;
+const BIG_STATE = fileURLToPath(new URL("../../harnesses/fixtures/big-state.ts", import.meta.url));
 
 beforeAll(async () => {
   host = await openTestHost();
@@ -104,4 +110,36 @@ describe("memory tier: fork from one checkpoint", () => {
     expect(await turn(host, parent)).toEqual(["4"]);
     await expectChainVerifies(host, parent);
   });
+
+  it("fork of a large memory actor (8 MiB of state) into 10 children stores one blob and reads it once; every child holds the whole state", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hh-bigfork-"));
+    const reads: string[] = [];
+    const store = new FsSnapshotStore(join(dir, "snapshots"));
+    const counted: SnapshotStore = Object.assign(Object.create(store) as FsSnapshotStore, {
+      get: (digest: string) => {
+        reads.push(digest);
+        return store.get(digest);
+      },
+    });
+    const big = await openTestHost(
+      {
+        dataDir: dir,
+        harnesses: [{ name: "big", runtime: "spawned", target: BIG_STATE, checkpointPolicy: "on-suspend" }],
+      },
+      { snapshots: counted },
+    );
+    const state = 8 * 1024 * 1024;
+    const parent = (await big.createSession({ harness: "big" })).uid;
+    expect(await turn(big, parent, `fill ${state}`)).toEqual(["1"]);
+    const blobsBefore = (await big.snapshots.stats()).blobs;
+    const metas = childMetas(10, "big");
+    await big.placer.fork({ parent, atSeq: 0, children: metas, signal: signal() });
+    expect((await big.snapshots.stats()).blobs - blobsBefore).toBe(1);
+    const digest = (await big.journal.latestCheckpoint(parent))?.digest;
+    expect(reads).toEqual([digest]);
+    for (const m of metas) expect((await big.journal.latestCheckpoint(m.uid))?.digest).toBe(digest);
+    // Each child is a whole copy: it answers the state's size and continues the parent's count.
+    expect(await turn(big, metas[0]!.uid, "size")).toEqual([String(state)]);
+    expect(await turn(big, metas[9]!.uid)).toEqual(["2"]);
+  }, 120_000);
 });
