@@ -1,6 +1,6 @@
 // The shape of a CLI command and the flags every command shares. Invariant: flags are validated
 // before any command touches a journal or a server; a usage error exits 2 and changes nothing.
-import type { StatusCode } from "../client/errors.js";
+import { ErrorCode, HostError } from "../errors/index.js";
 import type { ParseArgsConfig } from "node:util";
 import type { SessionsApi } from "./api.js";
 import type { OpenOptions } from "./open-options.js";
@@ -37,29 +37,19 @@ export interface Command {
   run(ctx: CommandContext): Promise<number>;
 }
 
-/** Raised for bad command-line input; exits 2. */
 /**
- * A failure the CLI finds by itself (a missing local journal, say), with the status it answers.
- * It carries a status name rather than a HostError so that raising it loads no gRPC code.
+ * Bad command-line input: an INVALID_ARGUMENT HostError (exits 2, like every invalid argument) that
+ * also tells main whether to print the command's usage line after it. A failure the CLI finds by
+ * itself otherwise (a missing local journal, say) is a plain HostError with its code; neither loads
+ * any gRPC code (src/errors loads no transport).
  */
-export class CliError extends Error {
-  override readonly name = "CliError";
-  constructor(
-    readonly status: StatusCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export class UsageError extends Error {
-  override readonly name = "UsageError";
+export class UsageError extends HostError {
   /** @param showUsage false for a refusal whose one line says everything (no usage line after it). */
   constructor(
     message: string,
     readonly showUsage = true,
   ) {
-    super(message);
+    super(ErrorCode.InvalidArgument, message);
   }
 }
 

@@ -1,59 +1,16 @@
-// The CLI's exit codes and how a failure becomes one. Invariant: every command's exit status comes
-// from this one table (docs/cli.md prints it); a failure's status follows its gRPC status name, the
-// same whether the command ran in process or against --server.
+// How a failure becomes the CLI's exit status and one line of text. Invariant: every command's exit
+// status comes from the one error table (ERROR_TABLE in src/errors, printed in docs/cli.md); a
+// failure's status follows its error code — or, from a server, its gRPC status name — the same
+// whether the command ran in process or against --server.
 import type { StatusCode } from "../client/errors.js";
-import { CliError, UsageError } from "./command.js";
+import { ERROR_TABLE, ExitCode, exitCodeOfStatus, grpcStatusNameOf, HostError } from "../errors/index.js";
+import { UsageError } from "./command.js";
 
-export const ExitCode = {
-  Ok: 0,
-  /** A check or verification found a problem (verify, conformance), or the operation failed inside. */
-  Failed: 1,
-  /** Bad command-line input, or a request the host rejected as invalid. Nothing was changed. */
-  Usage: 2,
-  /** No such session, harness, journal or file. */
-  NotFound: 3,
-  /** Refused by a precondition: tier, parked on a wait, diverged, retired, name taken. */
-  Refused: 4,
-  /** Busy or aborted: another operation holds the session, a stale expected seq, a limit, a deadline. */
-  Busy: 5,
-  /** The host could not be reached, or refused the caller's credentials. */
-  Unavailable: 6,
-  /** Stored records or snapshots fail verification or are missing. */
-  DataLoss: 7,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+export { ExitCode } from "../errors/index.js";
 
-/** The exit code of a failure with gRPC status `code`. */
+/** The exit code of a failure with gRPC status `code` (ERROR_TABLE's `exit` of the code it reads as). */
 export function exitCodeOf(code: StatusCode): ExitCode {
-  switch (code) {
-    case "INVALID_ARGUMENT":
-    case "OUT_OF_RANGE":
-      return ExitCode.Usage;
-    case "NOT_FOUND":
-      return ExitCode.NotFound;
-    case "FAILED_PRECONDITION":
-    case "ALREADY_EXISTS":
-      return ExitCode.Refused;
-    case "ABORTED":
-    case "RESOURCE_EXHAUSTED":
-    case "DEADLINE_EXCEEDED":
-    case "CANCELLED":
-      return ExitCode.Busy;
-    case "UNAVAILABLE":
-    case "UNAUTHENTICATED":
-    case "PERMISSION_DENIED":
-      return ExitCode.Unavailable;
-    case "DATA_LOSS":
-      return ExitCode.DataLoss;
-    case "INTERNAL":
-    case "UNKNOWN":
-    case "UNIMPLEMENTED":
-      return ExitCode.Failed;
-    default: {
-      const exhaustive: never = code;
-      throw new Error(`unmapped status ${String(exhaustive)}`);
-    }
-  }
+  return exitCodeOfStatus(code);
 }
 
 /** A failure as the CLI reports it: a status name, one line of text, and the exit code. */
@@ -102,7 +59,13 @@ function transportFailure(code: StatusCode, message: string, server: string | un
  */
 export async function cliFailure(err: unknown, server?: string): Promise<CliFailure> {
   if (err instanceof UsageError) return { code: "INVALID_ARGUMENT", message: err.message, exit: ExitCode.Usage };
-  if (err instanceof CliError) return { code: err.status, message: err.message, exit: exitCodeOf(err.status) };
+  // A HostError the CLI or an in-process host raised (not a status read from a server): the table's row.
+  if (err instanceof HostError && err.constructor === HostError) {
+    const code = grpcStatusNameOf(err.code);
+    return (
+      transportFailure(code, err.message, server) ?? { code, message: err.message, exit: ERROR_TABLE[err.code].exit }
+    );
+  }
   const sys = systemError(err);
   if (sys?.code === "ENOENT" && sys.path !== undefined)
     return { code: "NOT_FOUND", message: `no such file or directory: ${sys.path}`, exit: ExitCode.NotFound };

@@ -6,7 +6,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionsApi } from "./api.js";
-import { CliError, str, type FlagValues } from "./command.js";
+import { ErrorCode, HostError } from "../errors/index.js";
+import { str, type FlagValues } from "./command.js";
 import type { OpenOptions } from "./open-options.js";
 
 export const DEFAULT_DATA_DIR = "./.harnesshost";
@@ -30,8 +31,8 @@ export function existingJournalUrl(values: FlagValues): string {
   const path = sqlitePath(url);
   if (path !== undefined && !existsSync(path)) {
     const flag = str(values, "journal") !== undefined ? "--journal" : "--data";
-    throw new CliError(
-      "NOT_FOUND",
+    throw new HostError(
+      ErrorCode.NotFound,
       `no journal at ${path}: check ${flag} (only exec creates a journal; or use --server to reach a running host)`,
     );
   }

@@ -10,7 +10,7 @@ import {
   type Message,
   type ToolCall,
 } from "../gen/agentsessions/v1/common_pb.js";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { failedPrecondition, type HostError } from "../errors/index.js";
 import { projectComputeState } from "../journal/compute-state.js";
 import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
 import type { SnapshotRef } from "../snapshot/ref.js";
@@ -147,8 +147,9 @@ const EFFECT_KINDS = new Set<EventKind>([
   EventKind.EVENT_APPROVAL_RESULT,
 ]);
 
-function invalid(seq: number, why: string): HostError {
-  return new HostError(ErrorCode.FailedPrecondition, `invalid execution log at seq ${seq}: ${why}`);
+/** The message of a log the projection refuses: the seq, then what is wrong there. */
+function badLog(seq: number, why: string): string {
+  return `invalid execution log at seq ${seq}: ${why}`;
 }
 
 function hashOf(rec: SeqEvent): string {
@@ -254,15 +255,15 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
 
   private applyExecution(rec: R, index: number): void {
     const event = rec.event;
-    if (event.executionId === "") throw invalid(rec.seq, "event without execution id");
+    if (event.executionId === "") throw failedPrecondition(badLog(rec.seq, "event without execution id"));
     let exec = this.byId.get(event.executionId);
     if (!exec) {
       if (event.kind !== EventKind.EVENT_EXECUTION_START || event.body.case !== "executionStart") {
-        throw invalid(rec.seq, "execution does not begin with EXECUTION_START");
+        throw failedPrecondition(badLog(rec.seq, "execution does not begin with EXECUTION_START"));
       }
       const start = event.body.value;
       if (start.inputCount === undefined || start.inputCount < 0n)
-        throw invalid(rec.seq, "EXECUTION_START without input_count");
+        throw failedPrecondition(badLog(rec.seq, "EXECUTION_START without input_count"));
       exec = {
         executionId: event.executionId,
         startIndex: index,
@@ -283,17 +284,19 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       return;
     }
     exec.lastSeq = rec.seq;
-    if (exec.completed) throw invalid(rec.seq, `event after END of execution ${exec.executionId}`);
+    if (exec.completed) throw failedPrecondition(badLog(rec.seq, `event after END of execution ${exec.executionId}`));
     switch (event.kind) {
       case EventKind.EVENT_INPUT:
-        if (event.body.case !== "message") throw invalid(rec.seq, "INPUT without message");
+        if (event.body.case !== "message") throw failedPrecondition(badLog(rec.seq, "INPUT without message"));
         exec.inputs.push(event.body.value);
         return;
       case EventKind.EVENT_END:
         if (exec.inputs.length !== exec.inputCount)
-          throw invalid(
-            exec.startSeq,
-            `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
+          throw failedPrecondition(
+            badLog(
+              exec.startSeq,
+              `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
+            ),
           );
         exec.completed = true;
         this.lastEnd = rec.seq;
@@ -304,10 +307,10 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
           exec.error = { seq: rec.seq, code: event.body.value.code, description: event.body.value.description };
         return;
       case EventKind.EVENT_EXECUTION_START:
-        throw invalid(rec.seq, "second EXECUTION_START for one execution");
+        throw failedPrecondition(badLog(rec.seq, "second EXECUTION_START for one execution"));
       default:
         if (!EFFECT_KINDS.has(event.kind))
-          throw invalid(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`);
+          throw failedPrecondition(badLog(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`));
         exec.effects.push({ seq: rec.seq, event });
         this.gates.apply(rec);
         this.noteCompaction(rec, exec);

@@ -1,6 +1,8 @@
-// Typed errors with stable codes, and the one table that maps them to gRPC statuses (docs/protocol.md §10).
-// Invariant: every error that reaches a caller carries a code from ErrorCode; nothing else decides
-// which gRPC status a failure gets. This module loads no transport: the gRPC status numbers are the
+// Typed errors with stable codes, and the one table that maps each code to what every edge says of it:
+// the gRPC status, the HTTP/Connect code and HTTP status, and the CLI's exit status (docs/protocol.md
+// §10, docs/cli.md). Invariant: every error that reaches a caller carries a code from ErrorCode, and
+// ERROR_TABLE alone decides how each edge reports it — a status read back from another server maps to
+// the one row that `reads` it. This module loads no transport: the gRPC status numbers are the
 // protocol's fixed values (GRPC_STATUS), so domain code and the CLI's --help can throw HostErrors
 // without loading grpc-js.
 import type { status as GrpcStatus } from "@grpc/grpc-js";
@@ -80,87 +82,139 @@ export function invalidArgument(message: string): HostError {
   return new HostError(ErrorCode.InvalidArgument, message);
 }
 
+/** The FAILED_PRECONDITION HostError of a state that refuses the operation: the message names the state. */
+export function failedPrecondition(message: string): HostError {
+  return new HostError(ErrorCode.FailedPrecondition, message);
+}
+
 export function isHostError(err: unknown, code?: ErrorCode): err is HostError {
   return err instanceof HostError && (code === undefined || err.code === code);
 }
 
-/** The single mapping from error codes to gRPC statuses. */
+/** A gRPC status name other than OK (also the client's and the CLI's --json `code`). */
+export type GrpcStatusName = Exclude<keyof typeof GRPC_STATUS, "OK">;
+
+/** A Connect error code (the `code` of a Connect error body; the gRPC status in Connect's spelling). */
+export type ConnectCodeName =
+  | "canceled"
+  | "unknown"
+  | "invalid_argument"
+  | "deadline_exceeded"
+  | "not_found"
+  | "already_exists"
+  | "permission_denied"
+  | "resource_exhausted"
+  | "failed_precondition"
+  | "aborted"
+  | "out_of_range"
+  | "unimplemented"
+  | "internal"
+  | "unavailable"
+  | "data_loss"
+  | "unauthenticated";
+
+/** The CLI's exit statuses (docs/cli.md prints them); a failure's status is its code's `exit`. */
+export const ExitCode = {
+  Ok: 0,
+  /** A check or verification found a problem (verify, conformance), or the operation failed inside. */
+  Failed: 1,
+  /** Bad command-line input, or a request the host rejected as invalid. Nothing was changed. */
+  Usage: 2,
+  /** No such session, harness, journal or file. */
+  NotFound: 3,
+  /** Refused by a precondition: tier, parked on a wait, diverged, retired, name taken. */
+  Refused: 4,
+  /** Busy or aborted: another operation holds the session, a stale expected seq, a limit, a deadline. */
+  Busy: 5,
+  /** The host could not be reached, or refused the caller's credentials. */
+  Unavailable: 6,
+  /** Stored records or snapshots fail verification or are missing. */
+  DataLoss: 7,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** How every edge reports one error code. */
+export interface ErrorMapping {
+  /** The gRPC status it leaves a gRPC listener with (and the client's / CLI's `code`). */
+  readonly grpc: GrpcStatusName;
+  /** The Connect code it leaves the HTTP listener with. */
+  readonly connect: ConnectCodeName;
+  /** The HTTP status of that Connect error (the Connect protocol's, e.g. 404 for not_found). */
+  readonly http: number;
+  /** The CLI's exit status. */
+  readonly exit: ExitCode;
+  /** The gRPC statuses a client reads back as this code (each status is read by exactly one row). */
+  readonly reads: readonly GrpcStatusName[];
+}
+
+/** THE table: one row per ErrorCode (test/errors/status-table.test.ts checks it against grpc-js and Connect). */
+export const ERROR_TABLE = {
+  [ErrorCode.InvalidArgument]: row("INVALID_ARGUMENT", "invalid_argument", 400, ExitCode.Usage, [
+    "INVALID_ARGUMENT",
+    "OUT_OF_RANGE",
+  ]),
+  [ErrorCode.NotFound]: row("NOT_FOUND", "not_found", 404, ExitCode.NotFound, ["NOT_FOUND"]),
+  [ErrorCode.AlreadyExists]: row("ALREADY_EXISTS", "already_exists", 409, ExitCode.Refused, ["ALREADY_EXISTS"]),
+  [ErrorCode.Unplaceable]: row("FAILED_PRECONDITION", "failed_precondition", 400, ExitCode.Refused, []),
+  [ErrorCode.FailedPrecondition]: row("FAILED_PRECONDITION", "failed_precondition", 400, ExitCode.Refused, [
+    "FAILED_PRECONDITION",
+  ]),
+  [ErrorCode.Conflict]: row("ABORTED", "aborted", 409, ExitCode.Busy, ["ABORTED"]),
+  [ErrorCode.Fenced]: row("ABORTED", "aborted", 409, ExitCode.Busy, []),
+  [ErrorCode.SessionBusy]: row("ABORTED", "aborted", 409, ExitCode.Busy, []),
+  [ErrorCode.Unavailable]: row("UNAVAILABLE", "unavailable", 503, ExitCode.Unavailable, ["UNAVAILABLE"]),
+  [ErrorCode.DeadlineExceeded]: row("DEADLINE_EXCEEDED", "deadline_exceeded", 504, ExitCode.Busy, [
+    "DEADLINE_EXCEEDED",
+  ]),
+  [ErrorCode.Cancelled]: row("CANCELLED", "canceled", 499, ExitCode.Busy, ["CANCELLED"]),
+  [ErrorCode.DataLoss]: row("DATA_LOSS", "data_loss", 500, ExitCode.DataLoss, ["DATA_LOSS"]),
+  [ErrorCode.Internal]: row("INTERNAL", "internal", 500, ExitCode.Failed, ["INTERNAL", "UNKNOWN"]),
+  [ErrorCode.Diverged]: row("FAILED_PRECONDITION", "failed_precondition", 400, ExitCode.Refused, []),
+  [ErrorCode.Unauthenticated]: row("UNAUTHENTICATED", "unauthenticated", 401, ExitCode.Unavailable, [
+    "UNAUTHENTICATED",
+  ]),
+  [ErrorCode.PermissionDenied]: row("PERMISSION_DENIED", "permission_denied", 403, ExitCode.Unavailable, [
+    "PERMISSION_DENIED",
+  ]),
+  [ErrorCode.Unimplemented]: row("UNIMPLEMENTED", "unimplemented", 501, ExitCode.Failed, ["UNIMPLEMENTED"]),
+  [ErrorCode.ResourceExhausted]: row("RESOURCE_EXHAUSTED", "resource_exhausted", 429, ExitCode.Busy, [
+    "RESOURCE_EXHAUSTED",
+  ]),
+} as const satisfies Record<ErrorCode, ErrorMapping>;
+
+function row(
+  grpc: GrpcStatusName,
+  connect: ConnectCodeName,
+  http: number,
+  exit: ExitCode,
+  reads: readonly GrpcStatusName[],
+): ErrorMapping {
+  return { grpc, connect, http, exit, reads };
+}
+
+/** The code each gRPC status is read back as (built once from the table's `reads`). */
+const READ_AS = new Map<number, ErrorCode>(
+  (Object.entries(ERROR_TABLE) as [ErrorCode, ErrorMapping][]).flatMap(([code, m]) =>
+    m.reads.map((name) => [GRPC_STATUS[name], code] as const),
+  ),
+);
+
+/** The gRPC status of an error code. */
 export function grpcStatusOf(code: ErrorCode): GrpcStatus {
-  return GRPC_STATUS[grpcStatusNameOf(code)] as GrpcStatus;
+  return GRPC_STATUS[ERROR_TABLE[code].grpc] as GrpcStatus;
 }
 
-/** The gRPC status name of an error code (also the Connect code, lowercased). */
-export function grpcStatusNameOf(code: ErrorCode): Exclude<keyof typeof GRPC_STATUS, "OK"> {
-  switch (code) {
-    case ErrorCode.InvalidArgument:
-      return "INVALID_ARGUMENT";
-    case ErrorCode.NotFound:
-      return "NOT_FOUND";
-    case ErrorCode.AlreadyExists:
-      return "ALREADY_EXISTS";
-    case ErrorCode.Unplaceable:
-    case ErrorCode.FailedPrecondition:
-    case ErrorCode.Diverged:
-      return "FAILED_PRECONDITION";
-    case ErrorCode.Conflict:
-    case ErrorCode.Fenced:
-    case ErrorCode.SessionBusy:
-      return "ABORTED";
-    case ErrorCode.Unavailable:
-      return "UNAVAILABLE";
-    case ErrorCode.DeadlineExceeded:
-      return "DEADLINE_EXCEEDED";
-    case ErrorCode.Cancelled:
-      return "CANCELLED";
-    case ErrorCode.DataLoss:
-      return "DATA_LOSS";
-    case ErrorCode.Internal:
-      return "INTERNAL";
-    case ErrorCode.Unauthenticated:
-      return "UNAUTHENTICATED";
-    case ErrorCode.PermissionDenied:
-      return "PERMISSION_DENIED";
-    case ErrorCode.Unimplemented:
-      return "UNIMPLEMENTED";
-    case ErrorCode.ResourceExhausted:
-      return "RESOURCE_EXHAUSTED";
-    default: {
-      const exhaustive: never = code;
-      throw new Error(`unmapped error code ${String(exhaustive)}`);
-    }
-  }
+/** The gRPC status name of an error code. */
+export function grpcStatusNameOf(code: ErrorCode): GrpcStatusName {
+  return ERROR_TABLE[code].grpc;
 }
 
-/** The inverse direction, for clients: which code a gRPC status most likely carries. */
+/** The inverse direction, for clients: which code a gRPC status carries (INTERNAL for one no row reads). */
 export function errorCodeOfStatus(status: number): ErrorCode {
-  switch (status) {
-    case GRPC_STATUS.INVALID_ARGUMENT:
-      return ErrorCode.InvalidArgument;
-    case GRPC_STATUS.NOT_FOUND:
-      return ErrorCode.NotFound;
-    case GRPC_STATUS.ALREADY_EXISTS:
-      return ErrorCode.AlreadyExists;
-    case GRPC_STATUS.FAILED_PRECONDITION:
-      return ErrorCode.FailedPrecondition;
-    case GRPC_STATUS.ABORTED:
-      return ErrorCode.Conflict;
-    case GRPC_STATUS.UNAVAILABLE:
-      return ErrorCode.Unavailable;
-    case GRPC_STATUS.DEADLINE_EXCEEDED:
-      return ErrorCode.DeadlineExceeded;
-    case GRPC_STATUS.CANCELLED:
-      return ErrorCode.Cancelled;
-    case GRPC_STATUS.DATA_LOSS:
-      return ErrorCode.DataLoss;
-    case GRPC_STATUS.UNAUTHENTICATED:
-      return ErrorCode.Unauthenticated;
-    case GRPC_STATUS.PERMISSION_DENIED:
-      return ErrorCode.PermissionDenied;
-    case GRPC_STATUS.UNIMPLEMENTED:
-      return ErrorCode.Unimplemented;
-    case GRPC_STATUS.RESOURCE_EXHAUSTED:
-      return ErrorCode.ResourceExhausted;
-    default:
-      return ErrorCode.Internal;
-  }
+  return READ_AS.get(status) ?? ErrorCode.Internal;
+}
+
+/** The CLI exit status of a failure that arrived as gRPC status `name` (from a server or the host). */
+export function exitCodeOfStatus(name: GrpcStatusName): ExitCode {
+  return ERROR_TABLE[errorCodeOfStatus(GRPC_STATUS[name])].exit;
 }

@@ -4,6 +4,7 @@
 // so concurrent hosts serialise per session and the row never drifts from the records. Appends go
 // through a commit queue (commit-queue.ts, postgres-batch.ts): appends that arrive together share one
 // transaction on one connection, each checked alone, none acknowledged before the COMMIT returns.
+import { inTransaction } from "./postgres-transaction.js";
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
@@ -363,18 +364,11 @@ export class PostgresJournal implements Journal {
 
   /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */
   async verify(session: string): Promise<VerifyResult> {
-    const client = await this.live().pool.connect();
-    try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const result = await this.verifyIn(client, session);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    return inTransaction(
+      this.live().pool,
+      (client) => this.verifyIn(client, session),
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
   }
 
   private async verifyIn(client: pg.PoolClient, session: string): Promise<VerifyResult> {
@@ -602,25 +596,12 @@ export class PostgresJournal implements Journal {
     return result.rows[0];
   }
 
-  /** One transaction on one pooled connection; write errors are mapped by `mapWriteError`. */
+  /** One transaction on one pooled connection (inTransaction); write errors are mapped by `mapWriteError`. */
   private async transaction<T>(what: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.live().pool.connect();
-    const onError = (): void => undefined;
-    client.on("error", onError);
-    let broken: Error | undefined;
     try {
-      await client.query("BEGIN");
-      const out = await fn(client);
-      await client.query("COMMIT");
-      return out;
+      return await inTransaction(this.live().pool, fn);
     } catch (err) {
-      await client.query("ROLLBACK").catch((rollbackErr: unknown) => {
-        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-      });
       throw mapWriteError(what, err);
-    } finally {
-      client.removeListener("error", onError);
-      client.release(broken);
     }
   }
 

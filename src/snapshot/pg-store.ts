@@ -8,6 +8,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import { PostgresJournal } from "../journal/postgres.js";
 import type { Journal } from "../journal/types.js";
 import { migrate } from "../journal/postgres-schema.js";
+import { inTransaction } from "../journal/postgres-transaction.js";
 import { knownOrHashed, parseDigest, type PutOptions, type SnapshotStore } from "./store.js";
 
 export interface PgSnapshotStoreOptions {
@@ -156,23 +157,7 @@ export class PgSnapshotStore implements SnapshotStore {
 
   private async transaction(fn: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     await this.tables();
-    const client = await this.pool.connect();
-    const onError = (): void => undefined;
-    client.on("error", onError);
-    let broken: Error | undefined;
-    try {
-      await client.query("BEGIN");
-      await fn(client);
-      await client.query("COMMIT");
-    } catch (err) {
-      await client.query("ROLLBACK").catch((rollbackErr: unknown) => {
-        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-      });
-      throw err;
-    } finally {
-      client.removeListener("error", onError);
-      client.release(broken);
-    }
+    await inTransaction(this.pool, fn);
   }
 }
 

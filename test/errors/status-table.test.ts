@@ -3,11 +3,17 @@
 // runtime (type imports only), so any layer — and the CLI's --help — can throw a HostError for free.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { Code } from "@connectrpc/connect";
+import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import {
+  ERROR_TABLE,
   ErrorCode,
   errorCodeOfStatus,
+  ExitCode,
+  exitCodeOfStatus,
+  type GrpcStatusName,
   grpcStatusNameOf,
   grpcStatusOf,
   HostError,
@@ -24,6 +30,43 @@ describe("the error table", () => {
       expect(grpcStatusOf(errorCodeOfStatus(grpcStatusOf(code))), code).toBe(grpcStatusOf(code));
     }
     expect(errorCodeOfStatus(status.UNKNOWN)).toBe(ErrorCode.Internal);
+  });
+
+  it("everyErrorCodeHasAGrpcStatusAConnectCodeAnHttpStatusAndAnExitCode", () => {
+    const exits = new Set<number>(Object.values(ExitCode));
+    for (const code of Object.values(ErrorCode)) {
+      const row = ERROR_TABLE[code];
+      expect(row, code).toBeDefined();
+      // The Connect code and HTTP status are the ones the Connect protocol gives that gRPC status.
+      const connect = status[row.grpc] as number as Code;
+      expect(row.connect, code).toBe(codeToString(connect));
+      expect(row.http, code).toBe(codeToHttpStatus(connect));
+      expect(exits.has(row.exit) && row.exit !== ExitCode.Ok, code).toBe(true);
+    }
+    expect(Object.keys(ERROR_TABLE).sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+
+  it("everyGrpcStatusIsReadBackAsExactlyOneCode", () => {
+    const names = Object.keys(status).filter((n) => Number.isNaN(Number(n)) && n !== "OK") as GrpcStatusName[];
+    for (const name of names) {
+      const readers = Object.values(ERROR_TABLE).filter((row) => row.reads.includes(name));
+      expect(readers.length, name).toBe(1);
+      expect(readers[0]!.grpc === name || name === "OUT_OF_RANGE" || name === "UNKNOWN", name).toBe(true);
+    }
+  });
+
+  it("codesSharingAGrpcStatusShareTheirConnectHttpAndExitMappings", () => {
+    // A client (and so the CLI) sees only the status: codes it cannot tell apart must exit alike.
+    for (const code of Object.values(ErrorCode)) {
+      const row = ERROR_TABLE[code];
+      expect(exitCodeOfStatus(row.grpc), code).toBe(row.exit);
+      const read = ERROR_TABLE[errorCodeOfStatus(status[row.grpc])];
+      expect({ connect: read.connect, http: read.http, exit: read.exit }, code).toEqual({
+        connect: row.connect,
+        http: row.http,
+        exit: row.exit,
+      });
+    }
   });
 
   it("invalidArgumentIsAnInvalidArgumentHostError", () => {

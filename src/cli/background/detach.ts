@@ -7,7 +7,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { CliError, type CommandIo } from "../command.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import type { CommandIo } from "../command.js";
 
 /** Set in the detached child's environment: it reports readiness over IPC. */
 const DETACHED_ENV = "HARNESSHOST_DETACHED";
@@ -45,7 +46,7 @@ export async function detach(
 ): Promise<number> {
   const script = process.argv[1];
   if (script === undefined)
-    throw new CliError("FAILED_PRECONDITION", "--detach: cannot tell which script runs harnesshost");
+    throw new HostError(ErrorCode.FailedPrecondition, "--detach: cannot tell which script runs harnesshost");
   mkdirSync(dirname(logFile), { recursive: true });
   const fd = openSync(logFile, "a");
   let child: ChildProcess;

@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { readPidFile, removePidFile } from "../background/pid-file.js";
-import { CliError, int, requireStr, UsageError, type Command } from "../command.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { int, requireStr, UsageError, type Command } from "../command.js";
 
 /** Default bound on the wait (ms): a host's default drain (drainMs) plus its forced-exit margin, with room. */
 export const DEFAULT_STOP_TIMEOUT_MS = 60_000;
@@ -51,10 +52,10 @@ export const stopCommand: Command = {
     try {
       pid = readPidFile(file);
     } catch (err) {
-      throw new CliError("FAILED_PRECONDITION", err instanceof Error ? err.message : String(err));
+      throw new HostError(ErrorCode.FailedPrecondition, err instanceof Error ? err.message : String(err));
     }
     if (pid === undefined)
-      throw new CliError("NOT_FOUND", `no pid file ${file}: nothing was started with --pid-file ${file}`);
+      throw new HostError(ErrorCode.NotFound, `no pid file ${file}: nothing was started with --pid-file ${file}`);
     if (!alive(pid) || !runsHarnesshost(pid)) {
       removePidFile(file, pid);
       ctx.out(`not running (pid ${pid}); removed ${file}`);
@@ -64,8 +65,8 @@ export const stopCommand: Command = {
     const deadline = Date.now() + timeoutMs;
     while (alive(pid)) {
       if (Date.now() > deadline)
-        throw new CliError(
-          "DEADLINE_EXCEEDED",
+        throw new HostError(
+          ErrorCode.DeadlineExceeded,
           `pid ${pid} did not exit within ${timeoutMs} ms of SIGTERM; it is still draining or stuck (kill -KILL ${pid} ends it)`,
         );
       await sleep(POLL_MS);
