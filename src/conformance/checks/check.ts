@@ -2,8 +2,10 @@
 // returns pass/skip with evidence or throws; the runner turns any throw into a fail with evidence.
 import { ErrorCode, isHostError } from "../../errors/index.js";
 import type { Host } from "../../host/host.js";
-import type { SuiteEnv } from "../env.js";
+import type { SessionInfo } from "../../journal/types.js";
+import type { SuiteEnv, Turn } from "../env.js";
 import { divergence, errText, fail, short } from "../evidence.js";
+import { SUBJECT } from "../target.js";
 import type { Tier } from "../types.js";
 
 export interface CheckOutcome {
@@ -27,6 +29,42 @@ export async function continuesLikeControl(env: SuiteEnv, i: number, got: string
   const expected = await env.expected(i);
   if (got !== expected) fail(`${who}${divergence(i, expected, got, await env.signaturesFor(i))}`);
   return `${who}turn ${i} ${JSON.stringify(got)} = control`;
+}
+
+/** The set-up of most continuity checks: a new session of the subject on the shared host after N live turns. */
+export async function sessionAfterTurns(env: SuiteEnv): Promise<{ host: Host; uid: string; turns: Turn[] }> {
+  const host = await env.shared();
+  const uid = await env.newSession(host);
+  const turns = await env.drive(host, uid, env.range(env.turns));
+  return { host, uid, turns };
+}
+
+/** Turn N+1 of the session continues like the control, and the chains of `sessions` verify: the evidence. */
+export async function nextTurnContinues(
+  env: SuiteEnv,
+  host: Host,
+  uid: string,
+  sessions: readonly string[] = [uid],
+): Promise<string> {
+  const next = await env.turn(host, uid, env.turns + 1);
+  const cont = await continuesLikeControl(env, env.turns + 1, next.text);
+  return `${cont}; ${await env.verifyChains(host, sessions)}`;
+}
+
+/** Forks `parent` at `atSeq` (0 = head) into one child of the subject per uid. */
+export function forkSubject(
+  env: SuiteEnv,
+  host: Host,
+  parent: string,
+  atSeq: number,
+  uids: readonly string[],
+): Promise<{ children: SessionInfo[]; atSeq: number }> {
+  return host.placer.fork({
+    parent,
+    atSeq,
+    children: uids.map((uid) => ({ uid, project: "default", harness: SUBJECT })),
+    signal: env.signal(),
+  });
 }
 
 /** The session's head and every content hash, to prove an operation left the journal alone. */

@@ -11,7 +11,18 @@ import { parseDigest } from "../../snapshot/store.js";
 import type { SuiteEnv } from "../env.js";
 import { errText, fail, short } from "../evidence.js";
 import { SUBJECT, SUBJECT_LOCAL } from "../target.js";
-import { continuesLikeControl, expectRefusal, journalState, pass, skip, unchanged, type Check } from "./check.js";
+import {
+  continuesLikeControl,
+  forkSubject,
+  nextTurnContinues,
+  sessionAfterTurns,
+  expectRefusal,
+  journalState,
+  pass,
+  skip,
+  unchanged,
+  type Check,
+} from "./check.js";
 import { describeCheck } from "./describe.js";
 
 async function suspendWithMemory(env: SuiteEnv, host: Host, uid: string): Promise<{ seq: number; digest: string }> {
@@ -48,9 +59,7 @@ const restoreContinues: Check = {
   tier: "memory",
   title: "N turns, suspend, resume: the next turn continues like the control",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    await env.drive(host, uid, env.range(env.turns));
+    const { host, uid } = await sessionAfterTurns(env);
     const fenceBefore = await host.journal.currentFence(uid);
     const snap = await suspendWithMemory(env, host, uid);
     const resumed = await host.placer.resume(uid, env.signal());
@@ -107,17 +116,10 @@ const forkChildren: Check = {
   tier: "memory",
   title: "k children forked from one checkpoint each continue like the control, independently; the parent resumes",
   async run(env) {
-    const host = await env.shared();
-    const parent = await env.newSession(host);
-    await env.drive(host, parent, env.range(env.turns));
+    const { host, uid: parent } = await sessionAfterTurns(env);
     const k = env.options.forks;
     const uids = Array.from({ length: k }, () => env.childUid());
-    const { atSeq } = await host.placer.fork({
-      parent,
-      atSeq: 0,
-      children: uids.map((uid) => ({ uid, project: "default", harness: SUBJECT })),
-      signal: env.signal(),
-    });
+    const { atSeq } = await forkSubject(env, host, parent, 0, uids);
     const parentRecs = await host.journal.readRange(parent);
     const checkpoint = parentRecs.find((r) => r.seq === atSeq + 1);
     const ckpt = checkpoint?.event.body.case === "lifecycle" ? checkpoint.event.body.value.snapshotExternalUri : "";
@@ -156,28 +158,17 @@ const historicalForkRefused: Check = {
   tier: "memory",
   title: "A fork at a historical seq is refused with no side effects, and the session continues",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    const turns = await env.drive(host, uid, env.range(env.turns));
+    const { host, uid, turns } = await sessionAfterTurns(env);
     const atSeq = turns.at(-2)!.result.records.at(-1)!.seq;
     const before = await journalState(host, uid);
     const child = env.childUid();
     const refusal = await expectRefusal(`fork at historical seq ${atSeq}`, ErrorCode.Unplaceable, () =>
-      host.placer.fork({
-        parent: uid,
-        atSeq,
-        children: [{ uid: child, project: "default", harness: SUBJECT }],
-        signal: env.signal(),
-      }),
+      forkSubject(env, host, uid, atSeq, [child]),
     );
     const journal = unchanged("the refused fork", before, await journalState(host, uid), { fence: true });
     if ((await host.journal.getSession(child)) !== undefined) fail(`the refused fork created child session ${child}`);
-    const next = await env.turn(host, uid, env.turns + 1);
-    const cont = await continuesLikeControl(env, env.turns + 1, next.text);
-    const chain = await env.verifyChains(host, [uid]);
-    return pass(
-      `fork at seq ${atSeq} (head ${before.head}) refused: ${refusal}; ${journal}; no child; ${cont}; ${chain}`,
-    );
+    const continued = await nextTurnContinues(env, host, uid);
+    return pass(`fork at seq ${atSeq} (head ${before.head}) refused: ${refusal}; ${journal}; no child; ${continued}`);
   },
 };
 
@@ -186,9 +177,7 @@ const corruptSnapshot: Check = {
   tier: "memory",
   title: "A corrupt snapshot is refused and the session stays suspended, resumable from a good copy",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    await env.drive(host, uid, env.range(env.turns));
+    const { host, uid } = await sessionAfterTurns(env);
     const snap = await suspendWithMemory(env, host, uid);
     const good = await host.snapshots.get(snap.digest);
     const hex = parseDigest(snap.digest);
@@ -208,11 +197,9 @@ const corruptSnapshot: Check = {
     if (state !== "COLD") fail(`after the refused resume the session is ${state}, not COLD (suspended)`);
     await host.snapshots.put(good);
     await host.placer.resume(uid, env.signal());
-    const next = await env.turn(host, uid, env.turns + 1);
-    const cont = await continuesLikeControl(env, env.turns + 1, next.text);
-    const chain = await env.verifyChains(host, [uid]);
+    const continued = await nextTurnContinues(env, host, uid);
     return pass(
-      `snapshot ${short(snap.digest)} corrupted (1 byte flipped): resume refused: ${refusal}; ${journal}; session still COLD; after restoring a good copy: ${cont}; ${chain}`,
+      `snapshot ${short(snap.digest)} corrupted (1 byte flipped): resume refused: ${refusal}; ${journal}; session still COLD; after restoring a good copy: ${continued}`,
     );
   },
 };

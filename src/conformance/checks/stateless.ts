@@ -6,7 +6,17 @@ import { ErrorCode, isHostError } from "../../errors/index.js";
 import type { JournalRecord } from "../../journal/types.js";
 import { SUBJECT } from "../target.js";
 import { errText, fail, q, short, turnText } from "../evidence.js";
-import { continuesLikeControl, journalState, pass, skip, unchanged, type Check } from "./check.js";
+import {
+  continuesLikeControl,
+  forkSubject,
+  nextTurnContinues,
+  sessionAfterTurns,
+  journalState,
+  pass,
+  skip,
+  unchanged,
+  type Check,
+} from "./check.js";
 import { compactionWindow } from "./compaction.js";
 import { describeCheck } from "./describe.js";
 
@@ -19,9 +29,7 @@ const liveTurns: Check = {
   tier: "stateless",
   title: "N live turns complete and the chain verifies",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    const turns = await env.drive(host, uid, env.range(env.turns));
+    const { host, uid, turns } = await sessionAfterTurns(env);
     for (const [k, t] of turns.entries()) {
       const last = t.result.records.at(-1);
       if (last?.event.kind !== EventKind.EVENT_END)
@@ -40,9 +48,7 @@ const replay: Check = {
   tier: "stateless",
   title: "Replay is byte-identical, makes zero model calls and leaves the journal unchanged",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    const turns = await env.drive(host, uid, env.range(env.turns));
+    const { host, uid, turns } = await sessionAfterTurns(env);
     const live = turns.flatMap((t) => t.result.outputs);
     const before = await journalState(host, uid);
     const calls = env.model.calls;
@@ -102,18 +108,11 @@ const historicalFork: Check = {
   tier: "stateless",
   title: "A fork at a historical seq shares the prefix, continues like the control, and leaves the parent untouched",
   async run(env) {
-    const host = await env.shared();
-    const parent = await env.newSession(host);
-    const turns = await env.drive(host, parent, env.range(env.turns));
+    const { host, uid: parent, turns } = await sessionAfterTurns(env);
     const atSeq = endSeq(turns[0]!.result.records); // END of turn 1: historical, since N ≥ 2
     const before = await journalState(host, parent);
     const child = env.childUid();
-    await host.placer.fork({
-      parent,
-      atSeq,
-      children: [{ uid: child, project: "default", harness: SUBJECT }],
-      signal: env.signal(),
-    });
+    await forkSubject(env, host, parent, atSeq, [child]);
     const childRecs = await host.journal.readRange(child);
     for (let k = 0; k < atSeq; k++) {
       if (childRecs[k]?.contentHash !== before.hashes[k])
@@ -139,9 +138,7 @@ const suspendResume: Check = {
   tier: "stateless",
   title: "Suspend then resume continues like the control",
   async run(env) {
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    await env.drive(host, uid, env.range(env.turns));
+    const { host, uid } = await sessionAfterTurns(env);
     const suspended = await host.placer.suspend(uid, env.signal());
     const calls = env.model.calls;
     const resumed = await host.placer.resume(uid, env.signal());
@@ -149,11 +146,9 @@ const suspendResume: Check = {
     if (resumed.turn !== undefined)
       fail(`resume re-drove a turn although none was interrupted (${resumed.turn.executionId})`);
     if (resumeCalls !== 0) fail(`resume with nothing interrupted made ${resumeCalls} model calls (want 0)`);
-    const next = await env.turn(host, uid, env.turns + 1);
-    const cont = await continuesLikeControl(env, env.turns + 1, next.text);
-    const chain = await env.verifyChains(host, [uid]);
+    const continued = await nextTurnContinues(env, host, uid);
     return pass(
-      `SUSPEND at seq ${suspended.record.seq}, RESUME at seq ${resumed.record.seq} (0 model calls); ${cont}; ${chain}`,
+      `SUSPEND at seq ${suspended.record.seq}, RESUME at seq ${resumed.record.seq} (0 model calls); ${continued}`,
     );
   },
 };
@@ -168,9 +163,7 @@ const modelCut: Check = {
     const want = control.modelCalls[i - 1] ?? 0;
     if (want === 0)
       return skip(`the harness made no model call in turn ${i} of the control; there is no MODEL_CALL to cut`);
-    const host = await env.shared();
-    const uid = await env.newSession(host);
-    await env.drive(host, uid, env.range(env.turns));
+    const { host, uid } = await sessionAfterTurns(env);
     env.model.failNext(1);
     let cutError = "";
     let completed = false;
