@@ -3,7 +3,7 @@
 // runtime (type imports only), so any layer — and the CLI's --help — can throw a HostError for free.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Code } from "@connectrpc/connect";
+import type { Code } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
