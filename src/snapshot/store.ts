@@ -71,8 +71,11 @@ function isNotFound(err: unknown): boolean {
 /**
  * Blobs up to this size are read with synchronous calls (open, fstat, read, close: microseconds from
  * the page cache) instead of four thread-pool round trips; larger ones never block the event loop.
+ * 2 MiB covers a 1 MB actor state (~1.2 MB blob, docs/performance.md "Memory tier at size"): reading it
+ * from the page cache blocks ~0.2 ms, less than the sha256 that follows every read (~0.8 ms), while the
+ * asynchronous read cost a thread-pool hop per step, each a scheduler wait on a loaded host.
  */
-export const SYNC_READ_MAX_BYTES = 64 * 1024;
+export const SYNC_READ_MAX_BYTES = 2 * 1024 * 1024;
 
 /** The file's bytes when it holds at most SYNC_READ_MAX_BYTES, else undefined (read it asynchronously). */
 function readSmallFile(path: string): Uint8Array | undefined {
