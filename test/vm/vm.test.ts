@@ -17,7 +17,9 @@ import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "../docs/sh
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import { canPlace } from "../../src/runtime/types.js";
-import { childMetas, closeAll, openTestHost, signal, turns } from "../tiers/helpers.js";
+import { childMetas, closeAll, openTestHost, rejectsWithCode, signal, turns } from "../tiers/helpers.js";
+import { ErrorCode } from "../../src/errors/index.js";
+import { PG_URL, dropSchemas, freshSchema, rawClient } from "../journal/postgres-fixture.js";
 import { ROOT, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
 
 const skip = vmSkipReason();
@@ -25,6 +27,7 @@ let dir = "";
 let cache = "";
 let image = "";
 let liar = "";
+const schemas: string[] = [];
 
 beforeAll(async () => {
   if (skip) return;
@@ -36,6 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await closeAll();
+  await dropSchemas(schemas);
   if (dir) rmSync(dir, { recursive: true, force: true });
   if (cache) rmSync(cache, { recursive: true, force: true });
 }, 60_000);
@@ -133,5 +137,53 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     } finally {
       await f.close();
     }
+  }, 600_000);
+
+  it("vm snapshot limits: a snapshot past vmSnapshotBytes is RESOURCE_EXHAUSTED, one past vmSnapshotMs DEADLINE_EXCEEDED; each writes nothing and the guest counts on", async () => {
+    const cases = [
+      { limits: { vmSnapshotBytes: 1024 * 1024 }, code: ErrorCode.ResourceExhausted, names: "vmSnapshotBytes=1 MiB" },
+      { limits: { vmSnapshotMs: 10 }, code: ErrorCode.DeadlineExceeded, names: "vmSnapshotMs=10 ms" },
+    ];
+    for (const c of cases) {
+      const host = await openTestHost({
+        harnesses: [{ name: "pyc", runtime: "vm", target: image, checkpointPolicy: "on-suspend" }],
+        limits: c.limits,
+      });
+      const session = (await host.createSession({ harness: "pyc" })).uid;
+      expect(await turns(host, session, 2)).toEqual(["1", "2"]);
+      const before = (await host.journal.readRange(session)).map((r) => r.contentHash);
+      const err = await rejectsWithCode(host.placer.suspend(session, signal()), c.code);
+      expect(err.message).toContain(c.names);
+      expect((await host.journal.readRange(session)).map((r) => r.contentHash)).toEqual(before);
+      expect((await host.snapshots.stats()).blobs).toBe(0);
+      expect(await turns(host, session, 1)).toEqual(["3"]);
+    }
+  }, 600_000);
+
+  it("vm on a PostgreSQL journal: the whole-VM blob is stored in PostgreSQL and resume continues at N+1; replay re-runs the turns on a fresh guest, journal untouched", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const host = await openTestHost({
+      journal: `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`,
+      harnesses: [{ name: "pyc", runtime: "vm", target: image, checkpointPolicy: "on-suspend" }],
+    });
+    const session = (await host.createSession({ harness: "pyc" })).uid;
+    expect(await turns(host, session, 2)).toEqual(["1", "2"]);
+    const { ref } = await host.placer.suspend(session, signal());
+    const db = await rawClient(schema);
+    try {
+      const rows = await db.query<{ digest: string; size: string }>("SELECT digest, size FROM snapshot_blobs");
+      expect(rows.rows.map((r) => r.digest)).toEqual([ref.externalUri]);
+      expect(Number(rows.rows[0]?.size)).toBeGreaterThan(1024 * 1024);
+    } finally {
+      await db.end();
+    }
+    await host.placer.resume(session, signal());
+    expect(await turns(host, session, 1)).toEqual(["3"]);
+    const journaled = (await host.journal.readRange(session)).map((r) => r.contentHash);
+    const replay = await host.placer.replay(session, signal());
+    expect(replay.outputs).toEqual(["1", "2", "3"]);
+    expect((await host.journal.readRange(session)).map((r) => r.contentHash)).toEqual(journaled);
+    expect(await turns(host, session, 1)).toEqual(["4"]); // the live guest was not disturbed
   }, 600_000);
 });
