@@ -45,18 +45,7 @@ import { TurnCheckpoints } from "./turn-checkpoints.js";
 import { upgradeOp } from "./upgrade.js";
 
 export { CANCEL_WAIT_MS } from "./placement-state.js";
-export type {
-  ApproveResult,
-  CancelOutcome,
-  CancelRequest,
-  ExecRequest,
-  ForkRequest,
-  ForkResult,
-  PlacerDeps,
-  ResumeResult,
-  SuspendResult,
-  UpgradeResult,
-} from "./operation-types.js";
+export type * from "./operation-types.js";
 
 export class Placer {
   readonly guard: SessionGuard;
