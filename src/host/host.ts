@@ -21,6 +21,7 @@ import { toolPolicy } from "../controller/tool-policy.js";
 import { EffectRegistry } from "../effects/registry.js";
 import { type Log, silentLog } from "../obs/log.js";
 import { HostMetrics } from "../obs/metrics.js";
+import { logModelPayloads } from "./payload-log.js";
 import { instrumentJournal, instrumentModel, instrumentSnapshots, instrumentTools } from "./instrument.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
 import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
@@ -56,6 +57,12 @@ export interface HostOverrides {
    * metrics at all (no decorators, nothing counted) — the bench's baseline of their cost.
    */
   readonly metrics?: HostMetrics | false;
+  /**
+   * Log every live model call's request and response bodies (`serve --log-payloads`). Default false:
+   * bodies hold users' conversations and tool arguments, which do not belong in an operator's log
+   * pipeline unless someone debugging a harness asks for them.
+   */
+  readonly logPayloads?: boolean;
 }
 
 /** The static harnesses every host serves unless the config names them otherwise. */
@@ -145,7 +152,8 @@ export class Host {
     const counts = rawJournal.countByComputeState?.bind(rawJournal);
     if (counts) hostMetrics?.countSessionsWith(counts);
     const rawModel = overrides.model ?? modelFromFlag(config.model, modelFlagOptions(config));
-    const model = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
+    const metered = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
+    const model = overrides.logPayloads === true ? logModelPayloads(metered, log) : metered;
     const registry = new HarnessRegistry(config.defaultHarness);
     const configured = new Set(config.harnesses.map((h) => h.name));
     const statics = [...defaultStatics(config).filter((b) => !configured.has(b.name)), ...config.harnesses];

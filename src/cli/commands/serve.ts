@@ -162,7 +162,7 @@ function stopSignal(): Promise<NodeJS.Signals | "npx-exited"> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234|off] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>|name=ADDRESS]… [--checkpoint-policy name=every-turn|on-suspend]… [--project P] [--model echo|URL|ID] [--model-name M] [--model-url URL] [--model-path PATH[?QUERY]] [--model-auth-header H] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]] [--version]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234|off] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>|name=ADDRESS]… [--checkpoint-policy name=every-turn|on-suspend]… [--project P] [--model echo|URL|ID] [--model-name M] [--model-url URL] [--model-path PATH[?QUERY]] [--model-auth-header H] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--log-payloads] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]] [--version]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -187,6 +187,7 @@ export const serveCommand: Command = {
     "tls-key": { type: "string" },
     "log-level": { type: "string" },
     "log-format": { type: "string" },
+    "log-payloads": { type: "boolean" },
     "metrics-addr": { type: "string" },
     limit: { type: "string", multiple: true },
     "tool-without-approval": { type: "string", multiple: true },
@@ -231,7 +232,7 @@ export const serveCommand: Command = {
     await startTracing(process.env);
     const metrics = new HostMetrics();
     metrics.collectProcessMetrics();
-    const host = await Host.open(config, { logger, metrics });
+    const host = await Host.open(config, { logger, metrics, logPayloads: ctx.values["log-payloads"] === true });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
     if (config.harnesses?.some((h) => h.runtime === "vm")) {
       const accel = chooseAccel();
