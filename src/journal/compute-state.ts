@@ -4,7 +4,7 @@
 import { EventKind, Lifecycle_Kind, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { ComputeStateName } from "./types.js";
 
-const STATE_NAMES: readonly ComputeStateName[] = ["NONE", "LIVE", "WARM", "COLD", "TERMINATED"];
+export const STATE_NAMES: readonly ComputeStateName[] = ["NONE", "LIVE", "WARM", "COLD", "TERMINATED"];
 
 /** The state after `event` is committed on a session currently in `current`. */
 export function projectComputeState(current: ComputeStateName, event: Event): ComputeStateName {

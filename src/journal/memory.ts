@@ -17,7 +17,14 @@ import {
   requireImportable,
 } from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
-import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import {
+  decodePageToken,
+  encodePageToken,
+  normalizePageSize,
+  normalizeProject,
+  READ_PAGE_SIZE,
+  sessionFilterOf,
+} from "./paging.js";
 import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
 import type {
   ImportedSessionMeta,
@@ -296,9 +303,16 @@ export class MemoryJournal implements Journal {
     const project = normalizeProject(query.project);
     const size = normalizePageSize(query.pageSize);
     const cursor = decodePageToken(query.pageToken);
+    const filter = sessionFilterOf(query);
     const rows = [...this.sessions.values()]
       .map((s) => s.row)
-      .filter((r) => r.project === project)
+      .filter(
+        (r) =>
+          r.project === project &&
+          (filter.harness === undefined || r.harness === filter.harness) &&
+          (filter.parentUid === undefined || r.parentUid === filter.parentUid) &&
+          (filter.states === undefined || filter.states.includes(r.computeState)),
+      )
       .filter(
         (r) =>
           !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid),

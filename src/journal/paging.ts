@@ -1,7 +1,31 @@
 // Keyset paging shared by every backend: sessions are listed by (created_at DESC, uid ASC) and the
 // cursor is base64url (no padding) of "<created_at_ms>\0<uid>", so a page boundary never skips or
-// repeats a row even while sessions are being created.
+// repeats a row even while sessions are being created. Filters (harness, compute state, parent) narrow
+// the same order, so a filtered page boundary is exact too.
 import { ErrorCode, HostError } from "../errors/index.js";
+import { STATE_NAMES } from "./compute-state.js";
+import type { ComputeStateName, ListSessionsQuery } from "./types.js";
+
+/** A ListSessions query's filters, checked: undefined means "any". */
+export interface SessionFilter {
+  readonly harness?: string;
+  readonly parentUid?: string;
+  readonly states?: readonly ComputeStateName[];
+}
+
+/** The query's filters; HostError InvalidArgument for a compute state no backend stores. */
+export function sessionFilterOf(query: ListSessionsQuery): SessionFilter {
+  const states = query.computeStates ?? [];
+  for (const s of states) {
+    if (!(STATE_NAMES as readonly string[]).includes(s))
+      throw new HostError(ErrorCode.InvalidArgument, `unknown compute state ${JSON.stringify(s)}`);
+  }
+  return {
+    ...(query.harness ? { harness: query.harness } : {}),
+    ...(query.parentUid ? { parentUid: query.parentUid } : {}),
+    ...(states.length > 0 ? { states: [...new Set(states)] } : {}),
+  };
+}
 
 /** Rows fetched per query when streaming a session's records. */
 export const READ_PAGE_SIZE = 1000;

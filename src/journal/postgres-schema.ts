@@ -75,6 +75,17 @@ CREATE TABLE IF NOT EXISTS snapshot_chunks (
 );
 `;
 
+/**
+ * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
+ * stored format, so they carry no version stamp: every open creates the missing ones inside the
+ * migration transaction (an existing schema gets them on its first open by this build — a one-time
+ * build that holds writes to sessions while it runs; an older build still opens it).
+ */
+export const LIST_INDEXES = `
+CREATE INDEX IF NOT EXISTS sessions_project_harness_created ON sessions (project, harness, created_at_ms DESC, uid);
+CREATE INDEX IF NOT EXISTS sessions_parent_created ON sessions (parent_uid, created_at_ms DESC, uid);
+`;
+
 /** Quotes an already-validated schema name as an identifier. */
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
@@ -113,6 +124,7 @@ export async function migrate(client: pg.ClientBase, schema: string | undefined)
         Date.now(),
       ]);
     }
+    await client.query(LIST_INDEXES);
     await client.query("COMMIT");
   } catch (err) {
     await client.query("ROLLBACK").catch(() => undefined);

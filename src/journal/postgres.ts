@@ -21,7 +21,14 @@ import {
   requireImportable,
 } from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
-import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import {
+  decodePageToken,
+  encodePageToken,
+  normalizePageSize,
+  normalizeProject,
+  READ_PAGE_SIZE,
+  sessionFilterOf,
+} from "./paging.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./postgres-batch.js";
 import { PgCancelChannel } from "./postgres-cancel.js";
@@ -480,17 +487,26 @@ export class PostgresJournal implements Journal {
     const project = normalizeProject(query.project);
     const size = normalizePageSize(query.pageSize);
     const cursor = decodePageToken(query.pageToken);
+    const filter = sessionFilterOf(query);
     const pool = this.live().pool;
-    const result = cursor
-      ? await pool.query<SessionDbRow>(
-          `SELECT * FROM sessions WHERE project = $1 AND (created_at_ms < $2 OR (created_at_ms = $2 AND uid > $3))
-           ORDER BY created_at_ms DESC, uid ASC LIMIT $4`,
-          [project, cursor.createdAtMs, cursor.uid, size + 1],
-        )
-      : await pool.query<SessionDbRow>(
-          "SELECT * FROM sessions WHERE project = $1 ORDER BY created_at_ms DESC, uid ASC LIMIT $2",
-          [project, size + 1],
-        );
+    const params: unknown[] = [project];
+    const where = ["project = $1"];
+    const param = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (filter.harness !== undefined) where.push(`harness = ${param(filter.harness)}`);
+    if (filter.parentUid !== undefined) where.push(`parent_uid = ${param(filter.parentUid)}`);
+    if (filter.states !== undefined) where.push(`compute_state = ANY(${param(filter.states)}::text[])`);
+    if (cursor) {
+      const at = param(cursor.createdAtMs);
+      where.push(`(created_at_ms < ${at} OR (created_at_ms = ${at} AND uid > ${param(cursor.uid)}))`);
+    }
+    const limit = param(size + 1);
+    const result = await pool.query<SessionDbRow>(
+      `SELECT * FROM sessions WHERE ${where.join(" AND ")} ORDER BY created_at_ms DESC, uid ASC LIMIT ${limit}`,
+      params,
+    );
     const page = result.rows.slice(0, size).map(sessionInfoOf);
     const last = page[page.length - 1];
     const nextPageToken =

@@ -80,6 +80,17 @@ ALTER TABLE events ADD COLUMN head_state TEXT;
 ALTER TABLE events ADD COLUMN head_at_ms INTEGER;
 `;
 
+/**
+ * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
+ * stored format, so they carry no version: every writable open creates the missing ones (an existing
+ * database gets them on its first open by this build; an older build still opens it, and SQLite keeps
+ * them current on every write whoever writes).
+ */
+export const LIST_INDEXES = `
+CREATE INDEX IF NOT EXISTS sessions_project_harness_created ON sessions(project, harness, created_at_ms DESC, uid);
+CREATE INDEX IF NOT EXISTS sessions_parent_created ON sessions(parent_uid, created_at_ms DESC, uid);
+`;
+
 function readVersion(db: BetterSqlite3.Database): number {
   return Number(db.pragma("user_version", { simple: true }));
 }
@@ -94,8 +105,16 @@ function refuseVersion(version: number): never {
   );
 }
 
-/** Creates or checks the schema. The stamp is re-read under the write lock so racing openers agree. */
+/**
+ * Creates or checks the schema, then creates missing LIST_INDEXES. The stamp is re-read under the write
+ * lock so racing openers agree.
+ */
 export function migrate(db: BetterSqlite3.Database): void {
+  migrateVersion(db);
+  db.exec(LIST_INDEXES);
+}
+
+function migrateVersion(db: BetterSqlite3.Database): void {
   const seen = readVersion(db);
   if (seen === SQLITE_SCHEMA_VERSION) return;
   if (seen > SQLITE_SCHEMA_VERSION || seen < 0) refuseVersion(seen);

@@ -25,7 +25,14 @@ import {
   requireImportable,
 } from "./chain.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
-import { decodePageToken, encodePageToken, normalizePageSize, normalizeProject, READ_PAGE_SIZE } from "./paging.js";
+import {
+  decodePageToken,
+  encodePageToken,
+  normalizePageSize,
+  normalizeProject,
+  READ_PAGE_SIZE,
+  sessionFilterOf,
+} from "./paging.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
 import {
@@ -758,15 +765,53 @@ export class SqliteJournal implements Journal {
     const project = normalizeProject(query.project);
     const size = normalizePageSize(query.pageSize);
     const cursor = decodePageToken(query.pageToken);
-    const stmts = this.live().stmts;
-    const rows = cursor
-      ? stmts.listAfter.all(project, cursor.createdAtMs, cursor.createdAtMs, cursor.uid, size + 1)
-      : stmts.listFirst.all(project, size + 1);
+    const filter = sessionFilterOf(query);
+    const { stmts, db } = this.live();
+    let rows: SessionDbRow[];
+    if (filter.harness === undefined && filter.parentUid === undefined && filter.states === undefined) {
+      rows = cursor
+        ? stmts.listAfter.all(project, cursor.createdAtMs, cursor.createdAtMs, cursor.uid, size + 1)
+        : stmts.listFirst.all(project, size + 1);
+    } else {
+      const where = ["s.project = ?"];
+      const params: (string | number)[] = [project];
+      if (filter.harness !== undefined) {
+        where.push("s.harness = ?");
+        params.push(filter.harness);
+      }
+      if (filter.parentUid !== undefined) {
+        where.push("s.parent_uid = ?");
+        params.push(filter.parentUid);
+      }
+      if (filter.states !== undefined) {
+        where.push(`COALESCE(h.head_state, s.compute_state) IN (${filter.states.map(() => "?").join(", ")})`);
+        params.push(...filter.states);
+      }
+      if (cursor) {
+        where.push("(s.created_at_ms < ? OR (s.created_at_ms = ? AND s.uid > ?))");
+        params.push(cursor.createdAtMs, cursor.createdAtMs, cursor.uid);
+      }
+      params.push(size + 1);
+      const sql = `${SESSION_WITH_HEAD} WHERE ${where.join(" AND ")} ORDER BY s.created_at_ms DESC, s.uid ASC LIMIT ?`;
+      rows = this.filteredList(db, sql).all(...params);
+    }
     const page = rows.slice(0, size).map(sessionInfoOf);
     const last = page[page.length - 1];
     const nextPageToken =
       rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
     return { sessions: page, nextPageToken };
+  }
+
+  /** Filtered ListSessions statements, one per filter shape (at most 2 × 2 × 5 × 2 shapes). */
+  private readonly filteredLists = new Map<string, Database.Statement<(string | number)[], SessionDbRow>>();
+
+  private filteredList(db: Database.Database, sql: string): Database.Statement<(string | number)[], SessionDbRow> {
+    let stmt = this.filteredLists.get(sql);
+    if (stmt === undefined) {
+      stmt = db.prepare<(string | number)[], SessionDbRow>(sql);
+      this.filteredLists.set(sql, stmt);
+    }
+    return stmt;
   }
 
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {

@@ -63,8 +63,14 @@ export interface ListSessionsQuery {
   readonly project: string;
   /** 0 means 50; clamped to 500. */
   readonly pageSize: number;
-  /** Opaque keyset cursor from a previous page; "" for the first page. */
+  /** Opaque keyset cursor from a previous page; "" for the first page (send the same filters with it). */
   readonly pageToken: string;
+  /** Only sessions of this harness ("" or absent: any). */
+  readonly harness?: string;
+  /** Only sessions in one of these compute states (absent or empty: any). */
+  readonly computeStates?: readonly ComputeStateName[];
+  /** Only fork children of this session ("" or absent: any); backends answer it from an index. */
+  readonly parentUid?: string;
 }
 
 export interface SessionPage {

@@ -50,14 +50,15 @@ async function* sessionsOf(host: Host, project: string, pageToken = ""): AsyncGe
   }
 }
 
+/** The parent's fork children (newest first): one journal page, answered from its parent index. */
 async function childrenOf(host: Host, parent: SessionInfo): Promise<{ children: Session[]; truncated: boolean }> {
-  const children: Session[] = [];
-  for await (const [info] of sessionsOf(host, parent.project)) {
-    if (info.parentUid !== parent.uid) continue;
-    if (children.length === MAX_CHILDREN) return { children, truncated: true };
-    children.push(sessionProto(info));
-  }
-  return { children, truncated: false };
+  const page = await host.journal.listSessions({
+    project: parent.project,
+    parentUid: parent.uid,
+    pageSize: MAX_CHILDREN,
+    pageToken: "",
+  });
+  return { children: page.sessions.map(sessionProto), truncated: page.nextPageToken !== "" };
 }
 
 /** The tool call a waiting gate holds and the turn's records up to its request. */

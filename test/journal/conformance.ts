@@ -12,7 +12,13 @@ import {
   OriginSchema,
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
-import type { Journal, SessionInfo, StoredRegistration } from "../../src/journal/types.js";
+import type {
+  ComputeStateName,
+  Journal,
+  ListSessionsQuery,
+  SessionInfo,
+  StoredRegistration,
+} from "../../src/journal/types.js";
 import {
   approvalRequestEvent,
   approvalResultEvent,
@@ -448,6 +454,58 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         expect(all.nextPageToken).toBe("");
         const big = await j.listSessions({ project: "p-list", pageSize: 10_000, pageToken: "" });
         expect(big.sessions).toHaveLength(5);
+      });
+
+      it("listSessionsFiltersByHarnessStateAndParentAcrossPages", async () => {
+        // p-filter: 7 sessions of two harnesses in three compute states, two of them fork children.
+        const make = async (uid: string, harness: string, events: Event[]) => {
+          await j.createSession({ uid, project: "p-filter", harness });
+          if (events.length > 0) await appendAll(j, uid, events);
+        };
+        await make("f-a1", "alpha", []);
+        await make("f-a2", "alpha", [inputEvent("x")]);
+        await make("f-b1", "beta", [inputEvent("x")]);
+        await make("f-a3", "alpha", [inputEvent("x"), lifecycleEvent(Lifecycle_Kind.LIFECYCLE_SUSPEND)]);
+        await make("f-b2", "beta", []);
+        await j.fork("f-a2", "f-a2-c1", 1, { uid: "f-a2-c1", project: "p-filter", harness: "alpha" });
+        await j.fork("f-a2", "f-a2-c2", 1, { uid: "f-a2-c2", project: "p-filter", harness: "alpha" });
+        await j.createSession({ uid: "f-other", project: "p-elsewhere", harness: "alpha" });
+        const all = (await j.listSessions({ project: "p-filter", pageSize: 100, pageToken: "" })).sessions;
+        const pages = async (q: Omit<ListSessionsQuery, "pageSize" | "pageToken" | "project">) => {
+          const seen: string[] = [];
+          let token = "";
+          do {
+            const page = await j.listSessions({ ...q, project: "p-filter", pageSize: 2, pageToken: token });
+            expect(page.sessions.length).toBeLessThanOrEqual(2);
+            seen.push(...page.sessions.map((x) => x.uid));
+            token = page.nextPageToken;
+          } while (token !== "");
+          return seen;
+        };
+        const expected = (keep: (x: SessionInfo) => boolean) => all.filter(keep).map((x) => x.uid);
+        expect(await pages({ harness: "alpha" })).toEqual(expected((x) => x.harness === "alpha"));
+        expect(await pages({ harness: "alpha" })).toHaveLength(5);
+        expect(await pages({ computeStates: ["LIVE"] })).toEqual(expected((x) => x.computeState === "LIVE"));
+        expect(await pages({ computeStates: ["NONE", "COLD"] })).toEqual(
+          expected((x) => x.computeState === "NONE" || x.computeState === "COLD"),
+        );
+        expect(await pages({ harness: "beta", computeStates: ["LIVE"] })).toEqual(["f-b1"]);
+        expect((await pages({ parentUid: "f-a2" })).sort()).toEqual(["f-a2-c1", "f-a2-c2"]);
+        expect(await pages({ parentUid: "f-a2" })).toEqual(expected((x) => x.parentUid === "f-a2"));
+        expect(await pages({ harness: "gamma" })).toEqual([]);
+        expect(await pages({ harness: "", computeStates: [], parentUid: "" })).toEqual(all.map((x) => x.uid));
+      });
+
+      it("listSessionsRefusesAnUnknownComputeState", async () => {
+        await expectHostError(
+          j.listSessions({
+            project: "default",
+            pageSize: 10,
+            pageToken: "",
+            computeStates: ["SLEEPY" as ComputeStateName],
+          }),
+          ErrorCode.InvalidArgument,
+        );
       });
 
       it("treats an empty project as default and refuses an unparseable token", async () => {

@@ -139,6 +139,38 @@ describe("postgres journal: schema", () => {
     expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (1)");
   });
 
+  it("anExistingSchemaGetsTheListIndexesOnItsFirstOpen", async () => {
+    const name = schema();
+    const indexes = async (): Promise<string[]> => {
+      const raw = await rawClient(name);
+      try {
+        const r = await raw.query<{ indexname: string }>(
+          "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN ('sessions_parent_created', 'sessions_project_harness_created') ORDER BY indexname",
+          [name],
+        );
+        return r.rows.map((x) => x.indexname);
+      } finally {
+        await raw.end();
+      }
+    };
+    const first = await openFresh(name);
+    await first.createSession({ uid: "p", project: "default", harness: "echo" });
+    await first.close();
+    expect(await indexes()).toEqual(["sessions_parent_created", "sessions_project_harness_created"]);
+    const raw = await rawClient(name);
+    try {
+      await raw.query("DROP INDEX sessions_parent_created");
+      await raw.query("DROP INDEX sessions_project_harness_created");
+    } finally {
+      await raw.end();
+    }
+    expect(await indexes()).toEqual([]);
+    const reopened = await openFresh(name);
+    expect((await reopened.getSession("p"))?.harness).toBe("echo");
+    await reopened.close();
+    expect(await indexes()).toEqual(["sessions_parent_created", "sessions_project_harness_created"]);
+  });
+
   it("lets concurrent first opens of one schema all succeed and migrate once", async () => {
     const name = schema();
     const journals = await Promise.all([openFresh(name), openFresh(name), openFresh(name)]);

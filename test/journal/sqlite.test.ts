@@ -310,3 +310,46 @@ describe("sqlite journal: two processes on one file", () => {
     }
   });
 });
+
+describe("sqlite journal: list indexes", () => {
+  const LIST_INDEXES = ["sessions_parent_created", "sessions_project_harness_created"];
+  const indexesOf = (db: Database.Database): string[] =>
+    (
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN (?, ?) ORDER BY name")
+        .all(...LIST_INDEXES) as { name: string }[]
+    ).map((r) => r.name);
+
+  it("anExistingDatabaseGetsTheListIndexesOnItsFirstOpen", async () => {
+    const file = join(tempDir(), "journal.db");
+    const first = SqliteJournal.open(file);
+    await first.createSession({ uid: "p", project: "default", harness: "echo" });
+    await first.close();
+    const raw = new Database(file);
+    expect(indexesOf(raw)).toEqual(LIST_INDEXES);
+    // A database from before the indexes existed (same schema version, no index).
+    for (const name of LIST_INDEXES) raw.exec(`DROP INDEX ${name}`);
+    expect(indexesOf(raw)).toEqual([]);
+    raw.close();
+    const reopened = SqliteJournal.open(file);
+    expect((await reopened.getSession("p"))?.harness).toBe("echo");
+    await reopened.close();
+    const check = new Database(file);
+    expect(indexesOf(check)).toEqual(LIST_INDEXES);
+    check.close();
+  });
+
+  it("forkChildrenLookupUsesTheParentIndex", async () => {
+    const file = join(tempDir(), "journal.db");
+    const journal = SqliteJournal.open(file);
+    await journal.close();
+    const raw = new Database(file);
+    const plan = raw
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT s.uid FROM sessions s WHERE s.project = ? AND s.parent_uid = ? ORDER BY s.created_at_ms DESC, s.uid ASC LIMIT 101",
+      )
+      .all("default", "parent") as { detail: string }[];
+    raw.close();
+    expect(plan.map((r) => r.detail).join("\n")).toMatch(/USING INDEX sessions_parent_created/);
+  });
+});
