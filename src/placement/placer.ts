@@ -149,10 +149,14 @@ export class Placer {
     return deleteOp(this.state, session);
   }
 
-  /** Re-executes the session's completed turns on a fresh, session-less harness instance. */
+  /**
+   * Re-executes the session's completed turns on a fresh, session-less harness instance. A tampered chain is
+   * refused (DATA_LOSS naming the first bad seq) before any harness runs, as for Exec (docs/protocol.md §5.7).
+   */
   async replay(session: string, signal: AbortSignal): Promise<ReplayResult> {
     const { state } = this;
     const info = await state.session(session);
+    await state.chain.ensure(state.deps.journal, session);
     const entry = await state.resolveHarness(info.harness, await this.sessionLog(session), info);
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();

@@ -1,6 +1,7 @@
 // Tamper (docs/protocol.md §5.2, §5.7): any edit of a stored record — a byte of its event, its prev_hash or content_hash,
 // or a deleted row — is found by verify, which names the seq, and Exec, Resume, Suspend and Fork of the
-// tampered session are refused with DATA_LOSS naming that seq, changing nothing. Other sessions,
+// tampered session are refused with DATA_LOSS naming that seq, changing nothing; Replay is refused the same way
+// (`harnesshost replay`, which re-executes the harness) before any harness runs (replayOfATamperedSessionIsRefused). Other sessions,
 // including a fork child made before the edit, are unaffected.
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -13,6 +14,7 @@ import { jcs } from "../../src/canon/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
 import { RpcError } from "../../src/wire/index.js";
+import { ErrorCode, isHostError } from "../../src/errors/index.js";
 
 let fx: Fixture | undefined;
 afterEach(async () => {
@@ -86,6 +88,14 @@ describe("tampered journal", () => {
       const exec = await drain(f.sessions.exec({ session: uid, inputs: [userInput("after")] }));
       expect(exec.error?.grpcCode).toBe(GrpcStatus.DATA_LOSS);
       expect(exec.error?.details).toContain(`seq ${seq}`);
+      // replayOfATamperedSessionIsRefused: re-executing a tampered log (`harnesshost replay`, Placer.replay)
+      // would compare the harness against forged events. (The wire Replay RPC is a read of the records.)
+      const replay = await f.host.placer.replay(uid, new AbortController().signal).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isHostError(replay, ErrorCode.DataLoss)).toBe(true);
+      expect(String((replay as Error).message)).toContain(`seq ${seq}`);
       for (const p of [
         f.sessions.resume({ session: uid }),
         f.sessions.suspend({ session: uid }),
