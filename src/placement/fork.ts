@@ -2,7 +2,8 @@
 // harness forks at any seq of the parent; a memory harness only at the head or its newest checkpoint
 // (RAM state exists nowhere else), the parent checkpointed once and every child restored from that one
 // blob; the children are all-or-nothing — every child and its checkpoint row in one transaction, and
-// any child provisioned for a failed fork is stopped.
+// any child provisioned for a failed fork is stopped; a fork whose caller goes away is cancelled —
+// the parent's snapshot call to its node with it — and writes nothing.
 import { ev } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
@@ -82,6 +83,8 @@ async function makeChildren(
       provisioned.push(meta.uid);
     }
     // Every child and its checkpoint row in one transaction: all children exist, or none does.
+    // A caller gone while the children were provisioned: nothing is written (they are stopped below).
+    throwIfCancelled(req.signal, "fork");
     return await state.deps.journal.forkAll(
       req.parent,
       atSeq,
@@ -114,7 +117,12 @@ async function memoryForkSource(
   const pendingStart = await actors.pendingTurnStart(entry, info.uid, window.log);
   if (pendingStart) return pendingStart;
   await actors.requireLiveActor(entry, admission, info, window);
-  const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL");
+  // Bounded by snapshotMs and cancelled with the caller: a client that goes away ends the transfer.
+  const ref = await entry.runtime.snapshot(info.uid, "EXTERNAL", s.signal).catch((err: unknown) => {
+    throwIfCancelled(s.signal, "fork's parent snapshot", err);
+    throw err;
+  });
+  throwIfCancelled(s.signal, "fork's parent snapshot");
   if (!ref.memory || ref.externalUri === "") {
     throw new HostError(
       ErrorCode.Unplaceable,
@@ -130,4 +138,14 @@ async function memoryForkSource(
   await entry.runtime.stop(info.uid);
   state.actorFence.delete(info.uid);
   return ref;
+}
+
+/** CANCELLED when the caller's signal fired (a fork that lost its caller writes nothing). */
+function throwIfCancelled(signal: AbortSignal, what: string, cause?: unknown): void {
+  if (!signal.aborted) return;
+  const reason: unknown = signal.reason;
+  if (reason instanceof HostError) throw reason;
+  throw new HostError(ErrorCode.Cancelled, `${what} cancelled: the caller went away`, {
+    cause: cause ?? reason,
+  });
 }

@@ -107,6 +107,60 @@ describe("a remote memory-tier node whose SnapshotActor never answers", () => {
   });
 });
 
+describe("a memory fork whose parent snapshot never answers", () => {
+  it("fork snapshot is cancelled when its client goes: the node's SnapshotActor call is cancelled, Fork fails CANCELLED and writes nothing", async () => {
+    // The turn's every-turn checkpoint is answered; from the fork's snapshot on the node goes silent.
+    let silent = false;
+    let snapshotCancelled: Promise<void> | undefined;
+    let forkSnapshotStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      forkSnapshotStarted = resolve;
+    });
+    const node = await serveEvilNode(counter, {
+      actors: (real) => ({
+        snapshotActor: (req, ctx) => {
+          if (!silent) return real.snapshotActor(req, ctx);
+          snapshotCancelled = untilCancelled(ctx.signal);
+          forkSnapshotStarted();
+          return silentStream(ctx.signal);
+        },
+      }),
+    });
+    // snapshotMs far above the test's timeout: only the client going away can end the fork's snapshot.
+    const host = await hostOn(node, { snapshotMs: 600_000 });
+    const parent = (await host.createSession({ harness: "evil" })).uid;
+    expect(await turn(host, parent)).toEqual(["1"]);
+    const before = await host.journal.readRange(parent);
+    silent = true;
+
+    const client = new AbortController();
+    const fork = host.placer.fork({
+      parent,
+      atSeq: 0,
+      children: [{ uid: "fork-child-cancelled", project: "default", harness: "evil" }],
+      signal: client.signal,
+    });
+    const outcome = fork.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await started;
+    client.abort();
+    const err = await outcome;
+    expect(err).toBeInstanceOf(HostError);
+    expect((err as HostError).code).toBe(ErrorCode.Cancelled);
+    await snapshotCancelled;
+
+    // Nothing written: the parent's records are as before the fork, and no child exists.
+    expect((await host.journal.readRange(parent)).map((r) => r.contentHash)).toEqual(before.map((r) => r.contentHash));
+    expect(await host.journal.readRange("fork-child-cancelled")).toEqual([]);
+    expect(await host.journal.getSession("fork-child-cancelled")).toBeUndefined();
+    expect(host.placer.guard.isBusy(parent)).toBe(false);
+    silent = false;
+    expect(await turn(host, parent)).toEqual(["2"]);
+  });
+});
+
 describe("a node whose unary calls never answer", () => {
   it("silent describe: admission fails UNAVAILABLE within nodeCallMs and nothing is journaled", async () => {
     const node = await serveEvilNode(counter, {
