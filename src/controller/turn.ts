@@ -92,6 +92,9 @@ function asTurnError(err: unknown, signal: AbortSignal): HostError {
   ) {
     return err;
   }
+  // A node call's own deadline (historyUploadMs, snapshotMs…) names its limit; it stays a deadline.
+  if (isHostError(err) && err.code === ErrorCode.DeadlineExceeded && !signal.aborted)
+    return new HostError(ErrorCode.DeadlineExceeded, `${err.message}; the turn is resumable`, { cause: err });
   if (signal.aborted) {
     const reason: unknown = signal.reason;
     // A host deadline (e.g. the turn's turnMs) names itself.

@@ -106,6 +106,14 @@ export const LIMIT_TABLE = {
     why: "A snapshot of the largest allowed size crosses loopback in well under a second and a slow link in seconds; 30 s bounds how long a silent node can hold a session after its turn committed.",
     min: 10,
   },
+  historyUploadMs: {
+    default: 60_000,
+    unit: "ms",
+    scope: "node",
+    what: "Deadline of one history upload to a node (PutHistory: a stateless session's full history, sent before its turn when the node no longer holds it and it is larger than one Start frame should carry); past it the upload is DEADLINE_EXCEEDED naming this limit: the harness never sees the turn, which is journaled as interrupted (ERROR DEADLINE_EXCEEDED) and stays resumable.",
+    why: "A history is bounded by storage, not by a message, so it can be far larger than a snapshot; 60 s moves a few GiB over loopback and hundreds of MiB over a slow link, and bounds how long a node that never answers the upload holds a session before its turn has begun.",
+    min: 10,
+  },
   eventBytes: {
     default: 2 * MiB,
     unit: "bytes",

@@ -1,7 +1,7 @@
 // The host's view of a node's Actors service. Invariants: snapshot bytes are returned only when the
 // trailer's sha256 and size match what arrived (else DATA_LOSS), and restores always send a trailer
 // computed over exactly the bytes sent; every call has a deadline (NodeLimits: nodeCallMs for unary
-// calls, snapshotMs for a snapshot transfer), so a node that never answers cannot hold a caller, and a
+// calls, snapshotMs for a snapshot transfer, historyUploadMs for a history upload), so a node that never answers cannot hold a caller, and a
 // missed deadline is DEADLINE_EXCEEDED naming the limit; a snapshot larger than snapshotBytes is cut
 // off (RESOURCE_EXHAUSTED) as soon as it crosses the bound.
 import { createHash } from "node:crypto";
@@ -37,7 +37,7 @@ export interface ActorsClientOptions {
   readonly limits?: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
 }
 
-type DeadlineLimit = "nodeCallMs" | "snapshotMs";
+type DeadlineLimit = "nodeCallMs" | "snapshotMs" | "historyUploadMs";
 
 export interface ActorSummary {
   readonly session: string;
@@ -227,7 +227,7 @@ export class ActorsClient implements HistoryUploader {
 
   /**
    * Streams the events to the node's PutHistory in messages of about HISTORY_CHUNK_BYTES each, under
-   * the snapshotMs deadline (a bulk transfer like a snapshot).
+   * its own deadline, historyUploadMs (a history is bounded by storage, not by the snapshot bound).
    */
   async putHistory(session: string, token: string, events: readonly Event[], opts: Call = {}): Promise<number> {
     async function* messages(): AsyncGenerator<MessageInitShape<typeof PutHistoryRequestSchema>> {
@@ -247,7 +247,9 @@ export class ActorsClient implements HistoryUploader {
       }
       yield { ...(first ? { header: { session, token } } : {}), events: chunk };
     }
-    const res = await this.#bounded("PutHistory", "snapshotMs", opts, (o) => this.#client.putHistory(messages(), o));
+    const res = await this.#bounded("PutHistory", "historyUploadMs", opts, (o) =>
+      this.#client.putHistory(messages(), o),
+    );
     return Number(res.held);
   }
 

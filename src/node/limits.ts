@@ -51,7 +51,7 @@ export const END_CLOSE_WAIT_MS = 1000;
  */
 export type NodeLimits = Pick<
   Limits,
-  "nodeCallMs" | "snapshotMs" | "turnMs" | "snapshotBytes" | VmSnapshotLimitName | TurnLimitName
+  "nodeCallMs" | "snapshotMs" | "historyUploadMs" | "turnMs" | "snapshotBytes" | VmSnapshotLimitName | TurnLimitName
 >;
 
 /** What one whole-VM snapshot of a vm-runtime guest may cost (docs/runtimes.md, "vm"). */

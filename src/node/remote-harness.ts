@@ -211,7 +211,12 @@ export class RemoteHarness implements Harness {
     this.#history.noteUpload();
     const held = await plan.upload.uploader
       .putHistory(this.session, plan.hold.token, plan.upload.events, { signal })
-      .catch((err: unknown) => Promise.reject(this.#lost(err, signal)));
+      .catch((err: unknown) => {
+        // A missed historyUploadMs is the node's silence, named as such — not a lost harness.
+        if (!signal.aborted && err instanceof RpcError && err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)
+          throw new HostError(ErrorCode.DeadlineExceeded, err.details, { cause: err });
+        throw this.#lost(err, signal);
+      });
     if (held !== plan.upload.events.length) {
       throw new HostError(
         ErrorCode.Internal,

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterAll, describe, expect, it } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
@@ -15,7 +16,7 @@ import { ActorsClient } from "../../src/node/actors-client.js";
 import { serveHarness } from "../../src/node/serve.js";
 import { HARNESS_MAX_RECEIVE_BYTES } from "../../src/node/limits.js";
 import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
-import { type EvilNode, serveEvilNode } from "../fixtures/evil-node.js";
+import { type EvilNode, serveEvilNode, untilCancelled } from "../fixtures/evil-node.js";
 import { historyLine } from "../fixtures/harnesses/history-digest.js";
 import { closeAll, expectChainVerifies, openTestHost, rejectsWithCode, turn } from "../tiers/helpers.js";
 
@@ -66,6 +67,48 @@ describe("a stateless session with more history than one Start frame carries", (
     const start = records.findLastIndex((r) => r.event.kind === EventKind.EVENT_EXECUTION_START);
     expect(outputs).toEqual([historyLine(records.slice(0, start).map((r) => r.event))]);
     await expectChainVerifies(host, session);
+  });
+});
+
+describe("a node whose PutHistory never answers", () => {
+  it("silent history upload fails DEADLINE_EXCEEDED naming historyUploadMs (not snapshotMs), the turn is journaled interrupted and the session is not left busy", async () => {
+    const silent = await serveEvilNode(() => new BulkHarness(), {
+      // Never answers; ends only when the host cancels the call (or its deadline passes).
+      actors: { putHistory: (_req, ctx) => untilCancelled(ctx.signal).then(() => ({ held: 0n })) },
+    });
+    try {
+      // snapshotMs far above the test's timeout: only historyUploadMs can end the upload.
+      const host = await openTestHost({
+        harnesses: [{ name: "bulk", runtime: "remote", target: silent.address }],
+        limits: { snapshotMs: 600_000, historyUploadMs: 300 },
+      });
+      const session = (await host.createSession({ harness: "bulk" })).uid;
+      // ~5 MB of history: past UPLOAD_HISTORY_ABOVE_BYTES, so a full send is an upload.
+      for (let i = 0; i < 5; i++) await turn(host, session, "bulk 1000000 1");
+      const actors = new ActorsClient({ address: silent.address });
+      try {
+        await actors.drop(session);
+      } finally {
+        actors.close();
+      }
+      const before = await host.journal.readRange(session);
+      const err = await rejectsWithCode(turn(host, session, "after"), ErrorCode.DeadlineExceeded);
+      expect(err.message).toContain("historyUploadMs=300");
+      expect(silent.calls.get("putHistory")).toBe(1);
+      // The turn is journaled as interrupted by the deadline (its ERROR names the limit) and stays resumable.
+      const after = (await host.journal.readRange(session)).slice(before.length);
+      expect(after.map((r) => r.event.kind)).toEqual([
+        EventKind.EVENT_EXECUTION_START,
+        EventKind.EVENT_INPUT,
+        EventKind.EVENT_ERROR,
+      ]);
+      const error = after[2]?.event.body;
+      expect(error?.case === "error" && error.value.code).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+      expect(host.placer.guard.isBusy(session)).toBe(false);
+      await expectChainVerifies(host, session);
+    } finally {
+      await silent.close();
+    }
   });
 });
 
