@@ -17,7 +17,7 @@ import { parseAddress } from "./address.js";
 import { AsyncQueue } from "./queue.js";
 import { decodeMessage, encodeMessage, methodPath } from "./service.js";
 import type { MethodShape, RequestInit, ResponseOf } from "./service.js";
-import { writeWithBackpressure } from "./server.js";
+import { writeWithBackpressure } from "./backpressure.js";
 import { abortError, rpcErrorOfStatus } from "./status.js";
 
 export interface CallOptions {

@@ -257,24 +257,6 @@ function writeFlushed(stream: Writable, value: unknown): Promise<void> {
   });
 }
 
-/** Writes one message; waits for 'drain' when the stream's buffer is full. */
-export function writeWithBackpressure(stream: Writable, value: unknown): Promise<void> {
-  if (stream.destroyed) return Promise.reject(new HostError(ErrorCode.Cancelled, "stream closed"));
-  if (stream.write(value)) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onDrain = (): void => {
-      stream.off("close", onClose);
-      resolve();
-    };
-    const onClose = (): void => {
-      stream.off("drain", onDrain);
-      reject(new HostError(ErrorCode.Cancelled, "stream closed"));
-    };
-    stream.once("drain", onDrain);
-    stream.once("close", onClose);
-  });
-}
-
 const HIGH_WATER = 16;
 const LOW_WATER = 4;
 
