@@ -2,7 +2,7 @@
 // what it did (the timeline) and what an operator can do to it (run a turn with its output streamed
 // as produced, suspend, resume, fork at a seq, decide its pending gate, export JSONL). Invariant: after
 // every action the view re-reads the session from the host; it never guesses the new state.
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
 import type { InspectSessionResponse } from "../../../src/gen/harnesshost/v1/console_pb.js";
@@ -26,8 +26,15 @@ interface LiveTurn {
 }
 
 export function SessionView({ uid }: { uid: string }) {
-  const [session, setSession] = useState<Session | undefined>();
-  const [inspect, setInspect] = useState<InspectSessionResponse | undefined>();
+  const [loaded, setSession] = useState<Session | undefined>();
+  const [inspected, setInspected] = useState<{ uid: string; view: InspectSessionResponse } | undefined>();
+  // The view is reused when the route moves to another session (a fork opens its child): until the new
+  // session is read, what is in state belongs to the old one and is not shown, and an answer that
+  // arrives for a session no longer on screen is dropped.
+  const current = useRef(uid);
+  current.current = uid;
+  const session = loaded?.metadata?.uid === uid ? loaded : undefined;
+  const inspect = inspected?.uid === uid ? inspected.view : undefined;
   const [call, setCall] = useState<LogRecord | undefined>();
   const [error, setError] = useState<ApiError | undefined>();
   const [input, setInput] = useState("");
@@ -37,7 +44,7 @@ export function SessionView({ uid }: { uid: string }) {
 
   const reload = useCallback(async () => {
     const s = await attempt(() => sessions.getSession({ uid }), setError);
-    if (s === undefined) return;
+    if (s === undefined || current.current !== uid) return;
     setError(undefined);
     setSession(s);
     const gate = s.pendingApproval;
@@ -52,7 +59,7 @@ export function SessionView({ uid }: { uid: string }) {
         }
         return undefined;
       }, setError);
-      setCall(found);
+      if (current.current === uid) setCall(found);
     } else setCall(undefined);
   }, [uid]);
 
@@ -66,7 +73,7 @@ export function SessionView({ uid }: { uid: string }) {
     if (!timelineReady || verifyAsked === 0) return;
     setVerifyAsked(0);
     void attempt(() => views.inspectSession({ session: uid }), setError).then((i) => {
-      if (i !== undefined) setInspect(i);
+      if (i !== undefined) setInspected({ uid, view: i });
     });
   }, [uid, timelineReady, verifyAsked]);
 
@@ -101,7 +108,7 @@ export function SessionView({ uid }: { uid: string }) {
 
   useEffect(() => {
     setSession(undefined);
-    setInspect(undefined);
+    setInspected(undefined);
     setTimelineReady(false);
     setVerifyAsked(1);
     setLive(undefined);
