@@ -224,6 +224,9 @@ export class MeteredJournal implements Journal {
   checkpointDigests(): Promise<string[]> {
     return this.inner.checkpointDigests();
   }
+  probe(): Promise<void> {
+    return this.inner.probe();
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

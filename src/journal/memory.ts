@@ -381,6 +381,11 @@ export class MemoryJournal implements Journal {
     return row ? { ...row } : undefined;
   }
 
+  /** Memory cannot become unreadable. */
+  async probe(): Promise<void> {
+    this.assertOpen();
+  }
+
   async checkpointDigests(): Promise<string[]> {
     this.assertOpen();
     const digests = new Set<string>();

@@ -594,6 +594,14 @@ export class PostgresJournal implements Journal {
     return result.rows.map((r) => r.digest);
   }
 
+  /**
+   * Reads every stored event row (its bytes' length, so each heap page is read; a corrupt page fails
+   * with data_corrupted, which isJournalUnreadable classifies).
+   */
+  async probe(): Promise<void> {
+    await this.live().pool.query("SELECT sum(octet_length(event)) FROM events");
+  }
+
   /** Releases held session locks (their connections end, so other hosts can take them) and the pool. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -881,6 +881,18 @@ export class SqliteJournal implements Journal {
       .map((r) => r.digest);
   }
 
+  /**
+   * PRAGMA quick_check walks every page of every table and index. Cached pages are released first
+   * (shrink_memory), so a page repaired underneath this connection is read again from the file.
+   */
+  async probe(): Promise<void> {
+    const db = this.live().db;
+    db.pragma("shrink_memory");
+    const rows = db.pragma("quick_check") as { quick_check: string }[];
+    const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
+    if (problems.length > 0) throw new UnreadableStorage(`quick_check: ${problems.slice(0, 3).join("; ")}`);
+  }
+
   /** Commits whatever appends are still queued (they were called before close), then closes. */
   async close(): Promise<void> {
     this.settleQueued();

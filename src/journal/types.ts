@@ -323,6 +323,13 @@ export interface Journal {
   checkpointDigests(): Promise<string[]>;
 
   /**
+   * Reads every stored page once and resolves when all of it is readable; rejects with what a read of
+   * unreadable storage throws (isJournalUnreadable) otherwise. Costs a pass over the store, so it is
+   * run only while health reports the journal unreadable, to find out when that stopped being true.
+   */
+  probe(): Promise<void>;
+
+  /**
    * Optional cross-process session lock, for backends several hosts share (PostgreSQL): resolves to a
    * release function, or undefined when another process holds the session. Placement takes it for
    * every session operation, so a second host's concurrent Exec is refused, never interleaved.

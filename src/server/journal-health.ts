@@ -1,8 +1,69 @@
 // Health tells the truth about the journal. Invariant: once any Sessions call fails because the
-// journal's storage cannot be read (isJournalUnreadable), the host reports NOT_SERVING until it is
-// restarted on a readable journal, and that call's status is DATA_LOSS (never INTERNAL).
+// journal's storage cannot be read (isJournalUnreadable), that call's status is DATA_LOSS (never
+// INTERNAL) and the host reports NOT_SERVING; from then on the journal is probed (Journal.probe, a
+// pass over the whole store) every JOURNAL_PROBE_MS, and health says SERVING again only once a probe
+// reads everything. One probe runs at a time; none runs while the journal is believed readable.
 import { ErrorCode, HostError } from "../errors/index.js";
 import { isJournalUnreadable } from "../journal/unreadable.js";
+
+/**
+ * How often an unreadable journal is probed (ms). A probe is a pass over the whole store, so it is not
+ * run more often; an operator who repaired the storage waits at most this long for SERVING.
+ */
+export const JOURNAL_PROBE_MS = 5_000;
+
+export interface JournalProbeOptions {
+  /** Reads the whole journal; rejects while any of it is unreadable. */
+  readonly probe: () => Promise<void>;
+  /** Called with true when health must say SERVING, false for NOT_SERVING. */
+  readonly setServing: (serving: boolean, err?: unknown) => void;
+  /** Probe period (ms); default JOURNAL_PROBE_MS. */
+  readonly probeMs?: number;
+}
+
+/** NOT_SERVING on an unreadable journal, SERVING again once a periodic probe reads all of it. */
+export class JournalHealth {
+  readonly #opts: JournalProbeOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(opts: JournalProbeOptions) {
+    this.#opts = opts;
+  }
+
+  /** A call found the journal unreadable. */
+  unreadable(err: unknown): void {
+    if (this.#stopped) return;
+    this.#opts.setServing(false, err);
+    this.#schedule();
+  }
+
+  /** No more probes (the server is closing). */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setTimeout(() => void this.#probe(), this.#opts.probeMs ?? JOURNAL_PROBE_MS);
+    this.#timer.unref();
+  }
+
+  async #probe(): Promise<void> {
+    let readable = true;
+    try {
+      await this.#opts.probe();
+    } catch {
+      readable = false;
+    }
+    this.#timer = undefined;
+    if (this.#stopped) return;
+    if (readable) this.#opts.setServing(true);
+    else this.#schedule();
+  }
+}
 
 type AnyFn = (...args: unknown[]) => unknown;
 

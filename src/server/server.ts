@@ -5,7 +5,8 @@
 // misconfiguration is refused before anything binds; stored registrations are servable before the
 // first call is accepted, and those made later by other hosts sharing the journal are followed;
 // close() stops accepting, lets in-flight calls finish for the grace period,
-// then forces; health turns NOT_SERVING once a call finds the journal unreadable (journal-health.ts).
+// then forces; health turns NOT_SERVING once a call finds the journal unreadable and SERVING again once
+// a periodic probe reads all of it (journal-health.ts).
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
@@ -23,7 +24,7 @@ import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
-import { withJournalHealth } from "./journal-health.js";
+import { JournalHealth, withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
 import { reflectedPackage } from "./reflection.js";
 import { registryService } from "./registry-service.js";
@@ -52,6 +53,8 @@ export interface ServerOptions {
   readonly httpAddr?: string;
   /** The console's files (default: the package's dist/console). */
   readonly consoleAssets?: ConsoleAssets;
+  /** How often an unreadable journal is probed (ms); default JOURNAL_PROBE_MS (journal-health.ts). */
+  readonly journalProbeMs?: number;
 }
 
 export interface RunningServer {
@@ -87,11 +90,19 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     "grpc.max_receive_message_length": host.limits.requestBytes,
   });
   const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
-  const unreadable = (err: unknown): void => {
-    health.setStatus("", "NOT_SERVING");
-    health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
-    opts.logger.error({ err: err instanceof Error ? err.name : "error" }, "journal unreadable: health NOT_SERVING");
-  };
+  const journalHealth = new JournalHealth({
+    probe: () => host.journal.probe(),
+    ...(opts.journalProbeMs !== undefined ? { probeMs: opts.journalProbeMs } : {}),
+    setServing(serving, err) {
+      const status = serving ? "SERVING" : "NOT_SERVING";
+      health.setStatus("", status);
+      health.setStatus(SESSIONS_SERVICE, status);
+      if (serving) opts.logger.info({}, "journal readable again: health SERVING");
+      else
+        opts.logger.error({ err: err instanceof Error ? err.name : "error" }, "journal unreadable: health NOT_SERVING");
+    },
+  });
+  const unreadable = (err: unknown): void => journalHealth.unreadable(err);
   // One implementation object per service, served by every transport.
   const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
   const registryImpl = registryService(catalog);
@@ -165,6 +176,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     ...(http ? { httpUrl: http.url } : {}),
     close(graceMs = DEFAULT_GRACE_MS) {
       closing ??= (async () => {
+        journalHealth.stop();
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
         await Promise.all([shutdown(sessions, graceMs), registry && shutdown(registry, graceMs), http?.close(graceMs)]);

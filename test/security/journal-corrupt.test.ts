@@ -1,7 +1,8 @@
 // A corrupt journal page: `verify` names the session and the first unreadable
 // seq, a Sessions call that hits the page fails DATA_LOSS (not INTERNAL), and from then on health says
-// NOT_SERVING. A real SQLite file, corrupted by overwriting pages in its middle.
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+// NOT_SERVING — and SERVING again once the pages are repaired (the unreadable journal is probed).
+// A real SQLite file, corrupted by overwriting pages in its middle.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
@@ -23,6 +24,8 @@ let path = "";
 let host: Host;
 let server: RunningServer;
 let client: SessionsClient;
+/** The overwritten pages' original bytes, by offset. */
+const original = new Map<number, Buffer>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "hh-corrupt-"));
@@ -35,11 +38,20 @@ beforeAll(async () => {
   await j.close();
   const pages = Math.floor(statSync(path).size / 4096);
   const fd = openSync(path, "r+");
-  for (let p = Math.floor(pages / 2); p < Math.floor(pages / 2) + 3; p++)
+  for (let p = Math.floor(pages / 2); p < Math.floor(pages / 2) + 3; p++) {
+    const page = Buffer.alloc(4096);
+    readSync(fd, page, 0, 4096, p * 4096);
+    original.set(p * 4096, page);
     writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, p * 4096);
+  }
   closeSync(fd);
   host = await Host.open({ dataDir: dir, nodeIdleMs: 0 });
-  server = await startServer(host, { addr: "127.0.0.1:0", registryAddr: "127.0.0.1:0", logger: QUIET });
+  server = await startServer(host, {
+    addr: "127.0.0.1:0",
+    registryAddr: "127.0.0.1:0",
+    logger: QUIET,
+    journalProbeMs: 20,
+  });
   client = createClient(Sessions, server.addr);
 });
 
@@ -75,5 +87,24 @@ describe("corrupt journal page", () => {
     expect(codes).not.toContain(status.INTERNAL);
     expect(await healthStatus(server.addr)).toBe("NOT_SERVING");
     expect(await healthStatus(server.addr, 1000, "agentsessions.v1.Sessions")).toBe("NOT_SERVING");
+  });
+
+  it("healthReturnsToServingOnceTheJournalIsReadableAgain", async () => {
+    expect(await healthStatus(server.addr)).toBe("NOT_SERVING");
+    const fd = openSync(path, "r+");
+    for (const [offset, page] of original) writeSync(fd, page, 0, page.length, offset);
+    closeSync(fd);
+    const deadline = Date.now() + 30_000;
+    let seen = await healthStatus(server.addr);
+    while (seen !== "SERVING" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await healthStatus(server.addr);
+    }
+    expect(seen).toBe("SERVING");
+    expect(await healthStatus(server.addr, 1000, "agentsessions.v1.Sessions")).toBe("SERVING");
+    for (const s of SESSIONS) {
+      const { error } = await drain(client.replay({ session: s }));
+      expect(error?.grpcCode ?? status.OK, s).toBe(status.OK);
+    }
   });
 });
