@@ -1,7 +1,7 @@
 // The guest-side scripts of a vm image, kept as TypeScript strings so they ship inside the compiled
 // package (dist/) like any module. Invariant: the builder writes exactly these bytes — into the image
-// (init, agent.py) or into a private temporary directory on the build machine (probe.py, compile.py) —
-// and hashes them into the build cache key, so changing a script rebuilds every image.
+// (init, agent.py) or into a private temporary directory on the build machine (probe.py, compile.py,
+// agent-files.py) — and hashes them into the build cache key, so changing a script rebuilds every image.
 // Edit the Python/shell text here; each constant is one file.
 
 /** agent.py */
@@ -201,8 +201,37 @@ def main():
 main()
 `;
 
+/** agent-files.py */
+export const AGENT_FILES_PY = `"""Image-build step for images whose program is not Python (image build --node): imports what the
+guest control agent (agent.py) imports, under the flags the guest runs it with, then prints as one
+JSON line every file the interpreter loaded, and the interpreter's own path. The builder copies
+exactly these files (plus the shared libraries they link) into the guest, so the agent runs there.
+
+Usage: python3 -B -s agent-files.py
+"""
+import fcntl  # noqa: F401
+import os
+import struct  # noqa: F401
+import sys
+import termios  # noqa: F401
+import time  # noqa: F401
+import tty  # noqa: F401
+
+files = sorted(
+    {
+        m.__file__
+        for m in list(sys.modules.values())
+        if isinstance(getattr(m, "__file__", None), str) and os.path.isabs(m.__file__) and os.path.exists(m.__file__)
+    }
+)
+import json  # noqa: E402  (after the listing: the agent does not import json)
+
+print(json.dumps({"files": files, "executable": os.path.realpath(sys.executable)}), flush=True)
+`;
+
 /** Every guest script by file name. */
 export const GUEST_FILES: Readonly<Record<string, string>> = {
+  "agent-files.py": AGENT_FILES_PY,
   "agent.py": AGENT_PY,
   "compile.py": COMPILE_PY,
   "init.sh": INIT_SH,

@@ -1,7 +1,8 @@
-// `harnesshost image build`: a bootable vm harness image (kernel + initramfs) for a Python program.
-// Invariants: the build is reproducible — the initramfs is a pure function of the inputs (program,
-// included directories, arguments, and the host's installed packages), written sorted with fixed
-// metadata — and cached by the digest of those inputs, so an unchanged build copies the cached image.
+// `harnesshost image build`: a bootable vm harness image (kernel + initramfs) for a Python program or a
+// Node one (bundled: image-node.ts). Invariants: the build is reproducible — the initramfs is a pure
+// function of the inputs (program, or the Node program's bundle, included directories, arguments, the
+// node binary and the host's installed packages), written sorted with fixed metadata — and cached by
+// the digest of those inputs, so an unchanged build copies the cached image.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -23,18 +24,22 @@ import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { freePort } from "./ports.js";
 import { writeCpio } from "./cpio.js";
-import { AGENT_PY, COMPILE_PY, GUEST_FILES, INIT_SH, PROBE_PY } from "./guest-files.js";
+import { AGENT_FILES_PY, AGENT_PY, COMPILE_PY, GUEST_FILES, INIT_SH, PROBE_PY } from "./guest-files.js";
 import { GuestTree, findKernel, moduleLoadOrder, sharedObjects } from "./image-files.js";
 import { GUEST_PORT, IMAGE_FORMAT, MANIFEST, type ImageManifest, imageDigest } from "./image-manifest.js";
+import { HOST_NODE, type NodeBundle, agentPythonFiles, bundleNode, checkNodeListens } from "./image-node.js";
 
-/** The interpreter the image carries: Debian's, whose dist-packages hold python3-grpcio and -protobuf. */
+/** The interpreter the image carries (for the program and for the guest control agent): Debian's, whose
+ * dist-packages hold python3-grpcio and -protobuf. */
 export const HOST_PYTHON = "/usr/bin/python3";
 const BUSYBOX = "/bin/busybox";
 /** The kernel modules the guest loads (with their dependencies) to reach the network. */
 const GUEST_MODULES = ["virtio_pci", "virtio_net"];
 /** Bumped whenever the image layout changes, so old cache entries are not reused. */
 const BUILDER_VERSION = "1";
-const DEFAULT_MEMORY_MB = 192;
+/** Guest RAM (MiB) when --memory-mb is not given, by program language. A Node guest holds the ~100 MB
+ * node binary in its RAM-backed root and a V8 heap; 192 MB is too little for that (see docs/runtimes.md). */
+export const DEFAULT_MEMORY_MB = { python: 192, node: 384 } as const;
 const PROBE_DEADLINE_S = 60;
 /** Kernel command line: serial console, no output unless something goes wrong, freed pages zeroed
  * (so a snapshot skips them), a guest that powers off instead of rebooting on panic, and no IO-APIC
@@ -44,12 +49,15 @@ const CMDLINE =
   "console=ttyS0 quiet loglevel=3 rdinit=/init panic=-1 init_on_free=1 random.trust_cpu=on no_timer_check";
 
 export interface BuildOptions {
-  /** The Python program the guest runs as `python3 FILE ARGS…`. */
-  readonly python: string;
+  /** The Python program the guest runs as `python3 FILE ARGS…`. Exactly one of python and node. */
+  readonly python?: string;
+  /** The Node ES module the guest runs, bundled, as `node FILE ARGS…`. */
+  readonly node?: string;
   /** Directories copied beside the program (/app/<basename>). */
   readonly includes: readonly string[];
   readonly args: readonly string[];
   readonly out: string;
+  /** Guest RAM in MiB; default DEFAULT_MEMORY_MB by language. */
   readonly memoryMb?: number;
   /** Default: $XDG_CACHE_HOME/harnesshost/images or ~/.cache/harnesshost/images. */
   readonly cacheDir?: string;
@@ -94,15 +102,26 @@ function treeDigest(dir: string): string {
   );
 }
 
+/** What the guest runs: a Python file, or a Node program and its bundle. */
+type Program =
+  | { readonly language: "python"; readonly path: string }
+  | { readonly language: "node"; readonly path: string; readonly bundle: NodeBundle };
+
+/** The program's share of the cache key: the Python source, or the Node bundle plus the node binary. */
+function programDigest(p: Program): unknown {
+  if (p.language === "python") return [basename(p.path), sha256(readFileSync(p.path))];
+  return ["node", basename(p.path), sha256(p.bundle.code), p.bundle.esbuildVersion, sha256(readFileSync(HOST_NODE))];
+}
+
 /** The digest of everything the image is made from: the build cache's key. */
-function inputsDigest(opts: BuildOptions, program: string, includes: readonly string[], memoryMb: number): string {
+function inputsDigest(opts: BuildOptions, program: Program, includes: readonly string[], memoryMb: number): string {
   // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query format fields, not a JS template
   const packages = spawnSync("dpkg-query", ["-W", "-f=${Package} ${Version}\\n"], { encoding: "utf8" }).stdout ?? "";
   return sha256(
     JSON.stringify({
       builder: BUILDER_VERSION,
       guest: Object.entries(GUEST_FILES).map(([name, text]) => [name, sha256(text)]),
-      program: [basename(program), sha256(readFileSync(program))],
+      program: programDigest(program),
       includes: includes.map((d) => [basename(d), treeDigest(d)]),
       args: opts.args,
       memoryMb,
@@ -198,27 +217,23 @@ async function withScripts<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   try {
     writeFileSync(join(dir, "probe.py"), PROBE_PY);
     writeFileSync(join(dir, "compile.py"), COMPILE_PY);
+    writeFileSync(join(dir, "agent-files.py"), AGENT_FILES_PY);
     return await fn(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function assemble(
+/** The Python program's files: the interpreter and what the program loaded (probe.py), checked to be
+ * inside the image; returns the guest command. */
+async function addPython(
+  tree: GuestTree,
   scripts: string,
-  opts: BuildOptions,
   program: string,
   includes: readonly string[],
-  memoryMb: number,
-  inputs: string,
-) {
-  need(HOST_PYTHON, "python3");
-  need(BUSYBOX, "busybox-static");
-  const kernel = findKernel();
-  const modules = moduleLoadOrder(kernel.modulesDir, GUEST_MODULES);
-  const loaded = await probe(scripts, program, opts.args);
-
-  const tree = new GuestTree();
+  args: readonly string[],
+): Promise<string[]> {
+  const loaded = await probe(scripts, program, args);
   const system = loaded.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib"));
   const outside = loaded.files.filter(
     (f) => !system.includes(f) && !under(f, scripts) && f !== program && !includes.some((d) => under(f, d)),
@@ -228,21 +243,68 @@ async function assemble(
       ErrorCode.InvalidArgument,
       `the program imports files the image would not contain: ${outside.join(", ")} — add their directory with --include`,
     );
-  const elves = [loaded.executable, ...system.filter((f) => f.endsWith(".so"))];
-  for (const f of [loaded.executable, HOST_PYTHON, ...system]) tree.copyHostPath(f);
-  for (const so of elves) for (const lib of sharedObjects(so)) tree.copyHostPath(lib);
+  addInterpreter(tree, loaded.executable, system);
+  tree.addFile(`app/${basename(program)}`, readFileSync(program), 0o644);
+  return [HOST_PYTHON, "-B", "-s", `/app/${basename(program)}`, ...args];
+}
+
+/** The Node program's files: the node binary, its shared objects and the bundle (checked to listen);
+ * plus the Python files the control agent needs. Returns the guest command. */
+async function addNode(
+  tree: GuestTree,
+  scripts: string,
+  program: Program & { language: "node" },
+  args: readonly string[],
+): Promise<string[]> {
+  const name = basename(program.path);
+  await checkNodeListens(program.bundle.code, name, args);
+  tree.copyHostPath(HOST_NODE);
+  for (const lib of sharedObjects(HOST_NODE)) tree.copyHostPath(lib);
+  const agent = agentPythonFiles(HOST_PYTHON, join(scripts, "agent-files.py"));
+  addInterpreter(
+    tree,
+    agent.executable,
+    agent.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib")),
+  );
+  tree.addFile(`app/${name}`, program.bundle.code, 0o644);
+  return [HOST_NODE, `/app/${name}`, ...args];
+}
+
+/** python3 (the program's interpreter or only the agent's) with the given library files and their shared objects. */
+function addInterpreter(tree: GuestTree, executable: string, files: readonly string[]): void {
+  for (const f of [executable, HOST_PYTHON, ...files]) tree.copyHostPath(f);
+  for (const so of [executable, ...files.filter((f) => f.endsWith(".so"))])
+    for (const lib of sharedObjects(so)) tree.copyHostPath(lib);
+}
+
+async function assemble(
+  scripts: string,
+  opts: BuildOptions,
+  program: Program,
+  includes: readonly string[],
+  memoryMb: number,
+  inputs: string,
+) {
+  need(HOST_PYTHON, "python3");
+  need(BUSYBOX, "busybox-static");
+  const kernel = findKernel();
+  const modules = moduleLoadOrder(kernel.modulesDir, GUEST_MODULES);
+
+  const tree = new GuestTree();
+  for (const d of ["proc", "sys", "dev", "tmp", "app"]) tree.addDir(d);
+  const argv =
+    program.language === "python"
+      ? await addPython(tree, scripts, program.path, includes, opts.args)
+      : await addNode(tree, scripts, program, opts.args);
   tree.addFile("usr/bin/busybox", readFileSync(BUSYBOX), 0o755);
   for (const m of modules) tree.copyHostPath(join(kernel.modulesDir, m));
-  for (const d of ["proc", "sys", "dev", "tmp", "app"]) tree.addDir(d);
-  tree.addFile(`app/${basename(program)}`, readFileSync(program), 0o644);
   for (const d of includes) tree.copyDir(d, `app/${basename(d)}`);
   tree.addFile("hh/agent.py", Buffer.from(AGENT_PY, "utf8"), 0o644);
-  const command = [HOST_PYTHON, "-B", "-s", `/app/${basename(program)}`, ...opts.args].map(shellQuote).join(" ");
   const init = INIT_SH.replaceAll("@MODULES@", modules.join(" "))
     .replaceAll("@RELEASE@", kernel.release)
     .replaceAll("@PORT@", String(GUEST_PORT))
     .replaceAll("@PYTHON@", HOST_PYTHON)
-    .replaceAll("@COMMAND@", command);
+    .replaceAll("@COMMAND@", argv.map(shellQuote).join(" "));
   tree.addFile("init", Buffer.from(init, "utf8"), 0o755);
 
   compileBytecode(scripts, tree);
@@ -259,7 +321,7 @@ async function assemble(
     digest: imageDigest(partial),
     ...partial,
     guestPort: GUEST_PORT,
-    program: { language: "python", file: basename(program), args: [...opts.args] },
+    program: { language: program.language, file: basename(program.path), args: [...opts.args] },
     inputs,
   };
   return { manifest, kernelBytes, initrd };
@@ -278,20 +340,27 @@ function writeImage(dir: string, m: ImageManifest, kernel: Uint8Array, initrd: U
 }
 
 export async function buildImage(opts: BuildOptions): Promise<BuildResult> {
-  const program = resolve(opts.python);
-  if (!existsSync(program) || !statSync(program).isFile())
-    throw new HostError(ErrorCode.InvalidArgument, `--python ${opts.python}: no such file`);
+  if ((opts.python === undefined) === (opts.node === undefined))
+    throw new HostError(ErrorCode.InvalidArgument, "give exactly one of --python FILE and --node FILE");
+  const language = opts.python !== undefined ? "python" : "node";
+  const given = opts.python ?? opts.node ?? "";
+  const path = resolve(given);
+  if (!existsSync(path) || !statSync(path).isFile())
+    throw new HostError(ErrorCode.InvalidArgument, `--${language} ${given}: no such file`);
   const includes = opts.includes.map((d) => resolve(d));
   for (const d of includes)
     if (!existsSync(d) || !statSync(d).isDirectory())
       throw new HostError(ErrorCode.InvalidArgument, `--include ${d}: no such directory`);
-  const names = [basename(program), ...includes.map((d) => basename(d))];
+  const names = [basename(path), ...includes.map((d) => basename(d))];
   if (new Set(names).size !== names.length)
     throw new HostError(
       ErrorCode.InvalidArgument,
       `the program and included directories must have distinct names: ${names.join(", ")}`,
     );
-  const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
+  const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB[language];
+  // The bundle is made before the cache lookup: its bytes cover every module the program imports.
+  const program: Program =
+    language === "python" ? { language, path } : { language, path, bundle: await bundleNode(path) };
   const out = resolve(opts.out);
   const inputs = inputsDigest(opts, program, includes, memoryMb);
   const cached = join(opts.cacheDir ?? defaultCacheDir(), inputs);

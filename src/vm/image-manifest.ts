@@ -23,8 +23,8 @@ export const ImageManifest = z.object({
   cmdline: z.string().min(1),
   memoryMb: z.number().int().min(64).max(4096),
   guestPort: z.literal(GUEST_PORT),
-  /** What the guest runs, for diagnostics: `python3 FILE ARGS…`. */
-  program: z.object({ language: z.enum(["python"]), file: z.string().min(1), args: z.array(z.string()) }),
+  /** What the guest runs, for diagnostics: `python3 FILE ARGS…` or `node FILE ARGS…`. */
+  program: z.object({ language: z.enum(["python", "node"]), file: z.string().min(1), args: z.array(z.string()) }),
   /** sha256 of the build inputs; the build cache's key. */
   inputs: Sha256Hex,
 });

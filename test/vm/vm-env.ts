@@ -12,6 +12,7 @@ import { type BuildResult, buildImage } from "../../src/vm/image-build.js";
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const COUNTER_NODE = join(ROOT, "harnesses/python/counter_node.py");
 export const HHSDK = join(ROOT, "harnesses/python/hhsdk");
+export const NODE_COUNTER = join(ROOT, "harnesses/node/counter_node.mjs");
 
 function missing(): string[] {
   const out: string[] = [];
@@ -44,4 +45,9 @@ export function isolateCaches(): string {
 /** The reference counter image, built into `dir`; extra ARGS go to the program. */
 export function buildCounterImage(dir: string, name: string, args: readonly string[] = []): Promise<BuildResult> {
   return buildImage({ python: COUNTER_NODE, includes: [HHSDK], args, out: join(dir, name) });
+}
+
+/** The reference Node counter image (`image build --node`), built into `dir`. */
+export function buildNodeCounterImage(dir: string, name: string): Promise<BuildResult> {
+  return buildImage({ node: NODE_COUNTER, includes: [], args: [], out: join(dir, name) });
 }

@@ -1,0 +1,55 @@
+// The Node variant of the vm runtime (docs/runtimes.md, "vm"): `image build --node` bundles a JavaScript
+// harness node (harnesses/node/counter_node.mjs, its count a module-level number) with the SDK and
+// @grpc/grpc-js into one file beside the node binary, and the guest keeps its RAM across a whole-VM
+// suspend and resume. One test: a guest boot is the slow part (tens of seconds under TCG).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VmRuntime } from "../../src/runtime/vm.js";
+import { DEFAULT_MEMORY_MB } from "../../src/vm/image-build.js";
+import { openImage } from "../../src/vm/image-manifest.js";
+import { closeAll, openTestHost, signal, turns } from "../tiers/helpers.js";
+import { buildNodeCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
+
+const skip = vmSkipReason();
+let dir = "";
+let cache = "";
+
+beforeAll(() => {
+  if (skip) return;
+  cache = isolateCaches();
+  dir = mkdtempSync(join(tmpdir(), "hh-vmnode-"));
+});
+
+afterAll(async () => {
+  await closeAll();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (cache) rmSync(cache, { recursive: true, force: true });
+}, 60_000);
+
+describe.skipIf(skip !== undefined)("vm runtime, Node image", () => {
+  it("nodeImageKeepsItsRamAcrossSuspendResume: a Node counter image is cached by content, placed as REQUIRES_MEMORY_SNAPSHOT on vm, and resumes at N+1 from a whole-VM snapshot", async () => {
+    const built = await buildNodeCounterImage(dir, "nodecounter");
+    expect(built.cached).toBe(false);
+    expect(built.manifest.program).toEqual({ language: "node", file: "counter_node.mjs", args: [] });
+    expect(built.manifest.memoryMb).toBe(DEFAULT_MEMORY_MB.node);
+    const again = await buildNodeCounterImage(dir, "again");
+    expect(again.cached).toBe(true);
+    expect(again.manifest.digest).toBe(built.manifest.digest);
+    await openImage(again.out); // both files hash to the manifest
+
+    const host = await openTestHost({
+      harnesses: [{ name: "jsc", runtime: "vm", target: built.out, checkpointPolicy: "on-suspend" }],
+    });
+    const runtime = host.registry.resolve("jsc").runtime;
+    expect(runtime).toBeInstanceOf(VmRuntime);
+    const session = (await host.createSession({ harness: "jsc" })).uid;
+    expect(await turns(host, session, 2)).toEqual(["1", "2"]);
+    const { ref } = await host.placer.suspend(session, signal());
+    expect(ref.memory).toBe(true);
+    expect(ref.externalUri).toMatch(/^sha256:[0-9a-f]{64}$/);
+    await host.placer.resume(session, signal());
+    expect(await turns(host, session, 1)).toEqual(["3"]);
+  }, 600_000);
+});
