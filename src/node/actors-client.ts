@@ -22,6 +22,7 @@ import { overLimit } from "../limits/index.js";
 import {
   DEFAULT_NODE_LIMITS,
   HISTORY_CHUNK_BYTES,
+  NODE_CHANNEL_OPTIONS,
   type NodeLimits,
   SNAPSHOT_CHUNK_BYTES,
   WHOLE_RESTORE_MAX_BYTES,
@@ -88,7 +89,7 @@ export class ActorsClient implements HistoryUploader {
     this.address = opts.address;
     this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
     this.#client = createClient(Actors, opts.address, {
-      channelOptions: bulkChannelOptions(),
+      channelOptions: { ...NODE_CHANNEL_OPTIONS, ...bulkChannelOptions() },
       ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
     });
   }

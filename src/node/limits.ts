@@ -7,6 +7,19 @@ import { DEFAULT_LIMITS, type Limits } from "../limits/index.js";
 /** A full Start.history carries a session's whole prior journal, so Connect frames may reach this size. */
 export const HARNESS_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The longest a host waits between two attempts to dial a harness node it could not reach (ms). gRPC's
+ * own ceiling is 120 s, which left a node that came back after a long outage refused for up to two
+ * minutes; with this bound a node that listens again is used within 2 s of its return.
+ */
+export const NODE_RECONNECT_BACKOFF_MS = 2_000;
+
+/** Channel options of every host connection to a harness node (bounded reconnect backoff). */
+export const NODE_CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": NODE_RECONNECT_BACKOFF_MS / 2,
+  "grpc.max_reconnect_backoff_ms": NODE_RECONNECT_BACKOFF_MS,
+} as const;
+
 /** The size of a snapshot data chunk on the Actors service. */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 

@@ -27,7 +27,7 @@ import type { HistoryUploader } from "./actors-client.js";
 import { type CallReply, callHost } from "./harness-calls.js";
 import { HISTORY_HELD_HEADER, isStaleHistory } from "./history-headers.js";
 import { type HeldHistory, type HistoryPlan, type HistoryStats, HistorySync } from "./history-sync.js";
-import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, type TurnLimits } from "./limits.js";
+import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, NODE_CHANNEL_OPTIONS, type TurnLimits } from "./limits.js";
 import { streamLoss } from "./stream-loss.js";
 import { TurnBudget } from "./turn-budget.js";
 
@@ -68,7 +68,7 @@ export interface RemoteHarnessOptions {
  * the transport before it is buffered whole.
  */
 export function dialHarness(address: string, eventBytes: number = DEFAULT_NODE_LIMITS.eventBytes): Client {
-  return dial(address, { channelOptions: { "grpc.max_receive_message_length": eventBytes } });
+  return dial(address, { channelOptions: { ...NODE_CHANNEL_OPTIONS, "grpc.max_receive_message_length": eventBytes } });
 }
 
 type HarnessClient = ServiceClient<MethodsOf<typeof HarnessService>>;

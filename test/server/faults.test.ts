@@ -87,4 +87,30 @@ describe("harness node faults", () => {
     expect(await codeOf(f.sessions.resume({ session: uid }))).toBe(status.UNAVAILABLE);
     expect((await f.host.journal.head(uid)).seq).toBe(0);
   });
+
+  it("a node unreachable at admission is dialled again: once it listens, the session's next Exec runs", async () => {
+    const f = await startFixture();
+    cleanups.push(() => f.close());
+    const socket = join(f.dir, "late.sock");
+    await register(f, "late", socket);
+    const session = await f.sessions.createSession({ session: { harness: "late" } });
+    const uid = session.metadata?.uid ?? "";
+    for (let i = 0; i < 3; i++) {
+      const { error } = await drain(f.sessions.exec({ session: uid, inputs: [userInput("hi")] }));
+      expect(error?.grpcCode).toBe(status.UNAVAILABLE);
+    }
+    await startNode(socket);
+    // The host's channel reconnects with a bounded backoff (NODE_RECONNECT_BACKOFF_MS): poll until then.
+    const deadline = Date.now() + 30_000;
+    let code: number | undefined = status.UNAVAILABLE;
+    while (code === status.UNAVAILABLE && Date.now() < deadline) {
+      const { error } = await drain(f.sessions.exec({ session: uid, inputs: [userInput("hi")] }));
+      code = error?.grpcCode;
+      if (code === status.UNAVAILABLE) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(code).toBeUndefined();
+    const kinds = (await f.host.journal.readRange(uid)).map((r) => EventKind[r.event.kind]);
+    expect(kinds).toContain("EVENT_END");
+    expect((await f.host.journal.verify(uid)).ok).toBe(true);
+  });
 });
