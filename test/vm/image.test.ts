@@ -8,7 +8,7 @@ import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { buildImage } from "../../src/vm/image-build.js";
 import { openImage } from "../../src/vm/image-manifest.js";
 import { main } from "../../src/cli/main.js";
-import { COUNTER_NODE, HHSDK, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
+import { COUNTER_NODE, HHSDK, NODE_COUNTER, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
 
 const skip = vmSkipReason();
 let dir = "";
@@ -93,5 +93,25 @@ describe.skipIf(skip !== undefined)("vm image build", () => {
     expect(await codeOf(build(quitter))).toMatch(/^invalid_argument: .*did not start listening on HARNESS_PORT/);
     expect(existsSync(out)).toBe(false);
     expect(ErrorCode.InvalidArgument).toBe("invalid_argument");
+  }, 120_000);
+
+  it("nodeImageRefusesBadInput: --node with --python, an unresolvable import, a program that exits — clear errors, no image written", async () => {
+    const out = join(dir, "badnode");
+    const build = (opts: { node?: string; python?: string }) => buildImage({ ...opts, includes: [], args: [], out });
+    expect(await codeOf(build({ node: NODE_COUNTER, python: COUNTER_NODE }))).toMatch(
+      /^invalid_argument: give exactly one of --python FILE and --node FILE/,
+    );
+    expect(await codeOf(build({ node: join(dir, "nope.mjs") }))).toMatch(/^invalid_argument: --node .*no such file/);
+    const missing = join(dir, "missing.mjs");
+    writeFileSync(missing, 'import "./not-there.mjs";\n');
+    expect(await codeOf(build({ node: missing }))).toMatch(
+      /^invalid_argument: --node missing\.mjs: bundling failed: .*not-there/,
+    );
+    const quitter = join(dir, "quitter.mjs");
+    writeFileSync(quitter, 'console.log("bye");\n');
+    expect(await codeOf(build({ node: quitter }))).toMatch(
+      /^invalid_argument: quitter\.mjs did not start listening on HARNESS_PORT .*\(exit 0\)\n.*bye/s,
+    );
+    expect(existsSync(out)).toBe(false);
   }, 120_000);
 });
