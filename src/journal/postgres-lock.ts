@@ -12,6 +12,12 @@ const CLOSE_UNLOCK_WAIT_MS = 1_000;
 /** Releases a held session lock; idempotent. */
 export type SessionLockRelease = () => Promise<void>;
 
+/** A lock taken, and the rows of the statement read right after it in the same round trip. */
+export interface HeldLock<R> {
+  readonly release: SessionLockRelease;
+  readonly rows: readonly R[];
+}
+
 /**
  * The signed 64-bit advisory-lock key of a session: the first 8 bytes of
  * sha256("harnesshost-session\0<namespace>\0<uid>"), as a decimal string for a bigint parameter.
@@ -40,7 +46,12 @@ export class PgSessionLocks {
     private readonly maxHeld: number,
   ) {}
 
-  async tryLock(session: string): Promise<SessionLockRelease | undefined> {
+  /**
+   * Takes the session's lock without waiting. `readAfter` (a complete statement without parameters, its
+   * literals escaped by the caller) runs right after the lock statement in the same round trip, as a
+   * statement of its own: it reads what the previous holder committed before releasing.
+   */
+  async tryLock<R = never>(session: string, readAfter?: string): Promise<HeldLock<R> | undefined> {
     if (this.held.has(session)) return undefined;
     if (this.held.size >= this.maxHeld) {
       // Refuse rather than queue: a "try" lock must not wait for another session's release.
@@ -72,11 +83,23 @@ export class PgSessionLocks {
     };
     this.held.set(session, giveBack);
     let locked: boolean;
+    let rows: readonly R[] = [];
     try {
-      const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [
-        key,
-      ]);
-      locked = result.rows[0]?.locked === true;
+      if (readAfter === undefined) {
+        const result = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [
+          key,
+        ]);
+        locked = result.rows[0]?.locked === true;
+      } else {
+        // Two statements in one simple query: each takes its own snapshot (READ COMMITTED), so the read
+        // sees every commit made before the lock was granted. The key is a decimal integer.
+        const results = (await client.query(
+          `SELECT pg_try_advisory_lock(${key}::bigint) AS locked; ${readAfter}`,
+        )) as unknown as pg.QueryResult[];
+        if (!Array.isArray(results) || results.length !== 2) throw new Error("lock and read returned no two results");
+        locked = results[0]?.rows[0]?.locked === true;
+        rows = (results[1]?.rows ?? []) as R[];
+      }
     } catch (err) {
       giveBack(err instanceof Error ? err : new Error(String(err)));
       throw err;
@@ -87,7 +110,7 @@ export class PgSessionLocks {
     }
     this.lockClients.set(session, client);
     let released = false;
-    return async () => {
+    const release = async (): Promise<void> => {
       if (released || givenBack) return;
       released = true;
       try {
@@ -98,6 +121,7 @@ export class PgSessionLocks {
         giveBack(err instanceof Error ? err : new Error(String(err)));
       }
     };
+    return { release, rows };
   }
 
   async close(): Promise<void> {

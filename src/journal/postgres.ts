@@ -4,6 +4,9 @@
 // so concurrent hosts serialise per session and the row never drifts from the records. Appends go
 // through a commit queue (commit-queue.ts, postgres-batch.ts): appends that arrive together share one
 // transaction on one connection, each checked alone, none acknowledged before the COMMIT returns.
+// While this process holds a session's cluster lock, the session row comes back with the lock and the
+// head is served from what was read or committed under that hold (postgres-held.ts): one round trip
+// per operation instead of one per head read; the database's compare-and-swap still decides every append.
 import { inTransaction } from "./postgres-transaction.js";
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -32,6 +35,7 @@ import {
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./postgres-batch.js";
 import { PgCancelChannel } from "./postgres-cancel.js";
+import { HeldSessions } from "./postgres-held.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
   checkpointOf,
@@ -100,6 +104,8 @@ export class PostgresJournal implements Journal {
   private readonly queue: CommitQueue | undefined;
   /** Heads this journal committed or read under lock: the optimistic append's guesses (postgres-batch.ts). */
   private readonly heads = new HeadCache();
+  /** Heads of the sessions this process holds the cluster lock of: read once per hold (postgres-held.ts). */
+  private readonly held = new HeldSessions();
 
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
@@ -171,7 +177,18 @@ export class PostgresJournal implements Journal {
   async tryLockSession(session: string): Promise<SessionLockRelease | undefined> {
     requireSession(session);
     this.live();
-    return this.locks.tryLock(session);
+    // The session row comes back with the lock (one round trip); the operation's getSession takes it.
+    const lock = await this.locks.tryLock<SessionDbRow>(
+      session,
+      `SELECT * FROM sessions WHERE uid = ${pg.escapeLiteral(session)}`,
+    );
+    if (lock === undefined) return undefined;
+    const row = lock.rows[0];
+    const hold = this.held.hold(session, row === undefined ? undefined : sessionInfoOf(row));
+    return async () => {
+      this.held.release(session, hold);
+      await lock.release();
+    };
   }
 
   /** Cross-host cancel: a NOTIFY that every subscribed host of this schema hears (postgres-cancel.ts). */
@@ -208,8 +225,25 @@ export class PostgresJournal implements Journal {
     requireAppendArgs(session, expectedLastSeq, fence);
     this.live();
     const write = { kind: "append", session, expectedLastSeq, fence, events } as const;
-    if (this.queue !== undefined) return this.queue.append(write);
-    return unwrap(await this.runBatch([write])).records;
+    return this.learning(session, async () =>
+      this.queue !== undefined ? this.queue.append(write) : unwrap(await this.runBatch([write])).records,
+    );
+  }
+
+  /** Runs a write of `session`'s records: a held session learns the head it committed, or forgets its head if it failed. */
+  private async learning(session: string, write: () => Promise<JournalRecord[]>): Promise<JournalRecord[]> {
+    this.held.written(session);
+    const generation = this.held.generation(session);
+    let records: JournalRecord[];
+    try {
+      records = await write();
+    } catch (err) {
+      this.held.forget(session);
+      throw err;
+    }
+    const last = records[records.length - 1];
+    if (last !== undefined) this.held.learn(session, generation, { seq: last.seq, hash: last.contentHash });
+    return records;
   }
 
   /** newFence + appendBatch (+ the checkpoint row) as one transaction, queued like any append. */
@@ -230,8 +264,13 @@ export class PostgresJournal implements Journal {
       events,
       checkpointDigest: opts.checkpointDigest,
     } as const;
-    if (this.queue !== undefined) return this.queue.appendUnderNewFence(write);
-    const { fence, records } = unwrap(await this.runBatch([write]));
+    let fence = 0;
+    const records = await this.learning(session, async () => {
+      const done =
+        this.queue !== undefined ? await this.queue.appendUnderNewFence(write) : unwrap(await this.runBatch([write]));
+      fence = done.fence;
+      return done.records;
+    });
     return { fence, records };
   }
 
@@ -282,6 +321,7 @@ export class PostgresJournal implements Journal {
   async newFence(session: string): Promise<number> {
     requireSession(session);
     this.heads.delete(session);
+    this.held.written(session);
     const now = Date.now();
     const result = await this.write(`mint fence for session ${session}`, () =>
       this.pool.query<{ fence: string }>(
@@ -303,6 +343,7 @@ export class PostgresJournal implements Journal {
 
   async removeEmptySession(uid: string): Promise<boolean> {
     this.heads.delete(uid);
+    this.held.forget(uid);
     const result = await this.write(`remove empty session ${uid}`, () =>
       this.pool.query(
         "DELETE FROM sessions WHERE uid = $1 AND last_seq = 0 AND NOT EXISTS (SELECT 1 FROM events WHERE session = $1)",
@@ -314,6 +355,7 @@ export class PostgresJournal implements Journal {
 
   async deleteSession(uid: string): Promise<boolean> {
     this.heads.delete(uid);
+    this.held.forget(uid);
     return this.transaction(`delete session ${uid}`, async (client) => {
       // The row first: it is what every append locks, so a racing writer waits and then finds no head.
       const removed = await client.query("DELETE FROM sessions WHERE uid = $1", [uid]);
@@ -331,9 +373,15 @@ export class PostgresJournal implements Journal {
     return Number(result.rows[0]?.bytes ?? 0);
   }
 
+  /** While this process holds the session's lock, the head it read or committed under that hold (no round trip). */
   async head(session: string): Promise<Head> {
+    const known = this.held.head(session);
+    if (known !== undefined) return known;
+    const generation = this.held.generation(session);
     const row = await this.headRow(session);
-    return row ? { seq: int(row.last_seq), hash: row.last_hash } : { seq: 0, hash: "" };
+    const head = row ? { seq: int(row.last_seq), hash: row.last_hash } : { seq: 0, hash: "" };
+    this.held.learn(session, generation, head);
+    return head;
   }
 
   async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
@@ -417,6 +465,7 @@ export class PostgresJournal implements Journal {
     requireSession(parent);
     requireSession(child);
     this.heads.delete(child);
+    this.held.forget(child);
     await this.transaction(`fork session ${parent} into ${child}`, (client) =>
       forkIn(client, parent, child, atSeq, meta),
     );
@@ -428,6 +477,7 @@ export class PostgresJournal implements Journal {
     for (const c of children) {
       requireSession(c.meta.uid);
       this.heads.delete(c.meta.uid);
+      this.held.forget(c.meta.uid);
     }
     return this.transaction(`fork session ${parent} into ${children.length} children`, async (client) => {
       const markers: JournalRecord[] = [];
@@ -450,6 +500,7 @@ export class PostgresJournal implements Journal {
   async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
     requireImportable(meta, records);
     this.heads.delete(meta.uid);
+    this.held.forget(meta.uid);
     const row = importedRow(meta);
     await this.transaction(`import session ${meta.uid}`, async (client) => {
       const inserted = await client.query(
@@ -477,10 +528,17 @@ export class PostgresJournal implements Journal {
     return row;
   }
 
+  /** The row read with this process's lock on the session, if nothing was written since; else a read. */
   async getSession(uid: string): Promise<SessionInfo | undefined> {
+    const primed = this.held.takeInfo(uid);
+    if (primed !== undefined) return primed;
+    const generation = this.held.generation(uid);
     const result = await this.live().pool.query<SessionDbRow>("SELECT * FROM sessions WHERE uid = $1", [uid]);
     const row = result.rows[0];
-    return row ? sessionInfoOf(row) : undefined;
+    if (row === undefined) return undefined;
+    const info = sessionInfoOf(row);
+    this.held.learn(uid, generation, { seq: info.lastSeq, hash: info.lastHash });
+    return info;
   }
 
   async listSessions(query: ListSessionsQuery): Promise<SessionPage> {

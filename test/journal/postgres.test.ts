@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type pg from "pg";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ErrorCode, HostError, isHostError } from "../../src/errors/index.js";
 import { exportJsonl, verifyJsonl } from "../../src/journal/export.js";
 import { openJournal } from "../../src/journal/index.js";
@@ -288,6 +288,91 @@ describe("postgres journal: two hosts", () => {
     const adopted = await hostB.tryLockSession("orphaned");
     expect(adopted).toBeTypeOf("function");
     await adopted?.();
+  });
+});
+
+describe("postgres journal: a held session's head", () => {
+  let hostA: PostgresJournal;
+  let hostB: PostgresJournal;
+
+  beforeEach(async () => {
+    const name = schema();
+    hostA = await openFresh(name);
+    hostB = await openFresh(name);
+  });
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await hostA.close();
+    await hostB.close();
+  });
+
+  /** Counts the journal's statements that read a session row (head, fence, getSession). */
+  function sessionReads(journal: PostgresJournal): () => number {
+    const spy = vi.spyOn(journal.pool, "query");
+    return () =>
+      spy.mock.calls.filter((call) => {
+        const text = typeof call[0] === "string" ? call[0] : "";
+        return /FROM sessions WHERE uid = \$1/.test(text);
+      }).length;
+  }
+
+  it("aHeldSessionsHeadIsReadOncePerHold: the lock reads the row, appends teach the head; release forgets it", async () => {
+    await hostA.append("s", 0, 0, inputEvent("first"));
+    const reads = sessionReads(hostA);
+    const release = await hostA.tryLockSession("s");
+    expect(release).toBeTypeOf("function");
+    const info = await hostA.getSession("s");
+    expect(info?.lastSeq).toBe(1);
+    const head = await hostA.head("s");
+    expect(head).toEqual({ seq: 1, hash: info?.lastHash });
+    expect(await hostA.head("s")).toEqual(head);
+    // The row came with the lock, in the lock's round trip: no statement of the pool read it.
+    expect(reads()).toBe(0);
+    const [second] = await hostA.appendBatch("s", 1, 0, [outputEvent("second", "e")]);
+    expect(await hostA.head("s")).toEqual({ seq: 2, hash: second?.contentHash });
+    // The row read with the lock is served once and never after a write.
+    expect((await hostA.getSession("s"))?.lastSeq).toBe(2);
+    expect(reads()).toBe(1);
+    await release?.();
+    // Not held: every head comes from the database, so another host's append is seen.
+    await hostB.append("s", 2, 0, inputEvent("from B"));
+    expect((await hostA.head("s")).seq).toBe(3);
+    expect(reads()).toBe(2);
+    const again = await hostA.tryLockSession("s");
+    expect((await hostA.getSession("s"))?.lastSeq).toBe(3);
+    expect(reads()).toBe(2);
+    await again?.();
+  });
+
+  it("theRowReadWithTheLockIsTheCommittedOne: after the previous holder's last commit, for any uid", async () => {
+    const uid = `it's a \\ "quoted" uid; SELECT 1`;
+    const releaseB = await hostB.tryLockSession(uid);
+    await hostB.append(uid, 0, 0, inputEvent("B's turn"));
+    const fence = await hostB.newFence(uid);
+    await releaseB?.();
+    const releaseA = await hostA.tryLockSession(uid);
+    const info = await hostA.getSession(uid);
+    expect(info).toMatchObject({ uid, lastSeq: 1, fence });
+    expect(await hostA.head(uid)).toEqual({ seq: 1, hash: info?.lastHash });
+    await releaseA?.();
+    expect(await hostA.tryLockSession("never created")).toBeTypeOf("function");
+    expect(await hostA.getSession("never created")).toBeUndefined();
+  });
+
+  it("aStaleHeldHeadLetsNoWriteThrough: a writer without the lock moves the head, the holder's append is Conflict and its next head is read", async () => {
+    await hostA.append("s", 0, 0, inputEvent("first"));
+    const release = await hostA.tryLockSession("s");
+    expect((await hostA.head("s")).seq).toBe(1);
+    // A host that lost the lock without noticing still writes (fencing is the other guard; fence 0 here).
+    await hostB.append("s", 1, 0, inputEvent("stale host"));
+    expect((await hostA.head("s")).seq).toBe(1);
+    await expect(hostA.append("s", 1, 0, inputEvent("holder"))).rejects.toMatchObject({ code: ErrorCode.Conflict });
+    const head = await hostA.head("s");
+    expect(head.seq).toBe(2);
+    await hostA.append("s", head.seq, 0, inputEvent("holder, retried"));
+    expect(await hostA.verify("s")).toMatchObject({ ok: true, records: 3 });
+    await release?.();
   });
 });
 
