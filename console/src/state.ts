@@ -1,7 +1,9 @@
 // What the console calls a session's state, derived only from what the host serves: the turn status
-// annotation (harnesshost.dev/turn, the same one the CLI prints) and the compute tier. Invariant: a
-// session that needs a person or a resume says so before anything about its tier.
-import { ComputeState, type Session } from "../../src/gen/agentsessions/v1/session_pb.js";
+// annotation (harnesshost.dev/turn, the same one the CLI prints) and the compute tier, whose words are
+// the host's (wire/compute-states.ts: none, live, warm, cold, terminated). Invariant: a session that
+// needs a person or a resume says so before anything about its tier.
+import type { Session } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { COMPUTE_STATE_WORDS, type ComputeStateWord, computeStateWord } from "../../src/wire/compute-states.js";
 
 export const TURN_ANNOTATION = "harnesshost.dev/turn";
 
@@ -24,22 +26,15 @@ export function turnOf(session: Session): TurnInfo {
   }
 }
 
-export function tierOf(session: Session): string {
-  switch (session.computeState) {
-    case ComputeState.COMPUTE_LIVE:
-      return "live";
-    case ComputeState.COMPUTE_WARM:
-      return "warm";
-    case ComputeState.COMPUTE_COLD:
-      return "cold";
-    case ComputeState.COMPUTE_TERMINATED:
-      return "terminated";
-    default:
-      return "none";
-  }
+/** The compute tier in the one vocabulary the CLI's --state and Console.ListSessions accept. */
+export function tierOf(session: Session): ComputeStateWord {
+  return computeStateWord(session.computeState);
 }
 
-/** The filterable state: waiting (a person), needs resume, running, live, parked, cold, new, failed. */
+/**
+ * What the State column shows: the turn's status when it needs attention or is moving (waiting for a
+ * person, needs resume, running, failed, new), otherwise the compute tier's word.
+ */
 export function stateOf(session: Session): string {
   const turn = turnOf(session);
   switch (turn.status) {
@@ -57,10 +52,8 @@ export function stateOf(session: Session): string {
     default:
       break;
   }
-  const tier = tierOf(session);
-  if (tier === "warm") return "parked";
-  if (tier === "cold") return "cold";
-  return tier === "live" ? "live" : "idle";
+  return tierOf(session);
 }
 
-export const STATES = ["waiting", "needs resume", "running", "live", "parked", "cold", "idle", "new", "failed"];
+/** The tiers the Sessions view filters by on the host (harnesshost.v1.Console.ListSessions). */
+export const TIERS: readonly ComputeStateWord[] = COMPUTE_STATE_WORDS;

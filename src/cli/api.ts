@@ -72,7 +72,8 @@ export interface SessionsApi {
   /** `childNames`: empty, or one name per child. */
   fork(p: { session: string; atSeq: number; count: number; childNames?: readonly string[] }): Promise<Session[]>;
   get(session: string): Promise<Session>;
-  list(p: { project: string; pageSize: number }): Promise<Session[]>;
+  /** Every session of the project matching the filters ("" and [] mean any); states are compute-state words. */
+  list(p: ListFilter): Promise<Session[]>;
   suspend(session: string): Promise<SuspendOutcome>;
   resume(session: string): Promise<Session>;
   /** Resume, also reporting the outputs the re-driven turn committed. */
@@ -88,4 +89,13 @@ export interface SessionsApi {
   /** Moves the session to another version of its harness (replay check or memory migration). */
   upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome>;
   close(): Promise<void>;
+}
+
+/** `list`'s project, page size and filters (harnesshost.v1.Console.ListSessions's fields). */
+export interface ListFilter {
+  readonly project: string;
+  readonly pageSize: number;
+  readonly harness: string;
+  readonly states: readonly string[];
+  readonly parentUid: string;
 }

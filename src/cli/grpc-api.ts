@@ -11,6 +11,7 @@ import { connect, type ConnectOptions, type HarnessHostClient } from "../client/
 import type {
   DecisionOutcome,
   ExecOutcome,
+  ListFilter,
   ResumeOutcome,
   SessionsApi,
   SuspendOutcome,
@@ -95,7 +96,7 @@ export class GrpcApi implements SessionsApi {
     return this.client.sessions.get(session);
   }
 
-  async list(p: { project: string; pageSize: number }): Promise<Session[]> {
+  async list(p: ListFilter): Promise<Session[]> {
     const out: Session[] = [];
     for await (const s of this.client.sessions.list(p)) out.push(s);
     return out;

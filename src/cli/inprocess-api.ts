@@ -11,12 +11,14 @@ import { Host } from "../host/host.js";
 import type { HostConfigInput } from "../host/config.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { servedSession } from "../host/served-session.js";
+import { listSessionPage } from "../host/session-list.js";
 import { answerText, pendingTuple, pendingQuestion } from "../client/decisions.js";
 import { outputOf } from "../client/exec.js";
 import type { JournalRecord } from "../journal/types.js";
 import type {
   DecisionOutcome,
   ExecOutcome,
+  ListFilter,
   ResumeOutcome,
   SessionsApi,
   SuspendOutcome,
@@ -111,14 +113,14 @@ export class InProcessApi implements SessionsApi {
     return servedSession(this.host, session);
   }
 
-  async list(p: { project: string; pageSize: number }): Promise<Session[]> {
+  async list(p: ListFilter): Promise<Session[]> {
     const out: Session[] = [];
-    let token = "";
+    let pageToken = "";
     do {
-      const page = await this.host.journal.listSessions({ project: p.project, pageSize: p.pageSize, pageToken: token });
-      for (const info of page.sessions) out.push(await sessionView(this.host.placer, info));
-      token = page.nextPageToken;
-    } while (token !== "");
+      const page = await listSessionPage(this.host, { ...p, pageToken });
+      out.push(...page.sessions);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
     return out;
   }
 

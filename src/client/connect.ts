@@ -6,6 +6,7 @@ import { REQUEST_ID_HEADER } from "../wire/request-id.js";
 import { credentials as grpcCredentials, type ChannelCredentials } from "@grpc/grpc-js";
 import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
+import { Console } from "../gen/harnesshost/v1/console_pb.js";
 import { createClient, type DialOptions, type ServiceClient } from "../wire/client.js";
 import type { MethodsOf } from "../wire/service.js";
 import { HarnessHostError } from "./errors.js";
@@ -79,6 +80,11 @@ export function connect(options: ConnectOptions): HarnessHostClient {
     registryStub ??= createClient(HarnessRegistry, options.registryAddress, dial);
     return registryStub;
   };
+  let consoleStub: ServiceClient<MethodsOf<typeof Console>> | undefined;
+  const views = (): ServiceClient<MethodsOf<typeof Console>> => {
+    consoleStub ??= createClient(Console, options.address, dial);
+    return consoleStub;
+  };
   let upgradeStub: ServiceClient<MethodsOf<typeof SessionVersions>> | undefined;
   let versionsStub: ServiceClient<MethodsOf<typeof HarnessVersions>> | undefined;
   const upgrades = (): ServiceClient<MethodsOf<typeof SessionVersions>> => {
@@ -92,12 +98,13 @@ export function connect(options: ConnectOptions): HarnessHostClient {
     return versionsStub;
   };
   return {
-    sessions: new SessionsClient(sessionsStub, defaults),
+    sessions: new SessionsClient(sessionsStub, defaults, views),
     harnesses: new HarnessesClient(registry, defaults),
     versions: new VersionsClient(upgrades, versions, defaults),
     close() {
       sessionsStub.close();
       registryStub?.close();
+      consoleStub?.close();
       upgradeStub?.close();
       versionsStub?.close();
     },

@@ -3,7 +3,17 @@
 export { connect } from "./connect.js";
 export type { ConnectOptions, HarnessHostClient, TlsOptions } from "./connect.js";
 export { SessionsClient } from "./sessions.js";
-export type { CreateOptions, DecisionResult, ExecOptions, GateTuple, ResumeResult, SuspendResult } from "./sessions.js";
+export type {
+  CreateOptions,
+  DecisionResult,
+  ExecOptions,
+  GateTuple,
+  ListOptions,
+  ResumeResult,
+  SuspendResult,
+} from "./sessions.js";
+export { COMPUTE_STATE_WORDS } from "../wire/compute-states.js";
+export type { ComputeStateWord } from "../wire/compute-states.js";
 export { HarnessesClient } from "./harnesses.js";
 export type { RegisterHarness } from "./harnesses.js";
 export { VersionsClient } from "./versions.js";

@@ -1,9 +1,11 @@
 // The Sessions half of `harnesshost/client`. Invariants: every method is one or a few Sessions RPCs
 // and reports failures as HarnessHostError; a gate decision is sent with the explicit tuple the caller
 // gives, else the tuple read from the session's pending_approval; list and replay fetch lazily, page by
-// page, as the caller iterates.
+// page, as the caller iterates; a filtered list asks harnesshost.v1.Console.ListSessions (the host
+// filters, so a filter costs no pages of non-matching sessions), an unfiltered one the wire's ListSessions.
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Sessions, Session } from "../gen/agentsessions/v1/session_pb.js";
+import type { Console } from "../gen/harnesshost/v1/console_pb.js";
 import { jsonlLine } from "../journal/export.js";
 import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
@@ -67,12 +69,35 @@ export interface DecisionResult {
 }
 
 type Stub = ServiceClient<MethodsOf<typeof Sessions>>;
+type ConsoleStub = ServiceClient<MethodsOf<typeof Console>>;
+
+/** Which sessions `list` and `listPage` return; every filter given must match. */
+export interface ListOptions {
+  /** The project (default: the host's default project). */
+  readonly project?: string;
+  /** Sessions per page (0 or absent: the host's default, 50; at most 500). */
+  readonly pageSize?: number;
+  /** Only sessions of this harness. */
+  readonly harness?: string;
+  /**
+   * Only sessions in one of these compute states: `none`, `live`, `warm`, `cold`, `terminated` (any
+   * case). Another word is INVALID_ARGUMENT naming it.
+   */
+  readonly states?: readonly string[];
+  /** Only fork children of this session. */
+  readonly parentUid?: string;
+}
+
+function filtered(p: ListOptions): boolean {
+  return (p.harness ?? "") !== "" || (p.states ?? []).length > 0 || (p.parentUid ?? "") !== "";
+}
 
 export class SessionsClient {
   /** @internal */
   constructor(
     private readonly stub: Stub,
     private readonly defaults: CallOptions,
+    private readonly views: () => ConsoleStub,
   ) {}
 
   private opts(o: CallOptions | undefined) {
@@ -122,21 +147,23 @@ export class SessionsClient {
     return call(() => this.stub.getSession({ uid: session }, this.opts(options)));
   }
 
-  /** One page of a project's sessions, newest first. */
+  /** One page of a project's sessions, newest first, narrowed by the filters given. */
   listPage(
-    p: { project?: string; pageSize?: number; pageToken?: string } = {},
+    p: ListOptions & { pageToken?: string } = {},
     options?: CallOptions,
   ): Promise<{ sessions: Session[]; nextPageToken: string }> {
+    const page = { project: p.project ?? "", pageSize: p.pageSize ?? 0, pageToken: p.pageToken ?? "" };
+    if (!filtered(p)) return call(() => this.stub.listSessions(page, this.opts(options)));
     return call(() =>
-      this.stub.listSessions(
-        { project: p.project ?? "", pageSize: p.pageSize ?? 0, pageToken: p.pageToken ?? "" },
+      this.views().listSessions(
+        { ...page, harness: p.harness ?? "", states: [...(p.states ?? [])], parentUid: p.parentUid ?? "" },
         this.opts(options),
       ),
     );
   }
 
-  /** Every session of a project, newest first, fetched a page at a time as you iterate. */
-  async *list(p: { project?: string; pageSize?: number } = {}, options?: CallOptions): AsyncGenerator<Session> {
+  /** Every matching session of a project, newest first, fetched a page at a time as you iterate. */
+  async *list(p: ListOptions = {}, options?: CallOptions): AsyncGenerator<Session> {
     let pageToken = "";
     do {
       const page = await this.listPage({ ...p, pageToken }, options);

@@ -1,5 +1,5 @@
 // harnesshost.v1.Console: the read-only views the operator console needs beyond Sessions (chain check,
-// fork children, snapshots, the inbox of waiting turns, JSONL export). Invariants: nothing here writes
+// fork children, snapshots, the inbox of waiting turns, JSONL export, the filtered session list). Invariants: nothing here writes
 // to the journal or the snapshot store; every request is validated before anything is read; every
 // answer is bounded (children ≤ MAX_CHILDREN, one ListWaiting call looks at ≤ WAITING_SCAN sessions,
 // context ≤ CONTEXT_RECORDS, export is streamed in chunks of ≤ EXPORT_CHUNK_LINES lines).
@@ -13,17 +13,20 @@ import {
   type ExportSessionResponse,
   ExportSessionResponseSchema,
   InspectSessionResponseSchema,
+  ListSessionsResponseSchema,
   ListWaitingResponseSchema,
   type WaitingTurn,
   WaitingTurnSchema,
 } from "../gen/harnesshost/v1/console_pb.js";
 import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
+import { listSessionPage } from "../host/session-list.js";
 import { exportJsonl } from "../journal/export.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
 import { boundedId, optionalId } from "./edge-limits.js";
+import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
 
 export type ConsoleMethods = MethodsOf<typeof Console>;
@@ -129,6 +132,24 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
         }
       }
       return create(ListWaitingResponseSchema, { waiting, nextPageToken: next, scanned });
+    },
+
+    async listSessions(req) {
+      optionalId(limits, req.project, "project");
+      optionalId(limits, req.harness, "harness");
+      optionalId(limits, req.parentUid, "parent_uid");
+      const page = await listSessionPage(host, {
+        project: req.project,
+        pageSize: req.pageSize,
+        pageToken: req.pageToken,
+        harness: req.harness,
+        states: req.states,
+        parentUid: req.parentUid,
+      });
+      return create(
+        ListSessionsResponseSchema,
+        withinBytes(page.infos, page.sessions, page.nextPageToken, limits.listPageBytes),
+      );
     },
 
     async *exportSession(req): AsyncGenerator<ExportSessionResponse> {

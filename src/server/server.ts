@@ -1,4 +1,4 @@
-// The harnesshost gRPC server: Sessions (+ health and reflection) on the main listener and the
+// The harnesshost gRPC server: Sessions and the Console views (+ health and reflection) on the main listener and the
 // HarnessRegistry on its own operator listener, both behind the same call policy; optionally the HTTP
 // listener (Connect + the console, docs/console.md) serving the very same Sessions implementation
 // object, the registry's read methods and the Console views behind the same auth. Invariants: address
@@ -106,7 +106,9 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   // One implementation object per service, served by every transport.
   const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
   const registryImpl = registryService(catalog);
+  const consoleImpl = withJournalHealth(consoleService(host), unreadable);
   addService(sessions, Sessions, sessionsImpl);
+  addService(sessions, Console, consoleImpl);
   const sessionVersionsImpl = sessionVersionsService(host);
   const harnessVersionsImpl = harnessVersionsService(catalog);
   addService(sessions, SessionVersions, sessionVersionsImpl);
@@ -133,7 +135,6 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     addr = await listen(sessions, opts.addr, credentials);
     registryAddr = registry ? await listen(registry, opts.registryAddr, credentials) : LISTENER_OFF;
     if (listeners.http !== undefined && opts.httpAddr !== undefined) {
-      const consoleImpl = withJournalHealth(consoleService(host), unreadable);
       http = await startHttp({
         addr: opts.httpAddr,
         secured,

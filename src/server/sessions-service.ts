@@ -14,7 +14,8 @@ import {
 import { newSessionUid } from "../controller/ids.js";
 import type { Host } from "../host/host.js";
 import { servedSession } from "../host/served-session.js";
-import { sessionProto, sessionView } from "../host/session-proto.js";
+import { sessionProto } from "../host/session-proto.js";
+import { listSessionPage } from "../host/session-list.js";
 import type { SessionMetaInput } from "../journal/types.js";
 import { formatBytes, overLimit } from "../limits/index.js";
 import type { CallContext, MethodsOf, ServiceImpl } from "../wire/index.js";
@@ -87,16 +88,18 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async listSessions(req) {
       optionalId(limits, req.project, "project");
-      if (req.pageSize < 0) throw invalid(`page_size must be ≥ 0, got ${req.pageSize}`);
-      const page = await host.journal.listSessions({
-        project: req.project || host.config.defaultProject,
+      // The reference's request has no filters; harnesshost.v1.Console.ListSessions is the filtered one.
+      const page = await listSessionPage(host, {
+        project: req.project,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
+        harness: "",
+        states: [],
+        parentUid: "",
       });
-      const views = await Promise.all(page.sessions.map((info) => sessionView(host.placer, info)));
       return create(
         ListSessionsResponseSchema,
-        withinBytes(page.sessions, views, page.nextPageToken, limits.listPageBytes),
+        withinBytes(page.infos, page.sessions, page.nextPageToken, limits.listPageBytes),
       );
     },
 

@@ -30,7 +30,11 @@ describe("docs/console.md", () => {
     expect(lines[0]).toMatch(/^\{"metadata":\{.*"uid":"sess-[0-9a-f]{24}".*\},"harness":"echo"/);
     expect(lines).toContain('"chunk":"echo:hi"');
     expect(lines).toContain('{"ok":true,"records":"5","headSeq":"5"}');
+    expect(lines).toContain("echo COMPUTE_LIVE");
     expect(lines).toContain("ask,askcounter,counter,echo,question");
+    expect(lines).toContain(
+      '{"code":"invalid_argument","message":"unknown state \\"parked\\" (states are none, live, warm, cold, terminated)"} 400',
+    );
     expect(lines).toContain('{"code":"not_found","message":"session sess-nope not found"} 404');
     expect(out).toMatch(
       /\{"code":"unimplemented","message":"agentsessions\.v1\.HarnessRegistry\.RetireHarness: [^"]*"\} 501/,

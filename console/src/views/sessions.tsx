@@ -1,10 +1,12 @@
-// The Sessions view: one page of ListSessions at a time (keyset paging: the host never sends more than
-// a page, whatever the session count), filtered by project on the host and by state and harness within
-// the page, refreshed while the tab is visible. Invariant: only the current page is held in memory.
-import { useCallback, useEffect, useState } from "preact/hooks";
+// The Sessions view: one page of harnesshost.v1.Console.ListSessions at a time (keyset paging: the host
+// never sends more than a page, whatever the session count), filtered by project, tier and harness on
+// the host — so a filter reaches every matching session, not just those of the page on screen —
+// refreshed while the tab is visible. Invariant: only the current page is held in memory; changing a
+// filter starts again from the first page (a cursor is only valid with the filters it was made with).
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
-import { type ApiError, registry, sessions } from "../api.js";
-import { STATES, stateOf, tierOf } from "../state.js";
+import { type ApiError, registry, sessions, views } from "../api.js";
+import { TIERS, stateOf, tierOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time, useVisibleInterval } from "../ui.js";
 import { runOnOpen } from "./session.js";
 
@@ -21,25 +23,45 @@ export function SessionsView() {
   const [error, setError] = useState<ApiError | undefined>();
   const current = tokens[tokens.length - 1] ?? "";
 
+  const [harnessNames, setHarnessNames] = useState<string[]>([]);
+  const namesRead = useRef(false);
+
+  // Only the newest request's answer is shown: a slow page for filters since changed is dropped.
+  const latest = useRef(0);
   const load = useCallback(async () => {
+    const mine = ++latest.current;
     const res = await attempt(
-      () => sessions.listSessions({ project, pageSize: PAGE_SIZE, pageToken: current }),
+      () =>
+        views.listSessions({
+          project,
+          pageSize: PAGE_SIZE,
+          pageToken: current,
+          harness,
+          states: state === "" ? [] : [state],
+        }),
       setError,
     );
-    if (res === undefined) return;
+    if (res === undefined || mine !== latest.current) return;
     setError(undefined);
     setPage({ list: res.sessions, next: res.nextPageToken });
-  }, [project, current]);
+    // The harness filter offers the registry's names; read once the host answers (the token is right).
+    if (!namesRead.current) {
+      namesRead.current = true;
+      const reg = await attempt(() => registry.listHarnesses({ pageSize: 100 }), setError);
+      setHarnessNames((reg?.harnesses ?? []).map((h) => h.metadata?.name ?? "").filter((n) => n !== ""));
+    }
+  }, [project, current, harness, state]);
 
   useEffect(() => {
     void load();
   }, [load]);
   useVisibleInterval(load, REFRESH_MS);
 
-  const shown = (page?.list ?? []).filter(
-    (s) => (state === "" || stateOf(s) === state) && (harness === "" || s.harness === harness),
-  );
-  const harnesses = [...new Set((page?.list ?? []).map((s) => s.harness))].sort();
+  const shown = page?.list ?? [];
+  // Registered harnesses, and any a listed session names (a session keeps a retired harness's name).
+  const harnesses = [
+    ...new Set([...harnessNames, ...shown.map((s) => s.harness), ...(harness ? [harness] : [])]),
+  ].sort();
 
   return (
     <section>
@@ -64,10 +86,17 @@ export function SessionsView() {
           />
         </label>
         <label>
-          State{" "}
-          <select name="state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
+          Tier{" "}
+          <select
+            name="state"
+            value={state}
+            onChange={(e) => {
+              setState(e.currentTarget.value);
+              setTokens([""]);
+            }}
+          >
             <option value="">any</option>
-            {STATES.map((s) => (
+            {TIERS.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>
@@ -76,7 +105,14 @@ export function SessionsView() {
         </label>
         <label>
           Harness{" "}
-          <select name="harness" value={harness} onChange={(e) => setHarness(e.currentTarget.value)}>
+          <select
+            name="harness"
+            value={harness}
+            onChange={(e) => {
+              setHarness(e.currentTarget.value);
+              setTokens([""]);
+            }}
+          >
             <option value="">any</option>
             {harnesses.map((h) => (
               <option key={h} value={h}>
@@ -123,7 +159,7 @@ export function SessionsView() {
           })}
         </tbody>
       </table>
-      {page !== undefined && shown.length === 0 ? <p class="muted">No sessions on this page match.</p> : null}
+      {page !== undefined && shown.length === 0 ? <p class="muted">No sessions match.</p> : null}
       <div class="pager">
         <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
           ← Previous

@@ -80,9 +80,14 @@ async function recordedFromHost(ctx: Parameters<Command["run"]>[0]): Promise<Rec
     else {
       const limit = int(ctx.values, "limit", 50, 1);
       const harness = str(ctx.values, "name");
-      const all = await api.list({ project: str(ctx.values, "project") ?? "", pageSize: 500 });
+      const all = await api.list({
+        project: str(ctx.values, "project") ?? "",
+        pageSize: 500,
+        harness: harness ?? "",
+        states: [],
+        parentUid: "",
+      });
       uids = all
-        .filter((s) => harness === undefined || s.harness === harness)
         .sort((a, b) => Number(a.metadata?.updateTime?.seconds ?? 0n) - Number(b.metadata?.updateTime?.seconds ?? 0n))
         .slice(-limit)
         .map((s) => s.metadata?.uid ?? "");

@@ -365,15 +365,27 @@ export const getCommand: Command = {
 export const listCommand: Command = {
   name: "list",
   readOnly: true,
-  usage: "list [--project P] [--page-size N] [--json]",
-  options: { ...HOST_FLAGS, "page-size": { type: "string" } },
+  usage: "list [--project P] [--harness NAME] [--state WORD[,WORD…]]… [--parent UID] [--page-size N] [--json]",
+  options: {
+    ...HOST_FLAGS,
+    "page-size": { type: "string" },
+    harness: { type: "string" },
+    state: { type: "string", multiple: true },
+    parent: { type: "string" },
+  },
   async run(ctx) {
+    // The host checks the words (one vocabulary, wire/compute-states.ts): an unknown one exits 2 naming it.
+    const states = (ctx.values["state"] as string[] | undefined) ?? [];
+    const filter = {
+      project: str(ctx.values, "project") ?? "",
+      pageSize: int(ctx.values, "page-size", 0),
+      harness: str(ctx.values, "harness") ?? "",
+      states: states.flatMap((s) => s.split(",")).filter((s) => s.trim() !== ""),
+      parentUid: str(ctx.values, "parent") ?? "",
+    };
     const api = await ctx.api();
     try {
-      const sessions = await api.list({
-        project: str(ctx.values, "project") ?? "",
-        pageSize: int(ctx.values, "page-size", 0),
-      });
+      const sessions = await api.list(filter);
       if (json(ctx.values)) ctx.out(JSON.stringify({ sessions: sessions.map(sessionJson) }));
       else for (const s of sessions) ctx.out(sessionLine(s));
       return 0;
