@@ -5,6 +5,8 @@ import { concurrentTurns } from "./concurrent.js";
 import { groupCommit } from "./group-commit.js";
 import { journalAppend } from "./journal-append.js";
 import { longSession } from "./long-session.js";
+import { manySessions } from "./many-sessions.js";
+import { millionEvents } from "./million-events.js";
 import { memoryTier } from "./memory-tier.js";
 import { sessionMemory } from "./memory.js";
 import { forkFanout } from "./fork-fanout.js";
@@ -28,8 +30,10 @@ export const figures: readonly Figure[] = [
   forkFanout,
   concurrentTurns,
   sessionMemory,
+  manySessions,
   agentTurn,
   obsOverhead,
   postgresFigures,
   pgScaleout,
+  millionEvents,
 ];

@@ -6,28 +6,12 @@
 // in the first batch, not on the sessions; a late release of something older, e.g. a previous figure's
 // buffers, spoils one batch's delta, not the median). The value is heap + external bytes per session:
 // RSS moves in whole heap pages, so its per-session delta is reported beside it in details.
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { openEchoHost } from "../lib/echo-host.js";
+import { collector, settle } from "../lib/heap.js";
 import { promptText } from "../lib/echo-turns.js";
 import { median, round } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
-
-function collector(): () => void {
-  const existing = (globalThis as { gc?: () => void }).gc;
-  if (existing) return existing;
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-}
-
-function settle(gc: () => void): { rss: number; heap: number } {
-  gc();
-  gc();
-  const m = process.memoryUsage();
-  // `external` already includes `arrayBuffers`.
-  return { rss: m.rss, heap: m.heapUsed + m.external };
-}
 
 export const sessionMemory: Figure = {
   key: "suspended_session_rss_bytes",

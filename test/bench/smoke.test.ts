@@ -41,6 +41,15 @@ const KEYS = [
   "pg_scaleout_2_hosts_ratio",
   "pg_scaleout_3_hosts_ratio",
   "pg_scaleout_1_host_turns_per_s",
+  "long_session_1m_ratio",
+  "cold_resume_1m_ms",
+  "verify_1m_peak_rss_mib",
+  "export_1m_peak_rss_mib",
+  "storage_per_turn_ratio",
+  "turn_10k_resident_p50_ratio",
+  "turn_10k_resident_p99_ratio",
+  "host_rss_per_live_session_bytes",
+  "host_rss_per_suspended_session_bytes",
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));
