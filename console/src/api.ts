@@ -7,6 +7,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Console } from "../../src/gen/harnesshost/v1/console_pb.js";
+import { HarnessVersions, SessionVersions } from "../../src/gen/harnesshost/v1/versions_pb.js";
 
 const TOKEN_KEY = "harnesshost.token";
 
@@ -30,6 +31,9 @@ const transport = createConnectTransport({ baseUrl: location.origin, interceptor
 export const sessions = createClient(Sessions, transport);
 export const registry = createClient(HarnessRegistry, transport);
 export const views = createClient(Console, transport);
+/** Upgrade (a session operation) and the registry's versions, read-only on this listener. */
+export const upgrades = createClient(SessionVersions, transport);
+export const harnessVersions = createClient(HarnessVersions, transport);
 
 /** A failed call as the UI shows it: `code: message`. */
 export class ApiError extends Error {

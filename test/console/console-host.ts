@@ -37,10 +37,15 @@ export interface ConsoleHost {
   stop(): Promise<void>;
 }
 
-export async function startConsoleHost(consoleDir: string, opts: { token?: string } = {}): Promise<ConsoleHost> {
+/** `harnesses`: extra `serve --harness` specs (e.g. `ver@1=local:FILE`). */
+export async function startConsoleHost(
+  consoleDir: string,
+  opts: { token?: string; harnesses?: readonly string[] } = {},
+): Promise<ConsoleHost> {
   const dir = mkdtempSync(join(tmpdir(), "hh-console-host-"));
   const args = ["--data", join(dir, "data"), "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0"];
   args.push("--http-addr", "127.0.0.1:0", "--log-level", "warn");
+  for (const h of opts.harnesses ?? []) args.push("--harness", h);
   if (opts.token !== undefined) {
     writeFileSync(join(dir, "tokens"), `${opts.token}\n`);
     args.push("--token-file", join(dir, "tokens"));

@@ -50,8 +50,8 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 /** Creates a session from the Sessions view with its first turn; resolves on its Session view. */
-async function newSession(page: Page, harness: string, input: string): Promise<string> {
-  await page.goto(`${host.url}#/sessions`);
+async function newSession(page: Page, harness: string, input: string, url = host.url): Promise<string> {
+  await page.goto(`${url}#/sessions`);
   await page.locator("select[name=harness]").first().selectOption(harness);
   await page.fill("input[name=first-input]", input);
   await page.click("text=Create and run");
@@ -96,8 +96,16 @@ describe("operator console in a browser", () => {
     );
     await shot(page, "session");
     await page.goto(`${host.url}#/sessions`);
-    await page.locator(`[data-testid=sessions] tr[data-uid="${uid}"]`).waitFor({ timeout: WAIT });
+    const row = page.locator(`[data-testid=sessions] tr[data-uid="${uid}"]`);
+    await row.waitFor({ timeout: WAIT });
     await shot(page, "sessions");
+    // The tier filter is the host's (Console.ListSessions): another tier hides the row, its own shows it.
+    const tier = (await row.locator("td").nth(3).textContent()) ?? "";
+    const filter = page.locator("form.filters select[name=state]");
+    await filter.selectOption(tier === "cold" ? "live" : "cold");
+    await row.waitFor({ state: "detached", timeout: WAIT });
+    await filter.selectOption(tier);
+    await row.waitFor({ timeout: WAIT });
     await page.close();
   });
 
@@ -186,6 +194,39 @@ describe("operator console in a browser", () => {
     await page.locator("[data-testid=timeline] tr.bad[data-seq='2']").waitFor({ timeout: WAIT });
     await shot(page, "chain-broken");
     await page.close();
+  });
+
+  it("consoleUpgradeShowsTheRefusalThenTheNewPin: an incompatible version is refused at the divergent seq, a compatible one becomes the pin", async () => {
+    const fixture = (v: string): string => `ver@${v}=local:${join(REPO, `test/fixtures/harnesses/versioned-v${v}.ts`)}`;
+    // The last configured version (1) is the default for new sessions; 2 keeps its prompt, 3 changes it.
+    const versioned = await startConsoleHost(consoleDir, { harnesses: [fixture("3"), fixture("2"), fixture("1")] });
+    try {
+      const page = await open(versioned.url);
+      await newSession(page, "ver", "a", versioned.url);
+      expect(await turnOutput(page)).toBe("echo:say a");
+      const modelSeq = await page.locator("[data-testid=timeline] tr[data-kind=model]").getAttribute("data-seq");
+      await page.click("text=Upgrade to version…");
+      const pinned = page.locator("[data-testid=pinned-version]");
+      await pinned.filter({ hasText: /^1$/ }).waitFor({ timeout: WAIT });
+      const upgrade = page.locator("[data-testid=upgrade] button.primary");
+      await page.locator("select[name=to-version]").selectOption("3");
+      await upgrade.click();
+      const refused = page.locator("[data-testid=upgrade-refused]");
+      await refused.waitFor({ timeout: WAIT });
+      expect(await refused.getAttribute("data-divergent-seq")).toBe(modelSeq);
+      expect(await refused.textContent()).toContain(`diverged at seq ${modelSeq}`);
+      expect(await pinned.textContent()).toBe("1");
+      await page.locator("select[name=to-version]").selectOption("2");
+      await upgrade.click();
+      await page.locator("[data-testid=upgrade-done]", { hasText: "upgraded from 1 to 2" }).waitFor({ timeout: WAIT });
+      await pinned.filter({ hasText: /^2$/ }).waitFor({ timeout: WAIT });
+      expect(await refused.count()).toBe(0);
+      // The next turn runs on 2 (its prompt is 1's, so the output is the same).
+      expect(await runTurn(page, "b")).toBe("echo:say b");
+      await page.close();
+    } finally {
+      await versioned.stop();
+    }
   });
 
   it("consoleShowsHarnesses: the registry's entries with their tier and reachability", async () => {

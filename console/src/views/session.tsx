@@ -1,6 +1,7 @@
 // The Session view: what the session is (harness, tier, state, head, chain check, lineage, snapshots),
 // what it did (the timeline) and what an operator can do to it (run a turn with its output streamed
-// as produced, suspend, resume, fork at a seq, decide its pending gate, export JSONL). Invariant: after
+// as produced, suspend, resume, fork at a seq, decide its pending gate, export JSONL, upgrade to another
+// version of its harness). Invariant: after
 // every action the view re-reads the session from the host; it never guesses the new state.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
@@ -12,6 +13,7 @@ import { stateOf, tierOf, turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time } from "../ui.js";
 import { Decision } from "./decision.js";
 import { Timeline } from "./timeline.js";
+import { Upgrade } from "./upgrade.js";
 
 /** A turn to start as soon as the Session view of `uid` opens (set by the Sessions view's New form). */
 let pendingRun: { uid: string; text: string } | undefined;
@@ -285,6 +287,9 @@ export function SessionView({ uid }: { uid: string }) {
                 {uid}.jsonl ({exported.lines} records)
               </a>
             ) : null}
+          </div>
+          <div class="row">
+            <Upgrade key={uid} session={session} onDone={() => void reload()} />
           </div>
         </div>
       ) : null}
