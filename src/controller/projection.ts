@@ -16,7 +16,7 @@ import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types
 import type { SnapshotRef } from "../snapshot/ref.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
-import { parseUpgrade } from "./upgrade-record.js";
+import { parseUpgrade, projectPin, type SessionPin } from "../journal/pin.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -59,14 +59,11 @@ export interface RecordedUpgrade {
   readonly to: string;
 }
 
-/** The harness version a session runs on: the one of its last turn, or of its last upgrade after it. */
-export interface PinnedVersion {
-  /** The registry name the version belongs to. */
-  readonly harness: string;
-  readonly version: string;
-  /** The EXECUTION_START or upgrade record that set it. */
-  readonly seq: number;
-}
+/**
+ * The harness version (and build digest) a session runs on: the one of its last turn, or of its last
+ * upgrade after it. Defined by the journal's pin projection (src/journal/pin.ts).
+ */
+export type PinnedVersion = SessionPin;
 
 /** What a turn left unfinished after its last recorded effect. */
 export type Trailing<R extends SeqEvent = JournalRecord> =
@@ -193,6 +190,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     this.headSeq = rec.seq;
     this.headHash = hashOf(rec);
     this.state = projectComputeState(this.state, event);
+    this.pin = projectPin(this.pin, rec.seq, event);
     if (event.body.case === "lifecycle") {
       this.applyLifecycle(rec, event.body.value.kind);
       return this;
@@ -233,10 +231,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       }
       case Lifecycle_Kind.LIFECYCLE_BASELINE: {
         const up = parseUpgrade(kind, lc.detail);
-        if (up) {
-          this.upgradeList.push({ seq: rec.seq, ...up });
-          this.pin = { harness: up.harness, version: up.to, seq: rec.seq };
-        }
+        if (up) this.upgradeList.push({ seq: rec.seq, ...up });
         break;
       }
       case Lifecycle_Kind.LIFECYCLE_UNSPECIFIED:
@@ -280,7 +275,6 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       };
       this.byId.set(event.executionId, exec);
       this.executions.push(exec);
-      this.pin = { harness: start.harness, version: start.harnessVersion, seq: rec.seq };
       return;
     }
     exec.lastSeq = rec.seq;

@@ -19,6 +19,7 @@ import type {
   JournalRecord,
   ListSessionsQuery,
   SeqEvent,
+  PinnedSession,
   SessionInfo,
   SessionMetaInput,
   SessionPage,
@@ -200,6 +201,10 @@ export class MeteredJournal implements Journal {
   listSessions(query: ListSessionsQuery): Promise<SessionPage> {
     return this.inner.listSessions(query);
   }
+  pinnedSessions(harness: string): Promise<PinnedSession[]> {
+    return this.inner.pinnedSessions(harness);
+  }
+
   allSessionUids(): Promise<string[]> {
     return this.inner.allSessionUids();
   }

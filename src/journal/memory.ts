@@ -25,7 +25,8 @@ import {
   READ_PAGE_SIZE,
   sessionFilterOf,
 } from "./paging.js";
-import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import { projectPins, type PinnedSession } from "./pin.js";
+import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, type SessionRow } from "./session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -98,6 +99,7 @@ export class MemoryJournal implements Journal {
 
   private advance(row: SessionRow, records: readonly JournalRecord[]): void {
     for (const r of records) row.computeState = projectComputeState(row.computeState, r.event);
+    setPin(row, projectPins(row.pin, records));
     const last = records[records.length - 1];
     if (last !== undefined) {
       row.lastSeq = last.seq;
@@ -218,6 +220,7 @@ export class MemoryJournal implements Journal {
     row.fence = childFence;
     const markerStored = storedOf(marker, toBinary(EventSchema, marker.event));
     const records = [...prefix, markerStored];
+    setPin(row, projectPins(undefined, prefix.map(recordOf)));
     this.sessions.set(child, { row, records });
     this.advance(row, [marker]);
     return records.map(recordOf);
@@ -332,6 +335,14 @@ export class MemoryJournal implements Journal {
     return out;
   }
 
+  async pinnedSessions(harness: string): Promise<PinnedSession[]> {
+    this.assertOpen();
+    const out: PinnedSession[] = [];
+    for (const { row } of this.sessions.values())
+      if (row.pin?.harness === harness) out.push({ uid: row.uid, version: row.pin.version, digest: row.pin.digest });
+    return out.sort(byUid);
+  }
+
   async allSessionUids(): Promise<string[]> {
     this.assertOpen();
     return [...this.sessions.keys()].sort();
@@ -435,6 +446,7 @@ function recordOf(s: StoredEvent): JournalRecord {
 
 function infoOf(row: SessionRow): SessionInfo {
   const info: SessionRow = { ...row, labels: { ...row.labels }, annotations: { ...row.annotations } };
+  if (row.pin !== undefined) info.pin = { ...row.pin };
   if (row.origin !== undefined) info.origin = clone(OriginSchema, row.origin);
   if (row.identity !== undefined) info.identity = clone(IdentityRefSchema, row.identity);
   return info;

@@ -17,7 +17,8 @@ import { noteEventBytes } from "../wire/event-bytes.js";
 import { chainEvents, checkAppend } from "./chain.js";
 import type { QueuedWrite, WriteOutcome } from "./commit-queue.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
-import { int, type HeadDbRow } from "./postgres-rows.js";
+import { projectPin, type SessionPin } from "./pin.js";
+import { int, PIN_SELECT, pinOfRow, type HeadDbRow } from "./postgres-rows.js";
 import type { ComputeStateName, JournalRecord } from "./types.js";
 
 /** Rows per INSERT statement. */
@@ -28,6 +29,8 @@ interface SessionState {
   hash: string;
   fence: number;
   computeState: ComputeStateName;
+  /** The pin the records so far leave (src/journal/pin.ts); written with the head. */
+  pin: SessionPin | undefined;
   /** The batch inserted the row (an implicit session); removed again if no write to it succeeds. */
   readonly created: boolean;
   /** A write to this session succeeded: its row must be updated. */
@@ -73,6 +76,7 @@ export async function writeBatchIn(
         state.hash = last.contentHash;
         for (const r of chained) {
           state.computeState = projectComputeState(state.computeState, r.event);
+          state.pin = projectPin(state.pin, r.seq, r.event);
           records.push({ session: w.session, record: r });
         }
         if (w.kind === "fenced" && w.checkpointDigest !== undefined) {
@@ -98,7 +102,7 @@ export async function writeBatchIn(
   const heads = new Map<string, CachedHead>();
   for (const [uid, st] of states) {
     if (st.created && !st.touched) continue;
-    heads.set(uid, { seq: st.seq, hash: st.hash, fence: st.fence, computeState: st.computeState });
+    heads.set(uid, { seq: st.seq, hash: st.hash, fence: st.fence, computeState: st.computeState, pin: st.pin });
   }
   return { outcomes, heads };
 }
@@ -109,6 +113,7 @@ export interface CachedHead {
   readonly hash: string;
   readonly fence: number;
   readonly computeState: ComputeStateName;
+  readonly pin: SessionPin | undefined;
 }
 
 /** Remembered heads, bounded (oldest forgotten first). */
@@ -173,7 +178,10 @@ export async function writeBatchOptimistic(
       if (last !== undefined) {
         state.seq = last.seq;
         state.hash = last.contentHash;
-        for (const r of chained) state.computeState = projectComputeState(state.computeState, r.event);
+        for (const r of chained) {
+          state.computeState = projectComputeState(state.computeState, r.event);
+          state.pin = projectPin(state.pin, r.seq, r.event);
+        }
       }
       if (minting || last !== undefined) state.touched = true;
       planned.push({ fence, records: chained });
@@ -206,11 +214,13 @@ export async function writeBatchOptimistic(
   if (moving.length > 0) {
     const result = await q.query<{ uid: string }>(
       `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[])
-           AS v(uid, exp_seq, exp_hash, exp_fence, seq, hash, fence, state)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[],
+             $20::bigint[], $21::text[], $22::text[], $23::text[])
+           AS v(uid, exp_seq, exp_hash, exp_fence, seq, hash, fence, state, pin_seq, pin_harness, pin_version, pin_digest)
        ), upd AS (
          UPDATE sessions AS s SET last_seq = v.seq, last_hash = v.hash, fence = v.fence, compute_state = v.state,
-           updated_at_ms = $9
+           updated_at_ms = $9, pin_seq = v.pin_seq, pin_harness = v.pin_harness, pin_version = v.pin_version,
+           pin_digest = v.pin_digest
          FROM v WHERE s.uid = v.uid AND s.last_seq = v.exp_seq AND s.last_hash = v.exp_hash AND s.fence = v.exp_fence
          RETURNING s.uid
        ), ins AS (
@@ -249,6 +259,7 @@ export async function writeBatchOptimistic(
         checkpoints.map((c) => c.seq),
         checkpoints.map((c) => c.contentHash),
         checkpoints.map((c) => c.digest),
+        ...pinArrays(moving.map(([, s]) => s.pin)),
       ],
     );
     moved = new Set(result.rows.map((r) => r.uid));
@@ -256,7 +267,7 @@ export async function writeBatchOptimistic(
   for (const [uid, s] of states) {
     // A session with nothing to move (only empty appends) passed its checks against a guess: locking path.
     if (!moved.has(uid)) continue;
-    cache.set(uid, { seq: s.seq, hash: s.hash, fence: s.fence, computeState: s.computeState });
+    cache.set(uid, { seq: s.seq, hash: s.hash, fence: s.fence, computeState: s.computeState, pin: s.pin });
   }
   return writes.map((w, i) => {
     const plan = planned[i];
@@ -277,7 +288,7 @@ async function lockSessions(
 ): Promise<Map<string, SessionState>> {
   const lock = (which: readonly string[]) =>
     client.query<HeadDbRow & { uid: string }>(
-      "SELECT uid, fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE",
+      `SELECT uid, fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE`,
       [which],
     );
   const states = new Map<string, SessionState>();
@@ -288,6 +299,7 @@ async function lockSessions(
         hash: row.last_hash,
         fence: int(row.fence),
         computeState: parseComputeState(row.compute_state),
+        pin: pinOfRow(row),
         created: created.has(row.uid),
         touched: false,
       });
@@ -333,8 +345,10 @@ async function moveHeads(client: pg.ClientBase, states: ReadonlyMap<string, Sess
   if (touched.length === 0) return;
   await client.query(
     `UPDATE sessions AS s SET last_seq = v.seq, last_hash = v.hash, fence = v.fence, compute_state = v.state,
-       updated_at_ms = $6
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) AS v(uid, seq, hash, fence, state)
+       updated_at_ms = $6, pin_seq = v.pin_seq, pin_harness = v.pin_harness, pin_version = v.pin_version,
+       pin_digest = v.pin_digest
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $7::bigint[], $8::text[], $9::text[],
+       $10::text[]) AS v(uid, seq, hash, fence, state, pin_seq, pin_harness, pin_version, pin_digest)
      WHERE s.uid = v.uid`,
     [
       touched.map(([uid]) => uid),
@@ -343,8 +357,19 @@ async function moveHeads(client: pg.ClientBase, states: ReadonlyMap<string, Sess
       touched.map(([, s]) => s.fence),
       touched.map(([, s]) => s.computeState),
       now,
+      ...pinArrays(touched.map(([, s]) => s.pin)),
     ],
   );
+}
+
+/** The pin columns of several sessions, as four parallel arrays (pin_seq 0: no pin). */
+function pinArrays(pins: readonly (SessionPin | undefined)[]): [number[], string[], string[], string[]] {
+  return [
+    pins.map((p) => p?.seq ?? 0),
+    pins.map((p) => p?.harness ?? ""),
+    pins.map((p) => p?.version ?? ""),
+    pins.map((p) => p?.digest ?? ""),
+  ];
 }
 
 async function insertCheckpoints(client: pg.ClientBase, rows: readonly Checkpoint[], now: number): Promise<void> {

@@ -5,7 +5,8 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import { parseComputeState } from "./compute-state.js";
-import type { SessionRow } from "./session-row.js";
+import type { SessionPin } from "./pin.js";
+import { pinOfColumns, setPin, type SessionRow } from "./session-row.js";
 import type { CheckpointRow, JournalRecord, RegistrationState, SessionInfo, StoredRegistration } from "./types.js";
 
 /** int8 as `pg` hands it over (string), or a number where the query cast it. */
@@ -29,6 +30,10 @@ export interface SessionDbRow {
   last_seq: Int8;
   last_hash: string;
   compute_state: string;
+  pin_seq: Int8;
+  pin_harness: string;
+  pin_version: string;
+  pin_digest: string;
 }
 
 export interface HeadDbRow {
@@ -36,6 +41,17 @@ export interface HeadDbRow {
   last_seq: Int8;
   last_hash: string;
   compute_state: string;
+  pin_seq: Int8;
+  pin_harness: string;
+  pin_version: string;
+  pin_digest: string;
+}
+
+/** The pin columns (src/journal/pin.ts; pin_seq 0: no pin). */
+export const PIN_SELECT = "pin_seq, pin_harness, pin_version, pin_digest";
+
+export function pinOfRow(row: HeadDbRow | SessionDbRow): SessionPin | undefined {
+  return pinOfColumns(int(row.pin_seq), row.pin_harness, row.pin_version, row.pin_digest);
 }
 
 export interface EventDbRow {
@@ -75,9 +91,9 @@ export function int(value: Int8): number {
 
 /** The parameters of `INSERT INTO sessions (…SESSION_COLUMNS) VALUES ($1..$17)`, in column order. */
 export const SESSION_COLUMNS =
-  "uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin, identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state";
+  "uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin, identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state, pin_seq, pin_harness, pin_version, pin_digest";
 export const SESSION_VALUES =
-  "$1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17";
+  "$1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21";
 
 export function sessionParams(row: SessionRow): Array<string | number | Uint8Array | null> {
   return [
@@ -98,6 +114,10 @@ export function sessionParams(row: SessionRow): Array<string | number | Uint8Arr
     row.lastSeq,
     row.lastHash,
     row.computeState,
+    row.pin?.seq ?? 0,
+    row.pin?.harness ?? "",
+    row.pin?.version ?? "",
+    row.pin?.digest ?? "",
   ];
 }
 
@@ -119,6 +139,7 @@ export function sessionInfoOf(row: SessionDbRow): SessionInfo {
     fence: int(row.fence),
     computeState: parseComputeState(row.compute_state),
   };
+  setPin(info, pinOfRow(row));
   if (row.origin) info.origin = fromBinary(OriginSchema, row.origin);
   if (row.identity) info.identity = fromBinary(IdentityRefSchema, row.identity);
   return info;

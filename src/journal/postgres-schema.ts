@@ -1,12 +1,15 @@
 // The PostgreSQL journal's schema, its version stamp and its error classes. Invariant: after open the
 // target schema is at exactly PG_SCHEMA_VERSION or open failed; migrations run under a transaction-level
 // advisory lock so concurrent first opens serialise, and a newer stamp is refused (downgrades fail closed).
+import { fromBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
+import { projectPin, type SessionPin } from "./pin.js";
 
 /** The highest `harnesshost_schema.version` this build writes and understands. */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** A PostgreSQL schema name we are willing to interpolate into DDL and a search_path. */
 export const PgSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "schema must match [a-z_][a-z0-9_]{0,62}");
@@ -76,6 +79,67 @@ CREATE TABLE IF NOT EXISTS snapshot_chunks (
 `;
 
 /**
+ * Version 2: the session row keeps its pin (src/journal/pin.ts: the harness version and build digest its
+ * last turn or upgrade set; pin_seq 0 = none), written in the append transaction, and an index answers
+ * "which sessions are pinned to this harness" in one query. An existing schema is backfilled once, in
+ * the migration's transaction, by folding every session's records (backfillPins).
+ */
+const SCHEMA_V2_FROM_V1 = `
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_seq bigint NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_harness text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_version text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_digest text NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS sessions_pin ON sessions (pin_harness, pin_version, uid) WHERE pin_seq > 0;
+`;
+
+/** Records read per page while backfilling pins. */
+const BACKFILL_PAGE = 2000;
+
+/**
+ * Sets every session's pin columns from its records: one keyset-paged pass over the events in
+ * (session, seq) order. A record that cannot be decoded leaves its session unpinned (verify reports it).
+ */
+async function backfillPins(client: pg.ClientBase): Promise<void> {
+  let after: { session: string; seq: string } | undefined;
+  let session: string | undefined;
+  let pin: SessionPin | undefined;
+  let bad = false;
+  const flush = async () => {
+    if (session === undefined || pin === undefined || bad) return;
+    await client.query(
+      "UPDATE sessions SET pin_seq = $1, pin_harness = $2, pin_version = $3, pin_digest = $4 WHERE uid = $5",
+      [pin.seq, pin.harness, pin.version, pin.digest, session],
+    );
+  };
+  for (;;) {
+    const page = await client.query<{ session: string; seq: string; event: Buffer }>(
+      after === undefined
+        ? "SELECT session, seq::text AS seq, event FROM events ORDER BY session, seq LIMIT $1"
+        : "SELECT session, seq::text AS seq, event FROM events WHERE (session, seq) > ($2, $3::bigint) ORDER BY session, seq LIMIT $1",
+      after === undefined ? [BACKFILL_PAGE] : [BACKFILL_PAGE, after.session, after.seq],
+    );
+    for (const row of page.rows) {
+      if (row.session !== session) {
+        await flush();
+        session = row.session;
+        pin = undefined;
+        bad = false;
+      }
+      if (bad) continue;
+      try {
+        pin = projectPin(pin, Number(row.seq), fromBinary(EventSchema, row.event));
+      } catch {
+        bad = true;
+      }
+    }
+    const last = page.rows.at(-1);
+    if (page.rows.length < BACKFILL_PAGE || last === undefined) break;
+    after = { session: last.session, seq: last.seq };
+  }
+  await flush();
+}
+
+/**
  * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
  * stored format, so they carry no version stamp: every open creates the missing ones inside the
  * migration transaction (an existing schema gets them on its first open by this build — a one-time
@@ -118,7 +182,9 @@ export async function migrate(client: pg.ClientBase, schema: string | undefined)
     const version = seen.rows[0]?.version ?? 0;
     if (version > PG_SCHEMA_VERSION) refuseVersion(version);
     if (version < PG_SCHEMA_VERSION) {
-      await client.query(SCHEMA_V1);
+      if (version < 1) await client.query(SCHEMA_V1);
+      await client.query(SCHEMA_V2_FROM_V1);
+      if (version >= 1) await backfillPins(client);
       await client.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES ($1, $2)", [
         PG_SCHEMA_VERSION,
         Date.now(),

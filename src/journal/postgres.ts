@@ -39,7 +39,10 @@ import { HeldSessions } from "./postgres-held.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
   checkpointOf,
+  decodeEvent,
   int,
+  PIN_SELECT,
+  pinOfRow,
   recordOf,
   registrationOf,
   SESSION_COLUMNS,
@@ -53,7 +56,8 @@ import {
   type SessionDbRow,
 } from "./postgres-rows.js";
 import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
-import { importedRow, rowFromMeta, validateMeta } from "./session-row.js";
+import { projectPins, type PinnedSession, type SessionPin } from "./pin.js";
+import { importedRow, rowFromMeta, setPin, validateMeta } from "./session-row.js";
 import type {
   CancelRequest,
   ImportedSessionMeta,
@@ -508,7 +512,7 @@ export class PostgresJournal implements Journal {
         sessionParams(row),
       );
       if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
-      await insertChained(client, meta.uid, records, "NONE", Date.now());
+      await insertChained(client, meta.uid, records, "NONE", Date.now(), undefined);
     });
     const info = await this.getSession(meta.uid);
     if (info === undefined) throw new Error(`session ${meta.uid} vanished after import`);
@@ -577,6 +581,15 @@ export class PostgresJournal implements Journal {
       "SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state",
     );
     return Object.fromEntries(result.rows.map((r) => [r.state, Number(r.n)]));
+  }
+
+  async pinnedSessions(harness: string): Promise<PinnedSession[]> {
+    const result = await this.live().pool.query<PinnedSession>(
+      `SELECT uid, pin_version AS version, pin_digest AS digest FROM sessions
+       WHERE pin_harness = $1 AND pin_seq > 0 ORDER BY uid`,
+      [harness],
+    );
+    return result.rows;
   }
 
   async allSessionUids(): Promise<string[]> {
@@ -672,7 +685,7 @@ export class PostgresJournal implements Journal {
 
   private async headRow(session: string): Promise<HeadDbRow | undefined> {
     const result = await this.live().pool.query<HeadDbRow>(
-      "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1",
+      `SELECT fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = $1`,
       [session],
     );
     return result.rows[0];
@@ -713,7 +726,7 @@ async function forkIn(
   meta: SessionMetaInput,
 ): Promise<JournalRecord> {
   const source = await client.query<HeadDbRow>(
-    "SELECT fence, last_seq, last_hash, compute_state FROM sessions WHERE uid = $1 FOR SHARE",
+    `SELECT fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = $1 FOR SHARE`,
     [parent],
   );
   const parentRow = source.rows[0];
@@ -722,6 +735,7 @@ async function forkIn(
   const now = Date.now();
   const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
   row.fence = 1;
+  setPin(row, atSeq === int(parentRow.last_seq) ? pinOfRow(parentRow) : await pinThrough(client, parent, atSeq));
   const inserted = await client.query(
     `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
     sessionParams(row),
@@ -746,7 +760,7 @@ async function forkIn(
     );
   }
   const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
-  await insertChained(client, child, marker, "NONE", now);
+  await insertChained(client, child, marker, "NONE", now, row.pin);
   const [record] = marker;
   if (record === undefined) throw new Error("fork marker was not chained");
   return record;
@@ -758,6 +772,7 @@ async function insertChained(
   records: readonly JournalRecord[],
   state: ComputeStateName,
   now: number,
+  pin: SessionPin | undefined,
 ): Promise<void> {
   let computeState = state;
   for (let i = 0; i < records.length; i += INSERT_CHUNK) {
@@ -777,13 +792,37 @@ async function insertChained(
     );
   }
   for (const r of records) computeState = projectComputeState(computeState, r.event);
+  const newPin = projectPins(pin, records);
   const last = records[records.length - 1];
   if (last !== undefined) {
     await client.query(
-      "UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4 WHERE uid = $5",
-      [last.seq, last.contentHash, computeState, now, session],
+      `UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4, pin_seq = $6,
+         pin_harness = $7, pin_version = $8, pin_digest = $9 WHERE uid = $5`,
+      [
+        last.seq,
+        last.contentHash,
+        computeState,
+        now,
+        session,
+        newPin?.seq ?? 0,
+        newPin?.harness ?? "",
+        newPin?.version ?? "",
+        newPin?.digest ?? "",
+      ],
     );
   }
+}
+
+/** The pin a fork child inherits below the parent's head: the parent's records 1..atSeq folded. */
+async function pinThrough(client: pg.PoolClient, parent: string, atSeq: number): Promise<SessionPin | undefined> {
+  const result = await client.query<EventDbRow>(
+    "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = $1 AND seq <= $2 ORDER BY seq",
+    [parent, atSeq],
+  );
+  return projectPins(
+    undefined,
+    result.rows.map((r) => ({ seq: int(r.seq), event: decodeEvent(parent, r) })),
+  );
 }
 
 function unwrap(outcomes: readonly WriteOutcome[]): { fence: number; records: JournalRecord[] } {

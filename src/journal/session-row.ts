@@ -4,6 +4,7 @@
 import { clone } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { IdentityRefSchema, OriginSchema } from "../gen/agentsessions/v1/common_pb.js";
+import type { SessionPin } from "./pin.js";
 import type { ComputeStateName, ImportedSessionMeta, SessionInfo, SessionMetaInput } from "./types.js";
 
 /** A SessionInfo whose mutable columns a backend updates in place. */
@@ -53,4 +54,24 @@ export function importedRow(meta: ImportedSessionMeta): SessionRow {
   const row = rowFromMeta(meta, meta.createdAtMs);
   row.fence = meta.fence;
   return row;
+}
+
+/** Sets (or clears, for undefined) the row's pin. */
+export function setPin(row: SessionRow, pin: SessionPin | undefined): void {
+  if (pin === undefined) delete row.pin;
+  else row.pin = pin;
+}
+
+/** The stored pin columns (pin_seq 0: no pin) as a SessionPin. */
+export function pinOfColumns(seq: number, harness: string, version: string, digest: string): SessionPin | undefined {
+  return seq > 0 ? { harness, version, digest, seq } : undefined;
+}
+
+/** Whether two pins differ (the session row's pin columns must be rewritten). */
+export function pinChanged(a: SessionPin | undefined, b: SessionPin | undefined): boolean {
+  return a?.seq !== b?.seq || a?.harness !== b?.harness || a?.version !== b?.version || a?.digest !== b?.digest;
+}
+
+export function byUid(a: { readonly uid: string }, b: { readonly uid: string }): number {
+  return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
 }

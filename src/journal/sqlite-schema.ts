@@ -1,10 +1,13 @@
 // The SQLite journal's schema and its version stamp. Invariant: a database is either at exactly
 // SQLITE_SCHEMA_VERSION after open, or open fails; a newer stamp is refused (downgrades fail closed).
+import { fromBinary } from "@bufbuild/protobuf";
 import type BetterSqlite3 from "better-sqlite3";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
+import { projectPin, type SessionPin } from "./pin.js";
 
 /** The `PRAGMA user_version` this build writes and understands. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /**
  * The events-table key of a session's head row (INT64 max, an SQL literal: never a JS number). It sorts
@@ -81,6 +84,20 @@ ALTER TABLE events ADD COLUMN head_at_ms INTEGER;
 `;
 
 /**
+ * Version 3: the session row keeps its pin (src/journal/pin.ts: the harness version and build digest its
+ * last turn or upgrade set; pin_seq 0 = none), written by the append that changes it, and an index
+ * answers "which sessions are pinned to this harness" in one query. An existing database is backfilled
+ * once, in the migration's transaction, by folding every session's records (backfillPins).
+ */
+const SCHEMA_V3_FROM_V2 = `
+ALTER TABLE sessions ADD COLUMN pin_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN pin_harness TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN pin_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN pin_digest TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS sessions_pin ON sessions(pin_harness, pin_version, uid) WHERE pin_seq > 0;
+`;
+
+/**
  * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
  * stored format, so they carry no version: every writable open creates the missing ones (an existing
  * database gets them on its first open by this build; an older build still opens it, and SQLite keeps
@@ -121,11 +138,53 @@ function migrateVersion(db: BetterSqlite3.Database): void {
   db.transaction(() => {
     const version = readVersion(db);
     if (version === SQLITE_SCHEMA_VERSION) return;
-    if (version !== 0 && version !== 1) refuseVersion(version);
+    if (version !== 0 && version !== 1 && version !== 2) refuseVersion(version);
     if (version === 0) db.exec(SCHEMA_V1);
-    db.exec(SCHEMA_V2_FROM_V1);
+    if (version < 2) db.exec(SCHEMA_V2_FROM_V1);
+    db.exec(SCHEMA_V3_FROM_V2);
+    if (version !== 0) backfillPins(db);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
+}
+
+/**
+ * Sets every session's pin columns from its records (the version-3 migration of an existing database):
+ * one pass over the events in (session, seq) order, in the migration's transaction. A record that
+ * cannot be decoded leaves its session unpinned (verify reports the session).
+ */
+function backfillPins(db: BetterSqlite3.Database): void {
+  const write = db.prepare<[number, string, string, string, string]>(
+    "UPDATE sessions SET pin_seq = ?, pin_harness = ?, pin_version = ?, pin_digest = ? WHERE uid = ?",
+  );
+  const rows = db
+    .prepare<[], [string, number, Uint8Array]>(
+      `SELECT session, seq, event FROM events WHERE seq < ${HEAD_ROW_SEQ} ORDER BY session, seq`,
+    )
+    .raw(true);
+  let session: string | undefined;
+  let pin: SessionPin | undefined;
+  let bad = false;
+  // Written after the scan: better-sqlite3 runs no statement while an iterator is open.
+  const found: [string, SessionPin][] = [];
+  const flush = () => {
+    if (session !== undefined && pin !== undefined && !bad) found.push([session, pin]);
+  };
+  for (const [uid, seq, bytes] of rows.iterate()) {
+    if (uid !== session) {
+      flush();
+      session = uid;
+      pin = undefined;
+      bad = false;
+    }
+    if (bad) continue;
+    try {
+      pin = projectPin(pin, seq, fromBinary(EventSchema, bytes));
+    } catch {
+      bad = true;
+    }
+  }
+  flush();
+  for (const [uid, p] of found) write.run(p.seq, p.harness, p.version, p.digest, uid);
 }
 
 /** For a read-only open: the file must already be at this build's version (nothing can be upgraded). */

@@ -34,7 +34,17 @@ import {
   sessionFilterOf,
 } from "./paging.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
-import { implicitRow, importedRow, rowFromMeta, validateMeta, type SessionRow } from "./session-row.js";
+import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
+import {
+  implicitRow,
+  importedRow,
+  pinChanged,
+  pinOfColumns,
+  rowFromMeta,
+  setPin,
+  validateMeta,
+  type SessionRow,
+} from "./session-row.js";
 import {
   enableWal,
   HEAD_ROW_SEQ,
@@ -99,6 +109,10 @@ interface SessionDbRow {
   last_seq: number;
   last_hash: string;
   compute_state: string;
+  pin_seq: number;
+  pin_harness: string;
+  pin_version: string;
+  pin_digest: string;
 }
 
 interface HeadDbRow {
@@ -106,6 +120,10 @@ interface HeadDbRow {
   last_seq: number;
   last_hash: string;
   compute_state: string;
+  pin_seq: number;
+  pin_harness: string;
+  pin_version: string;
+  pin_digest: string;
   /** 1 when the session has a head row (else the head is the session row's anchor). */
   has_head: number;
 }
@@ -144,24 +162,28 @@ const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
 const FROM_SESSION_AND_HEAD = `FROM sessions s LEFT JOIN events h ON h.session = s.uid AND h.seq = ${HEAD_ROW_SEQ}`;
 /** The session's head: the head row's values win, the session row's anchor stands in without one. */
 const HEAD_COLUMNS = `COALESCE(h.head_seq, s.last_seq) AS last_seq, COALESCE(h.head_hash, s.last_hash) AS last_hash`;
+/** The session row's pin (src/journal/pin.ts; pin_seq 0: no pin). */
+const PIN_COLUMNS = "s.pin_seq, s.pin_harness, s.pin_version, s.pin_digest";
 /** A full session row with its head, shaped like SessionDbRow. */
 const SESSION_WITH_HEAD = `SELECT s.uid, s.project, s.name, s.harness, s.model, s.parent_uid, s.fork_seq, s.labels, s.annotations,
   s.origin, s.identity, s.created_at_ms, MAX(s.updated_at_ms, COALESCE(h.head_at_ms, 0)) AS updated_at_ms, s.fence,
-  ${HEAD_COLUMNS}, COALESCE(h.head_state, s.compute_state) AS compute_state
+  ${HEAD_COLUMNS}, COALESCE(h.head_state, s.compute_state) AS compute_state, ${PIN_COLUMNS}
   ${FROM_SESSION_AND_HEAD}`;
 
 function prepareStatements(db: Database.Database) {
   return {
     selectHead: db.prepare<[string], HeadDbRow>(
       `SELECT s.fence AS fence, ${HEAD_COLUMNS}, COALESCE(h.head_state, s.compute_state) AS compute_state,
-         h.seq IS NOT NULL AS has_head ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
+         ${PIN_COLUMNS}, h.seq IS NOT NULL AS has_head ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
     selectSession: db.prepare<[string], SessionDbRow>(`${SESSION_WITH_HEAD} WHERE s.uid = ?`),
     insertSession: db.prepare(
       `INSERT INTO sessions (uid, project, name, harness, model, parent_uid, fork_seq, labels, annotations, origin,
-         identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state)
+         identity, created_at_ms, updated_at_ms, fence, last_seq, last_hash, compute_state, pin_seq, pin_harness,
+         pin_version, pin_digest)
        VALUES (@uid, @project, @name, @harness, @model, @parent_uid, @fork_seq, @labels, @annotations, @origin,
-         @identity, @created_at_ms, @updated_at_ms, @fence, @last_seq, @last_hash, @compute_state)
+         @identity, @created_at_ms, @updated_at_ms, @fence, @last_seq, @last_hash, @compute_state, @pin_seq,
+         @pin_harness, @pin_version, @pin_digest)
        ON CONFLICT(uid) DO NOTHING`,
     ),
     /** Moves the head row (created on first use): the newest record's neighbour, so no second page. */
@@ -174,6 +196,13 @@ function prepareStatements(db: Database.Database) {
     /** The session row's anchor: written by the append that creates the head row. */
     anchorHead: db.prepare<[number, string, string, number, string]>(
       "UPDATE sessions SET last_seq = ?, last_hash = ?, compute_state = ?, updated_at_ms = ? WHERE uid = ?",
+    ),
+    /** The session row's pin, rewritten only by an append that changes it (a turn's start, an upgrade). */
+    writePin: db.prepare<[number, string, string, string, string]>(
+      "UPDATE sessions SET pin_seq = ?, pin_harness = ?, pin_version = ?, pin_digest = ? WHERE uid = ?",
+    ),
+    pinnedSessions: db.prepare<[string], { uid: string; version: string; digest: string }>(
+      "SELECT uid, pin_version AS version, pin_digest AS digest FROM sessions WHERE pin_harness = ? AND pin_seq > 0 ORDER BY uid",
     ),
     insertEvent: db.prepare<[string, number, string, string, number, Uint8Array]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
@@ -455,7 +484,14 @@ export class SqliteJournal implements Journal {
     if (records.length === 0) return records;
     const now = Date.now();
     if (!row) this.stmts.insertSession.run(sessionParams(implicitRow(session, now)));
-    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now, row?.has_head === 1);
+    this.insertChained(
+      session,
+      records,
+      parseComputeState(row?.compute_state ?? "NONE"),
+      now,
+      row?.has_head === 1,
+      pinOfRow(row),
+    );
     return records;
   }
 
@@ -466,6 +502,7 @@ export class SqliteJournal implements Journal {
     state: ComputeStateName,
     now: number,
     hasHead: boolean,
+    pin: SessionPin | undefined,
   ): void {
     let computeState = state;
     for (const r of records) {
@@ -481,8 +518,14 @@ export class SqliteJournal implements Journal {
     }
     const last = records[records.length - 1];
     if (last === undefined) return;
+    const newPin = projectPins(pin, records);
+    if (pinChanged(pin, newPin)) this.writePin(session, newPin);
     this.stmts.moveHead.run(session, last.seq, last.contentHash, computeState, now);
     if (!hasHead) this.stmts.anchorHead.run(last.seq, last.contentHash, computeState, now, session);
+  }
+
+  private writePin(session: string, pin: SessionPin | undefined): void {
+    this.stmts.writePin.run(pin?.seq ?? 0, pin?.harness ?? "", pin?.version ?? "", pin?.digest ?? "", session);
   }
 
   async newFence(session: string): Promise<number> {
@@ -526,7 +569,14 @@ export class SqliteJournal implements Journal {
     const minted = this.stmts.mintFence.get(session, now, now);
     if (!minted) throw new Error("fence mint returned no row");
     const records = chainEvents(head, minted.fence, events);
-    this.insertChained(session, records, parseComputeState(row?.compute_state ?? "NONE"), now, row?.has_head === 1);
+    this.insertChained(
+      session,
+      records,
+      parseComputeState(row?.compute_state ?? "NONE"),
+      now,
+      row?.has_head === 1,
+      pinOfRow(row),
+    );
     const last = records[records.length - 1];
     if (checkpointDigest !== undefined && last !== undefined) {
       this.stmts.putCheckpoint.run(session, last.seq, last.contentHash, checkpointDigest, now);
@@ -701,12 +751,13 @@ export class SqliteJournal implements Journal {
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
     row.fence = childFence;
+    setPin(row, atSeq === source.last_seq ? pinOfRow(source) : this.pinThrough(parent, atSeq));
     this.stmts.insertSession.run(sessionParams(row));
     const copied = this.stmts.copyPrefix.run(child, parent, atSeq).changes;
     if (copied !== atSeq) {
       throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied}`);
     }
-    this.insertChained(child, marker, "NONE", now, false);
+    this.insertChained(child, marker, "NONE", now, false, row.pin);
     const [record] = marker;
     if (record === undefined) throw new Error("fork marker was not chained");
     return record;
@@ -736,7 +787,7 @@ export class SqliteJournal implements Journal {
         .transaction(() => {
           if (this.stmts.insertSession.run(sessionParams(row)).changes === 0)
             throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
-          this.insertChained(meta.uid, records, "NONE", Date.now(), false);
+          this.insertChained(meta.uid, records, "NONE", Date.now(), false, undefined);
         })
         .immediate(),
     );
@@ -819,6 +870,24 @@ export class SqliteJournal implements Journal {
       .db.prepare("SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state")
       .all() as { state: ComputeStateName; n: number }[];
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  /** The pin a fork child inherits: the parent's records 1..atSeq folded (a fork below the head). */
+  private pinThrough(session: string, atSeq: number): SessionPin | undefined {
+    let pin: SessionPin | undefined;
+    let next = 1;
+    while (next <= atSeq) {
+      const page = this.stmts.readEventsPageRaw.all(session, next, atSeq, READ_PAGE_SIZE);
+      for (const row of page) pin = projectPin(pin, row[0], decodeBytes(session, row[0], row[1]));
+      const tail = page[page.length - 1];
+      if (page.length < READ_PAGE_SIZE || tail === undefined) break;
+      next = tail[0] + 1;
+    }
+    return pin;
+  }
+
+  async pinnedSessions(harness: string): Promise<PinnedSession[]> {
+    return this.live().stmts.pinnedSessions.all(harness);
   }
 
   async allSessionUids(): Promise<string[]> {
@@ -968,7 +1037,15 @@ function sessionParams(row: SessionRow): Record<string, string | number | Uint8A
     last_seq: row.lastSeq,
     last_hash: row.lastHash,
     compute_state: row.computeState,
+    pin_seq: row.pin?.seq ?? 0,
+    pin_harness: row.pin?.harness ?? "",
+    pin_version: row.pin?.version ?? "",
+    pin_digest: row.pin?.digest ?? "",
   };
+}
+
+function pinOfRow(row: HeadDbRow | SessionDbRow | undefined): SessionPin | undefined {
+  return row ? pinOfColumns(row.pin_seq, row.pin_harness, row.pin_version, row.pin_digest) : undefined;
 }
 
 function sessionInfoOf(row: SessionDbRow): SessionInfo {
@@ -989,6 +1066,7 @@ function sessionInfoOf(row: SessionDbRow): SessionInfo {
     fence: row.fence,
     computeState: parseComputeState(row.compute_state),
   };
+  setPin(info, pinOfRow(row));
   if (row.origin) info.origin = fromBinary(OriginSchema, row.origin);
   if (row.identity) info.identity = fromBinary(IdentityRefSchema, row.identity);
   return info;

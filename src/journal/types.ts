@@ -3,6 +3,9 @@
 // (memory, SQLite, PostgreSQL) implements exactly this and passes the same conformance suite
 // (test/journal/conformance.ts), so callers never care which one they hold.
 import type { Event, IdentityRef, Origin } from "../gen/agentsessions/v1/common_pb.js";
+import type { PinnedSession, SessionPin } from "./pin.js";
+
+export type { PinnedSession, SessionPin } from "./pin.js";
 
 /** A committed event. `seq` is dense from 1; `prevHash` is "" at seq 1. */
 export interface JournalRecord {
@@ -56,6 +59,11 @@ export interface SessionInfo {
   readonly lastHash: string;
   readonly fence: number;
   readonly computeState: ComputeStateName;
+  /**
+   * The harness version (and build digest) the session is pinned to (docs/versioning.md), kept by the
+   * append transaction from the pin projection (src/journal/pin.ts); absent before the first turn.
+   */
+  readonly pin?: SessionPin;
 }
 
 export interface ListSessionsQuery {
@@ -307,6 +315,11 @@ export interface Journal {
 
   /** Optional: how many sessions are in each compute state (every project; for the sessions gauge). */
   countByComputeState?(): Promise<Partial<Record<ComputeStateName, number>>>;
+  /**
+   * Every session pinned to a version of `harness` (its row's pin, indexed), ordered by uid: what
+   * `harness list` counts and a version retirement refuses on (docs/versioning.md).
+   */
+  pinnedSessions(harness: string): Promise<PinnedSession[]>;
   /** Every session uid, for verify-all and export. */
   allSessionUids(): Promise<string[]>;
 

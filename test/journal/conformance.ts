@@ -23,12 +23,15 @@ import {
   approvalRequestEvent,
   approvalResultEvent,
   endEvent,
+  executionStartEvent,
   inputEvent,
   lifecycleEvent,
   outputEvent,
   toolCallEvent,
   unhashableEvent,
+  upgradeRecordEvent,
 } from "./events.js";
+import { SessionLog } from "../../src/controller/projection.js";
 
 export interface JournalUnderTest {
   journal: Journal;
@@ -387,6 +390,57 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         ]);
         expect(batch).toHaveLength(2);
         expect(await state()).toBe("COLD");
+      });
+    });
+
+    describe("pins", () => {
+      // The session row's pin is the pin projection applied in the append transaction: what
+      // SessionLog.pinnedVersion answers from the records, read back from the row and its index.
+      const logPin = async (uid: string) => SessionLog.of(await j.readEvents(uid)).pinnedVersion;
+
+      it("sessionRowPinFollowsThePinProjectionOnEveryWritePath", async () => {
+        await j.createSession({ uid: "p-a", project: "default", harness: "ver" });
+        expect((await j.getSession("p-a"))?.pin).toBeUndefined();
+        await appendAll(j, "p-a", [inputEvent("no turn yet")]);
+        expect((await j.getSession("p-a"))?.pin).toBeUndefined();
+        await j.appendBatch("p-a", 1, 0, [executionStartEvent("ver", "1"), endEvent()]);
+        expect((await j.getSession("p-a"))?.pin).toEqual({ harness: "ver", version: "1", digest: "", seq: 2 });
+        await appendAll(j, "p-a", [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_BASELINE, "not an upgrade")]);
+        expect((await j.getSession("p-a"))?.pin?.version).toBe("1");
+        const fenced = await j.appendUnderNewFence?.("p-a", 4, [upgradeRecordEvent("ver", "1", "2")]);
+        if (fenced === undefined) await appendAll(j, "p-a", [upgradeRecordEvent("ver", "1", "2")]);
+        expect((await j.getSession("p-a"))?.pin).toEqual({ harness: "ver", version: "2", digest: "", seq: 5 });
+        expect((await j.getSession("p-a"))?.pin).toEqual(await logPin("p-a"));
+        // A fork child inherits the pin of the records it copies: at the head, and below it.
+        await j.fork("p-a", "p-head", 5, { uid: "p-head", project: "default", harness: "ver" });
+        await j.fork("p-a", "p-low", 3, { uid: "p-low", project: "default", harness: "ver" });
+        expect((await j.getSession("p-head"))?.pin?.version).toBe("2");
+        expect((await j.getSession("p-low"))?.pin).toEqual({ harness: "ver", version: "1", digest: "", seq: 2 });
+        expect((await j.getSession("p-low"))?.pin).toEqual(await logPin("p-low"));
+        const [low] = await j.forkAll("p-a", 2, [{ meta: { uid: "p-all", project: "default", harness: "ver" } }]);
+        expect(low?.seq).toBe(3);
+        expect((await j.getSession("p-all"))?.pin?.version).toBe("1");
+        // An import folds the records it brings.
+        const records = await j.readRange("p-a");
+        await j.importSession({ uid: "p-imp", project: "default", harness: "ver", createdAtMs: 1, fence: 2 }, records);
+        expect((await j.getSession("p-imp"))?.pin).toEqual(await logPin("p-a"));
+      });
+
+      it("pinnedSessionsAnswersFromTheRowsByHarness", async () => {
+        await appendAll(j, "q-1", [executionStartEvent("ver", "1", "x1")]);
+        await appendAll(j, "q-2", [executionStartEvent("ver", "2", "x2")]);
+        await appendAll(j, "q-0", [executionStartEvent("ver", "1", "x3"), upgradeRecordEvent("ver", "1", "2")]);
+        await appendAll(j, "q-other", [executionStartEvent("other", "1", "x4")]);
+        await appendAll(j, "q-none", [inputEvent("no turn")]);
+        expect(await j.pinnedSessions("ver")).toEqual([
+          { uid: "q-0", version: "2", digest: "" },
+          { uid: "q-1", version: "1", digest: "" },
+          { uid: "q-2", version: "2", digest: "" },
+        ]);
+        expect(await j.pinnedSessions("other")).toEqual([{ uid: "q-other", version: "1", digest: "" }]);
+        expect(await j.pinnedSessions("missing")).toEqual([]);
+        await j.deleteSession("q-1");
+        expect((await j.pinnedSessions("ver")).map((p) => p.uid)).toEqual(["q-0", "q-2"]);
       });
     });
 

@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import {
   EventKind,
   EventSchema,
-  type Lifecycle_Kind,
+  Lifecycle_Kind,
   Mediation,
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
@@ -67,4 +67,22 @@ export function endEvent(executionId = "e1"): Event {
 /** An event whose Struct holds NaN: it has no canonical form, so appending it must fail cleanly. */
 export function unhashableEvent(): Event {
   return toolCallEvent("bad", { x: Number.NaN });
+}
+
+/** An EXECUTION_START of `harness` at `version` (what pins a session, src/journal/pin.ts). */
+export function executionStartEvent(harness: string, version: string, executionId = "e1"): Event {
+  return create(EventSchema, {
+    executionId,
+    kind: EventKind.EVENT_EXECUTION_START,
+    body: { case: "executionStart", value: { harness, harnessVersion: version, inputCount: 0n } },
+  });
+}
+
+/** The host's upgrade record (docs/versioning.md): moves the pin to `to`. */
+export function upgradeRecordEvent(harness: string, from: string, to: string): Event {
+  const detail = `harness-upgrade:${JSON.stringify({ harness, from, to })}`;
+  return create(EventSchema, {
+    kind: EventKind.EVENT_LIFECYCLE,
+    body: { case: "lifecycle", value: { kind: Lifecycle_Kind.LIFECYCLE_BASELINE, detail } },
+  });
 }

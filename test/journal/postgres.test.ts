@@ -14,7 +14,8 @@ import { PostgresJournal } from "../../src/journal/postgres.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
 import type { Journal } from "../../src/journal/types.js";
 import { journalConformance } from "./conformance.js";
-import { endEvent, inputEvent, outputEvent, toolCallEvent } from "./events.js";
+import { PG_SCHEMA_VERSION } from "../../src/journal/postgres-schema.js";
+import { endEvent, executionStartEvent, inputEvent, outputEvent, toolCallEvent, upgradeRecordEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
 import { multiTurnEvents } from "./session-fixture.js";
 
@@ -116,7 +117,7 @@ describe("postgres journal: tamper detection by raw SQL", () => {
 });
 
 describe("postgres journal: schema", () => {
-  it("stamps version 1 and refuses a newer stamp with FailedPrecondition", async () => {
+  it("stamps the schema version and refuses a newer stamp with FailedPrecondition", async () => {
     const name = schema();
     const journal = await openFresh(name);
     await journal.append("s", 0, 0, inputEvent("kept"));
@@ -124,7 +125,7 @@ describe("postgres journal: schema", () => {
     const raw = await rawClient(name);
     try {
       expect((await raw.query<{ version: number }>("SELECT version FROM harnesshost_schema")).rows).toEqual([
-        { version: 1 },
+        { version: PG_SCHEMA_VERSION },
       ]);
       await raw.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES (7, 0)");
     } finally {
@@ -136,7 +137,39 @@ describe("postgres journal: schema", () => {
     );
     expect(err).toBeInstanceOf(HostError);
     expect((err as HostError).code).toBe(ErrorCode.FailedPrecondition);
-    expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (1)");
+    expect((err as HostError).message).toBe(
+      `journal schema version 7 is newer than this build supports (${PG_SCHEMA_VERSION})`,
+    );
+  });
+
+  it("aVersion1SchemaIsBackfilledWithEveryPinAtOpen", async () => {
+    // A version-1 schema: this build's tables without the pin columns, stamped 1, with pinned sessions.
+    const name = schema();
+    const writer = await openFresh(name);
+    await writer.appendBatch("a", 0, 0, [executionStartEvent("ver", "1", "x1"), endEvent("x1")]);
+    await writer.appendBatch("b", 0, 0, [executionStartEvent("ver", "1", "x2"), upgradeRecordEvent("ver", "1", "2")]);
+    await writer.append("c", 0, 0, inputEvent("no turn"));
+    await writer.close();
+    const raw = await rawClient(name);
+    try {
+      await raw.query("DROP INDEX sessions_pin");
+      for (const c of ["pin_seq", "pin_harness", "pin_version", "pin_digest"])
+        await raw.query(`ALTER TABLE sessions DROP COLUMN ${c}`);
+      await raw.query("UPDATE harnesshost_schema SET version = 1");
+    } finally {
+      await raw.end();
+    }
+    const upgraded = await openFresh(name);
+    try {
+      expect(await upgraded.pinnedSessions("ver")).toEqual([
+        { uid: "a", version: "1", digest: "" },
+        { uid: "b", version: "2", digest: "" },
+      ]);
+      expect((await upgraded.getSession("b"))?.pin).toEqual({ harness: "ver", version: "2", digest: "", seq: 2 });
+      expect((await upgraded.getSession("c"))?.pin).toBeUndefined();
+    } finally {
+      await upgraded.close();
+    }
   });
 
   it("anExistingSchemaGetsTheListIndexesOnItsFirstOpen", async () => {

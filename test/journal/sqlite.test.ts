@@ -13,9 +13,9 @@ import { SqliteJournal } from "../../src/journal/sqlite.js";
 import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
-import { HEAD_ROW_SEQ, SCHEMA_V1 } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
 import { journalConformance } from "./conformance.js";
-import { endEvent, inputEvent, outputEvent } from "./events.js";
+import { endEvent, executionStartEvent, inputEvent, outputEvent, upgradeRecordEvent } from "./events.js";
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -160,7 +160,35 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
     expect(await ctx.journal.verify("h")).toMatchObject({ ok: false, kind: "truncated", seq: 1 });
   });
 
-  it("a version-1 database opens at version 2 with its heads intact, verifies and keeps appending", async () => {
+  it("aVersion2DatabaseIsBackfilledWithEveryPinAtOpen", async () => {
+    // A version-2 file: this build's schema without the pin columns, stamped 2, with pinned sessions.
+    const file = join(tempDir(), "v2.db");
+    const writer = SqliteJournal.open(file);
+    await writer.appendBatch("a", 0, 0, [executionStartEvent("ver", "1", "x1"), endEvent("x1")]);
+    await writer.appendBatch("b", 0, 0, [executionStartEvent("ver", "1", "x2"), upgradeRecordEvent("ver", "1", "2")]);
+    await writer.append("c", 0, 0, inputEvent("no turn"));
+    await writer.close();
+    const old = new Database(file);
+    old.exec("DROP INDEX sessions_pin");
+    for (const c of ["pin_seq", "pin_harness", "pin_version", "pin_digest"])
+      old.exec(`ALTER TABLE sessions DROP COLUMN ${c}`);
+    old.pragma("user_version = 2");
+    old.close();
+
+    const upgraded = SqliteJournal.open(file);
+    try {
+      expect(await upgraded.pinnedSessions("ver")).toEqual([
+        { uid: "a", version: "1", digest: "" },
+        { uid: "b", version: "2", digest: "" },
+      ]);
+      expect((await upgraded.getSession("b"))?.pin).toEqual({ harness: "ver", version: "2", digest: "", seq: 2 });
+      expect((await upgraded.getSession("c"))?.pin).toBeUndefined();
+    } finally {
+      await upgraded.close();
+    }
+  });
+
+  it("a version-1 database opens at the current version with its heads intact, verifies and keeps appending", async () => {
     const v1 = join(tempDir(), "v1.db");
     const old = new Database(v1);
     old.exec(SCHEMA_V1);
@@ -190,18 +218,18 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
       await upgraded.close();
     }
     const check = new Database(v1);
-    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    expect(check.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });
 });
 
 describe("sqlite journal: file lifecycle", () => {
-  it("stamps schema version 2 and refuses a newer one", async () => {
+  it("stamps the schema version and refuses a newer one", async () => {
     const file = join(tempDir(), "journal.db");
     const journal = SqliteJournal.open(file);
     await journal.close();
     const raw = new Database(file);
-    expect(raw.pragma("user_version", { simple: true })).toBe(2);
+    expect(raw.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.pragma("user_version = 7");
     raw.close();
@@ -213,7 +241,9 @@ describe("sqlite journal: file lifecycle", () => {
     }
     expect(err).toBeInstanceOf(HostError);
     expect((err as HostError).code).toBe(ErrorCode.FailedPrecondition);
-    expect((err as HostError).message).toBe("journal schema version 7 is newer than this build supports (2)");
+    expect((err as HostError).message).toBe(
+      `journal schema version 7 is newer than this build supports (${SQLITE_SCHEMA_VERSION})`,
+    );
   });
 
   it("keeps records, sessions and registrations across close and reopen", async () => {

@@ -117,3 +117,31 @@ describe.each(BACKENDS)("versions over gRPC (%s registry)", (_backend, journal) 
     expect((await c.sessions.get(uid)).lastSeq).toBe(s.session.lastSeq);
   });
 });
+
+describe("pinned sessions survive a host restart (sqlite)", () => {
+  it("retireRefusalListsPinnedSessionsAfterAHostRestart", async () => {
+    journalOf = () => undefined;
+    const c = await started();
+    await register(c, "1", await node("1"));
+    const a = (await exec(c, { harness: "ver", input: "a" })).session.metadata?.uid ?? "";
+    const b = (await exec(c, { harness: "ver", input: "b" })).session.metadata?.uid ?? "";
+    await register(c, "2", await node("2"));
+    await c.versions.upgrade(b, "2");
+    c.close();
+    await fx?.restart();
+    const after = (client = connect({ address: fx!.server.addr, registryAddress: fx!.server.registryAddr }));
+    // The pins are read from the session rows (one indexed query), as the logs define them.
+    expect(await fx!.host.journal.pinnedSessions("ver")).toEqual(
+      [
+        { uid: a, version: "1", digest: "" },
+        { uid: b, version: "2", digest: "" },
+      ].sort((x, y) => (x.uid < y.uid ? -1 : 1)),
+    );
+    const refused = await after.versions.retire("ver", "1").catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect((refused as Error).message).toContain(`1 pinned session(s): ${a}`);
+    expect((refused as Error).message).not.toContain(b);
+    const listed = Object.fromEntries((await after.versions.list("ver")).map((v) => [v.version, v.pinnedSessions]));
+    expect(listed).toEqual({ "1": [a], "2": [b] });
+  });
+});

@@ -1,0 +1,68 @@
+// The pin projection: which harness version (and build digest) a session runs on, applied one record at
+// a time. Invariant: this is the only definition of a pin — SessionLog.pinnedVersion folds it, and every
+// journal backend applies it in the append transaction to keep the session row's pin columns, so the
+// indexed pin never differs from the one the log answers (docs/versioning.md).
+import { z } from "zod";
+import { EventKind, Lifecycle_Kind, type Event } from "../gen/agentsessions/v1/common_pb.js";
+
+/** A session's pin. `seq` is the EXECUTION_START or upgrade record that set it (never 0). */
+export interface SessionPin {
+  /** The registry name the version belongs to. */
+  readonly harness: string;
+  readonly version: string;
+  /** "sha256:<hex>" of the build that ran the turn; "" when unknown (no digest recorded). */
+  readonly digest: string;
+  readonly seq: number;
+}
+
+/** One session pinned to a version of a harness, as a journal's pin index answers it. */
+export interface PinnedSession {
+  readonly uid: string;
+  readonly version: string;
+  readonly digest: string;
+}
+
+export const UPGRADE_DETAIL_PREFIX = "harness-upgrade:";
+
+const UpgradeDetail = z.strictObject({
+  harness: z.string().min(1),
+  from: z.string(),
+  to: z.string().min(1),
+});
+export type UpgradeDetail = z.infer<typeof UpgradeDetail>;
+
+/** The upgrade a lifecycle record carries, or undefined when it is not an upgrade record. */
+export function parseUpgrade(kind: Lifecycle_Kind, detail: string): UpgradeDetail | undefined {
+  if (kind !== Lifecycle_Kind.LIFECYCLE_BASELINE || !detail.startsWith(UPGRADE_DETAIL_PREFIX)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(detail.slice(UPGRADE_DETAIL_PREFIX.length));
+  } catch {
+    return undefined;
+  }
+  const parsed = UpgradeDetail.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The pin after the record `seq` carrying `event` is committed on a session pinned to `current`. */
+export function projectPin(current: SessionPin | undefined, seq: number, event: Event): SessionPin | undefined {
+  if (event.kind === EventKind.EVENT_EXECUTION_START && event.body.case === "executionStart") {
+    const start = event.body.value;
+    return { harness: start.harness, version: start.harnessVersion, digest: "", seq };
+  }
+  if (event.body.case === "lifecycle") {
+    const up = parseUpgrade(event.body.value.kind, event.body.value.detail);
+    if (up) return { harness: up.harness, version: up.to, digest: "", seq };
+  }
+  return current;
+}
+
+/** The pin after `records` (in seq order) on a session pinned to `current`. */
+export function projectPins(
+  current: SessionPin | undefined,
+  records: readonly { readonly seq: number; readonly event: Event }[],
+): SessionPin | undefined {
+  let pin = current;
+  for (const r of records) pin = projectPin(pin, r.seq, r.event);
+  return pin;
+}
