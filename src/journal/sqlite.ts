@@ -33,6 +33,7 @@ import {
   READ_PAGE_SIZE,
   sessionFilterOf,
 } from "./paging.js";
+import { copyWithWal } from "./sqlite-wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
 import {
@@ -306,6 +307,7 @@ export class SqliteJournal implements Journal {
   private constructor(
     private readonly db: Database.Database,
     groupCommit: boolean | GroupCommitOptions = true,
+    private readonly onClose?: () => void,
   ) {
     this.stmts = prepareStatements(db);
     this.commitTx = db.transaction(this.commitInTx.bind(this)).immediate;
@@ -400,10 +402,11 @@ export class SqliteJournal implements Journal {
   }
 
   /**
-   * A read-only connection. A WAL-mode file in a directory this process cannot write (no -shm can be
-   * made there) is read from an in-memory image of the file instead — exact when the file has no
-   * un-checkpointed WAL frames, which a cleanly stopped host leaves; with frames left over, the open is
-   * refused rather than reading a stale image.
+   * A read-only connection. A WAL-mode file in a directory this process cannot write and without a
+   * -shm (none can be made there) is read from an in-memory image of the file when it has no
+   * un-checkpointed WAL frames (a cleanly stopped host leaves none), or, with frames left over by an
+   * unclean shutdown, from a private copy of the file and its -wal (sqlite-wal-copy.ts), removed on
+   * close — never from a stale image. A -shm the unclean shutdown left behind is read as it is.
    */
   private static openReadOnly(path: string, busyTimeoutMs: number): SqliteJournal {
     let db: Database.Database;
@@ -420,13 +423,7 @@ export class SqliteJournal implements Journal {
       const code = String((err as { code?: unknown }).code ?? "");
       if (!code.startsWith("SQLITE_READONLY") && !code.startsWith("SQLITE_CANTOPEN")) throw err;
       const wal = statSync(`${path}-wal`, { throwIfNoEntry: false });
-      if (wal !== undefined && wal.size > 0) {
-        throw new HostError(
-          ErrorCode.FailedPrecondition,
-          `journal ${path} has un-checkpointed WAL frames and its directory is read-only; stop the host cleanly (or copy the directory somewhere writable) and retry`,
-          { cause: err },
-        );
-      }
+      if (wal !== undefined && wal.size > 0) return SqliteJournal.openCopy(path, busyTimeoutMs);
       const image = readFileSync(path);
       // Bytes 18 and 19 say WAL; an in-memory image is read with the rollback format (same pages).
       if (image.length > 19) {
@@ -440,6 +437,21 @@ export class SqliteJournal implements Journal {
       return new SqliteJournal(db, false);
     } catch (err) {
       db.close();
+      throw err;
+    }
+  }
+
+  /** A read-only connection to a private copy of the file and its -wal, removed when the journal closes. */
+  private static openCopy(path: string, busyTimeoutMs: number): SqliteJournal {
+    const copy = copyWithWal(path);
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      requireCurrentVersion(db);
+      return new SqliteJournal(db, false, () => copy.remove());
+    } catch (err) {
+      db?.close();
+      copy.remove();
       throw err;
     }
   }
@@ -965,7 +977,10 @@ export class SqliteJournal implements Journal {
   /** Commits whatever appends are still queued (they were called before close), then closes. */
   async close(): Promise<void> {
     this.settleQueued();
-    if (this.db.open) this.db.close();
+    if (this.db.open) {
+      this.db.close();
+      this.onClose?.();
+    }
   }
 
   /**
