@@ -254,10 +254,11 @@ async function addNode(
   tree: GuestTree,
   scripts: string,
   program: Program & { language: "node" },
+  includes: readonly string[],
   args: readonly string[],
 ): Promise<string[]> {
   const name = basename(program.path);
-  await checkNodeListens(program.bundle.code, name, args);
+  await checkNodeListens(program.bundle.code, name, includes, args);
   tree.copyHostPath(HOST_NODE);
   for (const lib of sharedObjects(HOST_NODE)) tree.copyHostPath(lib);
   const agent = agentPythonFiles(HOST_PYTHON, join(scripts, "agent-files.py"));
@@ -295,7 +296,7 @@ async function assemble(
   const argv =
     program.language === "python"
       ? await addPython(tree, scripts, program.path, includes, opts.args)
-      : await addNode(tree, scripts, program, opts.args);
+      : await addNode(tree, scripts, program, includes, opts.args);
   tree.addFile("usr/bin/busybox", readFileSync(BUSYBOX), 0o755);
   for (const m of modules) tree.copyHostPath(join(kernel.modulesDir, m));
   for (const d of includes) tree.copyDir(d, `app/${basename(d)}`);

@@ -5,7 +5,7 @@
 // bundler's version, and are what the build cache hashes; `harnesshost/sdk` in the program is this
 // harnesshost's own SDK, so the guest node speaks the protocol of the host that built it.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -92,14 +92,21 @@ function listening(port: number): Promise<boolean> {
 }
 
 /**
- * Runs the bundle once on the build machine (as the guest will: `node FILE ARGS…` with HARNESS_PORT)
+ * Runs the bundle once on the build machine as the guest will — `node FILE ARGS…` with HARNESS_PORT, in
+ * a directory holding only the bundle and the included directories (links), like the guest's /app —
  * until it listens; InvalidArgument with its output when it exits first or never listens.
  */
-export async function checkNodeListens(bundle: Buffer, name: string, args: readonly string[]): Promise<void> {
+export async function checkNodeListens(
+  bundle: Buffer,
+  name: string,
+  includes: readonly string[],
+  args: readonly string[],
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "hh-image-node-"));
   const port = await freePort();
   const file = join(dir, name);
   writeFileSync(file, bundle);
+  for (const d of includes) symlinkSync(d, join(dir, basename(d)));
   const child = spawn(HOST_NODE, [file, ...args], {
     cwd: dir,
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,12 +1,13 @@
 // `harnesshost image build` (src/vm/image-build.ts): reproducible, cached by the digest of its
 // inputs, verified when opened, and refusing bad input with a clear error and nothing written.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { buildImage } from "../../src/vm/image-build.js";
 import { openImage } from "../../src/vm/image-manifest.js";
+import { checkNodeListens } from "../../src/vm/image-node.js";
 import { main } from "../../src/cli/main.js";
 import { COUNTER_NODE, HHSDK, NODE_COUNTER, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
 
@@ -113,5 +114,19 @@ describe.skipIf(skip !== undefined)("vm image build", () => {
       /^invalid_argument: quitter\.mjs did not start listening on HARNESS_PORT .*\(exit 0\)\n.*bye/s,
     );
     expect(existsSync(out)).toBe(false);
+  }, 120_000);
+
+  it("nodeListenCheckSeesIncludesAsInTheGuest: the build-time run finds --include directories beside the bundle, as in /app, and nothing else of the program's directory", async () => {
+    const conf = join(dir, "conf");
+    mkdirSync(conf, { recursive: true });
+    writeFileSync(join(conf, "greeting.txt"), "hi\n");
+    const program = Buffer.from(
+      'import { readFileSync } from "node:fs";\nimport { createServer } from "node:net";\n' +
+        'readFileSync("conf/greeting.txt");\ncreateServer().listen(Number(process.env.HARNESS_PORT), "127.0.0.1");\n',
+    );
+    await checkNodeListens(program, "reader.mjs", [conf], []);
+    expect(await codeOf(checkNodeListens(program, "reader.mjs", [], []))).toMatch(
+      /^invalid_argument: reader\.mjs did not start listening .*ENOENT.*conf\/greeting\.txt/s,
+    );
   }, 120_000);
 });
