@@ -6,6 +6,7 @@
 // recorded key, and then the turn continues live. A gated call (REQUIRES_APPROVAL) is served from its
 // recorded receipt; with a decision but no receipt, resume completes it (executor at most once, never
 // on a denial); with no decision the turn parks again without appending anything.
+import { clipForLog } from "../obs/op-log.js";
 import { toJson } from "@bufbuild/protobuf";
 import {
   EventKind,
@@ -134,6 +135,7 @@ export class ServingEffects {
     if (this.exhausted) {
       // The model cut: MODEL_CALL committed, OUTPUT never was. Invoke once, then continue live.
       if (!this.live) throw diverged(seq, "recorded completion missing for MODEL_CALL");
+      this.ctx.log.info({ seq }, "re-invoking the interrupted model call");
       return this.live.invokeAndRecord(request, signal);
     }
     const out = this.take(EventKind.EVENT_OUTPUT, "a model call");
@@ -185,6 +187,7 @@ export class ServingEffects {
     if (this.exhausted) {
       // The tool cut: intent durable, receipt never committed. Re-drive once with the recorded key.
       if (!this.live) throw diverged(seq, "recorded tool call has no result");
+      this.ctx.log.info({ seq, tool: clipForLog(recorded.tool, 128) }, "re-executing the interrupted tool call");
       return this.live.execute(recorded, signal);
     }
     const resSeq = this.peek()?.seq;

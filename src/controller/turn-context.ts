@@ -1,6 +1,7 @@
 // The state one execution shares between its sinks: where the journal head is, under which fence
 // the turn writes, and who observes commits. Invariant: a turn appends only at the head it last
 // wrote (CAS), under its own fence, so a superseded or concurrent writer can never interleave.
+import { type Log, NO_LOG } from "../obs/op-log.js";
 import type { InputHashForm } from "../canon/index.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { EffectBatch } from "../effects/batch.js";
@@ -52,6 +53,8 @@ export class TurnContext {
   /** How many events the turn's Start.history holds (a compaction may replace at most these). */
   historyCount = 0;
   private asks = 0;
+  /** The turn's logger (request_id, session, harness, turn bound by placement); default: nowhere. */
+  log: Log = NO_LOG;
   constructor(
     readonly deps: ControllerDeps,
     readonly session: string,

@@ -11,6 +11,7 @@ import type { JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
 import { classifyFailure, type FailureClass } from "../model/types.js";
 import type { Harness, StartInfo } from "../sdk/types.js";
+import { clipForLog, type Log, NO_LOG } from "../obs/op-log.js";
 import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
@@ -69,6 +70,13 @@ export interface ExecParams {
   readonly identity?: IdentityRef;
   /** The call's x-request-id, handed to the harness as Start.requestId (diagnostics only). */
   readonly requestId?: string;
+  /**
+   * The turn's execution id, when placement minted it (so its own lines, the runtime's and the
+   * controller's carry the same `turn`); default: a fresh one.
+   */
+  readonly executionId?: string;
+  /** The operation's logger (request_id, session, harness, turn bound); default: nowhere. */
+  readonly logger?: Log;
   readonly signal: AbortSignal;
 }
 
@@ -133,6 +141,66 @@ async function priorEvents(
  * (nothing more appended), on failure a best-effort ERROR, then rethrows.
  */
 async function drive(
+  ctx: TurnContext,
+  harness: Harness,
+  start: StartInfo,
+  sink: ReturnType<typeof liveSink>,
+  guard: SinkGuard,
+  after?: () => void,
+): Promise<ApprovalRef | undefined> {
+  const started = performance.now();
+  try {
+    const parked = await driveOnce(ctx, harness, start, sink, guard, after);
+    logTurnEnd(ctx, started, parked);
+    return parked;
+  } catch (err) {
+    logTurnEnd(ctx, started, undefined, err);
+    throw err;
+  }
+}
+
+/** Longest failure reason written on a turn's end line (it is also in the journal's ERROR). */
+const REASON_CHARS = 512;
+
+/**
+ * The controller's end-of-turn line: debug for a completed or parked turn (the RPC line already says
+ * it at info), info for one stopped on purpose or refused (cancelled, fenced, busy, a client error),
+ * warn for a failure an operator must look at (internal, diverged, deadline, a lost node).
+ */
+function logTurnEnd(ctx: TurnContext, started: number, parked: ApprovalRef | undefined, err?: unknown): void {
+  const log = ctx.log;
+  const level = err === undefined ? "debug" : turnFailureLevel(err);
+  if (!log.isLevelEnabled(level)) return;
+  const fields = {
+    outcome: err !== undefined ? "failed" : parked ? "parked" : "completed",
+    seq: ctx.head,
+    records: ctx.records.length,
+    duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    ...(parked ? { tool_call: clipForLog(parked.toolCallId, 128), request_seq: parked.requestSeq } : {}),
+    ...(err !== undefined
+      ? {
+          code: isHostError(err) ? err.code : "UNKNOWN",
+          reason: clipForLog(describeFailure(err).description, REASON_CHARS),
+        }
+      : {}),
+  };
+  log[level](fields, "turn ended");
+}
+
+const QUIET_FAILURES = new Set<string>([
+  ...ABORTING,
+  ErrorCode.Cancelled,
+  ErrorCode.InvalidArgument,
+  ErrorCode.FailedPrecondition,
+  ErrorCode.PermissionDenied,
+  ErrorCode.ResourceExhausted,
+]);
+
+function turnFailureLevel(err: unknown): "info" | "warn" {
+  return isHostError(err) && QUIET_FAILURES.has(err.code) ? "info" : "warn";
+}
+
+async function driveOnce(
   ctx: TurnContext,
   harness: Harness,
   start: StartInfo,
@@ -232,8 +300,10 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
     ? { events: p.history, base: p.historyBase ?? 0 }
     : await priorEvents(deps, p.session, head.seq);
   const history = prior.events;
-  const executionId = newExecutionId();
+  const executionId = p.executionId ?? newExecutionId();
   const ctx = new TurnContext(deps, p.session, executionId, p.fence, head.seq, p.signal);
+  ctx.log = p.logger ?? NO_LOG;
+  ctx.log.debug({ from_seq: head.seq + 1, inputs: p.inputs.length, history: history.length }, "turn started");
   ctx.historyBase = prior.base;
   ctx.historyCount = history.length;
   const config = p.config ?? new Uint8Array();
@@ -454,6 +524,8 @@ export interface ResumeParams {
   readonly identity?: IdentityRef;
   /** The call's x-request-id, handed to the harness as Start.requestId (diagnostics only). */
   readonly requestId?: string;
+  /** The operation's logger (request_id, session, harness, turn bound); default: nowhere. */
+  readonly logger?: Log;
   readonly signal: AbortSignal;
 }
 
@@ -467,14 +539,20 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   const log = p.log ?? SessionLog.of(records);
   const turn = log.pending();
   if (!turn) return undefined;
+  const opLog = p.logger ?? NO_LOG;
   const refusal = resumeRefusal(turn, p.binding.name);
-  if (refusal) throw refusal;
+  if (refusal) {
+    opLog.info({ code: refusal.code }, "re-drive refused");
+    throw refusal;
+  }
   const pending = turn.execution;
   checkHarnessIdentity(pending, p.binding);
   const head = records.at(-1)?.seq ?? 0;
   const form = inputHashFormOf((await deps.journal.getSession(p.session))?.annotations, pending.startSeq);
   const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal, form);
+  ctx.log = opLog;
   const serving = new ServingEffects(ctx, pending.effects, "resume");
+  opLog.info({ from_seq: pending.startSeq, recorded_effects: serving.total, head }, "turn re-driven");
   const guard = new SinkGuard();
   const base = p.history ? 0 : Math.min(log.historyBase(pending.startSeq), pending.startIndex);
   const history = p.history ?? records.slice(base, pending.startIndex).map((r) => r.event);

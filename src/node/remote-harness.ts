@@ -18,6 +18,8 @@ import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import { EventKind } from "../gen/agentsessions/v1/common_pb.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { type ControllerFrameSchema, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { clipForLog, type Log } from "../obs/op-log.js";
 import { traceHeaders, tracingEnabled } from "../obs/trace.js";
 import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
@@ -60,6 +62,12 @@ export interface RemoteHarnessOptions {
    * incrementalHistory. Default: none — full histories always ride in the Start frame.
    */
   readonly historyUpload?: () => HistoryUploader | undefined;
+  /**
+   * Where a failed node call (Connect, PutHistory, Describe) is logged at warn with the call's name,
+   * its code and the turn's request_id and execution id; default: nowhere. A call the host itself
+   * cancelled, or a turn parked on a gate, is not a failure.
+   */
+  readonly log?: Log;
 }
 
 /**
@@ -93,8 +101,10 @@ export class RemoteHarness implements Harness {
   readonly #describeTimeoutMs: number;
   readonly #limits: TurnLimits;
   readonly #history: HistorySync;
+  readonly #log: Log | undefined;
 
   constructor(opts: RemoteHarnessOptions) {
+    this.#log = opts.log;
     this.address = opts.address;
     this.session = opts.session;
     this.#describeTimeoutMs = opts.describeTimeoutMs ?? DEFAULT_NODE_LIMITS.nodeCallMs;
@@ -120,6 +130,7 @@ export class RemoteHarness implements Harness {
         { timeoutMs: this.#describeTimeoutMs, ...(signal !== undefined ? { signal } : {}) },
       );
     } catch (err) {
+      if (!signal?.aborted) this.#failed("Harness.Describe", err, undefined);
       if (
         err instanceof RpcError &&
         (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)
@@ -143,6 +154,38 @@ export class RemoteHarness implements Harness {
   }
 
   async run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
+    this.#calling = "Harness.Connect";
+    try {
+      await this.#run(start, sink, signal);
+    } catch (err) {
+      if (!signal.aborted && !isApprovalParked(err)) this.#failed(this.#calling, err, start);
+      throw err;
+    }
+  }
+
+  /** The node call a failure of run() happened in (PutHistory before the stream, Connect after). */
+  #calling = "Harness.Connect";
+
+  /** A failed node call, at warn: which call, its code, and the turn it served. */
+  #failed(call: string, err: unknown, start: StartInfo | undefined): void {
+    const log = this.#log;
+    if (!log?.isLevelEnabled("warn")) return;
+    const max = DEFAULT_LIMITS.logFieldChars;
+    const code = err instanceof HostError ? err.code : err instanceof RpcError ? GrpcStatus[err.grpcCode] : "UNKNOWN";
+    log.warn(
+      {
+        call,
+        code,
+        address: clipForLog(this.address, max),
+        ...(start?.requestId !== undefined ? { request_id: clipForLog(start.requestId, max) } : {}),
+        ...(start !== undefined ? { turn: clipForLog(start.executionId, max) } : {}),
+        reason: clipForLog(err instanceof Error ? err.message : String(err), 4 * max),
+      },
+      "node call failed",
+    );
+  }
+
+  async #run(start: StartInfo, sink: EventSink, signal: AbortSignal): Promise<void> {
     if (start.executionId === "") throw new HostError(ErrorCode.InvalidArgument, "Start requires an execution_id");
     if (signal.aborted) throw abortError(signal);
     const history = start.history;
@@ -209,6 +252,7 @@ export class RemoteHarness implements Harness {
   async #upload(plan: HistoryPlan, signal: AbortSignal): Promise<void> {
     if (plan.upload === undefined || plan.hold === undefined) return;
     this.#history.noteUpload();
+    this.#calling = "Actors.PutHistory";
     const held = await plan.upload.uploader
       .putHistory(this.session, plan.hold.token, plan.upload.events, { signal })
       .catch((err: unknown) => {
@@ -217,6 +261,7 @@ export class RemoteHarness implements Harness {
           throw new HostError(ErrorCode.DeadlineExceeded, err.details, { cause: err });
         throw this.#lost(err, signal);
       });
+    this.#calling = "Harness.Connect";
     if (held !== plan.upload.events.length) {
       throw new HostError(
         ErrorCode.Internal,

@@ -5,22 +5,15 @@
 // model bodies are never logged by the host (callers log ids and sizes only).
 import { pino, type DestinationStream, type Logger } from "pino";
 import { redactSecrets } from "../errors/redact.js";
+import type { Log } from "./op-log.js";
 import { prettyLine } from "./pretty.js";
+
+export { clipForLog, lazyChild, NO_LOG, opLogger, scopeFields, type Log, type OpScope } from "./op-log.js";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
-
-/** The logging surface host components take (a pino logger fits; child() adds bound fields). */
-export interface Log {
-  debug(fields: object, message?: string): void;
-  info(fields: object, message?: string): void;
-  warn(fields: object, message?: string): void;
-  error(fields: object, message?: string): void;
-  child(bindings: Record<string, unknown>): Log;
-  isLevelEnabled(level: string): boolean;
-}
 
 /** Where lines go: a file descriptor (2 = stderr) or a writer (tests). */
 export type LogSink = number | { write(line: string): void };

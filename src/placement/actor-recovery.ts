@@ -9,7 +9,8 @@ import type { SessionLog } from "../controller/projection.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { traced } from "../obs/trace.js";
-import type { Incarnation, SnapshotRef } from "../runtime/types.js";
+import type { Log } from "../obs/op-log.js";
+import type { Incarnation, SessionSpec, SnapshotRef } from "../runtime/types.js";
 import { journalRef, memoryRef } from "../snapshot/ref.js";
 import type { Admission } from "./admission.js";
 import type { HarnessEntry } from "./harness-entry.js";
@@ -20,8 +21,6 @@ import { memoryTurnStart } from "./waits.js";
 
 /** Bound on replaying the un-checkpointed turns of a lost every-turn actor (ms). */
 const REBUILD_TIMEOUT_MS = 60_000;
-
-type ActorSpec = { readonly sessionUid: string; readonly harnessName: string };
 
 export class ActorRecovery {
   constructor(
@@ -39,9 +38,23 @@ export class ActorRecovery {
     admission: Admission,
     info: SessionInfo,
     window: RecordWindow,
+    opLog?: Log,
+  ): Promise<Incarnation> {
+    const started = performance.now();
+    const inc = await this.incarnateOnce(entry, admission, info, window, opLog);
+    placed(opLog, inc, started);
+    return inc;
+  }
+
+  private async incarnateOnce(
+    entry: HarnessEntry,
+    admission: Admission,
+    info: SessionInfo,
+    window: RecordWindow,
+    opLog: Log | undefined,
   ): Promise<Incarnation> {
     const { log } = window;
-    const spec = { sessionUid: info.uid, harnessName: entry.name };
+    const spec = specOf(info.uid, entry.name, opLog);
     if (!admission.memory) return entry.runtime.create(spec);
     if (info.computeState === "COLD") {
       const own = log.lastOwnSuspend;
@@ -50,19 +63,25 @@ export class ActorRecovery {
     const inc = await entry.runtime.create(spec);
     if (inc.origin === "restored" || (inc.origin === "attached" && !this.state.movedOn(info))) return inc;
     if (!log.hasTurns) return inc;
-    return this.recoverLostActor(entry, admission, info, window);
+    return this.recoverLostActor(entry, admission, info, window, opLog);
   }
 
   /** A fresh actor, replacing any live one. */
-  async freshActor(entry: HarnessEntry, session: string): Promise<Incarnation> {
+  async freshActor(entry: HarnessEntry, session: string, opLog?: Log): Promise<Incarnation> {
+    const started = performance.now();
     await entry.runtime.stop(session);
-    return entry.runtime.create({ sessionUid: session, harnessName: entry.name });
+    const inc = await entry.runtime.create(specOf(session, entry.name, opLog));
+    placed(opLog, inc, started);
+    return inc;
   }
 
   /** The actor restored from `ref`, replacing any live one (whose RAM may hold a partial turn). */
-  async restoredActor(entry: HarnessEntry, session: string, ref: SnapshotRef): Promise<Incarnation> {
+  async restoredActor(entry: HarnessEntry, session: string, ref: SnapshotRef, opLog?: Log): Promise<Incarnation> {
+    const started = performance.now();
     await entry.runtime.stop(session);
-    return this.restoreFrom(entry, ref, { sessionUid: session, harnessName: entry.name });
+    const inc = await this.restoreFrom(entry, ref, specOf(session, entry.name, opLog));
+    placed(opLog, inc, started);
+    return inc;
   }
 
   /** Makes sure the session's memory actor is live here (created, or recovered when it was lost). */
@@ -120,7 +139,7 @@ export class ActorRecovery {
   }
 
   /** Restores a session's actor from a snapshot ref (a `harnesshost.restore` span while tracing). */
-  restoreFrom(entry: HarnessEntry, ref: SnapshotRef, spec: ActorSpec): Promise<Incarnation> {
+  restoreFrom(entry: HarnessEntry, ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     return traced(
       "harnesshost.restore",
       () => ({
@@ -137,10 +156,11 @@ export class ActorRecovery {
     admission: Admission,
     info: SessionInfo,
     window: RecordWindow,
+    opLog?: Log,
   ): Promise<Incarnation> {
     const { records, log } = window;
     const checkpoint = await this.state.deps.journal.latestCheckpoint(info.uid);
-    const spec = { sessionUid: info.uid, harnessName: entry.name };
+    const spec = specOf(info.uid, entry.name, opLog);
     // No turn ever completed in the lineage: the state between turns is a fresh actor's.
     if (log.lastEndSeq === 0) return entry.runtime.create(spec);
     if (checkpoint) {
@@ -148,14 +168,18 @@ export class ActorRecovery {
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = memoryRef(info.uid, checkpoint.digest);
         if (log.lastEndSeq <= checkpoint.seq) return this.restoreFrom(entry, ref, spec);
-        if (inCheckpointWindow(entry, log, checkpoint.seq))
+        if (inCheckpointWindow(entry, log, checkpoint.seq)) {
+          opLog?.warn({ checkpoint_seq: checkpoint.seq }, "memory actor lost: rebuilding from its checkpoint");
           return this.rebuildAfterCheckpoint(entry, admission, info, window, checkpoint.seq, ref);
+        }
       }
     } else if (info.parentUid === "" && inCheckpointWindow(entry, log, 0)) {
       // The crash fell in the first turn's checkpoint window: the state before it is a fresh actor.
+      opLog?.warn({ checkpoint_seq: 0 }, "memory actor lost: rebuilding from a fresh actor");
       return this.rebuildAfterCheckpoint(entry, admission, info, window, 0, undefined);
     }
     await entry.runtime.stop(info.uid);
+    opLog?.warn({ checkpoint_seq: checkpoint?.seq ?? 0 }, "memory actor lost beyond its checkpoint window");
     const at = checkpoint
       ? `the last good snapshot is at seq ${checkpoint.seq}; \`harnesshost fork --session ${info.uid} --at ${checkpoint.seq}\` recovers a consistent child from it`
       : "no snapshot of it exists";
@@ -219,6 +243,24 @@ export class ActorRecovery {
         await this.checkpoints.failed(this.state.opLog(undefined, session, entry.name), entry, session, end.seq, err);
     }
   }
+}
+
+function specOf(sessionUid: string, harnessName: string, log: Log | undefined): SessionSpec {
+  return log !== undefined ? { sessionUid, harnessName, log } : { sessionUid, harnessName };
+}
+
+/** Placement's line for the actor a turn runs on: where (runtime, worker), how it came to be, how long it took. */
+function placed(log: Log | undefined, inc: Incarnation, started: number): void {
+  if (!log?.isLevelEnabled("debug")) return;
+  log.debug(
+    {
+      runtime: inc.runtime,
+      worker: inc.worker,
+      origin: inc.origin,
+      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    },
+    "actor placed",
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 // gate waits, and an off-pin or unplaceable harness is refused, before any actor, fence or write; the
 // turn writes under this host's current fence (or a fresh one); a memory actor is handed no history
 // (I4), a stateless one the history after the last compaction (§16).
-import { execTurn, type TurnResult } from "../controller/index.js";
+import { execTurn, newExecutionId, type TurnResult } from "../controller/index.js";
 import { turnDeadline } from "../controller/turn-deadline.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { Incarnation } from "../runtime/types.js";
@@ -39,6 +39,14 @@ async function admitExec({ state }: OperationContext, req: ExecRequest, s: Locke
   const admission = await admit(entry, s.signal);
   refuseOffPin(entry.name, admission.descriptor.version, log.pinnedVersion, req.session);
   const mark = startTurn(state.deps.metrics, entry.name, admission.memory);
+  // Minted here, not by the controller, so placement's, the controller's and the runtime's lines of
+  // this turn all carry the same `turn`.
+  const executionId = newExecutionId();
+  const opLog = state.opLog(req.ctx, req.session, entry.name, executionId);
+  opLog.debug(
+    { tier: admission.memory ? "memory" : "stateless", version: admission.descriptor.version },
+    "turn admitted",
+  );
   annotateSpan(() => ({
     "harnesshost.harness": entry.name,
     "harnesshost.tier": admission.memory ? "memory" : "stateless",
@@ -47,7 +55,7 @@ async function admitExec({ state }: OperationContext, req: ExecRequest, s: Locke
   const start = new LazyTurnStart(async (id) =>
     admission.memory ? memoryTurnStart(state.deps.journal, entry, req.session, log, id) : { kind: "stateless" },
   );
-  return { entry, admission, start, mark };
+  return { entry, admission, start, mark, executionId, log: opLog };
 }
 
 /** The actor, the fence and the history the turn runs with. */
@@ -58,7 +66,7 @@ async function prepareExec(
   s: LockedSession,
 ): Promise<{ placed: PlacedTurn; inc: Incarnation; history: readonly Event[]; historyBase: number }> {
   const { entry, admission } = admitted;
-  const inc = await actors.incarnate(entry, admission, s.info, s.window);
+  const inc = await actors.incarnate(entry, admission, s.info, s.window, admitted.log);
   const fence = await state.turnFence(s.info);
   const placed = { ...admitted, session: s.uid, fence, observer: req.observer, batch: s.batch };
   if (admission.memory) state.actorFence.set(s.uid, fence);
@@ -94,6 +102,8 @@ async function runExec(
       historyBase,
       ...(s.info.identity ? { identity: s.info.identity } : {}),
       ...(req.ctx?.requestId !== undefined ? { requestId: req.ctx.requestId } : {}),
+      executionId: placed.executionId,
+      logger: placed.log,
       signal: deadline.signal,
     },
   ).finally(deadline.done);
@@ -114,11 +124,8 @@ async function completeExec(
   const { state } = op;
   if (!placed.admission.memory) state.history.extend(req.session, result.records);
   state.noteAppended(req.session, result.records);
-  await completeTurn(op, placed, result, req.signal, req.ctx);
-  if (state.log.isLevelEnabled("debug"))
-    state
-      .opLog(req.ctx, req.session, placed.entry.name)
-      .debug({ turn: result.executionId, seq: result.lastSeq, records: result.records.length }, "turn completed");
+  await completeTurn(op, placed, result, req.signal);
+  placed.log.debug({ seq: result.lastSeq, records: result.records.length }, "turn completed");
   endTurn(state.deps.metrics, placed.mark, "completed");
   return result;
 }

@@ -4,6 +4,7 @@
 // blob; the children are all-or-nothing — every child and its checkpoint row in one transaction, and
 // any child provisioned for a failed fork is stopped; a fork whose caller goes away is cancelled —
 // the parent's snapshot call to its node with it — and writes nothing.
+import { clipForLog, lazyChild, type Log } from "../obs/op-log.js";
 import { ev } from "../controller/events.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
@@ -34,13 +35,15 @@ export function forkOp(op: OperationContext, req: ForkRequest): Promise<ForkResu
       : atSeq !== head.seq
         ? await checkpointAt(op, admission, req.parent, atSeq, head.seq)
         : await memoryForkSource(op, entry, admission, s, atSeq);
-    const markers = await makeChildren(op, entry, req, atSeq, ref);
+    const opLog = state.opLog(req.ctx, req.parent, entry.name);
+    const markers = await makeChildren(op, entry, req, atSeq, ref, opLog);
     const children: SessionInfo[] = [];
     for (const [i, meta] of req.children.entries()) {
       const marker = markers[i];
       if (ref.memory && marker) state.actorFence.set(meta.uid, marker.fence);
       children.push(await state.session(meta.uid));
     }
+    opLog.debug({ at_seq: atSeq, children: children.length, memory: ref.memory }, "session forked");
     return { children, atSeq };
   });
 }
@@ -75,11 +78,13 @@ async function makeChildren(
   req: ForkRequest,
   atSeq: number,
   ref: SnapshotRef,
+  opLog: Log,
 ): Promise<JournalRecord[]> {
   const provisioned: string[] = [];
   try {
     for (const meta of req.children) {
-      await entry.runtime.fork(ref, { childSessionUid: meta.uid, harnessName: entry.name });
+      const log = lazyChild(opLog, () => ({ child: clipForLog(meta.uid, state.logFieldChars) }));
+      await entry.runtime.fork(ref, { childSessionUid: meta.uid, harnessName: entry.name, log });
       provisioned.push(meta.uid);
     }
     // Every child and its checkpoint row in one transaction: all children exist, or none does.

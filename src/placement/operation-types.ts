@@ -20,8 +20,11 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly harnesses: HarnessResolver;
   readonly guard?: SessionGuard;
   readonly history?: HistoryCache;
-  /** Byte budgets of the caches (historyCacheBytes, recordCacheBytes); default: DEFAULT_LIMITS. */
-  readonly limits?: Pick<Limits, "historyCacheBytes" | "recordCacheBytes">;
+  /**
+   * Byte budgets of the caches (historyCacheBytes, recordCacheBytes) and the longest id written whole
+   * on a log line (logFieldChars); default: DEFAULT_LIMITS.
+   */
+  readonly limits?: Pick<Limits, "historyCacheBytes" | "recordCacheBytes"> & Partial<Pick<Limits, "logFieldChars">>;
   /** Handlers of typed effects; without it, emitting an effect refuses the commit. */
   readonly effects?: EffectRegistry;
   /** Emit `audit.record` for every committed turn, park and decision (needs its handler). */

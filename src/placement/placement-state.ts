@@ -12,7 +12,7 @@ import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
 import type { OpContext } from "../obs/context.js";
-import { type Log, silentLog } from "../obs/log.js";
+import { type Log, opLogger, silentLog } from "../obs/log.js";
 import { ChainCheck } from "./chain-check.js";
 import { CheckpointHealth } from "./checkpoint-health.js";
 import type { HarnessEntry } from "./harness-entry.js";
@@ -52,10 +52,13 @@ export class PlacementState {
   readonly turnMs: number;
   readonly cancelWaitMs: number;
   readonly log: Log;
+  /** Longest id written whole on a log line (limit logFieldChars). */
+  readonly logFieldChars: number;
   private readonly minted = new Map<string, number>();
 
   constructor(readonly deps: PlacerDeps) {
     this.log = deps.log ?? silentLog;
+    this.logFieldChars = deps.limits?.logFieldChars ?? DEFAULT_LIMITS.logFieldChars;
     this.guard = deps.guard ?? new SessionGuard();
     this.running = new RunningTurns(deps.journal);
     this.cancelWaitMs = deps.cancelWaitMs ?? CANCEL_WAIT_MS;
@@ -188,13 +191,13 @@ export class PlacementState {
     };
   }
 
-  /** The logger of one operation: its request id, session and harness on every line. */
-  opLog(ctx: OpContext | undefined, session: string, harness: string): Log {
-    return this.log.child({
-      ...(ctx?.requestId !== undefined ? { request_id: ctx.requestId } : {}),
-      session,
-      harness,
-    });
+  /**
+   * The logger of one operation, made where it starts and handed down to the controller and the
+   * runtime: its request id, session, harness and (for a turn) execution id on every line, ids clipped
+   * to logFieldChars; free while its levels are off (src/obs/log.ts opLogger).
+   */
+  opLog(ctx: OpContext | undefined, session: string, harness: string, executionId?: string): Log {
+    return opLogger(this.log, { requestId: ctx?.requestId, session, harness, executionId }, this.logFieldChars);
   }
 
   /** This host's live actor of the session (if any) no longer holds its state: forget its fence and history. */

@@ -10,6 +10,7 @@ import { checkRecordedVersion, resumeRefusal } from "../controller/turn.js";
 import { turnDeadline } from "../controller/turn-deadline.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { OpContext } from "../obs/context.js";
+import type { Log } from "../obs/op-log.js";
 import type { Incarnation } from "../runtime/types.js";
 import { admit, type Admission } from "./admission.js";
 import type { HarnessEntry } from "./harness-entry.js";
@@ -31,6 +32,8 @@ interface ResumePlan {
   readonly admission: Admission;
   readonly pendingId: string | undefined;
   readonly restart: TurnStart | undefined;
+  /** The operation's logger (request_id, session, harness, and the pending turn's id as `turn`). */
+  readonly log: Log;
 }
 
 export function resumeOp(op: OperationContext, session: string, outer: AbortSignal, call: ResumeCall) {
@@ -40,14 +43,23 @@ export function resumeOp(op: OperationContext, session: string, outer: AbortSign
       const { records, log } = s.window;
       const gate = log.pendingApproval();
       if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref } satisfies ResumeResult;
-      const plan = await planResume(op, s, log);
+      const plan = await planResume(op, s, log, call.ctx);
       const inc = await resumeActor(op, s, plan);
       if (plan.pendingId === undefined) return await resumeIdle(op, s, plan, call);
       const fence = await op.state.mint(session);
       if (plan.admission.memory) op.state.actorFence.set(session, fence);
       mark = startTurn(op.state.deps.metrics, plan.entry.name, plan.admission.memory);
       const start = new LazyTurnStart(async () => plan.restart ?? { kind: "stateless" });
-      const placed: PlacedTurn = { ...plan, start, mark, session, fence, observer: call.observer, batch: s.batch };
+      const placed: PlacedTurn = {
+        ...plan,
+        executionId: plan.pendingId,
+        start,
+        mark,
+        session,
+        fence,
+        observer: call.observer,
+        batch: s.batch,
+      };
       return await redrive(op, s, placed, inc, call);
     } catch (err) {
       endTurn(op.state.deps.metrics, mark, failedOutcome(err));
@@ -57,13 +69,22 @@ export function resumeOp(op: OperationContext, session: string, outer: AbortSign
 }
 
 /** Refusals from the log, the harness, admission, the recorded version and the restart point. */
-async function planResume({ state }: OperationContext, s: LockedSession, log: SessionLog): Promise<ResumePlan> {
+async function planResume(
+  { state }: OperationContext,
+  s: LockedSession,
+  log: SessionLog,
+  ctx: OpContext | undefined,
+): Promise<ResumePlan> {
   const pending = log.pending();
+  const pendingId = pending?.execution.executionId;
   // Refusals judged from the log come before any process, actor, fence or write.
   const refusal = pending && resumeRefusal(pending, s.info.harness);
-  if (refusal) throw refusal;
-  const pendingId = pending?.execution.executionId;
+  if (refusal) {
+    state.opLog(ctx, s.uid, s.info.harness, pendingId).info({ code: refusal.code }, "re-drive refused");
+    throw refusal;
+  }
   const entry = await state.resolveHarness(s.info.harness, log, s.info);
+  const opLog = state.opLog(ctx, s.uid, entry.name, pendingId);
   const admission = await admit(entry, s.signal);
   if (pending)
     checkRecordedVersion(pending.execution, admission.descriptor.version, log.certifiedVersion(pending.execution));
@@ -72,15 +93,18 @@ async function planResume({ state }: OperationContext, s: LockedSession, log: Se
     admission.memory && pendingId !== undefined
       ? await memoryTurnStart(state.deps.journal, entry, s.uid, log, pendingId)
       : undefined;
-  if (restart?.kind === "none") throw new HostError(ErrorCode.FailedPrecondition, restart.why);
-  return { entry, admission, pendingId, restart };
+  if (restart?.kind === "none") {
+    opLog.warn({ code: ErrorCode.FailedPrecondition }, "re-drive refused: the interrupted turn's start state is gone");
+    throw new HostError(ErrorCode.FailedPrecondition, restart.why);
+  }
+  return { entry, admission, pendingId, restart, log: opLog };
 }
 
 function resumeActor({ actors }: OperationContext, s: LockedSession, plan: ResumePlan): Promise<Incarnation> {
-  const { entry, admission, restart } = plan;
-  if (restart?.kind === "fresh") return actors.freshActor(entry, s.uid);
-  if (restart?.kind === "checkpoint") return actors.restoredActor(entry, s.uid, restart.ref);
-  return actors.incarnate(entry, admission, s.info, s.window);
+  const { entry, admission, restart, log } = plan;
+  if (restart?.kind === "fresh") return actors.freshActor(entry, s.uid, log);
+  if (restart?.kind === "checkpoint") return actors.restoredActor(entry, s.uid, restart.ref, log);
+  return actors.incarnate(entry, admission, s.info, s.window, log);
 }
 
 /** Nothing to re-drive (resumeTurn would write nothing): the new fence and RESUME are one commit. */
@@ -97,6 +121,7 @@ async function resumeIdle(
   );
   if (plan.admission.memory) state.actorFence.set(s.uid, fence);
   call.observer?.onRecord?.(record);
+  plan.log.debug({ seq: record.seq, redriven: false }, "session resumed");
   return { turn: undefined, record };
 }
 
@@ -123,12 +148,13 @@ async function redrive(
       log,
       ...(s.info.identity ? { identity: s.info.identity } : {}),
       ...(call.ctx?.requestId !== undefined ? { requestId: call.ctx.requestId } : {}),
+      logger: placed.log,
       signal: deadline.signal,
     },
   ).finally(deadline.done);
   const parked = turn && (await parkIfGated(state, placed, turn, records));
   if (parked && turn?.parked) return { turn: parked, record: parked.records.at(-1)!, parked: turn.parked };
-  if (turn) await completeTurn(op, placed, turn, s.signal, call.ctx);
+  if (turn) await completeTurn(op, placed, turn, s.signal);
   const head = await state.deps.journal.head(session);
   const record = await state.deps.journal.append(
     session,
@@ -137,6 +163,7 @@ async function redrive(
     ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
   );
   call.observer?.onRecord?.(record);
+  placed.log.debug({ seq: record.seq, redriven: turn !== undefined }, "session resumed");
   endTurn(state.deps.metrics, placed.mark, "completed");
   return { turn, record };
 }

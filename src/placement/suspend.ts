@@ -6,6 +6,7 @@
 import { ev } from "../controller/events.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import type { OpContext } from "../obs/context.js";
+import type { Log } from "../obs/op-log.js";
 import type { SnapshotRef } from "../runtime/types.js";
 import { journalRef } from "../snapshot/ref.js";
 import { admit } from "./admission.js";
@@ -24,11 +25,12 @@ export function suspendOp(
   return withLockedSession(state, session, "suspend", { signal }, async (s) => {
     const { records, log } = s.window;
     const entry = await state.resolveHarness(s.info.harness, log, s.info);
+    const opLog = state.opLog(ctx, session, entry.name);
     const existing = log.lastOwnSuspend;
     if (s.info.computeState === "COLD" && existing && existing.seq === s.info.lastSeq) {
       return { record: records.at(-1)!, ref: existing.ref };
     }
-    const ref = await captureState(op, entry, s);
+    const ref = await captureState(op, entry, s, opLog);
     const { record } = await state.commitLifecycle(
       session,
       records.at(-1)?.seq ?? 0,
@@ -41,8 +43,7 @@ export function suspendOp(
     );
     await entry.runtime.stop(session);
     state.actorReleased(session);
-    if (state.log.isLevelEnabled("debug"))
-      state.opLog(ctx, session, entry.name).debug({ seq: record.seq, memory: ref.memory }, "session suspended");
+    opLog.debug({ seq: record.seq, memory: ref.memory }, "session suspended");
     return { record, ref };
   });
 }
@@ -52,7 +53,7 @@ export function suspendOp(
  * memory actor that never ran a turn has no state yet: either way the ref names the session and nothing
  * is captured. A memory session with an interrupted turn is captured at that turn's start.
  */
-async function captureState({ actors }: OperationContext, entry: HarnessEntry, s: LockedSession) {
+async function captureState({ actors }: OperationContext, entry: HarnessEntry, s: LockedSession, opLog: Log) {
   const admission = await admit(entry, s.signal);
   const { log, records } = s.window;
   const captures = admission.memory && log.hasTurns;
@@ -61,6 +62,6 @@ async function captureState({ actors }: OperationContext, entry: HarnessEntry, s
   if (pendingStart) return pendingStart;
   await actors.requireLiveActor(entry, admission, s.info, s.window);
   const ref: SnapshotRef =
-    (await actors.headCheckpoint(s.uid, records)) ?? (await entry.runtime.snapshot(s.uid, "EXTERNAL", s.signal));
+    (await actors.headCheckpoint(s.uid, records)) ?? (await entry.runtime.snapshot(s.uid, "EXTERNAL", s.signal, opLog));
   return ref;
 }

@@ -5,7 +5,6 @@
 import type { TurnResult } from "../controller/index.js";
 import { redactSecrets } from "../errors/redact.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { OpContext } from "../obs/context.js";
 import type { Log } from "../obs/log.js";
 import { annotateSpan, traced } from "../obs/trace.js";
 import type { Admission } from "./admission.js";
@@ -23,7 +22,7 @@ export class TurnCheckpoints {
     session: string,
     turn: TurnResult,
     signal: AbortSignal,
-    ctx: OpContext | undefined,
+    log: Log,
   ): Promise<void> {
     if (!admission.memory || entry.checkpointPolicy !== "every-turn") return;
     const end = turn.records.at(-1);
@@ -31,22 +30,21 @@ export class TurnCheckpoints {
     await traced(
       "harnesshost.checkpoint",
       () => ({ "harnesshost.session": session, "harnesshost.harness": entry.name, "harnesshost.seq": end.seq }),
-      () => this.at(entry, session, turn, end, signal, ctx),
+      () => this.at(entry, session, end, signal, log),
     );
   }
 
   private async at(
     entry: HarnessEntry,
     session: string,
-    turn: TurnResult,
     end: JournalRecord,
     signal: AbortSignal,
-    ctx: OpContext | undefined,
+    log: Log,
   ): Promise<void> {
     try {
       // Bounded by the runtime's snapshot deadline (snapshotMs) and cancelled with the caller: a node
       // that never answers costs the committed turn a missing checkpoint, never a wedged session.
-      const ref = await entry.runtime.snapshot(session, "EXTERNAL", signal);
+      const ref = await entry.runtime.snapshot(session, "EXTERNAL", signal, log);
       if (!ref.memory) return;
       await this.state.deps.journal.putCheckpoint({
         session,
@@ -59,7 +57,6 @@ export class TurnCheckpoints {
     } catch (err) {
       // The committed turn stands; the missing checkpoint is counted, logged and shown.
       annotateSpan(() => ({ "harnesshost.checkpoint.failed": true }));
-      const log = this.state.opLog(ctx, session, entry.name).child({ turn: turn.executionId });
       await this.failed(log, entry, session, end.seq, err);
     }
   }

@@ -6,7 +6,7 @@ import type { ApprovalRef } from "../controller/approvals.js";
 import type { TurnObserver, TurnResult } from "../controller/index.js";
 import type { EffectBatch } from "../effects/batch.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { OpContext } from "../obs/context.js";
+import type { Log } from "../obs/op-log.js";
 import type { Admission } from "./admission.js";
 import type { HarnessEntry } from "./harness-entry.js";
 import type { OperationContext } from "./operation-context.js";
@@ -22,6 +22,10 @@ export interface AdmittedTurn {
   readonly start: LazyTurnStart;
   /** The turn's metrics mark (ended once with the turn's outcome). */
   readonly mark: TurnMark | undefined;
+  /** The turn's execution id (minted by placement for Exec; the interrupted turn's for Resume). */
+  readonly executionId: string;
+  /** The operation's logger (request_id, session, harness, turn), handed to the controller and runtime. */
+  readonly log: Log;
 }
 
 /** One turn as placement runs it: where, under which fence, with what effects. */
@@ -52,9 +56,8 @@ export async function completeTurn(
   placed: PlacedTurn,
   turn: TurnResult,
   signal: AbortSignal,
-  ctx: OpContext | undefined,
 ): Promise<void> {
-  await checkpoints.afterTurn(placed.entry, placed.admission, placed.session, turn, signal, ctx);
+  await checkpoints.afterTurn(placed.entry, placed.admission, placed.session, turn, signal, placed.log);
   state.effects.audit(placed.batch, turn.records.at(-1), "turn.completed", {
     execution_id: turn.executionId,
     harness: placed.entry.name,
@@ -87,6 +90,10 @@ async function park(
     state.openedHere.add(`${session}\u0001${turn.parked.requestSeq}`);
     if (state.openedHere.size > 100_000) state.openedHere.delete(state.openedHere.values().next().value!);
   }
+  placed.log.info(
+    { seq: record.seq, request_seq: turn.parked.requestSeq, tool: gateTool(turn.records, turn.parked.toolCallId) },
+    "turn parked at a gate",
+  );
   state.effects.audit(placed.batch, record, "turn.parked", {
     execution_id: turn.parked.executionId,
     tool_call_id: turn.parked.toolCallId,

@@ -12,6 +12,10 @@ export async function forkActor(
 ): Promise<Incarnation> {
   if (!opts.childSessionUid)
     throw new HostError(ErrorCode.InvalidArgument, `${runtime.name}: fork requires a child session uid`);
-  const spec = { sessionUid: opts.childSessionUid, harnessName: opts.harnessName };
+  const spec = {
+    sessionUid: opts.childSessionUid,
+    harnessName: opts.harnessName,
+    ...(opts.log !== undefined ? { log: opts.log } : {}),
+  };
   return ref.memory ? runtime.restore(ref, spec) : runtime.create(spec);
 }

@@ -27,6 +27,8 @@ import {
   type SnapshotRef,
 } from "./types.js";
 import { journalRef } from "../snapshot/ref.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { clipForLog, lazyChild, type Log } from "../obs/op-log.js";
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
 
@@ -42,16 +44,21 @@ export class RemoteRuntime implements Runtime {
   private upload = false;
   /** The node process last seen by NodeInfo: a new one holds no history for anyone. */
   private nodePid: number | undefined;
+  /** Whether the node answered at the last admission (undefined before the first): changes are logged. */
+  private reachable: boolean | undefined;
 
   constructor(
     readonly address: string,
     private readonly store: SnapshotStore,
     private readonly limits: NodeLimits = DEFAULT_NODE_LIMITS,
+    /** The runtime's own logger (harness, runtime bound); default: nowhere. */
+    private readonly log?: Log,
   ) {
     parseAddress(address);
     this.connection = dialHarness(address, limits.eventBytes);
     this.actors = new ActorsClient({ address, limits });
     this.describer = new RemoteHarness({
+      ...(log !== undefined ? { log } : {}),
       address,
       session: "",
       connection: this.connection,
@@ -66,21 +73,47 @@ export class RemoteRuntime implements Runtime {
       this.memory = true;
       this.incremental = info.incrementalHistory;
       this.upload = info.incrementalHistory && info.historyUpload;
-      if (this.nodePid !== undefined && this.nodePid !== info.pid)
+      if (this.nodePid !== undefined && this.nodePid !== info.pid) {
+        this.log?.info(
+          { address: this.addressField(), pid: info.pid, previous_pid: this.nodePid },
+          "harness node restarted",
+        );
         for (const h of this.harnesses.values()) h.forgetHistory();
+      }
       this.nodePid = info.pid;
+      this.health(true, { pid: info.pid, memory: true, incremental_history: info.incrementalHistory });
     } catch (err) {
       this.incremental = false;
       this.upload = false;
-      if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) this.memory = false;
-      else if (
+      if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) {
+        this.memory = false;
+        this.health(true, { memory: false });
+      } else if (
         err instanceof RpcError &&
         (err.grpcCode === GrpcStatus.UNAVAILABLE || err.grpcCode === GrpcStatus.DEADLINE_EXCEEDED)
       ) {
+        this.health(false, { call: "Actors.NodeInfo", code: GrpcStatus[err.grpcCode] });
         throw new HostError(ErrorCode.Unavailable, `harness node at ${this.address} is unavailable`, { cause: err });
       } else throw err;
     }
     return this.memory ? MEMORY : NO_CAPABILITIES;
+  }
+
+  private addressField(): string {
+    return clipForLog(this.address, DEFAULT_LIMITS.logFieldChars);
+  }
+
+  /** Logs a change of the node's reachability: connected at info, lost at warn (never every admission). */
+  private health(reachable: boolean, fields: Record<string, unknown>): void {
+    if (this.reachable === reachable) return;
+    const first = this.reachable === undefined;
+    this.reachable = reachable;
+    if (reachable)
+      this.log?.info(
+        { address: this.addressField(), ...fields },
+        first ? "harness node connected" : "harness node reachable again",
+      );
+    else this.log?.warn({ address: this.addressField(), ...fields }, "harness node unreachable");
   }
 
   describe(signal?: AbortSignal): Promise<HarnessDescriptor> {
@@ -97,7 +130,11 @@ export class RemoteRuntime implements Runtime {
   }
 
   private remoteHarness(session: string): RemoteHarness {
+    const log = this.log;
     return new RemoteHarness({
+      ...(log !== undefined
+        ? { log: lazyChild(log, () => ({ session: clipForLog(session, DEFAULT_LIMITS.logFieldChars) })) }
+        : {}),
       address: this.address,
       session,
       connection: this.connection,
@@ -124,19 +161,54 @@ export class RemoteRuntime implements Runtime {
     };
   }
 
-  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef> {
+  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal, log?: Log): Promise<SnapshotRef> {
     if (kind === "LOCAL")
       throw new HostError(
         ErrorCode.FailedPrecondition,
         "remote: warm (LOCAL) snapshots are not supported; use EXTERNAL",
       );
     if (!this.memory) return journalRef(sessionUid);
-    return snapshotActorToStore(this.actors, this.store, sessionUid, signal);
+    return this.timed(log, sessionUid, "Actors.SnapshotActor", "actor snapshot taken", signal, () =>
+      snapshotActorToStore(this.actors, this.store, sessionUid, signal),
+    );
+  }
+
+  /** A node call about one session: its duration at debug, its failure at warn with the call's name. */
+  private async timed<T>(
+    opLog: Log | undefined,
+    session: string,
+    call: string,
+    done: string,
+    signal: AbortSignal | undefined,
+    body: () => Promise<T>,
+  ): Promise<T> {
+    const log = opLog?.child({ runtime: this.name }) ?? this.log;
+    const began = performance.now();
+    try {
+      const out = await body();
+      if (log?.isLevelEnabled("debug"))
+        log.debug({ address: this.addressField(), duration_ms: Math.round(performance.now() - began) }, done);
+      return out;
+    } catch (err) {
+      if (!signal?.aborted && log?.isLevelEnabled("warn"))
+        log.warn(
+          {
+            ...(opLog === undefined ? { session: clipForLog(session, DEFAULT_LIMITS.logFieldChars) } : {}),
+            address: this.addressField(),
+            call,
+            code: err instanceof HostError ? err.code : err instanceof RpcError ? GrpcStatus[err.grpcCode] : "UNKNOWN",
+          },
+          "node call failed",
+        );
+      throw err;
+    }
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
-    await restoreActorFromStore(this.actors, this.store, ref, spec.sessionUid);
+    await this.timed(spec.log, spec.sessionUid, "Actors.RestoreActor", "actor restored", undefined, () =>
+      restoreActorFromStore(this.actors, this.store, ref, spec.sessionUid),
+    );
     const harness = this.harnessFor(spec.sessionUid);
     harness.forgetHistory();
     return {

@@ -6,7 +6,8 @@
 // awaited, but nothing places that session again before the node answered it. Harnesses send
 // history tails only to a node process that negotiated them, and full histories after a restore.
 import { forkActor } from "./fork.js";
-import type { Log } from "../obs/log.js";
+import { clipForLog, lazyChild, type Log } from "../obs/op-log.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -78,8 +79,32 @@ export class SpawnedRuntime implements Runtime {
     | { readonly digest: string; readonly bytes: Promise<Uint8Array>; users: number; timer: NodeJS.Timeout | undefined }
     | undefined;
   private closed = false;
+  /** Whether the last node process exited without being asked to (the next start is a restart). */
+  private crashed = false;
 
   constructor(private readonly opts: SpawnedRuntimeOptions) {}
+
+  /** The logger of a line about one placement: the operation's (plus runtime), else the runtime's own. */
+  private lineLog(opLog: Log | undefined): Log | undefined {
+    return opLog !== undefined ? opLog.child({ runtime: this.name }) : this.opts.log;
+  }
+
+  /** A failed Actors call to the node, at warn with the call's name (the caller decides what it costs). */
+  private callFailed(opLog: Log | undefined, call: string, session: string, err: unknown): void {
+    const log = opLog ?? this.opts.log;
+    if (!log?.isLevelEnabled("warn")) return;
+    log.warn(
+      {
+        ...(opLog !== undefined
+          ? { runtime: this.name }
+          : { session: clipForLog(session, DEFAULT_LIMITS.logFieldChars) }),
+        call,
+        code: err instanceof HostError ? err.code : "UNKNOWN",
+        reason: clipForLog(err instanceof Error ? err.message : String(err), 4 * DEFAULT_LIMITS.logFieldChars),
+      },
+      "node call failed",
+    );
+  }
 
   /** The node process currently serving (for diagnostics and crash tests). */
   get currentNode(): NodeProcess | undefined {
@@ -103,26 +128,51 @@ export class SpawnedRuntime implements Runtime {
     return await this.probe.describe();
   }
 
-  private async ensureNode(): Promise<NodeProcess> {
+  private async ensureNode(opLog?: Log): Promise<NodeProcess> {
     if (this.closed) throw new HostError(ErrorCode.Unavailable, "spawned runtime is closed");
     if (this.node?.alive) return this.node;
     this.starting ??= (async () => {
       try {
+        const began = performance.now();
         const node = await NodeProcess.start(
           this.opts.target,
           join(this.socketDir, `node-${++this.started}.sock`),
           this.opts.limits ?? DEFAULT_NODE_LIMITS,
+        ).catch((err: unknown) => {
+          this.lineLog(opLog)?.warn(
+            { target: this.opts.target, reason: err instanceof Error ? err.message : String(err) },
+            "harness node failed to start",
+          );
+          throw err;
+        });
+        const startedAt = performance.now();
+        const restart = this.crashed;
+        this.crashed = false;
+        this.lineLog(opLog)?.info(
+          {
+            pid: node.pid,
+            target: this.opts.target,
+            start_ms: Math.round(startedAt - began),
+            ...(restart ? { restart: true } : {}),
+          },
+          restart ? "harness node restarted" : "harness node started",
         );
         const log = this.opts.log;
-        log?.info({ pid: node.pid, target: this.opts.target }, "harness node started");
         const harnessName = this.opts.harnessName ?? this.opts.target;
         this.opts.metrics?.nodeStarted(harnessName);
         node.child.once("exit", (code, signal) => {
           // An exit this runtime did not ask for (a crash, an OOM kill) is what an operator must see.
           this.opts.metrics?.nodeExited(harnessName);
           const expected = this.closed || node.sessions.size === 0;
+          if (!expected) this.crashed = true;
           (expected ? log?.info.bind(log) : log?.warn.bind(log))?.(
-            { pid: node.pid, code, signal, sessions: node.sessions.size },
+            {
+              pid: node.pid,
+              code,
+              signal,
+              sessions: node.sessions.size,
+              uptime_ms: Math.round(performance.now() - startedAt),
+            },
             "harness node exited",
           );
           for (const s of node.sessions) {
@@ -170,7 +220,11 @@ export class SpawnedRuntime implements Runtime {
   }
 
   private remoteHarness(node: NodeProcess, session: string): RemoteHarness {
+    const log = this.opts.log;
     return new RemoteHarness({
+      ...(log !== undefined
+        ? { log: lazyChild(log, () => ({ session: clipForLog(session, DEFAULT_LIMITS.logFieldChars) })) }
+        : {}),
       address: node.address,
       session,
       connection: node.connection,
@@ -187,10 +241,10 @@ export class SpawnedRuntime implements Runtime {
     if (existing?.alive) return this.place(existing, spec.sessionUid, "attached");
     // The node's actor will be created by the session's next turn, unnamed.
     this.instances.delete(spec.sessionUid);
-    return this.place(await this.ensureNode(), spec.sessionUid, "created");
+    return this.place(await this.ensureNode(spec.log), spec.sessionUid, "created");
   }
 
-  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef> {
+  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal, log?: Log): Promise<SnapshotRef> {
     if (kind === "LOCAL")
       throw new HostError(
         ErrorCode.FailedPrecondition,
@@ -199,7 +253,17 @@ export class SpawnedRuntime implements Runtime {
     const node = this.placed.get(sessionUid);
     if (!node?.alive)
       throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
-    return snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid, signal);
+    const began = performance.now();
+    try {
+      const ref = await snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid, signal);
+      const line = this.lineLog(log);
+      if (line?.isLevelEnabled("debug"))
+        line.debug({ pid: node.pid, duration_ms: Math.round(performance.now() - began) }, "actor snapshot taken");
+      return ref;
+    } catch (err) {
+      if (!signal?.aborted) this.callFailed(log, "Actors.SnapshotActor", sessionUid, err);
+      throw err;
+    }
   }
 
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
@@ -252,14 +316,26 @@ export class SpawnedRuntime implements Runtime {
         pending?.named ? undefined : pending?.done,
       ]);
       const current = this.placed.get(spec.sessionUid);
-      const node = current?.alive ? current : await this.ensureNode();
+      const node = current?.alive ? current : await this.ensureNode(spec.log);
       const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";
+      const began = performance.now();
       // The store re-hashed the bytes to the digest: the client need not hash them again.
-      await node.actors.restore(spec.sessionUid, bytes, {
-        replace: true,
-        instance,
-        sha256: parseDigest(ref.externalUri),
-      });
+      await node.actors
+        .restore(spec.sessionUid, bytes, {
+          replace: true,
+          instance,
+          sha256: parseDigest(ref.externalUri),
+        })
+        .catch((err: unknown) => {
+          this.callFailed(spec.log, "Actors.RestoreActor", spec.sessionUid, err);
+          throw err;
+        });
+      const line = this.lineLog(spec.log);
+      if (line?.isLevelEnabled("debug"))
+        line.debug(
+          { pid: node.pid, bytes: bytes.byteLength, duration_ms: Math.round(performance.now() - began) },
+          "actor restored",
+        );
       this.instances.set(spec.sessionUid, instance);
       return this.place(node, spec.sessionUid, "restored");
     } finally {
@@ -309,7 +385,10 @@ export class SpawnedRuntime implements Runtime {
     // can never remove a newer actor.
     const done: Promise<void> = node.actors.drop(sessionUid, { instance }).then(
       () => this.dropped(sessionUid, done, node),
-      () => this.dropped(sessionUid, done, node),
+      (err: unknown) => {
+        this.callFailed(undefined, "Actors.DropActor", sessionUid, err);
+        this.dropped(sessionUid, done, node);
+      },
     );
     this.dropping.set(sessionUid, { done, named: instance !== "" });
   }

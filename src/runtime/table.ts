@@ -4,7 +4,8 @@
 // upgraded; a kind not in the table is refused FAILED_PRECONDITION.
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { NodeLimits } from "../node/limits.js";
-import type { Log } from "../obs/log.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { clipForLog, type Log } from "../obs/op-log.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { loadHarnessFactory } from "./harness-module.js";
@@ -37,6 +38,11 @@ export interface RuntimeContext {
   readonly metrics?: HostMetrics;
 }
 
+/** A runtime's own logger (lines not about one operation): the harness name and runtime kind bound. */
+function runtimeLog(spec: RuntimeSpec, ctx: RuntimeContext, runtime: RuntimeKind): Log | undefined {
+  return ctx.log?.child({ harness: clipForLog(spec.name ?? spec.target, DEFAULT_LIMITS.logFieldChars), runtime });
+}
+
 export type RuntimeBuilder = (spec: RuntimeSpec, ctx: RuntimeContext) => Promise<Runtime>;
 
 const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
@@ -48,17 +54,17 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
       snapshots: ctx.snapshots,
       idleMs: ctx.nodeIdleMs,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
-      ...(ctx.log !== undefined
-        ? { log: ctx.log.child({ harness: spec.name ?? spec.target, runtime: "spawned" }) }
-        : {}),
+      ...(ctx.log !== undefined ? { log: runtimeLog(spec, ctx, "spawned") } : {}),
       ...(ctx.metrics !== undefined ? { metrics: ctx.metrics, harnessName: spec.name ?? spec.target } : {}),
     }),
-  remote: async (spec, ctx) => new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits),
+  remote: async (spec, ctx) =>
+    new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits, runtimeLog(spec, ctx, "remote")),
   vm: async (spec, ctx) =>
     new VmRuntime({
       image: spec.target,
       snapshots: ctx.snapshots,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
+      ...(ctx.log !== undefined ? { log: runtimeLog(spec, ctx, "vm") } : {}),
     }),
 };
 

@@ -3,6 +3,7 @@
 // snapshot keeps the actor restorable; fork never leaves a half-made child behind.
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import type { ComputeStateName } from "../journal/types.js";
+import type { Log } from "../obs/op-log.js";
 import type { Harness } from "../sdk/types.js";
 import type { SnapshotRef } from "../snapshot/ref.js";
 
@@ -28,6 +29,12 @@ export interface SessionSpec {
   readonly sessionUid: string;
   /** Registry name of the harness, for diagnostics. */
   readonly harnessName: string;
+  /**
+   * The logger of the operation placing the actor (request_id, session, harness, turn bound): the
+   * runtime's lines about this placement (a node started for it, a restore and its duration) carry
+   * them. Default: the runtime's own logger.
+   */
+  readonly log?: Log;
 }
 
 /**
@@ -52,6 +59,8 @@ export interface Incarnation {
 export interface ForkOptions {
   readonly childSessionUid: string;
   readonly harnessName: string;
+  /** As SessionSpec.log. */
+  readonly log?: Log;
 }
 
 export interface Runtime {
@@ -67,7 +76,7 @@ export interface Runtime {
    * EXTERNAL: capture the session's actor; memory backends store a blob and keep the actor live. The
    * transfer is bounded by the runtime's snapshot deadline and cancelled when `signal` fires.
    */
-  snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal): Promise<SnapshotRef>;
+  snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal, log?: Log): Promise<SnapshotRef>;
   /** Bring the session back from a ref: memory backends load the blob (DATA_LOSS if corrupt). */
   restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation>;
   /** A child incarnation: memory backends restore the parent's blob into the child's actor. */

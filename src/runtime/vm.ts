@@ -34,6 +34,8 @@ import {
   type SnapshotRef,
 } from "./types.js";
 import { memoryRef } from "../snapshot/ref.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { clipForLog, lazyChild, type Log } from "../obs/op-log.js";
 
 export interface VmRuntimeOptions {
   /** The image directory (`harnesshost image build --out`). */
@@ -44,7 +46,11 @@ export interface VmRuntimeOptions {
   readonly deadlines?: VmDeadlines;
   /** Bounds of each session's snapshot (limits vmSnapshotBytes, vmSnapshotMs); default DEFAULT_LIMITS'. */
   readonly limits?: VmSnapshotLimits;
+  /** The runtime's own logger (harness, runtime bound): guest boots, snapshots, restores, exits. */
+  readonly log?: Log;
 }
+
+const ms = (since: number): number => Math.round(performance.now() - since);
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
 
@@ -74,7 +80,14 @@ class VmHarness implements Harness {
     const vm = await this.vm();
     if (this.remoteFor !== vm) {
       this.remote?.close();
-      this.remote = new RemoteHarness({ address: vm.address, session: this.session });
+      const log = this.runtime.log;
+      this.remote = new RemoteHarness({
+        address: vm.address,
+        session: this.session,
+        ...(log !== undefined
+          ? { log: lazyChild(log, () => ({ session: clipForLog(this.session, DEFAULT_LIMITS.logFieldChars) })) }
+          : {}),
+      });
       this.remoteFor = vm;
     }
     const remote = this.remote;
@@ -98,8 +111,10 @@ export class VmRuntime implements Runtime {
   private base: Promise<BaseSnapshot> | undefined;
   private readonly deadlines: VmDeadlines;
   private closed = false;
+  readonly log: Log | undefined;
 
   constructor(private readonly opts: VmRuntimeOptions) {
+    this.log = opts.log;
     this.accel = chooseAccel();
     this.deadlines = opts.deadlines ?? DEFAULT_DEADLINES;
   }
@@ -111,11 +126,15 @@ export class VmRuntime implements Runtime {
 
   /** The image's base snapshot (a guest booted until its harness answered), made once. */
   baseSnapshot(): Promise<BaseSnapshot> {
-    this.base ??= (async () =>
-      baseSnapshot(await this.openImage(), this.accel, {
+    this.base ??= (async () => {
+      const began = performance.now();
+      const base = await baseSnapshot(await this.openImage(), this.accel, {
         ...(this.opts.baseDir !== undefined ? { dir: this.opts.baseDir } : {}),
         deadlines: this.deadlines,
-      }))();
+      });
+      this.log?.info({ accel: this.accel.accel, duration_ms: ms(began) }, "vm base snapshot ready");
+      return base;
+    })();
     this.base.catch(() => {
       this.base = undefined;
     });
@@ -141,9 +160,28 @@ export class VmRuntime implements Runtime {
     return vm?.alive ? vm : undefined;
   }
 
-  private async startVm(file: string): Promise<VmProcess> {
+  /** The logger of a line about one placement: the operation's (plus runtime), else the runtime's own. */
+  private lineLog(opLog: Log | undefined): Log | undefined {
+    return opLog !== undefined ? opLog.child({ runtime: this.name }) : this.log;
+  }
+
+  private async startVm(file: string, from: "base" | "snapshot", opLog?: Log): Promise<VmProcess> {
     if (this.closed) throw new HostError(ErrorCode.Unavailable, "vm runtime is closed");
-    return VmProcess.start(await this.openImage(), this.accel, { kind: "restore", file }, this.deadlines);
+    const began = performance.now();
+    const vm = await VmProcess.start(
+      await this.openImage(),
+      this.accel,
+      { kind: "restore", file },
+      this.deadlines,
+    ).catch((err: unknown) => {
+      this.lineLog(opLog)?.warn(
+        { from, reason: clipForLog(err instanceof Error ? err.message : String(err), 512) },
+        "vm failed to start",
+      );
+      throw err;
+    });
+    this.lineLog(opLog)?.info({ pid: vm.pid, from, boot_ms: ms(began) }, "vm started");
+    return vm;
   }
 
   /** Places `vm` (or, when undefined, a lazily started fresh guest) as the session's actor. */
@@ -171,7 +209,19 @@ export class VmRuntime implements Runtime {
   private watch(session: string, entry: Placed, vm: VmProcess): void {
     void vm.exited.then(() => {
       // A guest that died takes its RAM with it: the session's actor is lost, never silently revived.
-      if (this.placed.get(session) === entry && entry.vm === vm) {
+      const unexpected = this.placed.get(session) === entry && entry.vm === vm && !this.closed;
+      const log = this.log;
+      if (log?.isLevelEnabled(unexpected ? "warn" : "info"))
+        log[unexpected ? "warn" : "info"](
+          {
+            session: clipForLog(session, DEFAULT_LIMITS.logFieldChars),
+            pid: vm.pid,
+            code: vm.child.exitCode,
+            signal: vm.child.signalCode,
+          },
+          "vm exited",
+        );
+      if (unexpected) {
         entry.harness.close();
         this.placed.delete(session);
       }
@@ -185,7 +235,7 @@ export class VmRuntime implements Runtime {
       return entry.vm;
     }
     entry.starting ??= (async () => {
-      const vm = await this.startVm((await this.baseSnapshot()).file);
+      const vm = await this.startVm((await this.baseSnapshot()).file, "base");
       if (this.placed.get(session) !== entry || this.closed) {
         await vm.stop();
         throw new HostError(ErrorCode.FailedPrecondition, `session ${session} was stopped while its vm started`);
@@ -216,7 +266,8 @@ export class VmRuntime implements Runtime {
     return this.place(spec.sessionUid, "created", undefined);
   }
 
-  async snapshot(sessionUid: string, kind: SnapshotKind): Promise<SnapshotRef> {
+  async snapshot(sessionUid: string, kind: SnapshotKind, signal?: AbortSignal, log?: Log): Promise<SnapshotRef> {
+    void signal;
     if (kind === "LOCAL")
       throw new HostError(ErrorCode.FailedPrecondition, "vm: warm (LOCAL) snapshots are not supported; use EXTERNAL");
     const entry = this.placed.get(sessionUid);
@@ -225,6 +276,7 @@ export class VmRuntime implements Runtime {
     // A session that never ran a turn has a fresh guest's state: its vm starts now, so the blob is real.
     const vm = await this.vmOf(sessionUid, entry);
     const file = join(this.work, `snap-${randomBytes(8).toString("hex")}.zst`);
+    const began = performance.now();
     try {
       const limits = this.opts.limits ?? DEFAULT_NODE_LIMITS;
       await vm.snapshotTo(file, this.deadlines, {
@@ -232,8 +284,20 @@ export class VmRuntime implements Runtime {
         ms: limits.vmSnapshotMs,
         what: `session ${sessionUid}`,
       });
-      const digest = await this.opts.snapshots.put(await readFile(file));
+      const bytes = await readFile(file);
+      const digest = await this.opts.snapshots.put(bytes);
+      this.lineLog(log)?.info({ pid: vm.pid, bytes: bytes.byteLength, duration_ms: ms(began) }, "vm snapshot taken");
       return memoryRef(sessionUid, digest);
+    } catch (err) {
+      this.lineLog(log)?.warn(
+        {
+          pid: vm.pid,
+          duration_ms: ms(began),
+          reason: clipForLog(err instanceof Error ? err.message : String(err), 512),
+        },
+        "vm snapshot failed",
+      );
+      throw err;
     } finally {
       rmSync(file, { force: true });
     }
@@ -242,11 +306,13 @@ export class VmRuntime implements Runtime {
   async restore(ref: SnapshotRef, spec: SessionSpec): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
     // Read (and verify) the blob before starting anything: a corrupt blob changes nothing.
+    const began = performance.now();
     const bytes = await this.opts.snapshots.get(ref.externalUri);
     const file = join(this.work, `restore-${randomBytes(8).toString("hex")}.zst`);
     try {
       await writeFile(file, bytes);
-      const vm = await this.startVm(file);
+      const vm = await this.startVm(file, "snapshot", spec.log);
+      this.lineLog(spec.log)?.info({ pid: vm.pid, bytes: bytes.byteLength, duration_ms: ms(began) }, "vm restored");
       return this.place(spec.sessionUid, "restored", vm);
     } finally {
       rmSync(file, { force: true });

@@ -7,6 +7,7 @@ import { Metadata, ServerInterceptingCall, status as GrpcStatus } from "@grpc/gr
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from "@grpc/grpc-js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { BearerAuth } from "./auth.js";
+import { clipForLog } from "../obs/log.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import { REQUEST_ID_HEADER, ensureRequestId } from "./request-id.js";
 
@@ -29,10 +30,7 @@ export interface CallPolicyOptions {
   readonly metrics?: HostMetrics;
 }
 
-/** An id as logged: whole up to `max` characters, else its head and its full length. */
-export function clipForLog(value: string, max: number): string {
-  return value.length <= max ? value : `${value.slice(0, max)}…(${value.length} chars)`;
-}
+export { clipForLog };
 
 /** Health probes are exempt from auth (they reveal nothing and orchestrators cannot send tokens). */
 const UNAUTHENTICATED_PREFIXES = ["/grpc.health.v1.Health/"];
