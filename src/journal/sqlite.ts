@@ -632,13 +632,10 @@ export class SqliteJournal implements Journal {
       for (let i = 0; i < page.length; i++) {
         const row = page[i]!;
         const seq = row[0];
-        out.push({
-          seq,
-          prevHash: row[1],
-          contentHash: row[2],
-          fence: row[3],
-          event: decodeBytes(session, seq, row[4]),
-        });
+        const event = decodeBytes(session, seq, row[4]);
+        // readRange fills the host caches, whose budgets count encoded bytes: the stored blob is that size.
+        noteEventBytes(event, row[4]);
+        out.push({ seq, prevHash: row[1], contentHash: row[2], fence: row[3], event });
       }
       const tail = page[page.length - 1];
       if (page.length < READ_PAGE_SIZE || tail === undefined) break;

@@ -41,7 +41,9 @@ export class HistoryCache {
     let base = entry ?? { seq: 0, hash: "", events: [] };
     let prev = base.hash;
     let ok = true;
-    for await (const rec of journal.read(session, base.seq + 1, head.seq)) {
+    // readRange, not read: one plain loop over the pages, and it records each event's stored size, so
+    // the budget below does not re-encode what was just decoded.
+    for (const rec of await journal.readRange(session, base.seq + 1, head.seq)) {
       if (rec.prevHash !== prev) {
         ok = false;
         break;

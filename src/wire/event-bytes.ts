@@ -14,7 +14,15 @@ export function eventBytes(event: Event): number {
   return n;
 }
 
-/** Records an event's encoding length where a caller already encoded it (journals on append). */
+/** The encoding length recorded for this event object, if any (undefined: eventBytes would encode it). */
+export function knownEventBytes(event: Event): number | undefined {
+  return sizes.get(event);
+}
+
+/**
+ * Records an event's encoding length where a caller already has the encoding (journals on append, and
+ * on the reads that fill the host caches, so a cache never re-encodes what it just decoded).
+ */
 export function noteEventBytes(event: Event, bytes: Uint8Array): Uint8Array {
   sizes.set(event, bytes.byteLength);
   return bytes;

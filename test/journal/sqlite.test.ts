@@ -14,6 +14,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
 import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
+import { knownEventBytes } from "../../src/wire/event-bytes.js";
 import { journalConformance } from "./conformance.js";
 import { endEvent, executionStartEvent, inputEvent, outputEvent, upgradeRecordEvent } from "./events.js";
 
@@ -381,5 +382,24 @@ describe("sqlite journal: list indexes", () => {
       .all("default", "parent") as { detail: string }[];
     raw.close();
     expect(plan.map((r) => r.detail).join("\n")).toMatch(/USING INDEX sessions_parent_created/);
+  });
+});
+
+describe("sqlite journal: reads that fill the host caches", () => {
+  it("readRangeRecordsEachEventsStoredSize", async () => {
+    const journal = SqliteJournal.open(join(tempDir(), "journal.db"));
+    try {
+      const fence = await journal.newFence("s1");
+      await journal.appendBatch("s1", 0, fence, [
+        inputEvent("e1", "hello"),
+        outputEvent("e1", "world"),
+        endEvent("e1"),
+      ]);
+      const records = await journal.readRange("s1");
+      expect(records).toHaveLength(3);
+      for (const r of records) expect(knownEventBytes(r.event)).toBe(toBinary(EventSchema, r.event).byteLength);
+    } finally {
+      journal.close();
+    }
   });
 });
