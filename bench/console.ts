@@ -104,6 +104,27 @@ try {
     rawDeep,
     "journal.listSessions of the same page",
   ]);
+  // The Sessions view's own call (Console.ListSessions): a filter every session matches, and one none
+  // does (every seeded session is NONE), which reads the whole project to answer an empty page.
+  const grpcViews = createGrpcClient(Console, server.addr);
+  const rawNone = await timed(() =>
+    host.journal.listSessions({ project: "default", pageSize: PAGE, pageToken: "", computeStates: ["COLD"] }),
+  );
+  rows.push([
+    `Filtered page (${PAGE}), harness=echo (every session matches)`,
+    await timed(() => views.listSessions({ pageSize: PAGE, harness: "echo" })),
+    await timed(() => grpcViews.listSessions({ pageSize: PAGE, harness: "echo" })),
+    rawPage,
+    "journal.listSessions, unfiltered first page",
+  ]);
+  rows.push([
+    `Filtered page, state=cold (no session of ${SESSIONS} matches)`,
+    await timed(() => views.listSessions({ pageSize: PAGE, states: ["cold"] })),
+    await timed(() => grpcViews.listSessions({ pageSize: PAGE, states: ["cold"] })),
+    rawNone,
+    "journal.listSessions with the same filter",
+  ]);
+  grpcViews.close();
   rows.push([
     `Timeline window (${WINDOW} records of ${RECORDS})`,
     await timed(async () => {
