@@ -17,6 +17,8 @@ import type { CallContext, MethodsOf, ServerHandler } from "../wire/index.js";
 import type { ActorTable } from "./actor-table.js";
 import { HISTORY_HELD_HEADER, historyRequestOf, staleHistory } from "./history-headers.js";
 import type { HistoryStore } from "./history-store.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
+import { scopeFields } from "../obs/op-log.js";
 import type { NodeLogger } from "./logger.js";
 import { StreamSink } from "./stream-sink.js";
 
@@ -70,11 +72,13 @@ async function runTurn(
   }
   failure ??= sink.failure;
   if (failure !== undefined && sink.parked === undefined) {
+    // The host's field names (docs/operations.md, "Log fields"): one grep finds both sides of a turn.
     logger?.warn(
       {
-        ...(start.requestId !== undefined ? { request_id: start.requestId } : {}),
-        session: start.sessionUid,
-        executionId: start.executionId,
+        ...scopeFields(
+          { requestId: start.requestId, session: start.sessionUid, executionId: start.executionId },
+          DEFAULT_LIMITS.logFieldChars,
+        ),
         err: describe(failure),
       },
       "turn failed",

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type ExecResult, type HarnessHostClient } from "../../src/client/index.js";
 import type { Host } from "../../src/host/host.js";
 import { createLog, NO_LOG, opLogger } from "../../src/obs/log.js";
+import { RemoteHarness, serveHarness } from "../../src/node/index.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
+import { RecordingSink, ScriptedHarness, failureOf, startInfo } from "../node/fixtures.js";
 import { closeAll, openTestHost, spawnedRuntimeOf } from "../tiers/helpers.js";
 
 type Line = Record<string, unknown>;
@@ -134,5 +136,34 @@ describe("operation logs", () => {
       turn: "t",
     });
     expect(NO_LOG.child({}).isLevelEnabled("error")).toBe(false);
+  });
+
+  it("aFailedTurnIsLoggedOnBothSidesOfTheNodeWithTheSameIds", async () => {
+    const nodeLines: Line[] = [];
+    const hostLines: Line[] = [];
+    const node = await serveHarness(() => new ScriptedHarness(), {
+      listen: "127.0.0.1:0",
+      logger: createLog({ level: "info", sink: { write: (l) => nodeLines.push(JSON.parse(l) as Line) } }),
+    });
+    const hostLog = createLog({ level: "info", sink: { write: (l) => hostLines.push(JSON.parse(l) as Line) } });
+    const remote = new RemoteHarness({
+      address: node.address,
+      session: "s-node-logs",
+      log: hostLog.child({ session: "s-node-logs" }),
+    });
+    try {
+      const start = startInfo("00000000000000aa", "throw", { requestId: "op-logs-node-0001" });
+      await failureOf(remote.run(start, new RecordingSink(), new AbortController().signal));
+      const ids = { request_id: "op-logs-node-0001", session: "s-node-logs", turn: "00000000000000aa" };
+      expect(nodeLines.find((l) => l["msg"] === "turn failed")).toMatchObject({ level: 40, ...ids });
+      expect(hostLines.find((l) => l["msg"] === "node call failed")).toMatchObject({
+        level: 40,
+        call: "Harness.Connect",
+        ...ids,
+      });
+    } finally {
+      remote.close();
+      await node.close();
+    }
   });
 });
