@@ -53,6 +53,13 @@ export const LIMIT_TABLE = {
     what: "Parts of one Exec's inputs together, nested parts (reasoning summaries) included; more is RESOURCE_EXHAUSTED.",
     why: "Each part costs a decoded object, a canonical-JSON walk and a hash input; a million empty parts fit in 4 MiB and stalled the event loop for seconds.",
   },
+  requestMessages: {
+    default: 100_000,
+    unit: "count",
+    scope: "client",
+    what: "Protobuf messages one Sessions request decodes into (parts, struct values, map entries), counted on its bytes before it is decoded; more is RESOURCE_EXHAUSTED and nothing is decoded.",
+    why: "A decoded message costs hundreds of bytes and a 4 MiB request can hold two million empty ones: four concurrent million-part Execs took the host to 2.2 GiB RSS before inputParts could refuse them. 100,000 leaves room for inputParts and a data part's JSON values, and bounds a request's decoded objects to tens of MiB.",
+  },
   nestingDepth: {
     default: 32,
     unit: "levels",

@@ -19,7 +19,8 @@ import { routeService } from "../http/connect-service.js";
 import { httpPolicy } from "../http/policy.js";
 import { type RunningHttp, startHttp } from "../http/server.js";
 import { metricsHandler } from "../obs/metrics-http.js";
-import { addService, listen } from "../wire/index.js";
+import { overLimit } from "../limits/index.js";
+import { addService, type DecodeBound, listen } from "../wire/index.js";
 import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
@@ -107,11 +108,16 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const sessionsImpl = withJournalHealth(sessionsService(host), unreadable);
   const registryImpl = registryService(catalog);
   const consoleImpl = withJournalHealth(consoleService(host), unreadable);
-  addService(sessions, Sessions, sessionsImpl);
+  const decodeBound: DecodeBound = {
+    maxMessages: host.limits.requestMessages,
+    refuse: (_count, typeName) =>
+      overLimit("requestMessages", host.limits.requestMessages, undefined, `${typeName}'s protobuf messages`),
+  };
+  addService(sessions, Sessions, sessionsImpl, decodeBound);
   addService(sessions, Console, consoleImpl);
   const sessionVersionsImpl = sessionVersionsService(host);
   const harnessVersionsImpl = harnessVersionsService(catalog);
-  addService(sessions, SessionVersions, sessionVersionsImpl);
+  addService(sessions, SessionVersions, sessionVersionsImpl, decodeBound);
   health.addToServer(sessions);
   new ReflectionService(reflectedPackage()).addToServer(sessions);
 

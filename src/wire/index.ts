@@ -3,7 +3,15 @@
 export { parseAddress, withPort } from "./address.js";
 export type { Address } from "./address.js";
 export { serviceDefinition, methodDefinition, methodPath } from "./service.js";
-export type { MethodShape, MethodsOf, RequestOf, RequestInit, ResponseOf, ResponseInit } from "./service.js";
+export type {
+  DecodeBound,
+  MethodShape,
+  MethodsOf,
+  RequestOf,
+  RequestInit,
+  ResponseOf,
+  ResponseInit,
+} from "./service.js";
 export { addService, listen, readStream } from "./server.js";
 export { writeWithBackpressure } from "./backpressure.js";
 export type { CallContext, ServerHandler, ServiceImpl } from "./server.js";

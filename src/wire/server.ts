@@ -23,7 +23,7 @@ import type { Readable, Writable } from "node:stream";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, withPort } from "./address.js";
 import { AsyncQueue } from "./queue.js";
-import { UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
+import { type DecodeBound, RefusedRequest, UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
 import type { MethodShape, RequestOf, ResponseInit } from "./service.js";
 import { statusOfError } from "./status.js";
 
@@ -62,6 +62,7 @@ export function addService<S extends GenServiceMethods>(
   server: Server,
   service: GenService<S>,
   impl: ServiceImpl<S>,
+  bound?: DecodeBound,
 ): void {
   const handlers: UntypedServiceImplementation = {};
   const table = impl as unknown as Record<string, unknown>;
@@ -72,7 +73,7 @@ export function addService<S extends GenServiceMethods>(
     }
     handlers[method.localName] = grpcHandler(method, fn.bind(impl) as (...a: never[]) => unknown);
   }
-  server.addService(serviceDefinition(service), handlers);
+  server.addService(serviceDefinition(service, bound), handlers);
 }
 
 /**
@@ -130,8 +131,9 @@ function grpcHandler(method: DescMethod, fn: (...a: never[]) => unknown): Untype
   }
 }
 
-/** The request as decoded, or INVALID_ARGUMENT when its bytes were not a valid message. */
+/** The request as decoded, INVALID_ARGUMENT when its bytes were not a valid message, or its refusal. */
 function decoded<T>(request: T): T {
+  if (request instanceof RefusedRequest) throw request.error;
   if (request instanceof UndecodableRequest) {
     throw new HostError(
       ErrorCode.InvalidArgument,

@@ -5,6 +5,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethod, DescService, Message, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
+import { countMessages } from "./message-count.js";
 
 export type MethodShape = GenServiceMethods[string];
 export type MethodKind = DescMethod["methodKind"];
@@ -51,7 +52,27 @@ export class UndecodableRequest {
   ) {}
 }
 
-function decodeRequest(schema: DescMessage, bytes: Buffer): Message {
+/**
+ * A bound on the protobuf messages one request may decode into, checked on its bytes before decoding
+ * (message-count.ts): a request of a few MiB can otherwise hold a million empty messages, each a
+ * decoded object of hundreds of bytes. `refuse` makes the error a refused request answers with.
+ */
+export interface DecodeBound {
+  readonly maxMessages: number;
+  refuse(count: number, typeName: string): Error;
+}
+
+/** A request refused before decoding (DecodeBound); the handler answers with `error`. */
+export class RefusedRequest {
+  constructor(readonly error: Error) {}
+}
+
+function decodeRequest(schema: DescMessage, bytes: Buffer, bound?: DecodeBound): Message {
+  if (bound !== undefined) {
+    const count = countMessages(schema, bytes, bound.maxMessages);
+    if (count > bound.maxMessages)
+      return new RefusedRequest(bound.refuse(count, schema.typeName)) as unknown as Message;
+  }
   try {
     return fromBinary(schema, bytes);
   } catch (err) {
@@ -62,13 +83,13 @@ function decodeRequest(schema: DescMessage, bytes: Buffer): Message {
   }
 }
 
-export function methodDefinition(method: DescMethod): MethodDefinition<Message, Message> {
+export function methodDefinition(method: DescMethod, bound?: DecodeBound): MethodDefinition<Message, Message> {
   return {
     path: methodPath(method),
     requestStream: isRequestStream(method.methodKind),
     responseStream: isResponseStream(method.methodKind),
     requestSerialize: (value: unknown) => encodeMessage(method.input, value),
-    requestDeserialize: (bytes: Buffer) => decodeRequest(method.input, bytes),
+    requestDeserialize: (bytes: Buffer) => decodeRequest(method.input, bytes, bound),
     responseSerialize: (value: unknown) => encodeMessage(method.output, value),
     responseDeserialize: (bytes: Buffer) => decodeMessage(method.output, bytes),
     originalName: method.localName,
@@ -76,9 +97,9 @@ export function methodDefinition(method: DescMethod): MethodDefinition<Message, 
 }
 
 /** The grpc-js definition of a protobuf-es service, keyed by each method's localName. */
-export function serviceDefinition(service: DescService): ServiceDefinition {
+export function serviceDefinition(service: DescService, bound?: DecodeBound): ServiceDefinition {
   const def: Record<string, MethodDefinition<Message, Message>> = {};
-  for (const method of service.methods) def[method.localName] = methodDefinition(method);
+  for (const method of service.methods) def[method.localName] = methodDefinition(method, bound);
   return def as ServiceDefinition;
 }
 

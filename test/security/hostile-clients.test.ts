@@ -106,6 +106,8 @@ describe("hostile clients", () => {
     const parts = Array.from({ length: 1_000_000 }, () => create(PartSchema, {}));
     const res = await execStatus({ inputs: [create(MessageSchema, { role: "user", parts })] });
     expect(res.code).toBe(status.RESOURCE_EXHAUSTED);
+    // Refused on its bytes, before a million Part objects are decoded.
+    expect(res.message).toContain("requestMessages");
     await healthServing(f.server.addr);
   });
 

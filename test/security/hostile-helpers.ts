@@ -1,10 +1,15 @@
 // Shared checks of the hostile-peer suites: the host answers health within a bound and every
-// journal still verifies.
+// journal still verifies; hostile clients that never read; the host process's resident memory.
+import { readFileSync, writeFileSync } from "node:fs";
+import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { expect } from "vitest";
+import { ExecRequestSchema } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
+import { userInput } from "../server/helpers.js";
 
 /** Health answers SERVING within `withinMs` (a deadline on the call, not a timing assertion). */
 export async function healthServing(addr: string, withinMs = 1000): Promise<void> {
@@ -40,5 +45,66 @@ export async function allJournalsVerify(journal: Journal): Promise<void> {
   for (const uid of await journal.allSessionUids()) {
     const result = await journal.verify(uid);
     expect(result, uid).toMatchObject({ ok: true });
+  }
+}
+
+export interface Stalled {
+  readonly session: ClientHttp2Session;
+  readonly stream: ClientHttp2Stream;
+  /** Reads the rest of the stream; resolves to its grpc-status and grpc-message. */
+  readToEnd(): Promise<{ code: number; message: string }>;
+}
+
+/** Sends one Exec over raw HTTP/2 and does not read the response. */
+export function stalledExec(addr: string, session: string, text: string): Stalled {
+  const h2 = connect(`http://${addr}`);
+  h2.on("error", () => undefined);
+  const body = toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] }));
+  const frame = Buffer.alloc(5 + body.byteLength);
+  frame.writeUInt32BE(body.byteLength, 1);
+  frame.set(body, 5);
+  const stream = h2.request({
+    ":method": "POST",
+    ":path": "/agentsessions.v1.Sessions/Exec",
+    "content-type": "application/grpc",
+    te: "trailers",
+  });
+  stream.on("error", () => undefined);
+  stream.end(frame);
+  const trailers = new Promise<{ code: number; message: string }>((resolve) => {
+    stream.on("trailers", (t) =>
+      resolve({ code: Number(t["grpc-status"]), message: decodeURIComponent(String(t["grpc-message"] ?? "")) }),
+    );
+  });
+  return {
+    session: h2,
+    stream,
+    async readToEnd() {
+      stream.resume();
+      const result = await trailers;
+      h2.close();
+      return result;
+    },
+  };
+}
+
+/** A /proc/PID/status field in bytes (VmRSS: resident now, VmHWM: the peak since start or the last reset). */
+export function procMemoryBytes(pid: number, field: "VmRSS" | "VmHWM"): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (m === null) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its current RSS (Linux: "5" to /proc/PID/clear_refs), so
+ * the next reading is the peak of what follows. False where the kernel refuses; VmHWM then stays the
+ * peak since start, still an upper bound of what follows.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -2,14 +2,11 @@
 // at most streamBufferBytes of host memory; past it its updates are dropped, the turn goes on and
 // frees the session, and the stream ends RESOURCE_EXHAUSTED naming the limit (seen by the client once
 // it reads). Raw HTTP/2 clients on loopback, bounded in count and by polls with deadlines.
-import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { ExecRequestSchema } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
-import { allJournalsVerify, healthServing } from "./hostile-helpers.js";
+import { allJournalsVerify, healthServing, type Stalled, stalledExec } from "./hostile-helpers.js";
 
 const KiB = 1024;
 const BUFFER = 64 * KiB;
@@ -20,46 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.close();
 });
-
-interface Stalled {
-  readonly session: ClientHttp2Session;
-  readonly stream: ClientHttp2Stream;
-  /** Reads the rest of the stream; resolves to its grpc-status and grpc-message. */
-  readToEnd(): Promise<{ code: number; message: string }>;
-}
-
-/** Sends one Exec over raw HTTP/2 and does not read the response. */
-function stalledExec(addr: string, session: string, text: string): Stalled {
-  const h2 = connect(`http://${addr}`);
-  h2.on("error", () => undefined);
-  const body = toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] }));
-  const frame = Buffer.alloc(5 + body.byteLength);
-  frame.writeUInt32BE(body.byteLength, 1);
-  frame.set(body, 5);
-  const stream = h2.request({
-    ":method": "POST",
-    ":path": "/agentsessions.v1.Sessions/Exec",
-    "content-type": "application/grpc",
-    te: "trailers",
-  });
-  stream.on("error", () => undefined);
-  stream.end(frame);
-  const trailers = new Promise<{ code: number; message: string }>((resolve) => {
-    stream.on("trailers", (t) =>
-      resolve({ code: Number(t["grpc-status"]), message: decodeURIComponent(String(t["grpc-message"] ?? "")) }),
-    );
-  });
-  return {
-    session: h2,
-    stream,
-    async readToEnd() {
-      stream.resume();
-      const result = await trailers;
-      h2.close();
-      return result;
-    },
-  };
-}
 
 /** Polls (bounded) until an Exec on `session` is accepted again, i.e. the stalled turn let go of it. */
 async function untilSessionFree(session: string): Promise<void> {
