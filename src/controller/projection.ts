@@ -400,6 +400,17 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     return { execution: exec, owner: this.owner(exec.startSeq), trailing: this.trailingOf(exec) };
   }
 
+  /**
+   * The call the pending turn waits on: its trailing tool call (recorded, no result yet) or the call
+   * its trailing gate holds. Undefined when no turn is pending or it trails anything else.
+   */
+  awaitedCall(): ToolCall | undefined {
+    const trailing = this.broken ? undefined : this.pending()?.trailing;
+    if (trailing?.kind === "tool") return trailing.call;
+    if (trailing?.kind === "gate") return trailing.gate.call;
+    return undefined;
+  }
+
   /** Whether any turn ran in this log (own or inherited): an actor has history. */
   get hasTurns(): boolean {
     return this.executions.length > 0;

@@ -2,7 +2,7 @@
 // Invariant: pure bookkeeping — nothing here reads the journal or changes what an operation does; a
 // host without metrics skips all of it.
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { EventKind, ToolResult_Code } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, type ToolCall, ToolResult_Code } from "../gen/agentsessions/v1/common_pb.js";
 import { ASK_TOOL } from "../controller/questions.js";
 import { ErrorCode, isHostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
@@ -35,13 +35,14 @@ export function failedOutcome(err: unknown): TurnOutcome {
 }
 
 /**
- * Counts the tool results a turn committed, by tool (named by the call they answer, looked up in
- * `earlier` — the session's prior records — when the call is not among `records`) and outcome.
+ * Counts the tool results a turn committed, by tool (named by the call they answer: among `records`,
+ * or `awaited` — the call a resumed turn was waiting on, as the session's projection names it) and
+ * outcome.
  */
 export function countTools(
   metrics: HostMetrics | undefined,
   records: readonly JournalRecord[],
-  earlier: readonly JournalRecord[] = [],
+  awaited?: ToolCall,
 ): void {
   if (!metrics) return;
   let calls: Map<string, string> | undefined;
@@ -51,7 +52,7 @@ export function countTools(
       calls.set(event.body.value.id, event.body.value.tool);
     } else if (event.kind === EventKind.EVENT_TOOL_RESULT && event.body.case === "result") {
       const r = event.body.value;
-      const tool = calls?.get(r.id) ?? (gateTool(earlier, r.id) || "unknown");
+      const tool = calls?.get(r.id) ?? (awaited?.id === r.id ? awaited.tool : "unknown");
       metrics.toolCall(tool, r.code === ToolResult_Code.APPROVAL_DENIED ? "denied" : r.isError ? "error" : "ok");
     }
   }
@@ -60,16 +61,6 @@ export function countTools(
 /** Whether a gate on `tool` is a question or an approval. */
 export function waitKindOf(tool: string): WaitKind {
   return tool === ASK_TOOL ? "question" : "approval";
-}
-
-/** The tool a parked turn waits on (its TOOL_CALL with the gate's id), "" when not among `records`. */
-export function gateTool(records: readonly JournalRecord[], toolCallId: string): string {
-  for (let i = records.length - 1; i >= 0; i--) {
-    const event = records[i]!.event;
-    if (event.kind === EventKind.EVENT_TOOL_CALL && event.body.case === "tool" && event.body.value.id === toolCallId)
-      return event.body.value.tool;
-  }
-  return "";
 }
 
 /** Seconds since the record's event time (undefined when it has none). */

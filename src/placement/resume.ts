@@ -136,6 +136,8 @@ async function redrive(
   const { state } = op;
   const { entry, admission, session, fence } = placed;
   const { records, log } = s.window;
+  // Read before the re-drive: the window's projection moves on as the turn's records are noted.
+  const awaited = log.awaitedCall();
   const deadline = turnDeadline(s.signal, state.turnMs);
   const turn: TurnResult | undefined = await resumeTurn(
     state.controller(call.observer, { parking: placed.start.parking, ...(s.batch ? { effects: s.batch } : {}) }),
@@ -152,7 +154,7 @@ async function redrive(
       signal: deadline.signal,
     },
   ).finally(deadline.done);
-  const parked = turn && (await parkIfGated(state, placed, turn, records));
+  const parked = turn && (await parkIfGated(state, placed, turn, awaited));
   if (parked && turn?.parked) return { turn: parked, record: parked.records.at(-1)!, parked: turn.parked };
   if (turn) await completeTurn(op, placed, turn, s.signal);
   const head = await state.deps.journal.head(session);

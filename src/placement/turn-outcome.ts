@@ -3,6 +3,7 @@
 // (every-turn memory actors) and audited. Invariants: a park appends exactly one SUSPEND under the
 // turn's fence at the head and frees the actor; tool calls are counted once per turn.
 import type { ApprovalRef } from "../controller/approvals.js";
+import type { ToolCall } from "../gen/agentsessions/v1/common_pb.js";
 import type { TurnObserver, TurnResult } from "../controller/index.js";
 import type { EffectBatch } from "../effects/batch.js";
 import type { JournalRecord } from "../journal/types.js";
@@ -12,7 +13,7 @@ import type { HarnessEntry } from "./harness-entry.js";
 import type { OperationContext } from "./operation-context.js";
 import type { PlacementState } from "./placement-state.js";
 import { commitPark, type LazyTurnStart } from "./waits.js";
-import { countTools, endTurn, gateTool, type TurnMark, waitKindOf } from "./op-metrics.js";
+import { countTools, endTurn, type TurnMark, waitKindOf } from "./op-metrics.js";
 
 /** A turn admitted onto its harness, nothing created or written yet. */
 export interface AdmittedTurn {
@@ -41,9 +42,9 @@ export async function parkIfGated(
   state: PlacementState,
   placed: PlacedTurn,
   turn: TurnResult,
-  before?: readonly JournalRecord[],
+  awaited?: ToolCall,
 ): Promise<TurnResult | undefined> {
-  countTools(state.deps.metrics, turn.records, before);
+  countTools(state.deps.metrics, turn.records, awaited);
   if (!turn.parked) return undefined;
   const parked = await park(state, placed, { ...turn, parked: turn.parked });
   endTurn(state.deps.metrics, placed.mark, "parked");
@@ -83,17 +84,16 @@ async function park(
     placed.observer,
   );
   state.actorReleased(session);
-  state.chain.noteAppended(session, [...turn.records, record]);
+  state.noteAppended(session, [...turn.records, record]);
+  // The gate's call as the session's projection holds it (the window is current: noted just above).
+  const tool = (await state.records.window(state.deps.journal, session)).log.pendingApproval()?.call.tool ?? "";
   const metrics = state.deps.metrics;
   if (metrics) {
-    metrics.waitOpened(waitKindOf(gateTool(turn.records, turn.parked.toolCallId) || "approval"));
+    metrics.waitOpened(waitKindOf(tool || "approval"));
     state.openedHere.add(`${session}\u0001${turn.parked.requestSeq}`);
     if (state.openedHere.size > 100_000) state.openedHere.delete(state.openedHere.values().next().value!);
   }
-  placed.log.info(
-    { seq: record.seq, request_seq: turn.parked.requestSeq, tool: gateTool(turn.records, turn.parked.toolCallId) },
-    "turn parked at a gate",
-  );
+  placed.log.info({ seq: record.seq, request_seq: turn.parked.requestSeq, tool }, "turn parked at a gate");
   state.effects.audit(placed.batch, record, "turn.parked", {
     execution_id: turn.parked.executionId,
     tool_call_id: turn.parked.toolCallId,

@@ -72,7 +72,17 @@ async function waitingTurn(host: Host, session: Session): Promise<WaitingTurn> {
   const to = Number(ref.requestSeq);
   const from = Math.max(1, to - CONTEXT_RECORDS + 1);
   const records = (await host.journal.readRange(uid, from, to)).filter((r) => r.event.executionId === ref.executionId);
-  const call = records.find((r) => r.event.body.case === "tool" && r.event.body.value.id === ref.toolCallId);
+  // The gate's call record is the one the session-log projection names (callSeq), not a search.
+  const gate = (await host.placer.sessionLog(uid)).gate({
+    executionId: ref.executionId,
+    toolCallId: ref.toolCallId,
+    requestSeq: to,
+  });
+  const call =
+    gate === undefined
+      ? undefined
+      : (records.find((r) => r.seq === gate.callSeq) ??
+        (await host.journal.readRange(uid, gate.callSeq, gate.callSeq))[0]);
   const context: LogRecord[] = records.map(logRecordOf);
   return create(WaitingTurnSchema, {
     session,

@@ -113,6 +113,21 @@ describe("SessionLog", () => {
     expect(log.gate({ ...ref, requestSeq: requestSeq + 1 })).toBeUndefined();
   });
 
+  it("awaitedCall: the call a pending turn waits on — its trailing tool call or its gate's call", async () => {
+    const j = new MemoryJournal();
+    const plain = create(ToolCallSchema, { id: "c1", tool: "notes.add", idempotencyKey: "e1/c1" });
+    await append(j, P, [...start("e1"), ev.toolCall("e1", plain)]);
+    const log = SessionLog.of(await j.readRange(P));
+    expect(log.awaitedCall()?.tool).toBe("notes.add");
+    const [result] = await append(j, P, [ev.toolResult("e1", create(ToolResultSchema, { id: "c1" }))]);
+    log.apply(result!);
+    expect(log.awaitedCall()).toBeUndefined();
+    for (const r of await append(j, P, [gated("e1", "c2"), ev.approvalRequest("e1", "c2", "ok?")])) log.apply(r);
+    expect(log.awaitedCall()?.id).toBe("c2");
+    for (const r of await append(j, P, [ev.end("e1")])) log.apply(r);
+    expect(log.awaitedCall()).toBeUndefined();
+  });
+
   it("restart point: a checkpoint bound to an END, SUSPEND or FORK with no other turn completed after it", async () => {
     const j = new MemoryJournal();
     const t1 = await append(j, P, [...start("e1"), ev.output("e1", textMessage("assistant", "1")), ev.end("e1")]);
