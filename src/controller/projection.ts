@@ -16,7 +16,7 @@ import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types
 import type { SnapshotRef } from "../snapshot/ref.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
-import { parseUpgrade, projectPin, type SessionPin } from "../journal/pin.js";
+import { parseUpgrade, projectPin, splitRecordedVersion, type SessionPin } from "../journal/pin.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -32,7 +32,10 @@ export interface RecordedExecution {
   readonly startIndex: number;
   readonly startSeq: number;
   readonly harness: string;
+  /** The descriptor's version the turn was recorded with (the build digest split off). */
   readonly harnessVersion: string;
+  /** "sha256:<hex>" of the build that ran the turn; "" when none was recorded (docs/versioning.md). */
+  readonly harnessDigest: string;
   readonly config: Uint8Array;
   readonly resumeFromSeq: number;
   readonly inputCount: number;
@@ -124,6 +127,7 @@ interface Building {
   startSeq: number;
   harness: string;
   harnessVersion: string;
+  harnessDigest: string;
   config: Uint8Array;
   resumeFromSeq: number;
   inputCount: number;
@@ -143,6 +147,11 @@ const EFFECT_KINDS = new Set<EventKind>([
   EventKind.EVENT_APPROVAL_REQUEST,
   EventKind.EVENT_APPROVAL_RESULT,
 ]);
+
+function recordedBuild(recorded: string): { harnessVersion: string; harnessDigest: string } {
+  const { version, digest } = splitRecordedVersion(recorded);
+  return { harnessVersion: version, harnessDigest: digest };
+}
 
 /** The message of a log the projection refuses: the seq, then what is wrong there. */
 function badLog(seq: number, why: string): string {
@@ -264,7 +273,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
         startIndex: index,
         startSeq: rec.seq,
         harness: start.harness,
-        harnessVersion: start.harnessVersion,
+        ...recordedBuild(start.harnessVersion),
         config: start.config,
         resumeFromSeq: Number(start.resumeFromSeq),
         inputCount: Number(start.inputCount),

@@ -7,6 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { EventKind, type Event, type IdentityRef, type Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, grpcStatusOf, HostError, isHostError } from "../errors/index.js";
+import { recordedVersion } from "../journal/pin.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
 import { classifyFailure, type FailureClass } from "../model/types.js";
@@ -29,6 +30,8 @@ export interface HarnessBinding {
   /** Registry name, recorded in EXECUTION_START. */
   readonly name: string;
   readonly descriptor: HarnessDescriptor;
+  /** The build digest recorded with the version in EXECUTION_START ("" or absent: unknown). */
+  readonly digest?: string;
 }
 
 export interface TurnResult {
@@ -316,7 +319,7 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
     ev.executionStart(executionId, {
       inputCount: p.inputs.length,
       harness: p.binding.name,
-      harnessVersion: p.binding.descriptor.version,
+      harnessVersion: recordedVersion(p.binding.descriptor.version, p.binding.digest ?? ""),
       config,
       resumeFromSeq,
     }),

@@ -2,3 +2,4 @@
 // host builds runtimes only through buildRuntime, so the table is the one place a runtime kind is mapped.
 export { buildRuntime, type RuntimeBuilder, type RuntimeContext } from "../runtime/table.js";
 export { loadHarnessFactory } from "../runtime/harness-module.js";
+export { moduleDigest } from "../runtime/build-digest.js";

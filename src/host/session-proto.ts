@@ -1,12 +1,19 @@
 // Session metadata as the wire's Session message. Invariant: exec_state and compute_state are
 // projections of the journal (docs/protocol.md §5.8), never stored separately; exec_state, pending_approval and the
 // `harnesshost.dev/turn` annotation all come from one TurnStatus (turn-status.ts); pending_approval is
-// the session-log projection's pending approval — exactly the gate Approve accepts.
+// the session-log projection's pending approval — exactly the gate Approve accepts; the pin annotation
+// is the projection's pin beside the build this host serves for it.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
 import type { SessionLog } from "../controller/projection.js";
-import { COMPACTION_ANNOTATION, TURN_ANNOTATION, type CompactionAnnotation } from "../wire/annotations.js";
+import {
+  COMPACTION_ANNOTATION,
+  PIN_ANNOTATION,
+  TURN_ANNOTATION,
+  type CompactionAnnotation,
+  type PinAnnotation,
+} from "../wire/annotations.js";
 import { execStateOf, turnAnnotation, turnStatus, type TurnStatus } from "./turn-status.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
 
@@ -15,6 +22,8 @@ export interface SessionLogSource {
   sessionLog(uid: string): Promise<SessionLog>;
   /** This host's session guard: a held session is running. */
   readonly guard?: { isBusy(uid: string): boolean };
+  /** The build digest this host serves for a version of a harness ("" unknown; docs/versioning.md). */
+  buildDigest?(harness: string, version: string): string;
 }
 
 const COMPUTE: Record<ComputeStateName, ComputeState> = {
@@ -32,6 +41,18 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
 export async function sessionView(logs: SessionLogSource, info: SessionInfo): Promise<Session> {
   const log = await logs.sessionLog(info.uid);
   const session = sessionProtoWith(info, turnStatus(log, logs.guard?.isBusy(info.uid) ?? false));
+  const pin = log.pinnedVersion;
+  if (pin) {
+    const serving = logs.buildDigest?.(pin.harness, pin.version) ?? "";
+    const value: PinAnnotation = {
+      harness: pin.harness,
+      version: pin.version,
+      digest: pin.digest,
+      ...(serving !== "" ? { serving_digest: serving } : {}),
+      ...(serving !== "" && pin.digest !== "" && serving !== pin.digest ? { drift: true as const } : {}),
+    };
+    session.annotations[PIN_ANNOTATION] = JSON.stringify(value);
+  }
   const c = log.lastCompaction;
   if (c) {
     const value: CompactionAnnotation = { seq: c.seq, from_seq: c.fromSeq, through_seq: c.throughSeq };

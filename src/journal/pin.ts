@@ -44,11 +44,30 @@ export function parseUpgrade(kind: Lifecycle_Kind, detail: string): UpgradeDetai
   return parsed.success ? parsed.data : undefined;
 }
 
+/**
+ * How EXECUTION_START.harness_version carries the build digest: `<version>+sha256:<64 hex>`, the build
+ * metadata form (a `+` suffix that version precedence ignores). The reference's ExecutionStart has no
+ * digest field, and a new field would change the chain hash a reference verifier recomputes (it drops
+ * fields it does not know), so the digest rides in the version string, where the chain keeps it opaque.
+ */
+const BUILD_SUFFIX = /^(.*)\+(sha256:[0-9a-f]{64})$/s;
+
+/** The harness_version to record for `version` run by the build `digest` ("" = unknown: the bare version). */
+export function recordedVersion(version: string, digest: string): string {
+  return digest === "" ? version : `${version}+${digest}`;
+}
+
+/** A recorded harness_version split into the descriptor's version and the build digest ("" = none recorded). */
+export function splitRecordedVersion(recorded: string): { readonly version: string; readonly digest: string } {
+  const m = BUILD_SUFFIX.exec(recorded);
+  return m ? { version: m[1] ?? "", digest: m[2] ?? "" } : { version: recorded, digest: "" };
+}
+
 /** The pin after the record `seq` carrying `event` is committed on a session pinned to `current`. */
 export function projectPin(current: SessionPin | undefined, seq: number, event: Event): SessionPin | undefined {
   if (event.kind === EventKind.EVENT_EXECUTION_START && event.body.case === "executionStart") {
     const start = event.body.value;
-    return { harness: start.harness, version: start.harnessVersion, digest: "", seq };
+    return { harness: start.harness, ...splitRecordedVersion(start.harnessVersion), seq };
   }
   if (event.body.case === "lifecycle") {
     const up = parseUpgrade(event.body.value.kind, event.body.value.detail);

@@ -55,6 +55,8 @@ export interface NodeInfo {
   readonly wholeRestore: boolean;
   /** The node serves PutHistory (docs/protocol.md §8.10). */
   readonly historyUpload: boolean;
+  /** "sha256:<hex>" of the harness build the node serves; "" when it cannot say. */
+  readonly buildDigest: string;
 }
 
 /** Uploads a session's full history into a node's history cache (docs/protocol.md §8.10). */
@@ -223,6 +225,7 @@ export class ActorsClient implements HistoryUploader {
       instanceDrops: res.instanceDrops,
       wholeRestore: res.wholeRestore,
       historyUpload: res.historyUpload,
+      buildDigest: res.buildDigest,
     };
   }
 

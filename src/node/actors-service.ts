@@ -27,6 +27,7 @@ export function actorsService(
   table: ActorTable,
   factory: HarnessFactory,
   histories?: HistoryStore,
+  buildDigest = "",
 ): ServiceImpl<MethodsOf<typeof Actors>> {
   let tag: Promise<StateTag> | undefined;
   /** Describe must not depend on a session (docs/protocol.md §3): one probe answers for the node. */
@@ -162,6 +163,7 @@ export function actorsService(
         instanceDrops: true,
         wholeRestore: true,
         historyUpload: histories !== undefined,
+        buildDigest,
       };
     },
 

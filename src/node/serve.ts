@@ -28,6 +28,12 @@ export interface ServeHarnessOptions {
    * turns and reports incremental_history false. Default: the limits.ts bounds. Needs Actors.
    */
   readonly historyCache?: HistoryStoreLimits | false;
+  /**
+   * "sha256:<hex>" of the harness build served, reported in NodeInfo.build_digest (the host records it
+   * with every turn, docs/versioning.md). Default "": unknown. `harnesshost node --harness FILE` sets it
+   * to the entry file's digest.
+   */
+  readonly buildDigest?: string;
 }
 
 export interface HarnessNode {
@@ -49,7 +55,7 @@ export async function serveHarness(factory: HarnessFactory, opts: ServeHarnessOp
     },
     connect: connectHandler(table, histories, opts.logger),
   });
-  if (actors) addService(server, Actors, actorsService(table, factory, histories));
+  if (actors) addService(server, Actors, actorsService(table, factory, histories, opts.buildDigest ?? ""));
   const address = await listen(server, opts.listen);
   // Snapshots and history uploads are bulk transfers: let them flow without 64 KiB window stalls.
   widenServerWindows(server);

@@ -211,7 +211,12 @@ export class ActorRecovery {
         { journal: this.state.deps.journal },
         {
           session: info.uid,
-          binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+          binding: {
+            harness: inc.harness,
+            name: entry.name,
+            descriptor: admission.descriptor,
+            digest: admission.digest,
+          },
           signal: AbortSignal.timeout(REBUILD_TIMEOUT_MS),
           afterSeq: checkpointSeq,
           noHistory: true,

@@ -4,6 +4,7 @@
 import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { canPlace } from "../runtime/types.js";
+import type { Log } from "../obs/log.js";
 import type { HarnessEntry } from "./harness-entry.js";
 
 /** Bound on a Describe at admission (ms): long enough for a cold node, short enough to fail fast. */
@@ -12,6 +13,8 @@ export const DESCRIBE_TIMEOUT_MS = 10_000;
 export interface Admission {
   readonly descriptor: HarnessDescriptor;
   readonly memory: boolean;
+  /** The build digest the runtime serves ("" unknown), read after capabilities (docs/versioning.md). */
+  readonly digest: string;
 }
 
 export function requiresMemory(d: HarnessDescriptor): boolean {
@@ -69,7 +72,23 @@ export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<
       `placement: harness cannot be placed on this runtime: harness "${descriptor.id}" needs REQUIRES_MEMORY_SNAPSHOT${requiresMemory(descriptor) ? "" : " (declared by its registration)"} but the ${entry.runtime.name} runtime provides MemorySnapshot=false`,
     );
   }
-  return { descriptor, memory };
+  return { descriptor, memory, digest: entry.runtime.buildDigest?.() ?? "" };
+}
+
+/**
+ * The build drift of a session pinned to the version it is about to run on: its last turn recorded
+ * another build digest of that same version (the author changed the code without bumping the version).
+ * Undefined when there is none, or when either digest is unknown. A drift is reported, never refused
+ * (docs/versioning.md, build digests).
+ */
+export function buildDrift(
+  harness: string,
+  admission: Admission,
+  pin: { readonly harness: string; readonly version: string; readonly digest: string } | undefined,
+): { readonly version: string; readonly pinned: string; readonly running: string } | undefined {
+  if (!pin || pin.harness !== harness || pin.version !== admission.descriptor.version) return undefined;
+  if (pin.digest === "" || admission.digest === "" || pin.digest === admission.digest) return undefined;
+  return { version: pin.version, pinned: pin.digest, running: admission.digest };
 }
 
 /**
@@ -86,5 +105,20 @@ export function refuseOffPin(
   throw new HostError(
     ErrorCode.FailedPrecondition,
     `session ${session} is pinned to harness "${harness}" version "${pin.version}" but the harness now reports version "${reported}"; move it with \`harnesshost upgrade --session ${session} --to-version ${reported}\``,
+  );
+}
+
+/** Logs a build drift (see buildDrift) at warning level; the operation goes on. */
+export function warnBuildDrift(
+  log: Log,
+  harness: string,
+  admission: Admission,
+  pin: { readonly harness: string; readonly version: string; readonly digest: string } | undefined,
+): void {
+  const drift = buildDrift(harness, admission, pin);
+  if (!drift) return;
+  log.warn(
+    { version: drift.version, pinned_digest: drift.pinned, running_digest: drift.running },
+    `harness "${harness}" version "${drift.version}" is now build ${drift.running}, but the session's last turn ran build ${drift.pinned}: the code changed without a version bump (docs/versioning.md)`,
   );
 }

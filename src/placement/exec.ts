@@ -7,7 +7,7 @@ import { turnDeadline } from "../controller/turn-deadline.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { Incarnation } from "../runtime/types.js";
 import { annotateSpan } from "../obs/trace.js";
-import { admit, refuseOffPin } from "./admission.js";
+import { admit, refuseOffPin, warnBuildDrift } from "./admission.js";
 import type { LockedSession } from "./locked-session.js";
 import { withLockedSession } from "./locked-session.js";
 import { endTurn, failedOutcome, startTurn } from "./op-metrics.js";
@@ -38,6 +38,7 @@ async function admitExec({ state }: OperationContext, req: ExecRequest, s: Locke
   const entry = await state.resolveHarness(req.harness || s.info.harness, log, s.info);
   const admission = await admit(entry, s.signal);
   refuseOffPin(entry.name, admission.descriptor.version, log.pinnedVersion, req.session);
+  warnBuildDrift(state.opLog(req.ctx, req.session, entry.name), entry.name, admission, log.pinnedVersion);
   const mark = startTurn(state.deps.metrics, entry.name, admission.memory);
   // Minted here, not by the controller, so placement's, the controller's and the runtime's lines of
   // this turn all carry the same `turn`.
@@ -92,7 +93,7 @@ async function runExec(
     state.controller(req.observer, { parking: placed.start.parking, ...(s.batch ? { effects: s.batch } : {}) }),
     {
       session: req.session,
-      binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+      binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor, digest: admission.digest },
       fence: placed.fence,
       inputs: req.inputs,
       ...(req.expectedLastSeq !== undefined ? { expectedLastSeq: req.expectedLastSeq } : {}),

@@ -175,6 +175,11 @@ export class Placer {
     return (await this.records.window(this.state.deps.journal, session)).log;
   }
 
+  /** The build digest this host serves for `version` of `harness` ("" unknown; docs/versioning.md). */
+  buildDigest(harness: string, version: string): string {
+    return this.state.deps.harnesses.resolveVersion?.(harness, version)?.runtime.buildDigest?.() ?? "";
+  }
+
   /** Resolves once every effect dispatched so far has run (or failed). */
   async effectsIdle(): Promise<void> {
     return this.state.effects.idle();

@@ -12,7 +12,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { OpContext } from "../obs/context.js";
 import type { Log } from "../obs/op-log.js";
 import type { Incarnation } from "../runtime/types.js";
-import { admit, type Admission } from "./admission.js";
+import { admit, warnBuildDrift, type Admission } from "./admission.js";
 import type { HarnessEntry } from "./harness-entry.js";
 import { type LockedSession, withLockedSession } from "./locked-session.js";
 import { endTurn, failedOutcome, startTurn, type TurnMark } from "./op-metrics.js";
@@ -86,6 +86,7 @@ async function planResume(
   const entry = await state.resolveHarness(s.info.harness, log, s.info);
   const opLog = state.opLog(ctx, s.uid, entry.name, pendingId);
   const admission = await admit(entry, s.signal);
+  warnBuildDrift(state.opLog(undefined, s.uid, entry.name), entry.name, admission, log.pinnedVersion);
   if (pending)
     checkRecordedVersion(pending.execution, admission.descriptor.version, log.certifiedVersion(pending.execution));
   // A memory turn is re-driven from its start state (never on a live actor it already ran on).
@@ -143,7 +144,7 @@ async function redrive(
     state.controller(call.observer, { parking: placed.start.parking, ...(s.batch ? { effects: s.batch } : {}) }),
     {
       session,
-      binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor },
+      binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor, digest: admission.digest },
       fence,
       ...(admission.memory ? { history: [] } : {}),
       records,

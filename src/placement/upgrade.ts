@@ -85,7 +85,7 @@ async function upgradeStateless(state: PlacementState, up: Upgrade): Promise<Upg
       { journal: state.deps.journal },
       {
         session: s.uid,
-        binding: { harness: eph.harness, name: entry.name, descriptor: admission.descriptor },
+        binding: { harness: eph.harness, name: entry.name, descriptor: admission.descriptor, digest: admission.digest },
         signal: s.signal,
         upgradeFrom: from,
       },

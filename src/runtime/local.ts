@@ -29,7 +29,12 @@ export class LocalRuntime implements Runtime {
   constructor(
     private readonly factory: HarnessFactory,
     private readonly maxActors = DEFAULT_LIMITS.localActors,
+    private readonly digest = "",
   ) {}
+
+  buildDigest(): string {
+    return this.digest;
+  }
 
   async capabilities(): Promise<RuntimeCapabilities> {
     return NO_CAPABILITIES;

@@ -42,6 +42,8 @@ export class RemoteRuntime implements Runtime {
   private incremental = false;
   /** Whether the latest NodeInfo offered PutHistory (docs/protocol.md §8.10). */
   private upload = false;
+  /** The build digest the latest NodeInfo reported ("" when none, or the node has no Actors). */
+  private digest = "";
   /** The node process last seen by NodeInfo: a new one holds no history for anyone. */
   private nodePid: number | undefined;
   /** Whether the node answered at the last admission (undefined before the first): changes are logged. */
@@ -73,6 +75,7 @@ export class RemoteRuntime implements Runtime {
       this.memory = true;
       this.incremental = info.incrementalHistory;
       this.upload = info.incrementalHistory && info.historyUpload;
+      this.digest = info.buildDigest;
       if (this.nodePid !== undefined && this.nodePid !== info.pid) {
         this.log?.info(
           { address: this.addressField(), pid: info.pid, previous_pid: this.nodePid },
@@ -85,6 +88,7 @@ export class RemoteRuntime implements Runtime {
     } catch (err) {
       this.incremental = false;
       this.upload = false;
+      this.digest = "";
       if (err instanceof RpcError && err.grpcCode === GrpcStatus.UNIMPLEMENTED) {
         this.memory = false;
         this.health(true, { memory: false });
@@ -118,6 +122,10 @@ export class RemoteRuntime implements Runtime {
 
   describe(signal?: AbortSignal): Promise<HarnessDescriptor> {
     return this.describer.describe(signal);
+  }
+
+  buildDigest(): string {
+    return this.digest;
   }
 
   private harnessFor(session: string): RemoteHarness {

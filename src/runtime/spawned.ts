@@ -50,6 +50,8 @@ export interface SpawnedRuntimeOptions {
   /** Where the node processes are counted (harness_nodes gauge, labelled harnessName). */
   readonly metrics?: HostMetrics;
   readonly harnessName?: string;
+  /** The build digest of `target` as loaded for `factory` ("" for a built-in; docs/versioning.md). */
+  readonly digest?: string;
 }
 
 const MEMORY: RuntimeCapabilities = { ...NO_CAPABILITIES, memorySnapshot: true };
@@ -104,6 +106,10 @@ export class SpawnedRuntime implements Runtime {
       },
       "node call failed",
     );
+  }
+
+  buildDigest(): string {
+    return this.opts.digest ?? "";
   }
 
   /** The node process currently serving (for diagnostics and crash tests). */

@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS } from "../limits/index.js";
 import { clipForLog, type Log } from "../obs/op-log.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import type { SnapshotStore } from "../snapshot/store.js";
+import { moduleDigest } from "./build-digest.js";
 import { loadHarnessFactory } from "./harness-module.js";
 import { LocalRuntime } from "./local.js";
 import { RemoteRuntime } from "./remote.js";
@@ -46,11 +47,13 @@ function runtimeLog(spec: RuntimeSpec, ctx: RuntimeContext, runtime: RuntimeKind
 export type RuntimeBuilder = (spec: RuntimeSpec, ctx: RuntimeContext) => Promise<Runtime>;
 
 const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
-  local: async (spec, ctx) => new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors),
+  local: async (spec, ctx) =>
+    new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors, moduleDigest(spec.target)),
   spawned: async (spec, ctx) =>
     new SpawnedRuntime({
       target: spec.target,
       factory: await loadHarnessFactory(spec.target),
+      digest: moduleDigest(spec.target),
       snapshots: ctx.snapshots,
       idleMs: ctx.nodeIdleMs,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),

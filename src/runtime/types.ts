@@ -70,6 +70,11 @@ export interface Runtime {
   capabilities(signal?: AbortSignal): Promise<RuntimeCapabilities>;
   /** The harness's descriptor, read before any compute is created. */
   describe(signal?: AbortSignal): Promise<HarnessDescriptor>;
+  /**
+   * "sha256:<hex>" of the harness build this runtime serves (a module's entry file; a remote node's
+   * NodeInfo.build_digest as of its last admission); "" when unknown (docs/versioning.md).
+   */
+  buildDigest?(): string;
   /** Attach to the session's live actor or create a fresh one. Idempotent per session. */
   create(spec: SessionSpec): Promise<Incarnation>;
   /**

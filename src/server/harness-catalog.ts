@@ -27,7 +27,7 @@ import type { Runtime } from "../runtime/types.js";
 import { invalid } from "./checks.js";
 import { HARNESS_NAME, checkName, checkSpec, servablePlacement } from "./harness-spec.js";
 import { splitVersionKey, VERSION_LABEL } from "../placement/registry.js";
-import { pinnedSessions } from "../versions/pins.js";
+import { pinnedDigests, pinnedSessions } from "../versions/pins.js";
 
 /** A registration name: an RFC 1123 label, optionally `@version` (docs/versioning.md); returns the label. */
 function checkVersionedName(key: string): string {
@@ -65,6 +65,10 @@ export interface HarnessVersionInfo {
   readonly state: "active" | "retired";
   readonly isDefault: boolean;
   readonly pinnedSessions: readonly string[];
+  /** The build this host serves for the version ("" unknown; docs/versioning.md). */
+  readonly buildDigest: string;
+  /** The distinct build digests its pinned sessions' last turns recorded. */
+  readonly pinnedDigests: readonly string[];
 }
 
 export interface HarnessPage {
@@ -254,7 +258,7 @@ export class HarnessCatalog {
       const { name: base, version } = splitVersionKey(name);
       if (version !== undefined) {
         // A retired version serves nothing: its pinned sessions would be stranded until upgraded.
-        const pinned = (await pinnedSessions(this.host.journal, base)).get(version) ?? [];
+        const pinned = ((await pinnedSessions(this.host.journal, base)).get(version) ?? []).map((p) => p.uid);
         if (pinned.length > 0 && !force)
           throw new HostError(
             ErrorCode.FailedPrecondition,
@@ -324,14 +328,16 @@ export class HarnessCatalog {
         const pinned =
           e.version !== undefined
             ? (pins.get(e.version) ?? [])
-            : [...pins.entries()].filter(([v]) => !versioned.has(v)).flatMap(([, uids]) => uids);
+            : [...pins.entries()].filter(([v]) => !versioned.has(v)).flatMap(([, list]) => list);
         out.push({
           name: n,
           version: e.version ?? "",
           source: e.source,
           state: e.state,
           isDefault: e === byDefault,
-          pinnedSessions: [...pinned].sort(),
+          pinnedSessions: pinned.map((p) => p.uid).sort(),
+          buildDigest: e.runtime.buildDigest?.() ?? "",
+          pinnedDigests: pinnedDigests(pinned),
         });
       }
     }

@@ -35,7 +35,11 @@ export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof
 }
 
 function versionProto(v: HarnessVersionInfo) {
-  return create(HarnessVersionSchema, { ...v, pinnedSessions: [...v.pinnedSessions] });
+  return create(HarnessVersionSchema, {
+    ...v,
+    pinnedSessions: [...v.pinnedSessions],
+    pinnedDigests: [...v.pinnedDigests],
+  });
 }
 
 export function harnessVersionsService(catalog: HarnessCatalog): ServiceImpl<MethodsOf<typeof HarnessVersions>> {

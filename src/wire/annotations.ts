@@ -32,6 +32,23 @@ export interface TurnAnnotation {
 export type NextCommand = "exec" | "approve" | "answer" | "resume";
 
 /**
+ * The annotation GetSession/ListSessions carry the session's pin in (JSON of PinAnnotation,
+ * docs/versioning.md); absent before the session's first turn.
+ */
+export const PIN_ANNOTATION = "harnesshost.dev/pin";
+
+export interface PinAnnotation {
+  readonly harness: string;
+  readonly version: string;
+  /** The build digest the pinning turn recorded; "" when it recorded none. */
+  readonly digest: string;
+  /** The build this host serves for that version now, when it knows it. */
+  readonly serving_digest?: string;
+  /** Both digests are known and differ: the code changed without a version bump. */
+  readonly drift?: true;
+}
+
+/**
  * The annotation GetSession/ListSessions carry the session's newest compaction in (JSON of
  * CompactionAnnotation, docs/protocol.md §16.4); absent when the session never compacted.
  */

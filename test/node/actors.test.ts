@@ -47,6 +47,7 @@ describe("Actors service", () => {
       instanceDrops: true,
       wholeRestore: true,
       historyUpload: true,
+      buildDigest: "",
     });
   });
 

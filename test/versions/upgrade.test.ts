@@ -1,6 +1,7 @@
 // Harness versions in one host (docs/versioning.md): pinning, side-by-side versions, stateless
 // upgrades checked by replay, memory upgrades through the harness's migrate, and refusals that change
 // nothing. Every test drives a real Host on a temp data dir (SQLite journal).
+import { splitRecordedVersion } from "../../src/journal/pin.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { DivergedError } from "../../src/controller/serving-sink.js";
@@ -35,10 +36,10 @@ function counter(version: string) {
   } satisfies Partial<HarnessSpecFlag>;
 }
 
-/** The harness_version of every EXECUTION_START of the session, in order. */
+/** The harness version (build digest split off) of every EXECUTION_START of the session, in order. */
 async function startVersions(host: Host, session: string): Promise<string[]> {
   return (await records(host, session)).flatMap((r) =>
-    r.event.body.case === "executionStart" ? [r.event.body.value.harnessVersion] : [],
+    r.event.body.case === "executionStart" ? [splitRecordedVersion(r.event.body.value.harnessVersion).version] : [],
   );
 }
 

@@ -35,11 +35,16 @@ function registrationLine(reg: HarnessRegistration): string {
   return `harness ${reg.metadata?.name ?? ""} source=${source} state=${state}${address}${digest}${observed}${observeError}${unservable}`;
 }
 
-/** One version of a harness: `version NAME@V state=… default=… pinned=N [sessions=a,b]`. */
+/**
+ * One version of a harness: `version NAME@V state=… default=… [build=sha256:…] pinned=N [sessions=a,b]
+ * [pinned_builds=sha256:…,…]` (build: what this host serves; pinned_builds: what the pinned sessions ran).
+ */
 function versionLine(v: HarnessVersion): string {
   const key = v.version === "" ? v.name : `${v.name}@${v.version}`;
+  const build = v.buildDigest !== "" ? ` build=${v.buildDigest}` : "";
   const sessions = v.pinnedSessions.length > 0 ? ` sessions=${v.pinnedSessions.join(",")}` : "";
-  return `version ${key} source=${v.source} state=${v.state} default=${v.isDefault} pinned=${v.pinnedSessions.length}${sessions}`;
+  const builds = v.pinnedDigests.length > 0 ? ` pinned_builds=${v.pinnedDigests.join(",")}` : "";
+  return `version ${key} source=${v.source} state=${v.state} default=${v.isDefault}${build} pinned=${v.pinnedSessions.length}${sessions}${builds}`;
 }
 
 async function run(ctx: CommandContext): Promise<number> {

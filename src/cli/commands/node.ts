@@ -4,7 +4,7 @@
 // With --pid-file the pid file exists exactly while it listens; --detach returns once it listens. Each
 // setting comes from its flag, else from the reference's HARNESS_* variable (nodeSettings); with
 // --ready-addr the /readyz probe answers only once the gRPC server accepts.
-import { loadHarnessFactory } from "../../host/runtimes.js";
+import { loadHarnessFactory, moduleDigest } from "../../host/runtimes.js";
 import { serveHarness } from "../../node/serve.js";
 import { detach, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
@@ -112,6 +112,7 @@ export const nodeCommand: Command = {
       listen: settings.listen,
       actors: ctx.values["no-actors"] !== true,
       logger,
+      buildDigest: model !== undefined ? "" : moduleDigest(harness),
     });
     let probe: ReadyProbe | undefined;
     if (settings.readyAddr !== undefined) {

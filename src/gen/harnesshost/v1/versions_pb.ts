@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harnesshost/v1/versions.proto.
  */
 export const file_harnesshost_v1_versions: GenFile = /*@__PURE__*/
-  fileDesc("Ch1oYXJuZXNzaG9zdC92MS92ZXJzaW9ucy5wcm90bxIOaGFybmVzc2hvc3QudjEiNQoOVXBncmFkZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCRISCgp0b192ZXJzaW9uGAIgASgJInoKD1VwZ3JhZGVSZXNwb25zZRIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCRITCgt1cGdyYWRlX3NlcRgDIAEoAxIWCg5yZXBsYXllZF90dXJucxgEIAEoAxIQCghzbmFwc2hvdBgFIAEoCSJ7Cg5IYXJuZXNzVmVyc2lvbhIMCgRuYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSDgoGc291cmNlGAMgASgJEg0KBXN0YXRlGAQgASgJEhIKCmlzX2RlZmF1bHQYBSABKAgSFwoPcGlubmVkX3Nlc3Npb25zGAYgAygJIiMKE0xpc3RWZXJzaW9uc1JlcXVlc3QSDAoEbmFtZRgBIAEoCSJIChRMaXN0VmVyc2lvbnNSZXNwb25zZRIwCgh2ZXJzaW9ucxgBIAMoCzIeLmhhcm5lc3Nob3N0LnYxLkhhcm5lc3NWZXJzaW9uIlQKFFJldGlyZVZlcnNpb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHdmVyc2lvbhgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFZm9yY2UYBCABKAgyXQoPU2Vzc2lvblZlcnNpb25zEkoKB1VwZ3JhZGUSHi5oYXJuZXNzaG9zdC52MS5VcGdyYWRlUmVxdWVzdBofLmhhcm5lc3Nob3N0LnYxLlVwZ3JhZGVSZXNwb25zZTLDAQoPSGFybmVzc1ZlcnNpb25zElkKDExpc3RWZXJzaW9ucxIjLmhhcm5lc3Nob3N0LnYxLkxpc3RWZXJzaW9uc1JlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5MaXN0VmVyc2lvbnNSZXNwb25zZRJVCg1SZXRpcmVWZXJzaW9uEiQuaGFybmVzc2hvc3QudjEuUmV0aXJlVmVyc2lvblJlcXVlc3QaHi5oYXJuZXNzaG9zdC52MS5IYXJuZXNzVmVyc2lvbmIGcHJvdG8z");
+  fileDesc("Ch1oYXJuZXNzaG9zdC92MS92ZXJzaW9ucy5wcm90bxIOaGFybmVzc2hvc3QudjEiNQoOVXBncmFkZVJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCRISCgp0b192ZXJzaW9uGAIgASgJInoKD1VwZ3JhZGVSZXNwb25zZRIUCgxmcm9tX3ZlcnNpb24YASABKAkSEgoKdG9fdmVyc2lvbhgCIAEoCRITCgt1cGdyYWRlX3NlcRgDIAEoAxIWCg5yZXBsYXllZF90dXJucxgEIAEoAxIQCghzbmFwc2hvdBgFIAEoCSKpAQoOSGFybmVzc1ZlcnNpb24SDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCRINCgVzdGF0ZRgEIAEoCRISCgppc19kZWZhdWx0GAUgASgIEhcKD3Bpbm5lZF9zZXNzaW9ucxgGIAMoCRIUCgxidWlsZF9kaWdlc3QYByABKAkSFgoOcGlubmVkX2RpZ2VzdHMYCCADKAkiIwoTTGlzdFZlcnNpb25zUmVxdWVzdBIMCgRuYW1lGAEgASgJIkgKFExpc3RWZXJzaW9uc1Jlc3BvbnNlEjAKCHZlcnNpb25zGAEgAygLMh4uaGFybmVzc2hvc3QudjEuSGFybmVzc1ZlcnNpb24iVAoUUmV0aXJlVmVyc2lvblJlcXVlc3QSDAoEbmFtZRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVmb3JjZRgEIAEoCDJdCg9TZXNzaW9uVmVyc2lvbnMSSgoHVXBncmFkZRIeLmhhcm5lc3Nob3N0LnYxLlVwZ3JhZGVSZXF1ZXN0Gh8uaGFybmVzc2hvc3QudjEuVXBncmFkZVJlc3BvbnNlMsMBCg9IYXJuZXNzVmVyc2lvbnMSWQoMTGlzdFZlcnNpb25zEiMuaGFybmVzc2hvc3QudjEuTGlzdFZlcnNpb25zUmVxdWVzdBokLmhhcm5lc3Nob3N0LnYxLkxpc3RWZXJzaW9uc1Jlc3BvbnNlElUKDVJldGlyZVZlcnNpb24SJC5oYXJuZXNzaG9zdC52MS5SZXRpcmVWZXJzaW9uUmVxdWVzdBoeLmhhcm5lc3Nob3N0LnYxLkhhcm5lc3NWZXJzaW9uYgZwcm90bzM");
 
 /**
  * @generated from message harnesshost.v1.UpgradeRequest
@@ -130,6 +130,21 @@ export type HarnessVersion = Message<"harnesshost.v1.HarnessVersion"> & {
    * @generated from field: repeated string pinned_sessions = 6;
    */
   pinnedSessions: string[];
+
+  /**
+   * "sha256:<hex>" of the build this host serves for the version (a module's entry file, or what its
+   * node reports in NodeInfo.build_digest); "" when unknown (docs/versioning.md, build digests).
+   *
+   * @generated from field: string build_digest = 7;
+   */
+  buildDigest: string;
+
+  /**
+   * The distinct build digests the pinned sessions' last turns recorded ("" = recorded without one).
+   *
+   * @generated from field: repeated string pinned_digests = 8;
+   */
+  pinnedDigests: string[];
 };
 
 /**

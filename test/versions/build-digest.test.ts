@@ -1,0 +1,142 @@
+// Build digests (docs/versioning.md): a turn records the digest of the build that ran it with its
+// version; the pin carries it; a session whose pinned digest differs from the running build of the SAME
+// version runs on (a warning, not a refusal) and shows the drift in GetSession; `harness list` shows the
+// digest per version; a journal written without digests reads as "unknown".
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { connect, type HarnessHostClient } from "../../src/client/index.js";
+import { SessionLog } from "../../src/controller/projection.js";
+import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { recordedVersion, splitRecordedVersion } from "../../src/journal/pin.js";
+import { serveHarness, type HarnessNode } from "../../src/node/index.js";
+import { createLog } from "../../src/obs/log.js";
+import { fileDigest } from "../../src/runtime/build-digest.js";
+import { PIN_ANNOTATION, type PinAnnotation } from "../../src/wire/annotations.js";
+import { versioned } from "../fixtures/harnesses/versioned.js";
+import { startFixture, type Fixture } from "../server/helpers.js";
+import { executionStartEvent } from "../journal/events.js";
+
+const FIXTURES = join(import.meta.dirname, "..", "fixtures", "harnesses");
+const DIGEST_A = `sha256:${"ab".repeat(32)}`;
+
+let fx: Fixture | undefined;
+let client: HarnessHostClient | undefined;
+const files: string[] = [];
+const nodes: HarnessNode[] = [];
+afterEach(async () => {
+  client?.close();
+  await fx?.close();
+  await Promise.all(nodes.splice(0).map((n) => n.close()));
+  for (const f of files.splice(0)) rmSync(f, { force: true });
+  fx = undefined;
+  client = undefined;
+});
+
+/** A copy of the version-1 fixture module that a test may edit (a new build of the same version). */
+function moduleCopy(): string {
+  const file = join(FIXTURES, `tmp-build-${randomBytes(4).toString("hex")}.ts`);
+  writeFileSync(file, readFileSync(join(FIXTURES, "versioned-v1.ts")));
+  files.push(file);
+  return file;
+}
+
+function reconnect(f: Fixture): HarnessHostClient {
+  client?.close();
+  client = connect({ address: f.server.addr, registryAddress: f.server.registryAddr });
+  return client;
+}
+
+async function recordedStartVersions(f: Fixture, uid: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of await f.host.journal.readEvents(uid))
+    if (r.event.kind === EventKind.EVENT_EXECUTION_START && r.event.body.case === "executionStart")
+      out.push(r.event.body.value.harnessVersion);
+  return out;
+}
+
+async function pinAnnotation(c: HarnessHostClient, uid: string): Promise<PinAnnotation> {
+  const s = await c.sessions.get(uid);
+  return JSON.parse(s.annotations[PIN_ANNOTATION] ?? "null") as PinAnnotation;
+}
+
+describe("build digests", () => {
+  it("theRecordedVersionCarriesTheBuildDigestAndOldJournalsReadAsUnknown", () => {
+    expect(recordedVersion("1", "")).toBe("1");
+    expect(recordedVersion("1", DIGEST_A)).toBe(`1+${DIGEST_A}`);
+    expect(splitRecordedVersion(`1+${DIGEST_A}`)).toEqual({ version: "1", digest: DIGEST_A });
+    expect(splitRecordedVersion("1")).toEqual({ version: "1", digest: "" });
+    // A version that merely contains "+" (semver build metadata of the author's own) is not split.
+    expect(splitRecordedVersion("1.0.0+build5")).toEqual({ version: "1.0.0+build5", digest: "" });
+    const log = SessionLog.of([
+      { seq: 1, event: executionStartEvent("ver", "1", "x1") },
+      { seq: 2, event: executionStartEvent("ver", `1+${DIGEST_A}`, "x2") },
+    ]);
+    const [old, current] = log.allExecutions();
+    expect(old).toMatchObject({ harnessVersion: "1", harnessDigest: "" });
+    expect(current).toMatchObject({ harnessVersion: "1", harnessDigest: DIGEST_A });
+    expect(log.pinnedVersion).toEqual({ harness: "ver", version: "1", digest: DIGEST_A, seq: 2 });
+  });
+
+  it("aModuleHarnessTurnRecordsItsEntryFileDigestAndHarnessListShowsIt", async () => {
+    const file = moduleCopy();
+    const digest = fileDigest(file);
+    const f = (fx = await startFixture({ config: { harnesses: [{ name: "ver", runtime: "local", target: file }] } }));
+    const c = reconnect(f);
+    const { session, outputs } = await c.sessions.exec({ harness: "ver", input: "a" }).result();
+    expect(outputs).toEqual(["echo:say a"]);
+    const uid = session.metadata?.uid ?? "";
+    expect(await recordedStartVersions(f, uid)).toEqual([`1+${digest}`]);
+    expect((await f.host.journal.getSession(uid))?.pin).toMatchObject({ version: "1", digest });
+    expect(await pinAnnotation(c, uid)).toEqual({ harness: "ver", version: "1", digest, serving_digest: digest });
+    const [listed] = await c.versions.list("ver");
+    expect(listed).toMatchObject({ buildDigest: digest, pinnedSessions: [uid], pinnedDigests: [digest] });
+  });
+
+  it("aBuildChangeUnderTheSameVersionWarnsAndShowsInGetButRunsOn", async () => {
+    const file = moduleCopy();
+    const before = fileDigest(file);
+    const lines: string[] = [];
+    const logger = createLog({ level: "warn", format: "json", sink: { write: (l) => void lines.push(l) } });
+    const f = (fx = await startFixture({
+      config: { harnesses: [{ name: "ver", runtime: "local", target: file }] },
+      overrides: { logger },
+    }));
+    let c = reconnect(f);
+    const uid = (await c.sessions.exec({ harness: "ver", input: "a" }).result()).session.metadata?.uid ?? "";
+    // The author edits the module and does not bump its version.
+    writeFileSync(file, `${readFileSync(file, "utf8")}\n// a changed build of version 1\n`);
+    const after = fileDigest(file);
+    expect(after).not.toBe(before);
+    await f.restart();
+    c = reconnect(f);
+    expect(await pinAnnotation(c, uid)).toEqual({
+      harness: "ver",
+      version: "1",
+      digest: before,
+      serving_digest: after,
+      drift: true,
+    });
+    expect(lines.filter((l) => l.includes("without a version bump"))).toEqual([]);
+    const next = await c.sessions.exec({ session: uid, input: "b" }).result();
+    expect(next.outputs).toEqual(["echo:say b"]);
+    const warned = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l["session"] === uid);
+    expect(warned).toEqual([
+      expect.objectContaining({ level: 40, version: "1", pinned_digest: before, running_digest: after }),
+    ]);
+    expect(await recordedStartVersions(f, uid)).toEqual([`1+${before}`, `1+${after}`]);
+    expect(await pinAnnotation(c, uid)).toEqual({ harness: "ver", version: "1", digest: after, serving_digest: after });
+  });
+
+  it("aRemoteNodeReportsItsBuildDigestInNodeInfo", async () => {
+    const node = await serveHarness(versioned("1", "say "), { listen: "127.0.0.1:0", buildDigest: DIGEST_A });
+    nodes.push(node);
+    const f = (fx = await startFixture());
+    const c = reconnect(f);
+    await c.harnesses.register({ name: "ver", version: "1", address: node.address, resumability: "STATELESS_REPLAY" });
+    const uid = (await c.sessions.exec({ harness: "ver", input: "a" }).result()).session.metadata?.uid ?? "";
+    expect(await recordedStartVersions(f, uid)).toEqual([`1+${DIGEST_A}`]);
+    expect((await c.versions.list("ver"))[0]).toMatchObject({ buildDigest: DIGEST_A, pinnedDigests: [DIGEST_A] });
+  });
+});
