@@ -428,15 +428,21 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
 
       it("pinnedSessionsAnswersFromTheRowsByHarness", async () => {
         await appendAll(j, "q-1", [executionStartEvent("ver", "1", "x1")]);
-        await appendAll(j, "q-2", [executionStartEvent("ver", "2", "x2")]);
+        await appendAll(j, "q-2", [executionStartEvent("ver", `2+sha256:${"0f".repeat(32)}`, "x2")]);
         await appendAll(j, "q-0", [executionStartEvent("ver", "1", "x3"), upgradeRecordEvent("ver", "1", "2")]);
         await appendAll(j, "q-other", [executionStartEvent("other", "1", "x4")]);
         await appendAll(j, "q-none", [inputEvent("no turn")]);
         expect(await j.pinnedSessions("ver")).toEqual([
           { uid: "q-0", version: "2", digest: "" },
           { uid: "q-1", version: "1", digest: "" },
-          { uid: "q-2", version: "2", digest: "" },
+          { uid: "q-2", version: "2", digest: `sha256:${"0f".repeat(32)}` },
         ]);
+        expect((await j.getSession("q-2"))?.pin).toEqual({
+          harness: "ver",
+          version: "2",
+          digest: `sha256:${"0f".repeat(32)}`,
+          seq: 1,
+        });
         expect(await j.pinnedSessions("other")).toEqual([{ uid: "q-other", version: "1", digest: "" }]);
         expect(await j.pinnedSessions("missing")).toEqual([]);
         await j.deleteSession("q-1");
