@@ -36,7 +36,13 @@ export class HistoryCache {
     let entry = this.entries.get(session);
     if (entry && (entry.seq > head.seq || (entry.seq === head.seq && entry.hash !== head.hash))) entry = undefined;
     if (entry && entry.seq === head.seq) return entry.events;
-    if (head.seq === 0) return [];
+    if (head.seq === 0) {
+      // Keep an empty entry, so the records of the session's first turn extend it and its next turn
+      // reads nothing (without it, every session's second turn re-read its whole history).
+      const empty: Entry = { seq: 0, hash: "", events: [] };
+      this.entries.set(session, empty, 0);
+      return empty.events;
+    }
     let fresh: Event[] = [];
     let base = entry ?? { seq: 0, hash: "", events: [] };
     let prev = base.hash;
