@@ -79,20 +79,23 @@ describe("build digests", () => {
     expect(log.pinnedVersion).toEqual({ harness: "ver", version: "1", digest: DIGEST_A, seq: 2 });
   });
 
-  it("aModuleHarnessTurnRecordsItsEntryFileDigestAndHarnessListShowsIt", async () => {
-    const file = moduleCopy();
-    const digest = fileDigest(file);
-    const f = (fx = await startFixture({ config: { harnesses: [{ name: "ver", runtime: "local", target: file }] } }));
-    const c = reconnect(f);
-    const { session, outputs } = await c.sessions.exec({ harness: "ver", input: "a" }).result();
-    expect(outputs).toEqual(["echo:say a"]);
-    const uid = session.metadata?.uid ?? "";
-    expect(await recordedStartVersions(f, uid)).toEqual([`1+${digest}`]);
-    expect((await f.host.journal.getSession(uid))?.pin).toMatchObject({ version: "1", digest });
-    expect(await pinAnnotation(c, uid)).toEqual({ harness: "ver", version: "1", digest, serving_digest: digest });
-    const [listed] = await c.versions.list("ver");
-    expect(listed).toMatchObject({ buildDigest: digest, pinnedSessions: [uid], pinnedDigests: [digest] });
-  });
+  it.each(["local", "spawned"] as const)(
+    "aModuleHarnessTurnRecordsItsEntryFileDigestAndHarnessListShowsIt (%s)",
+    async (runtime) => {
+      const file = moduleCopy();
+      const digest = fileDigest(file);
+      const f = (fx = await startFixture({ config: { harnesses: [{ name: "ver", runtime, target: file }] } }));
+      const c = reconnect(f);
+      const { session, outputs } = await c.sessions.exec({ harness: "ver", input: "a" }).result();
+      expect(outputs).toEqual(["echo:say a"]);
+      const uid = session.metadata?.uid ?? "";
+      expect(await recordedStartVersions(f, uid)).toEqual([`1+${digest}`]);
+      expect((await f.host.journal.getSession(uid))?.pin).toMatchObject({ version: "1", digest });
+      expect(await pinAnnotation(c, uid)).toEqual({ harness: "ver", version: "1", digest, serving_digest: digest });
+      const [listed] = await c.versions.list("ver");
+      expect(listed).toMatchObject({ buildDigest: digest, pinnedSessions: [uid], pinnedDigests: [digest] });
+    },
+  );
 
   it("aBuildChangeUnderTheSameVersionWarnsAndShowsInGetButRunsOn", async () => {
     const file = moduleCopy();
