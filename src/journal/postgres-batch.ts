@@ -212,8 +212,10 @@ export async function writeBatchOptimistic(
   if (records.length > INSERT_CHUNK) return writes.map(() => undefined);
   let moved = new Set<string>();
   if (moving.length > 0) {
-    const result = await q.query<{ uid: string }>(
-      `WITH v AS (
+    const result = await q.query<{ uid: string }>({
+      // Named: each connection parses and plans the statement once, not on every commit.
+      name: "hh_append_optimistic",
+      text: `WITH v AS (
          SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[],
              $20::bigint[], $21::text[], $22::text[], $23::text[])
            AS v(uid, exp_seq, exp_hash, exp_fence, seq, hash, fence, state, pin_seq, pin_harness, pin_version, pin_digest)
@@ -239,7 +241,7 @@ export async function writeBatchOptimistic(
          RETURNING 1
        )
        SELECT uid FROM upd`,
-      [
+      values: [
         moving.map(([uid]) => uid),
         moving.map(([, s]) => s.from.seq),
         moving.map(([, s]) => s.from.hash),
@@ -261,7 +263,7 @@ export async function writeBatchOptimistic(
         checkpoints.map((c) => c.digest),
         ...pinArrays(moving.map(([, s]) => s.pin)),
       ],
-    );
+    });
     moved = new Set(result.rows.map((r) => r.uid));
   }
   for (const [uid, s] of states) {

@@ -114,7 +114,7 @@ export class PgSessionLocks {
       if (released || givenBack) return;
       released = true;
       try {
-        await client.query("SELECT pg_advisory_unlock($1::bigint)", [key]);
+        await client.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [key] });
         giveBack();
       } catch (err) {
         // Destroying the connection ends its backend, which drops the lock with it.

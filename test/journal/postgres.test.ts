@@ -393,6 +393,22 @@ describe("postgres journal: a held session's head", () => {
     expect(await hostA.getSession("never created")).toBeUndefined();
   });
 
+  it("theNamedCommitSurvivesASchemaChange: a column added by another host's migration leaves appends working", async () => {
+    // The optimistic commit is a named statement, parsed and planned once per connection.
+    await hostA.append("named", 0, 0, inputEvent("one"));
+    await hostA.append("named", 1, 0, inputEvent("two"));
+    const raw = await rawClient(hostA.schema ?? "");
+    try {
+      await raw.query("ALTER TABLE sessions ADD COLUMN added_later text");
+      await raw.query("ALTER TABLE events ADD COLUMN added_later text");
+    } finally {
+      await raw.end();
+    }
+    await hostA.append("named", 2, 0, inputEvent("three"));
+    await hostA.append("named", 3, 0, inputEvent("four"));
+    expect(await hostA.verify("named")).toMatchObject({ ok: true, records: 4 });
+  });
+
   it("aStaleHeldHeadLetsNoWriteThrough: a writer without the lock moves the head, the holder's append is Conflict and its next head is read", async () => {
     await hostA.append("s", 0, 0, inputEvent("first"));
     const release = await hostA.tryLockSession("s");
