@@ -224,6 +224,14 @@ export const LIMIT_TABLE = {
     why: "A client that never reads must not make the host hold its turn in memory or wedge its session; 8 MiB is above what an ordinary turn streams at once, and the server writes one message at a time, so this is most of what a stalled client can hold.",
     min: 64 * KiB,
   },
+  streamBufferTotalBytes: {
+    default: 128 * MiB,
+    unit: "bytes",
+    scope: "memory",
+    what: "Encoded bytes of Exec updates waiting for clients that are not reading, over all streams of the host; past it the stream holding the most is cut off as for streamBufferBytes (RESOURCE_EXHAUSTED naming this limit; its turn goes on and commits).",
+    why: "streamBufferBytes bounds one stream, not how many stall at once: without a total, 100 stalled clients could hold 800 MiB. 128 MiB is sixteen fully stalled streams; a client that reads holds next to nothing, so the one cut is the one furthest behind.",
+    min: 64 * KiB,
+  },
   localActors: {
     default: 10_000,
     unit: "count",

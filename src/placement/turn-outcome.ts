@@ -6,7 +6,6 @@ import type { ApprovalRef } from "../controller/approvals.js";
 import type { ToolCall } from "../gen/agentsessions/v1/common_pb.js";
 import type { TurnObserver, TurnResult } from "../controller/index.js";
 import type { EffectBatch } from "../effects/batch.js";
-import type { JournalRecord } from "../journal/types.js";
 import type { Log } from "../obs/op-log.js";
 import type { Admission } from "./admission.js";
 import type { HarnessEntry } from "./harness-entry.js";

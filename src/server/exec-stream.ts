@@ -19,6 +19,7 @@ import { eventBytes } from "../wire/event-bytes.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
+import { StreamBudget } from "./stream-budget.js";
 
 /** Bytes an update frame adds around its event (seq, hashes, fence, framing), for streamBufferBytes. */
 const RECORD_OVERHEAD = 256;
@@ -108,21 +109,33 @@ async function* turnUpdates(
   // streamBufferBytes: what waits here for a client that is not reading. Past the limit the queue is
   // dropped and the stream ends RESOURCE_EXHAUSTED once the client reads again; the turn goes on and
   // commits (the client can Replay it), so a stalled reader neither holds memory nor wedges the session.
+  // The host-wide budget (streamBufferTotalBytes) may cut this stream the same way when the streams
+  // together hold too much and this one holds the most.
   const limit = host.limits.streamBufferBytes;
   const sizes: number[] = [];
-  let queued = 0;
   let cut: HostError | undefined;
+  const cutOff = (err: HostError): void => {
+    cut = err;
+    updates.discard(err);
+    sizes.length = 0;
+  };
+  const share = budgetOf(host).open(cutOff);
   const offer = (update: ExecUpdate, bytes: number): void => {
     if (cut !== undefined || updates.closed) return;
-    queued += bytes;
-    if (queued > limit) {
-      cut = overLimit("streamBufferBytes", limit, queued, "Exec updates waiting for a client that is not reading");
-      updates.discard(cut);
-      sizes.length = 0;
+    if (share.held + bytes > limit) {
+      const err = overLimit(
+        "streamBufferBytes",
+        limit,
+        share.held + bytes,
+        "Exec updates waiting for a client that is not reading",
+      );
+      share.close();
+      cutOff(err);
       return;
     }
     sizes.push(bytes);
     updates.offer(update);
+    share.hold(bytes);
   };
   let lastStreamed = 0;
   let settled = false;
@@ -183,15 +196,32 @@ async function* turnUpdates(
     });
   try {
     for await (const update of updates) {
-      queued -= sizes.shift() ?? 0;
+      share.release(sizes.shift() ?? 0);
       yield update;
     }
   } finally {
+    share.close();
     if (!settled && cut === undefined)
       stop.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
     await turn;
   }
   if (cut !== undefined) throw cut;
+}
+
+const budgets = new WeakMap<Host, StreamBudget>();
+/** The host's one budget for bytes held for all its Exec streams (streamBufferTotalBytes). */
+function budgetOf(host: Host): StreamBudget {
+  let budget = budgets.get(host);
+  if (budget === undefined) {
+    budget = new StreamBudget(host.limits.streamBufferTotalBytes);
+    budgets.set(host, budget);
+  }
+  return budget;
+}
+
+/** Bytes the host holds now for all its Exec streams' clients that are not reading (tests, metrics). */
+export function heldStreamBytes(host: Host): number {
+  return budgetOf(host).held;
 }
 
 /** Whether the session's own gate is decided and its turn has not continued (what Resume runs). */

@@ -5,6 +5,7 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { heldStreamBytes } from "../../src/server/exec-stream.js";
 import { drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 import { allJournalsVerify, healthServing, type Stalled, stalledExec } from "./hostile-helpers.js";
 
@@ -68,5 +69,52 @@ describe("stalled readers", () => {
     expect(error?.grpcCode).toBe(status.RESOURCE_EXHAUSTED);
     const replayed = await drain(f.sessions.replay({ session: uid }));
     expect(replayed.items.at(-1)?.event?.kind).toBe(EventKind.EVENT_END);
+  });
+});
+
+describe("stalled readers together (streamBufferTotalBytes)", () => {
+  const PER_STREAM = 512 * KiB;
+  const TOTAL = 512 * KiB;
+  const INPUT = 100 * KiB;
+  let g: Fixture;
+  beforeAll(async () => {
+    g = await startFixture({ config: { limits: { streamBufferBytes: PER_STREAM, streamBufferTotalBytes: TOTAL } } });
+  });
+  afterAll(async () => {
+    await g?.close();
+  });
+
+  it("stalledStreamsTogetherStayWithinTheHostWideBudget: past it the streams furthest behind are cut, each turn commits", async () => {
+    // Each stalled echo turn leaves what the connection did not take waiting: the input appears in four
+    // records (message, model call, model result, reply), ~400 KiB, under the per-stream limit, and the
+    // connection takes at most a flow-control window of it — so twelve of them want several MiB
+    // together: the host-wide budget must cut the streams furthest behind.
+    const clients: { uid: string; stalled: Stalled }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const s = await g.sessions.createSession({ session: { harness: "echo" } });
+      const uid = s.metadata?.uid ?? "";
+      clients.push({ uid, stalled: stalledExec(g.server.addr, uid, "t".repeat(INPUT)) });
+    }
+    for (const c of clients) {
+      for (let i = 0; i < 300; i++) {
+        const { error } = await drain(g.sessions.exec({ session: c.uid, inputs: [userInput("again")] }));
+        if (error === undefined) break;
+        if (error.grpcCode !== status.ABORTED) throw error;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await healthServing(g.server.addr);
+    // Every turn is over and no client has read: what the host still holds for them is within budget.
+    const held = heldStreamBytes(g.host);
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(TOTAL);
+    const ends = [];
+    for (const c of clients) ends.push(await c.stalled.readToEnd());
+    const cutByTotal = ends.filter(
+      (e) => e.code === status.RESOURCE_EXHAUSTED && e.message.includes("streamBufferTotalBytes"),
+    );
+    expect(ends.every((e) => e.code === status.OK || e.code === status.RESOURCE_EXHAUSTED)).toBe(true);
+    expect(cutByTotal.length).toBeGreaterThan(0);
+    await allJournalsVerify(g.host.journal);
   });
 });

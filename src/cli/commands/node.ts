@@ -56,7 +56,7 @@ export function nodeSettings(values: FlagValues, env: NodeJS.ProcessEnv): NodeSe
   if (harness === undefined || harness === "") throw new UsageError("--harness is required (or set HARNESS_KIND)");
   if (listen === undefined || listen === "") throw new UsageError("--listen is required (or set HARNESS_ADDR)");
   if (modelFlag !== undefined && harness !== "chat")
-    throw new UsageError("--model is the chat harness's model id; this node serves " + JSON.stringify(harness));
+    throw new UsageError(`--model is the chat harness's model id; this node serves ${JSON.stringify(harness)}`);
   if (harness === "chat" && harness === kind && model === undefined)
     throw new UsageError("HARNESS_MODEL is required when HARNESS_KIND=chat");
   return {
