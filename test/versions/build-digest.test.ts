@@ -16,6 +16,8 @@ import { fileDigest } from "../../src/runtime/build-digest.js";
 import { PIN_ANNOTATION, type PinAnnotation } from "../../src/wire/annotations.js";
 import { versioned } from "../fixtures/harnesses/versioned.js";
 import { startFixture, type Fixture } from "../server/helpers.js";
+import { closeAll, openTestHost, signal } from "../tiers/helpers.js";
+import { textMessage } from "../../src/controller/index.js";
 import { executionStartEvent } from "../journal/events.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "fixtures", "harnesses");
@@ -29,6 +31,7 @@ afterEach(async () => {
   client?.close();
   await fx?.close();
   await Promise.all(nodes.splice(0).map((n) => n.close()));
+  await closeAll();
   for (const f of files.splice(0)) rmSync(f, { force: true });
   fx = undefined;
   client = undefined;
@@ -141,5 +144,36 @@ describe("build digests", () => {
     const uid = (await c.sessions.exec({ harness: "ver", input: "a" }).result()).session.metadata?.uid ?? "";
     expect(await recordedStartVersions(f, uid)).toEqual([`1+${DIGEST_A}`]);
     expect((await c.versions.list("ver"))[0]).toMatchObject({ buildDigest: DIGEST_A, pinnedDigests: [DIGEST_A] });
+  });
+  it("aResumeUnderAnotherBuildOfTheSameVersionWarnsAndRunsOn", async () => {
+    // An `ask` module parks its turn on an approval; the author edits the module without a version
+    // bump; the resumed turn runs on the new build with the same warning an Exec gets.
+    const file = join(FIXTURES, `tmp-ask-${randomBytes(4).toString("hex")}.ts`);
+    writeFileSync(file, 'export { default } from "../../../harnesses/ask/index.js";\n');
+    files.push(file);
+    const before = fileDigest(file);
+    const first = await openTestHost({ harnesses: [{ name: "askmod", runtime: "local", target: file }] });
+    const uid = (await first.createSession({ harness: "askmod" })).uid;
+    const parked = await first.placer.exec({ session: uid, inputs: [textMessage("user", "hi")], signal: signal() });
+    expect(parked.parked).toBeDefined();
+    await first.placer.approve(uid, { ...parked.parked!, approved: true, reason: "" });
+    const dataDir = first.config.dataDir;
+    await first.close();
+
+    writeFileSync(file, `${readFileSync(file, "utf8")}// a changed build of version 1\n`);
+    const after = fileDigest(file);
+    expect(after).not.toBe(before);
+    const lines: string[] = [];
+    const logger = createLog({ level: "warn", format: "json", sink: { write: (l) => void lines.push(l) } });
+    const second = await openTestHost(
+      { dataDir, harnesses: [{ name: "askmod", runtime: "local", target: file }] },
+      { logger },
+    );
+    const resumed = await second.placer.resume(uid, signal());
+    expect(resumed.turn?.outputs).toEqual(["receipt: approved"]);
+    const warned = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l["session"] === uid);
+    expect(warned).toEqual([
+      expect.objectContaining({ level: 40, version: "1", pinned_digest: before, running_digest: after }),
+    ]);
   });
 });
