@@ -5,6 +5,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { checkDecisionShape, planDecision, type ApprovalDecision } from "../controller/approvals.js";
 import type { SessionLog } from "../controller/projection.js";
 import type { JournalRecord } from "../journal/types.js";
+import type { OpContext } from "../obs/context.js";
 import { recordSpan } from "../obs/trace.js";
 import { withLockedSession } from "./locked-session.js";
 import { secondsSince, waitKindOf } from "./op-metrics.js";
@@ -15,12 +16,27 @@ export async function approveOp(
   state: PlacementState,
   session: string,
   decision: ApprovalDecision,
+  ctx?: OpContext,
 ): Promise<ApproveResult> {
   checkDecisionShape(decision);
   return withLockedSession(state, session, "approve", {}, async (s) => {
     const { log, records } = s.window;
     const plan = planDecision(log, decision);
-    if (plan.kind === "existing") return { record: plan.record, existing: true };
+    // One info line per decision (an exact retry included), bound to the gated turn.
+    const logged = (record: JournalRecord, existing: boolean): ApproveResult => {
+      state.opLog(ctx, session, s.info.harness, decision.executionId).info(
+        {
+          operation: "approve",
+          outcome: decision.approved ? "approved" : "denied",
+          existing,
+          request_seq: decision.requestSeq,
+          seq: record.seq,
+        },
+        "wait decided",
+      );
+      return { record, existing };
+    };
+    if (plan.kind === "existing") return logged(plan.record, true);
     const fence = await state.mint(session);
     const record = await state.deps.journal.append(session, plan.head, fence, plan.event);
     observeDecision(state, session, decision, log, records, record);
@@ -30,7 +46,7 @@ export async function approveOp(
       tool_call_id: decision.toolCallId,
       request_seq: decision.requestSeq,
     });
-    return { record, existing: false };
+    return logged(record, false);
   });
 }
 

@@ -15,8 +15,17 @@ import type { PlacementState } from "./placement-state.js";
 /** How often Cancel repeats a cross-host cancel request while the session stays held elsewhere (ms). */
 const CANCEL_REPEAT_MS = 200;
 
+/** Cancels (see the module comment) and logs one `session cancelled` line at info with the outcome. */
 export async function cancelOp(state: PlacementState, req: CancelRequest): Promise<CancelOutcome> {
-  await state.session(req.session);
+  const info = await state.session(req.session);
+  const outcome = await cancelSession(state, req);
+  state
+    .opLog(req.ctx, req.session, info.harness, req.executionId)
+    .info({ operation: "cancel", outcome }, "session cancelled");
+  return outcome;
+}
+
+async function cancelSession(state: PlacementState, req: CancelRequest): Promise<CancelOutcome> {
   if (req.executionId) {
     const named = (await state.records.window(state.deps.journal, req.session)).log.execution(req.executionId);
     if (!named) throw new HostError(ErrorCode.NotFound, `session ${req.session} has no execution ${req.executionId}`);

@@ -45,6 +45,7 @@ export interface CancelRequest {
   readonly executionId?: string;
   readonly reason: string;
   readonly identity?: IdentityRef;
+  readonly ctx?: OpContext;
 }
 
 /**

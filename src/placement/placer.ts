@@ -121,19 +121,19 @@ export class Placer {
    * Commits an approval decision (or an answer) for the exact gate tuple: only APPROVAL_RESULT, under
    * a fresh fence at the head; an exact retry returns the committed record. Never runs or resumes anything.
    */
-  async approve(session: string, decision: ApprovalDecision): Promise<ApproveResult> {
+  async approve(session: string, decision: ApprovalDecision, ctx?: OpContext): Promise<ApproveResult> {
     return measured(this.state.deps.metrics, "approve", () =>
       traced(
         "harnesshost.approve",
         () => ({ "harnesshost.session": session, "harnesshost.approved": decision.approved }),
-        () => approveOp(this.state, session, decision),
+        () => approveOp(this.state, session, decision, ctx),
       ),
     );
   }
 
   /** Moves a session to another version of its harness (docs/versioning.md; see upgrade.ts). */
-  async upgrade(session: string, toVersion: string, signal: AbortSignal): Promise<UpgradeResult> {
-    return upgradeOp(this.state, session, toVersion, signal);
+  async upgrade(session: string, toVersion: string, signal: AbortSignal, ctx?: OpContext): Promise<UpgradeResult> {
+    return upgradeOp(this.state, session, toVersion, signal, ctx);
   }
 
   /** Cancels the session's turn or withdraws its parked wait (docs/protocol.md §17; see cancel.ts). */

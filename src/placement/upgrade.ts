@@ -12,6 +12,7 @@ import { upgradeEvent } from "../controller/upgrade-record.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { type Event, Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
+import type { OpContext } from "../obs/context.js";
 import type { SnapshotRef } from "../runtime/types.js";
 import { memoryRef } from "../snapshot/ref.js";
 import { admit, type Admission } from "./admission.js";
@@ -36,25 +37,44 @@ export async function upgradeOp(
   session: string,
   toVersion: string,
   signal: AbortSignal,
+  ctx?: OpContext,
 ): Promise<UpgradeResult> {
   if (toVersion === "") throw new HostError(ErrorCode.InvalidArgument, "to_version is required");
   return withLockedSession(state, session, "upgrade", { signal }, async (s) => {
-    const { info, window } = s;
-    if (window.log.pending()) {
-      throw new HostError(
-        ErrorCode.FailedPrecondition,
-        `session ${session} has an interrupted or parked turn; finish it on its version first (harnesshost resume), then upgrade`,
-      );
-    }
-    const pin = window.log.pinnedVersion;
-    const from = pin?.harness === info.harness ? pin.version : "";
-    if (from === toVersion) return { from, to: toVersion, upgradeSeq: 0, replayedTurns: 0, snapshot: "" };
-    const { entry, admission } = await admitVersion(state, info, toVersion, signal);
-    const head = window.records.at(-1)?.seq ?? 0;
-    const record = upgradeEvent({ harness: entry.name, from, to: toVersion });
-    const up: Upgrade = { s, entry, admission, from, to: toVersion, head, record };
-    return admission.memory ? upgradeMemory(state, up) : upgradeStateless(state, up);
+    const result = await upgradeLocked(state, s, toVersion);
+    state.opLog(ctx, session, s.info.harness).info(
+      {
+        operation: "upgrade",
+        outcome: result.upgradeSeq === 0 ? "unchanged" : "upgraded",
+        from: result.from,
+        to: result.to,
+        seq: result.upgradeSeq,
+        replayed_turns: result.replayedTurns,
+      },
+      "session upgraded",
+    );
+    return result;
   });
+}
+
+/** The upgrade itself, the session held (see the module comment). */
+async function upgradeLocked(state: PlacementState, s: LockedSession, toVersion: string): Promise<UpgradeResult> {
+  const session = s.uid;
+  const { info, window, signal } = s;
+  if (window.log.pending()) {
+    throw new HostError(
+      ErrorCode.FailedPrecondition,
+      `session ${session} has an interrupted or parked turn; finish it on its version first (harnesshost resume), then upgrade`,
+    );
+  }
+  const pin = window.log.pinnedVersion;
+  const from = pin?.harness === info.harness ? pin.version : "";
+  if (from === toVersion) return { from, to: toVersion, upgradeSeq: 0, replayedTurns: 0, snapshot: "" };
+  const { entry, admission } = await admitVersion(state, info, toVersion, signal);
+  const head = window.records.at(-1)?.seq ?? 0;
+  const record = upgradeEvent({ harness: entry.name, from, to: toVersion });
+  const up: Upgrade = { s, entry, admission, from, to: toVersion, head, record };
+  return admission.memory ? upgradeMemory(state, up) : upgradeStateless(state, up);
 }
 
 /** The target version, served here and admitted; FAILED_PRECONDITION otherwise. */

@@ -2,6 +2,8 @@
 // client sent, or a freshly minted 24-hex one — and that id is the one echoed back and logged.
 import type { Metadata } from "@grpc/grpc-js";
 import { randomHex } from "../controller/ids.js";
+import { NO_CONTEXT, type OpContext } from "../obs/context.js";
+import type { CallContext } from "../wire/index.js";
 import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 
 export { REQUEST_ID_HEADER, VALID_REQUEST_ID };
@@ -16,4 +18,10 @@ export function ensureRequestId(metadata: Metadata): string {
   const id = typeof incoming === "string" && VALID_REQUEST_ID.test(incoming) ? incoming : mintRequestId();
   metadata.set(REQUEST_ID_HEADER, id);
   return id;
+}
+
+/** A call's observability context for placement: its request id (set by the call policy on every call). */
+export function opContext(ctx: Pick<CallContext, "metadata">): OpContext {
+  const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
+  return typeof id === "string" ? { requestId: id } : NO_CONTEXT;
 }

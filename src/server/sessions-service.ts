@@ -18,9 +18,8 @@ import { sessionProto } from "../host/session-proto.js";
 import { listSessionPage } from "../host/session-list.js";
 import type { SessionMetaInput } from "../journal/types.js";
 import { formatBytes, overLimit } from "../limits/index.js";
-import type { CallContext, MethodsOf, ServiceImpl } from "../wire/index.js";
-import { NO_CONTEXT, type OpContext } from "../obs/context.js";
-import { REQUEST_ID_HEADER } from "./request-id.js";
+import type { MethodsOf, ServiceImpl } from "../wire/index.js";
+import { opContext } from "./request-id.js";
 import { int64, invalid } from "./checks.js";
 import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
@@ -45,12 +44,6 @@ async function checkForkBytes(host: Host, parent: string, atSeq: number, count: 
   if (total > host.limits.forkBytes) {
     throw overLimit("forkBytes", host.limits.forkBytes, total, `Fork of ${count} children × ${formatBytes(perChild)}`);
   }
-}
-
-/** The call's observability context: its request id (set by the call policy on every call). */
-function opContext(ctx: CallContext): OpContext {
-  const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
-  return typeof id === "string" ? { requestId: id } : NO_CONTEXT;
 }
 
 export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
@@ -108,7 +101,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       return sessionProto(await host.placer.delete(uid));
     },
 
-    async cancel(req) {
+    async cancel(req, ctx) {
       const session = id(req.session, "session");
       optionalId(limits, req.executionId, "execution_id");
       checkMetadata(limits, "the cancel's reason", { extra: [req.reason] });
@@ -116,25 +109,30 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         session,
         ...(req.executionId !== "" ? { executionId: req.executionId } : {}),
         reason: req.reason,
+        ctx: opContext(ctx),
       });
       return reread(session);
     },
 
-    async approve(req) {
+    async approve(req, ctx) {
       const session = id(req.session, "session");
       id(req.executionId, "execution_id");
       id(req.toolCallId, "tool_call_id");
       checkMetadata(limits, "the decision's reason", { extra: [req.reason] });
       const requestSeq = int64(req.requestSeq, "request_seq", 1);
       if (req.approved === undefined) throw invalid("approved is required (false denies)");
-      const res = await host.placer.approve(session, {
-        executionId: req.executionId,
-        toolCallId: req.toolCallId,
-        requestSeq,
-        approved: req.approved,
-        reason: req.reason,
-        ...(req.identity ? { identity: req.identity } : {}),
-      });
+      const res = await host.placer.approve(
+        session,
+        {
+          executionId: req.executionId,
+          toolCallId: req.toolCallId,
+          requestSeq,
+          approved: req.approved,
+          reason: req.reason,
+          ...(req.identity ? { identity: req.identity } : {}),
+        },
+        opContext(ctx),
+      );
       return create(ApproveResponseSchema, { session: await reread(session), decision: logRecordOf(res.record) });
     },
 

@@ -15,6 +15,7 @@ import type { Host } from "../host/host.js";
 import { versionKey } from "../placement/registry.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
+import { opContext } from "./request-id.js";
 import type { HarnessCatalog, HarnessVersionInfo } from "./harness-catalog.js";
 
 export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof SessionVersions>> {
@@ -22,7 +23,7 @@ export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof
     async upgrade(req, ctx) {
       if (req.session === "") throw invalid("session is required");
       if (req.toVersion === "") throw invalid("to_version is required");
-      const r = await host.placer.upgrade(req.session, req.toVersion, ctx.signal);
+      const r = await host.placer.upgrade(req.session, req.toVersion, ctx.signal, opContext(ctx));
       return create(UpgradeResponseSchema, {
         fromVersion: r.from,
         toVersion: r.to,

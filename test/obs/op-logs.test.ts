@@ -2,7 +2,8 @@
 // all carry the request id, session uid, harness and execution id of that request — a scripted workload
 // through a served host (gRPC, in process) on a spawned memory-tier harness, its log lines captured as
 // JSON. A harness node's exit is logged with its code (a stop asked for: info) or its signal (a crash:
-// warn), and the node started after a crash says it is a restart; an oversized id is clipped.
+// warn), and the node started after a crash says it is a restart; an oversized id is clipped. Approve
+// and Cancel write one placement line each carrying the request id and their outcome.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type ExecResult, type HarnessHostClient } from "../../src/client/index.js";
 import type { Host } from "../../src/host/host.js";
@@ -84,6 +85,35 @@ describe("operation logs", () => {
     expect(ours.find((l) => l["msg"] === "turn ended")).toMatchObject({ outcome: "completed", level: 20 });
     // The RPC's own line carries the same request id.
     expect(lines.some((l) => l["msg"] === "rpc finished" && l["request_id"] === requestId)).toBe(true);
+  });
+
+  it("approveAndCancelThroughServeLogAPlacementLineWithTheRequestsId", async () => {
+    // Approve: a session parked at the built-in "ask" harness's gate, decided by a client with its own id.
+    const parked = await client("op-logs-request-0004").sessions.exec({ harness: "ask", input: "hello" }).result();
+    const session = parked.session.metadata?.uid ?? "";
+    const gate = parked.session.pendingApproval;
+    expect(gate).toBeDefined();
+    const decided = await client("op-logs-approve-0001").sessions.approve({ session });
+    expect(decided.approved).toBe(true);
+    const approveLine = lines.find((l) => l["msg"] === "wait decided" && l["request_id"] === "op-logs-approve-0001");
+    expect(approveLine, JSON.stringify(lines.map((l) => l["msg"]))).toMatchObject({
+      level: 30,
+      operation: "approve",
+      outcome: "approved",
+      existing: false,
+      session,
+      harness: "ask",
+      turn: gate?.executionId,
+      request_seq: Number(gate?.requestSeq),
+    });
+
+    // Cancel: a second parked session's wait is withdrawn by a client with its own id.
+    const other = await client("op-logs-request-0005").sessions.exec({ harness: "ask", input: "hello" }).result();
+    const otherSession = other.session.metadata?.uid ?? "";
+    await client("op-logs-cancel-0001").sessions.cancel({ session: otherSession, reason: "test" });
+    expect(
+      lines.find((l) => l["msg"] === "session cancelled" && l["request_id"] === "op-logs-cancel-0001"),
+    ).toMatchObject({ level: 30, operation: "cancel", outcome: "withdrawn", session: otherSession, harness: "ask" });
   });
 
   it("aNodeExitIsLoggedWithItsCodeAndACrashWithItsSignal", async () => {
