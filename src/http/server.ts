@@ -10,15 +10,22 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type ConnectRouter, createConnectRouter, type Interceptor } from "@connectrpc/connect";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { METRICS_PATH } from "../obs/metrics-http.js";
 import type { AuthRefusal, BearerAuth } from "../server/auth.js";
 import { isLoopbackLiteral } from "../server/listen-policy.js";
-import { parseAddress } from "../wire/index.js";
+import { type DecodeBound, parseAddress } from "../wire/index.js";
 import type { ConsoleAssets } from "./assets.js";
+import { boundedBody } from "./decode-bound.js";
 
 export interface HttpListenerOptions {
   /** host:port, already checked by checkListenAddresses. */
@@ -30,6 +37,11 @@ export interface HttpListenerOptions {
   /** Largest request body accepted (limit requestBytes). */
   readonly requestBytes: number;
   readonly routes: (router: ConnectRouter) => void;
+  /**
+   * The requestMessages bound and the services (type names) it applies to, checked on a request's
+   * bytes before connect-node decodes them (decode-bound.ts), as the gRPC listener does.
+   */
+  readonly decodeBound?: { readonly bound: DecodeBound; readonly services: ReadonlySet<string> };
   readonly assets?: ConsoleAssets;
   /**
    * Serves the Prometheus scrape at /metrics (src/obs/metrics-http.ts) behind `auth` — the Sessions
@@ -94,20 +106,41 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
   if (address.kind !== "tcp") throw new HostError(ErrorCode.InvalidArgument, `--http-addr must be host:port`);
   const shutdown = new AbortController();
   const scheme = opts.tls ? "https" : "http";
-  const connect = connectNodeAdapter({
-    routes: opts.routes,
+  // connect-node's adapter (connectNodeAdapter), with the request body passed through boundedBody
+  // for the bounded services: connect-node offers no hook between reading a body and decoding it.
+  const router = createConnectRouter({
     interceptors: [...opts.interceptors],
     readMaxBytes: opts.requestBytes,
     shutdownSignal: shutdown.signal,
-    // The listener is HTTP/1.1 (node:http or node:https), so these are IncomingMessage/ServerResponse.
-    fallback(nodeReq, nodeRes) {
-      const req = nodeReq as IncomingMessage;
-      const res = nodeRes as ServerResponse;
-      const path = (req.url ?? "/").split("?")[0] ?? "/";
+    acceptCompression: [compressionGzip, compressionBrotli],
+  });
+  opts.routes(router);
+  const paths = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
+  const connect = (req: IncomingMessage, res: ServerResponse): void => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const handler = paths.get(path);
+    if (handler === undefined) {
       if ((req.method === "GET" || req.method === "HEAD") && opts.assets?.serve(req, res, path)) return;
       refuse(res, 404, `no such path ${JSON.stringify(path.slice(0, 200))}`);
-    },
-  });
+      return;
+    }
+    const uReq = universalRequestFromNodeRequest(req, res, undefined, undefined);
+    const bound = opts.decodeBound;
+    const body =
+      bound?.services.has(handler.service.typeName) && uReq.body !== undefined
+        ? boundedBody(
+            uReq.body as AsyncIterable<Uint8Array>,
+            uReq.header,
+            handler.method.input,
+            bound.bound,
+            opts.requestBytes,
+          )
+        : uReq.body;
+    handler({ ...uReq, body })
+      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      // A failure writing the response is the client gone or the connection reset: nothing to answer.
+      .catch(() => res.destroy());
+  };
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const refusal = entryRefusal(req, opts.secured, scheme);
     if (refusal !== undefined) {

@@ -57,7 +57,7 @@ export const LIMIT_TABLE = {
     default: 100_000,
     unit: "count",
     scope: "client",
-    what: "Protobuf messages one Sessions request decodes into (parts, struct values, map entries), counted on its bytes before it is decoded; more is RESOURCE_EXHAUSTED and nothing is decoded.",
+    what: "Protobuf messages one Sessions request decodes into (parts, struct values, map entries), counted on its bytes before it is decoded, on both listeners; more is RESOURCE_EXHAUSTED and nothing is decoded. On the HTTP listener a binary body (Connect, gRPC-Web) is counted after decompression, and a JSON body counts its JSON values (each `{`, `[`, `:` and `,` outside strings, plus one), an upper bound on its messages.",
     why: "A decoded message costs hundreds of bytes and a 4 MiB request can hold two million empty ones: four concurrent million-part Execs took the host to 2.2 GiB RSS before inputParts could refuse them. 100,000 leaves room for inputParts and a data part's JSON values, and bounds a request's decoded objects to tens of MiB.",
   },
   nestingDepth: {

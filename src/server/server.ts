@@ -149,6 +149,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
           httpPolicy({ logger: opts.logger, logFieldChars: host.limits.logFieldChars, ...(auth ? { auth } : {}) }),
         ],
         requestBytes: host.limits.requestBytes,
+        decodeBound: { bound: decodeBound, services: new Set([Sessions.typeName, SessionVersions.typeName]) },
         assets: opts.consoleAssets ?? new ConsoleAssets(),
         ...(host.hostMetrics
           ? { metrics: { handle: metricsHandler(host.hostMetrics), ...(auth ? { auth } : {}) } }
