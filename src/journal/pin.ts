@@ -28,6 +28,11 @@ const UpgradeDetail = z.strictObject({
   harness: z.string().min(1),
   from: z.string(),
   to: z.string().min(1),
+  /** The target build's digest, when the host knew it at the upgrade; absent = unknown. */
+  digest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .optional(),
 });
 export type UpgradeDetail = z.infer<typeof UpgradeDetail>;
 
@@ -71,7 +76,7 @@ export function projectPin(current: SessionPin | undefined, seq: number, event: 
   }
   if (event.body.case === "lifecycle") {
     const up = parseUpgrade(event.body.value.kind, event.body.value.detail);
-    if (up) return { harness: up.harness, version: up.to, digest: "", seq };
+    if (up) return { harness: up.harness, version: up.to, digest: up.digest ?? "", seq };
   }
   return current;
 }

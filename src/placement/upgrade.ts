@@ -72,7 +72,8 @@ async function upgradeLocked(state: PlacementState, s: LockedSession, toVersion:
   if (from === toVersion) return { from, to: toVersion, upgradeSeq: 0, replayedTurns: 0, snapshot: "" };
   const { entry, admission } = await admitVersion(state, info, toVersion, signal);
   const head = window.records.at(-1)?.seq ?? 0;
-  const record = upgradeEvent({ harness: entry.name, from, to: toVersion });
+  // The target build's digest pins the session to that build straight away (get, harness list).
+  const record = upgradeEvent({ harness: entry.name, from, to: toVersion, digest: admission.digest });
   const up: Upgrade = { s, entry, admission, from, to: toVersion, head, record };
   return admission.memory ? upgradeMemory(state, up) : upgradeStateless(state, up);
 }

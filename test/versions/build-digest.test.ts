@@ -37,10 +37,10 @@ afterEach(async () => {
   client = undefined;
 });
 
-/** A copy of the version-1 fixture module that a test may edit (a new build of the same version). */
-function moduleCopy(): string {
+/** A copy of a fixture module (version 1 by default) that a test may edit (a new build of the same version). */
+function moduleCopy(of = "versioned-v1.ts"): string {
   const file = join(FIXTURES, `tmp-build-${randomBytes(4).toString("hex")}.ts`);
-  writeFileSync(file, readFileSync(join(FIXTURES, "versioned-v1.ts")));
+  writeFileSync(file, readFileSync(join(FIXTURES, of)));
   files.push(file);
   return file;
 }
@@ -175,5 +175,48 @@ describe("build digests", () => {
     expect(warned).toEqual([
       expect.objectContaining({ level: 40, version: "1", pinned_digest: before, running_digest: after }),
     ]);
+  });
+  it("anUpgradeRecordsTheTargetBuildDigestSoGetAndListShowItBeforeTheNextTurn", async () => {
+    const v1 = moduleCopy();
+    const v2 = moduleCopy("versioned-v2.ts");
+    const [d1, d2] = [fileDigest(v1), fileDigest(v2)];
+    const f = (fx = await startFixture({
+      config: {
+        harnesses: [
+          { name: "ver", version: "1", runtime: "local", target: v1 },
+          { name: "ver", version: "2", runtime: "local", target: v2 },
+        ],
+      },
+    }));
+    const c = reconnect(f);
+    const uid = (await c.sessions.exec({ harness: "ver", input: "a" }).result()).session.metadata?.uid ?? "";
+    await c.versions.upgrade(uid, "1");
+    expect((await f.host.journal.getSession(uid))?.pin).toMatchObject({ version: "1", digest: d1 });
+    await c.sessions.exec({ session: uid, input: "b" }).result();
+    const up = await c.versions.upgrade(uid, "2");
+    expect(up).toMatchObject({ fromVersion: "1", toVersion: "2" });
+    // No turn has run on 2 yet: the upgrade record alone pins the session to 2's build.
+    expect((await f.host.journal.getSession(uid))?.pin).toMatchObject({ version: "2", digest: d2 });
+    expect(await pinAnnotation(c, uid)).toEqual({ harness: "ver", version: "2", digest: d2, serving_digest: d2 });
+    const listed = await c.versions.list("ver");
+    expect(listed.find((v) => v.version === "2")).toMatchObject({ pinnedSessions: [uid], pinnedDigests: [d2] });
+    // The journal says the same when read again (a restart folds the pin from the records).
+    expect((await f.host.placer.sessionLog(uid)).pinnedVersion).toMatchObject({ version: "2", digest: d2 });
+  });
+
+  it("anUpgradeToANodeRecordsTheDigestTheNodeReports", async () => {
+    const DIGEST_B = `sha256:${"cd".repeat(32)}`;
+    const n1 = await serveHarness(versioned("1", "say "), { listen: "127.0.0.1:0", buildDigest: DIGEST_A });
+    const n2 = await serveHarness(versioned("2", "say "), { listen: "127.0.0.1:0", buildDigest: DIGEST_B });
+    nodes.push(n1, n2);
+    const f = (fx = await startFixture());
+    const c = reconnect(f);
+    await c.harnesses.register({ name: "ver", version: "1", address: n1.address, resumability: "STATELESS_REPLAY" });
+    const uid = (await c.sessions.exec({ harness: "ver", input: "a" }).result()).session.metadata?.uid ?? "";
+    await c.harnesses.register({ name: "ver", version: "2", address: n2.address, resumability: "STATELESS_REPLAY" });
+    await c.versions.upgrade(uid, "2");
+    expect(await pinAnnotation(c, uid)).toMatchObject({ version: "2", digest: DIGEST_B });
+    const listed = await c.versions.list("ver");
+    expect(listed.find((v) => v.version === "2")).toMatchObject({ pinnedSessions: [uid], pinnedDigests: [DIGEST_B] });
   });
 });
