@@ -1,13 +1,13 @@
 // The requestMessages bound (wire/service.ts DecodeBound) on the HTTP listener, where connect-node
 // decodes inside itself with no hook before decoding. Invariant: a request to a bounded service has its
-// whole body read (what connect-node would read anyway, up to requestBytes) and counted before
-// connect-node sees any of it; over the bound, the body it is handed fails with the bound's error, so the
-// call is answered RESOURCE_EXHAUSTED in its own protocol and nothing is decoded. Binary proto
-// (Connect unary, Connect streaming and gRPC-Web envelopes) is counted with the gRPC listener's counter
-// (wire/message-count.ts), after decompression when the request says it is compressed; a JSON body
-// counts its JSON values (every `{`, `[`, `:` and `,` outside strings, plus one), an upper bound on
-// the messages it decodes into. A body larger than requestBytes, or one that cannot be framed or
-// decompressed, is passed through unchanged: connect-node refuses it itself.
+// whole body read (what connect-node would read anyway) and counted before connect-node sees any of it;
+// over the bound, the body it is handed fails with the bound's error, so the call is answered
+// RESOURCE_EXHAUSTED in its own protocol and nothing is decoded. Binary proto (Connect unary, or the one
+// request envelope of Connect streaming and gRPC-Web) is counted with the gRPC listener's counter
+// (wire/message-count.ts), after decompression (at most requestBytes) when the request is compressed; a
+// JSON body counts its JSON values (every `{`, `[`, `:` and `,` outside strings, plus one), an upper
+// bound on the messages it decodes into. A body over twice requestBytes, or one that cannot be framed
+// or decompressed, is passed through uncounted: connect-node refuses it itself (readMaxBytes).
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { DescMessage } from "@bufbuild/protobuf";
 import { countMessages } from "../wire/message-count.js";
@@ -38,19 +38,22 @@ function decompress(bytes: Uint8Array, encoding: string | undefined, maxBytes: n
   throw new Error(`unknown encoding ${encoding}`);
 }
 
-/** The message payloads of a body: the whole body, or each data envelope's payload. */
-function payloadsOf(body: Uint8Array, framing: Framing, maxBytes: number): Uint8Array[] {
-  if (framing.kind === "whole") return [decompress(body, framing.encoding, maxBytes)];
-  const out: Uint8Array[] = [];
+/**
+ * The request message's payload: the whole body, or the first data envelope's. The bounded services
+ * take one request message per call (no client streaming), and connect-node refuses a second envelope
+ * itself, so only one payload is ever decompressed (at most `maxBytes`) and counted.
+ */
+function payloadOf(body: Uint8Array, framing: Framing, maxBytes: number): Uint8Array | undefined {
+  if (framing.kind === "whole") return decompress(body, framing.encoding, maxBytes);
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   for (let at = 0; at + 5 <= body.byteLength; ) {
     const flags = body[at] ?? 0;
     const len = view.getUint32(at + 1);
     const payload = body.subarray(at + 5, at + 5 + len);
-    if ((flags & 0x80) === 0) out.push((flags & 1) === 1 ? decompress(payload, framing.encoding, maxBytes) : payload);
+    if ((flags & 0x80) === 0) return (flags & 1) === 1 ? decompress(payload, framing.encoding, maxBytes) : payload;
     at += 5 + len;
   }
-  return out;
+  return undefined;
 }
 
 const QUOTE = 0x22;
@@ -107,16 +110,16 @@ export async function* boundedBody(
   const it = body[Symbol.asyncIterator]();
   const { chunks, bytes } = await readAll(it, maxBytes);
   if (bytes !== undefined) {
-    let payloads: Uint8Array[] | undefined;
+    let payload: Uint8Array | undefined;
     try {
-      payloads = payloadsOf(bytes, kind.framing, maxBytes);
+      payload = payloadOf(bytes, kind.framing, maxBytes);
     } catch {
-      payloads = undefined;
+      payload = undefined;
     }
-    let count = 0;
-    for (const p of payloads ?? []) {
-      const left = bound.maxMessages - count;
-      count += kind.json ? countJsonValues(p, left) : countMessages(input, p, left);
+    if (payload !== undefined) {
+      const count = kind.json
+        ? countJsonValues(payload, bound.maxMessages)
+        : countMessages(input, payload, bound.maxMessages);
       if (count > bound.maxMessages) throw connectErrorOf(bound.refuse(count, input.typeName));
     }
   }
