@@ -47,6 +47,19 @@ export async function* exportJsonl(journal: Journal, session: string): AsyncIter
   for await (const rec of journal.read(session)) yield jsonlLine(rec);
 }
 
+/**
+ * Verifies a stream of records (e.g. a server's records of one session) exactly as their export lines
+ * would verify, one line at a time: nothing is held but the record being checked, so memory does not
+ * grow with the session, and reading stops at the first bad record.
+ */
+export function verifyRecords(records: AsyncIterable<LineRecord>): Promise<JsonlVerifyResult> {
+  return verifyJsonl(
+    (async function* () {
+      for await (const rec of records) yield jsonlLine(rec);
+    })(),
+  );
+}
+
 /** Verifies a JSONL export with no database: dense seqs from 1, prev links, recomputed hashes. */
 export async function verifyJsonl(lines: Iterable<string> | AsyncIterable<string>): Promise<JsonlVerifyResult> {
   let lineNo = 0;

@@ -2,7 +2,7 @@
 // caught and named by seq.
 import { describe, expect, it } from "vitest";
 import { MemoryJournal } from "../../src/journal/memory.js";
-import { exportJsonl, verifyJsonl } from "../../src/journal/export.js";
+import { exportJsonl, verifyJsonl, verifyRecords, type LineRecord } from "../../src/journal/export.js";
 import { writeMultiTurn } from "./session-fixture.js";
 
 async function exported(): Promise<{ lines: string[]; count: number }> {
@@ -70,5 +70,20 @@ describe("journal export", () => {
     rec["prev_hash"] = "f".repeat(64);
     const relinked = [lines[0] ?? "", lines[1] ?? "", JSON.stringify(rec)];
     expect(await verifyJsonl(relinked)).toMatchObject({ ok: false, kind: "tampered", seq: 3 });
+  });
+});
+
+describe("verifyRecords (verify --server)", () => {
+  it("verifyRecordsStreamsAndStopsReadingAtTheFirstBadRecord", async () => {
+    const journal = new MemoryJournal();
+    const count = await writeMultiTurn(journal, "s-stream");
+    expect(await verifyRecords(journal.read("s-stream"))).toMatchObject({ ok: true, records: count });
+    const records = await journal.readRange("s-stream");
+    async function* tamperedThenBroken(): AsyncIterable<LineRecord> {
+      yield records[0] as LineRecord;
+      yield { ...(records[1] as LineRecord), contentHash: "0".repeat(64) };
+      throw new Error("read past the first bad record");
+    }
+    expect(await verifyRecords(tamperedThenBroken())).toMatchObject({ ok: false, kind: "tampered", seq: 2 });
   });
 });

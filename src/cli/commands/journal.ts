@@ -2,7 +2,7 @@
 // Invariant: verify exits 0 only when every checked chain is intact, and names the first bad seq.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { jsonlLine, verifyJsonl } from "../../journal/export.js";
+import { jsonlLine, verifyJsonl, verifyRecords } from "../../journal/export.js";
 import { openJournal } from "../../journal/index.js";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { ExitCode } from "../exit-codes.js";
@@ -65,10 +65,9 @@ export const verifyCommand: Command = {
       const api = await ctx.api();
       try {
         const uid = requireStr(ctx.values, "session");
-        const lines: string[] = [];
-        for await (const rec of api.records(uid)) lines.push(jsonlLine(rec));
+        // Streamed: a million-record session is checked one record at a time, never held whole.
+        const res = await verifyRecords(api.records(uid));
         const s = await api.get(uid);
-        const res = await verifyJsonl(lines);
         const truncated = res.ok && BigInt(res.records) !== s.lastSeq;
         const ok = res.ok && !truncated;
         if (json(ctx.values))
