@@ -182,6 +182,13 @@ export const LIMIT_TABLE = {
     why: "Under software emulation (TCG) on a loaded 2-core host a 192 MB guest's snapshot took 1.6 s and spiked past 20 s; 120 s bounds how long a migration that hangs (a wedged QEMU, a full disk) can hold its session, while never cutting off a slow one that is still moving.",
     min: 10,
   },
+  vmGuests: {
+    default: 16,
+    unit: "count",
+    scope: "node",
+    what: "QEMU guests one vm harness runs at once (one per live session, plus restores and fork children being started); a turn, resume or fork that would start one more fails RESOURCE_EXHAUSTED naming this limit before the guest starts — suspend a session (its guest stops, its RAM is kept in the snapshot) to make room.",
+    why: "A guest costs 200-400 MB of host RAM and a QEMU process; sixteen stay well inside an ordinary host, while without a bound every live session of a vm harness held a guest however many there were.",
+  },
   // ── lifecycle: how long the host lets work run ───────────────────────────────────────────────────
   turnMs: {
     default: 30 * 60_000,

@@ -64,11 +64,14 @@ export const END_CLOSE_WAIT_MS = 1000;
  */
 export type NodeLimits = Pick<
   Limits,
-  "nodeCallMs" | "snapshotMs" | "historyUploadMs" | "turnMs" | "snapshotBytes" | VmSnapshotLimitName | TurnLimitName
+  "nodeCallMs" | "snapshotMs" | "historyUploadMs" | "turnMs" | "snapshotBytes" | VmLimitName | TurnLimitName
 >;
 
 /** What one whole-VM snapshot of a vm-runtime guest may cost (docs/runtimes.md, "vm"). */
 export type VmSnapshotLimitName = "vmSnapshotBytes" | "vmSnapshotMs";
+/** What a vm runtime may cost: its snapshots and how many guests it runs at once. */
+export type VmLimitName = VmSnapshotLimitName | "vmGuests";
+export type VmLimits = Pick<Limits, VmLimitName>;
 export type VmSnapshotLimits = Pick<Limits, VmSnapshotLimitName>;
 
 /** What one turn of a node may make the host do (checked by RemoteHarness before anything is journaled). */

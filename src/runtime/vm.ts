@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
-import { DEFAULT_NODE_LIMITS, type VmSnapshotLimits } from "../node/limits.js";
+import { DEFAULT_NODE_LIMITS, type VmLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
 import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
@@ -34,7 +34,7 @@ import {
   type SnapshotRef,
 } from "./types.js";
 import { memoryRef } from "../snapshot/ref.js";
-import { DEFAULT_LIMITS } from "../limits/index.js";
+import { DEFAULT_LIMITS, overLimit } from "../limits/index.js";
 import { clipForLog, lazyChild, type Log } from "../obs/op-log.js";
 
 export interface VmRuntimeOptions {
@@ -44,8 +44,8 @@ export interface VmRuntimeOptions {
   /** Where base snapshots are kept between processes; default beside the image cache. */
   readonly baseDir?: string;
   readonly deadlines?: VmDeadlines;
-  /** Bounds of each session's snapshot (limits vmSnapshotBytes, vmSnapshotMs); default DEFAULT_LIMITS'. */
-  readonly limits?: VmSnapshotLimits;
+  /** Bounds of each session's snapshot (vmSnapshotBytes, vmSnapshotMs) and of guests at once (vmGuests). */
+  readonly limits?: VmLimits;
   /** The runtime's own logger (harness, runtime bound): guest boots, snapshots, restores, exits. */
   readonly log?: Log;
 }
@@ -165,21 +165,40 @@ export class VmRuntime implements Runtime {
     return opLog !== undefined ? opLog.child({ runtime: this.name }) : this.log;
   }
 
-  private async startVm(file: string, from: "base" | "snapshot", opLog?: Log): Promise<VmProcess> {
+  /** Guests started and not yet exited, and guests being started now: what vmGuests counts. */
+  private readonly guests = new Set<VmProcess>();
+  private startingGuests = 0;
+
+  /**
+   * vmGuests: refuses to start a guest for `session` when the runtime already runs (or is starting) as
+   * many as the limit allows; the session's own guest, which the new one replaces, is not counted.
+   */
+  private checkGuestRoom(session: string): void {
+    const limit = (this.opts.limits ?? DEFAULT_NODE_LIMITS).vmGuests;
+    const own = this.placed.get(session)?.vm;
+    const running = this.startingGuests + this.guests.size - (own !== undefined && this.guests.has(own) ? 1 : 0);
+    if (running >= limit) throw overLimit("vmGuests", limit, running + 1, "vm guests this harness would run at once");
+  }
+
+  private async startVm(session: string, file: string, from: "base" | "snapshot", opLog?: Log): Promise<VmProcess> {
     if (this.closed) throw new HostError(ErrorCode.Unavailable, "vm runtime is closed");
+    const image = await this.openImage();
+    this.checkGuestRoom(session);
     const began = performance.now();
-    const vm = await VmProcess.start(
-      await this.openImage(),
-      this.accel,
-      { kind: "restore", file },
-      this.deadlines,
-    ).catch((err: unknown) => {
-      this.lineLog(opLog)?.warn(
-        { from, reason: clipForLog(err instanceof Error ? err.message : String(err), 512) },
-        "vm failed to start",
-      );
-      throw err;
-    });
+    this.startingGuests++;
+    const vm = await VmProcess.start(image, this.accel, { kind: "restore", file }, this.deadlines)
+      .catch((err: unknown) => {
+        this.lineLog(opLog)?.warn(
+          { from, reason: clipForLog(err instanceof Error ? err.message : String(err), 512) },
+          "vm failed to start",
+        );
+        throw err;
+      })
+      .finally(() => {
+        this.startingGuests--;
+      });
+    this.guests.add(vm);
+    void vm.exited.then(() => this.guests.delete(vm));
     this.lineLog(opLog)?.info({ pid: vm.pid, from, boot_ms: ms(began) }, "vm started");
     return vm;
   }
@@ -235,7 +254,7 @@ export class VmRuntime implements Runtime {
       return entry.vm;
     }
     entry.starting ??= (async () => {
-      const vm = await this.startVm((await this.baseSnapshot()).file, "base");
+      const vm = await this.startVm(session, (await this.baseSnapshot()).file, "base");
       if (this.placed.get(session) !== entry || this.closed) {
         await vm.stop();
         throw new HostError(ErrorCode.FailedPrecondition, `session ${session} was stopped while its vm started`);
@@ -311,7 +330,7 @@ export class VmRuntime implements Runtime {
     const file = join(this.work, `restore-${randomBytes(8).toString("hex")}.zst`);
     try {
       await writeFile(file, bytes);
-      const vm = await this.startVm(file, "snapshot", spec.log);
+      const vm = await this.startVm(spec.sessionUid, file, "snapshot", spec.log);
       this.lineLog(spec.log)?.info({ pid: vm.pid, bytes: bytes.byteLength, duration_ms: ms(began) }, "vm restored");
       return this.place(spec.sessionUid, "restored", vm);
     } finally {

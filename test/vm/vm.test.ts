@@ -160,6 +160,23 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     }
   }, 600_000);
 
+  it("vmGuestsBoundsTheGuestsOfAHarness: past vmGuests a new session's turn is RESOURCE_EXHAUSTED before a guest starts; suspending one makes room", async () => {
+    const host = await openTestHost({
+      harnesses: [{ name: "pyc", runtime: "vm", target: image, checkpointPolicy: "on-suspend" }],
+      limits: { vmGuests: 1 },
+    });
+    const a = (await host.createSession({ harness: "pyc" })).uid;
+    expect(await turns(host, a, 2)).toEqual(["1", "2"]);
+    const b = (await host.createSession({ harness: "pyc" })).uid;
+    const err = await rejectsWithCode(turns(host, b, 1), ErrorCode.ResourceExhausted);
+    expect(err.message).toContain("vmGuests=1");
+    await host.placer.suspend(a, signal());
+    expect(await turns(host, b, 1)).toEqual(["1"]);
+    // a's guest is gone and b's holds the one slot: resuming a is refused the same way, b counts on.
+    await rejectsWithCode(turns(host, a, 1), ErrorCode.ResourceExhausted);
+    expect(await turns(host, b, 1)).toEqual(["2"]);
+  }, 600_000);
+
   it("vm on a PostgreSQL journal: the whole-VM blob is stored in PostgreSQL and resume continues at N+1; replay re-runs the turns on a fresh guest, journal untouched", async () => {
     const schema = freshSchema();
     schemas.push(schema);
