@@ -10,6 +10,7 @@ import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { HarnessEntry } from "./harness-entry.js";
 import type { CancelOutcome, CancelRequest } from "./operation-types.js";
+import type { OpContext } from "../obs/context.js";
 import type { PlacementState } from "./placement-state.js";
 
 /** How often Cancel repeats a cross-host cancel request while the session stays held elsewhere (ms). */
@@ -130,7 +131,8 @@ async function cancelElsewhere(state: PlacementState, req: CancelRequest): Promi
 }
 
 /** Deletes the session for good; resolves to the session as it was. */
-export async function deleteOp(state: PlacementState, session: string): Promise<SessionInfo> {
+/** Deletes (see the module comment) and logs one `session deleted` line at info. */
+export async function deleteOp(state: PlacementState, session: string, ctx?: OpContext): Promise<SessionInfo> {
   const holder = state.guard.holder(session);
   if (holder)
     throw new HostError(
@@ -160,6 +162,9 @@ export async function deleteOp(state: PlacementState, session: string): Promise<
       entry = undefined;
     }
     await entry?.runtime.stop(session).catch(() => undefined);
+    state
+      .opLog(ctx, session, info.harness)
+      .info({ operation: "delete", outcome: "deleted", last_seq: info.lastSeq }, "session deleted");
     return info;
   } finally {
     await release();

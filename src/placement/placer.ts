@@ -145,8 +145,8 @@ export class Placer {
    * Deletes the session for good (docs/protocol.md §18): refused (ABORTED) while any operation holds it
    * here or on another host — cancel a running turn first. Resolves to the session as it was.
    */
-  async delete(session: string): Promise<SessionInfo> {
-    return deleteOp(this.state, session);
+  async delete(session: string, ctx?: OpContext): Promise<SessionInfo> {
+    return deleteOp(this.state, session, ctx);
   }
 
   /**

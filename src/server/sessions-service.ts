@@ -96,9 +96,9 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       );
     },
 
-    async deleteSession(req) {
+    async deleteSession(req, ctx) {
       const uid = id(req.uid, "uid");
-      return sessionProto(await host.placer.delete(uid));
+      return sessionProto(await host.placer.delete(uid, opContext(ctx)));
     },
 
     async cancel(req, ctx) {

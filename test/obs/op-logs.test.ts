@@ -87,7 +87,7 @@ describe("operation logs", () => {
     expect(lines.some((l) => l["msg"] === "rpc finished" && l["request_id"] === requestId)).toBe(true);
   });
 
-  it("approveAndCancelThroughServeLogAPlacementLineWithTheRequestsId", async () => {
+  it("approveCancelAndDeleteThroughServeLogAPlacementLineWithTheRequestsId", async () => {
     // Approve: a session parked at the built-in "ask" harness's gate, decided by a client with its own id.
     const parked = await client("op-logs-request-0004").sessions.exec({ harness: "ask", input: "hello" }).result();
     const session = parked.session.metadata?.uid ?? "";
@@ -114,6 +114,12 @@ describe("operation logs", () => {
     expect(
       lines.find((l) => l["msg"] === "session cancelled" && l["request_id"] === "op-logs-cancel-0001"),
     ).toMatchObject({ level: 30, operation: "cancel", outcome: "withdrawn", session: otherSession, harness: "ask" });
+
+    // Delete: the cancelled session is deleted by a client with its own id.
+    await client("op-logs-delete-0001").sessions.delete(otherSession);
+    expect(
+      lines.find((l) => l["msg"] === "session deleted" && l["request_id"] === "op-logs-delete-0001"),
+    ).toMatchObject({ level: 30, operation: "delete", outcome: "deleted", session: otherSession, harness: "ask" });
   });
 
   it("aNodeExitIsLoggedWithItsCodeAndACrashWithItsSignal", async () => {
