@@ -13,6 +13,7 @@ export type {
   SuspendResult,
 } from "./sessions.js";
 export { COMPUTE_STATE_WORDS } from "../wire/compute-states.js";
+export { TURN_STATUS_WORDS, type TurnStatusWord } from "../wire/annotations.js";
 export type { ComputeStateWord } from "../wire/compute-states.js";
 export { HarnessesClient } from "./harnesses.js";
 export type { RegisterHarness } from "./harnesses.js";

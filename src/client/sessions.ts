@@ -86,10 +86,18 @@ export interface ListOptions {
   readonly states?: readonly string[];
   /** Only fork children of this session. */
   readonly parentUid?: string;
+  /**
+   * Only sessions whose turn status is one of these: `new`, `completed`, `running`, `awaiting`,
+   * `decided`, `interrupted`, `invalid`. The host reads each candidate's log, so a page may be short or
+   * empty with a cursor set (`list` pages on for you).
+   */
+  readonly turns?: readonly string[];
 }
 
 function filtered(p: ListOptions): boolean {
-  return (p.harness ?? "") !== "" || (p.states ?? []).length > 0 || (p.parentUid ?? "") !== "";
+  return (
+    (p.harness ?? "") !== "" || (p.states ?? []).length > 0 || (p.parentUid ?? "") !== "" || (p.turns ?? []).length > 0
+  );
 }
 
 export class SessionsClient {
@@ -156,7 +164,13 @@ export class SessionsClient {
     if (!filtered(p)) return call(() => this.stub.listSessions(page, this.opts(options)));
     return call(() =>
       this.views().listSessions(
-        { ...page, harness: p.harness ?? "", states: [...(p.states ?? [])], parentUid: p.parentUid ?? "" },
+        {
+          ...page,
+          harness: p.harness ?? "",
+          states: [...(p.states ?? [])],
+          parentUid: p.parentUid ?? "",
+          turns: [...(p.turns ?? [])],
+        },
         this.opts(options),
       ),
     );

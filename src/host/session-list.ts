@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { invalidArgument } from "../errors/index.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
+import { TURN_ANNOTATION, TURN_STATUS_WORDS, type TurnAnnotation } from "../wire/annotations.js";
 import { COMPUTE_STATE_WORDS, parseComputeStateWord } from "../wire/compute-states.js";
 import type { Host } from "./host.js";
 import { sessionView } from "./session-proto.js";
@@ -19,7 +20,24 @@ export interface SessionListRequest {
   readonly harness: string;
   readonly states: readonly string[];
   readonly parentUid: string;
+  /** Turn statuses to keep (TURN_STATUS_WORDS); absent or [] means any. */
+  readonly turns?: readonly string[];
 }
+
+/** Journal pages one filtered-by-turn page looks at before it answers with a cursor. */
+export const TURN_FILTER_PAGES = 10;
+
+const turnWord = z.string().transform((text, ctx) => {
+  const word = TURN_STATUS_WORDS.find((w) => w === text.toLowerCase());
+  if (word === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      message: `unknown turn status ${JSON.stringify(text)} (turn statuses are ${TURN_STATUS_WORDS.join(", ")})`,
+    });
+    return z.NEVER;
+  }
+  return word;
+});
 
 const stateWord = z.string().transform((text, ctx) => {
   const word = parseComputeStateWord(text);
@@ -40,7 +58,18 @@ const requestSchema = z.object({
   harness: z.string(),
   states: z.array(stateWord).max(COMPUTE_STATE_WORDS.length * 4, "too many states"),
   parentUid: z.string(),
+  turns: z
+    .array(turnWord)
+    .max(TURN_STATUS_WORDS.length * 4, "too many turn statuses")
+    .default([]),
 });
+
+/** The turn status the session as served carries (its harnesshost.dev/turn annotation). */
+function turnWordOf(session: Session): string | undefined {
+  const raw = session.annotations[TURN_ANNOTATION];
+  if (raw === undefined) return undefined;
+  return (JSON.parse(raw) as TurnAnnotation).status;
+}
 
 /** One page of the filtered list: the journal rows and the sessions as served (turn status included). */
 export async function listSessionPage(
@@ -50,15 +79,38 @@ export async function listSessionPage(
   const parsed = requestSchema.safeParse(req);
   if (!parsed.success) throw invalidArgument(parsed.error.issues.map((i) => i.message).join("; "));
   const q = parsed.data;
-  const page = await host.journal.listSessions({
-    project: q.project || host.config.defaultProject,
-    pageSize: q.pageSize,
-    pageToken: q.pageToken,
-    ...(q.harness !== "" ? { harness: q.harness } : {}),
-    ...(q.states.length > 0 ? { computeStates: q.states } : {}),
-    ...(q.parentUid !== "" ? { parentUid: q.parentUid } : {}),
-  });
-  const infos = [...page.sessions];
-  const sessions = await Promise.all(infos.map((info) => sessionView(host.placer, info)));
-  return { infos, sessions, nextPageToken: page.nextPageToken };
+  const journalPage = async (pageToken: string) => {
+    const page = await host.journal.listSessions({
+      project: q.project || host.config.defaultProject,
+      pageSize: q.pageSize,
+      pageToken,
+      ...(q.harness !== "" ? { harness: q.harness } : {}),
+      ...(q.states.length > 0 ? { computeStates: q.states } : {}),
+      ...(q.parentUid !== "" ? { parentUid: q.parentUid } : {}),
+    });
+    const infos = [...page.sessions];
+    const sessions = await Promise.all(infos.map((info) => sessionView(host.placer, info)));
+    return { infos, sessions, nextPageToken: page.nextPageToken };
+  };
+  if (q.turns.length === 0) return journalPage(q.pageToken);
+  // Turn statuses live in each session's log, not in the journal's rows: look at whole journal pages
+  // (so the cursor resumes exactly after what was looked at) until one yields a match or the bound.
+  const wanted = new Set<string>(q.turns);
+  const infos: SessionInfo[] = [];
+  const sessions: Session[] = [];
+  let token = q.pageToken;
+  for (let pages = 0; pages < TURN_FILTER_PAGES; pages++) {
+    const page = await journalPage(token);
+    page.sessions.forEach((session, i) => {
+      const info = page.infos[i];
+      const word = turnWordOf(session);
+      if (info !== undefined && word !== undefined && wanted.has(word)) {
+        infos.push(info);
+        sessions.push(session);
+      }
+    });
+    token = page.nextPageToken;
+    if (token === "" || sessions.length > 0) break;
+  }
+  return { infos, sessions, nextPageToken: token };
 }

@@ -154,6 +154,7 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
         pageToken: req.pageToken,
         harness: req.harness,
         states: req.states,
+        turns: req.turns,
         parentUid: req.parentUid,
       });
       return create(

@@ -11,8 +11,20 @@ export type WaitKind = "approval" | "question";
 export const TURN_ANNOTATION = "harnesshost.dev/turn";
 
 /** The status as the wire annotation shows it. */
+/** Every turn status a session can have (the annotation's `status`; Console.ListSessions' `turns` filter). */
+export const TURN_STATUS_WORDS = [
+  "new",
+  "completed",
+  "running",
+  "awaiting",
+  "decided",
+  "interrupted",
+  "invalid",
+] as const;
+export type TurnStatusWord = (typeof TURN_STATUS_WORDS)[number];
+
 export interface TurnAnnotation {
-  readonly status: "new" | "completed" | "running" | "awaiting" | "decided" | "interrupted" | "invalid";
+  readonly status: TurnStatusWord;
   readonly wait?: WaitKind;
   readonly approved?: boolean;
   readonly inherited?: boolean;

@@ -113,6 +113,15 @@ describe("operator console in a browser", () => {
     const page = await open(host.url);
     const uid = await newSession(page, "ask", "ship it");
     await page.locator("[data-testid=state]", { hasText: "waiting" }).waitFor({ timeout: WAIT });
+    // The State filter is the host's too (Console.ListSessions turns): "waiting" lists it, "completed" not.
+    await page.goto(`${host.url}#/sessions`);
+    const row = page.locator(`[data-testid=sessions] tr[data-uid="${uid}"]`);
+    const turnFilter = page.locator("form.filters select[name=turn]");
+    await turnFilter.selectOption("completed");
+    await row.waitFor({ state: "detached", timeout: WAIT });
+    await turnFilter.selectOption("waiting");
+    await row.waitFor({ timeout: WAIT });
+    expect(await row.locator("td").nth(4).textContent()).toBe("waiting");
     await page.goto(`${host.url}#/inbox`);
     const card = page.locator(`[data-testid=inbox] article[data-uid="${uid}"]`);
     await card.waitFor({ timeout: WAIT });

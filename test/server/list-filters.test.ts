@@ -186,4 +186,30 @@ describe("server-side session filters", () => {
       expect(bad.err).toContain('unknown state "parked"');
     }
   });
+
+  it("consoleListSessionsFiltersByTurnStatus: waiting and decided turns are found page by page on both transports; an unknown status is INVALID_ARGUMENT naming it", async () => {
+    const waiting = (await client.sessions.exec({ harness: "ask", input: "x" }).result()).session.metadata?.uid ?? "";
+    const decided = (await client.sessions.exec({ harness: "ask", input: "y" }).result()).session.metadata?.uid ?? "";
+    await client.sessions.approve({ session: decided });
+    const all = await walk((r) => client.sessions.listPage(r), {});
+    const statusOf = (s: Session): string =>
+      (JSON.parse(s.annotations["harnesshost.dev/turn"] ?? "{}") as { status?: string }).status ?? "";
+    for (const turns of [["awaiting"], ["decided", "interrupted"], ["completed"], ["new"]]) {
+      const expected = uids(all.filter((s) => turns.includes(statusOf(s))));
+      expect(expected.length, turns.join()).toBeGreaterThan(0);
+      const overGrpc = await walk((r) => grpcViews.listSessions(r), { turns, pageSize: 1 });
+      const overHttp = await walk((r) => httpViews.listSessions(r), { turns, pageSize: 1 });
+      expect(uids(overGrpc), turns.join()).toEqual(expected);
+      expect(uids(overHttp)).toEqual(expected);
+    }
+    expect(uids(await walk((r) => grpcViews.listSessions(r), { turns: ["awaiting"] }))).toEqual([waiting]);
+    expect(uids(await walk((r) => grpcViews.listSessions(r), { turns: ["DECIDED"] }))).toEqual([decided]);
+    const viaClient: Session[] = [];
+    for await (const s of client.sessions.list({ turns: ["awaiting", "decided"], harness: "ask", pageSize: 1 }))
+      viaClient.push(s);
+    expect(uids(viaClient)).toEqual([waiting, decided].sort());
+    const err = await grpcViews.listSessions({ turns: ["parked"] }).catch((e: unknown) => e);
+    expect(await codeOf(Promise.reject(err))).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(String((err as Error).message)).toContain('unknown turn status "parked"');
+  });
 });

@@ -6,6 +6,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
 import { type ApiError, registry, sessions, views } from "../api.js";
+import type { TurnStatusWord } from "../../../src/wire/annotations.js";
 import { TIERS, stateOf, tierOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time, useVisibleInterval } from "../ui.js";
 import { runOnOpen } from "./session.js";
@@ -13,9 +14,20 @@ import { runOnOpen } from "./session.js";
 export const PAGE_SIZE = 50;
 const REFRESH_MS = 5000;
 
+/** The State filter: the words the State column shows, as the host's turn statuses they stand for. */
+const TURN_FILTERS: readonly { label: string; turns: readonly TurnStatusWord[] }[] = [
+  { label: "waiting", turns: ["awaiting"] },
+  { label: "needs resume", turns: ["decided", "interrupted"] },
+  { label: "running", turns: ["running"] },
+  { label: "failed", turns: ["invalid"] },
+  { label: "new", turns: ["new"] },
+  { label: "completed", turns: ["completed"] },
+];
+
 export function SessionsView() {
   const [project, setProject] = useState("");
   const [state, setState] = useState("");
+  const [turn, setTurn] = useState("");
   const [harness, setHarness] = useState("");
   // tokens[i] is the cursor of page i; the last entry is the current page's.
   const [tokens, setTokens] = useState<string[]>([""]);
@@ -38,6 +50,7 @@ export function SessionsView() {
           pageToken: current,
           harness,
           states: state === "" ? [] : [state],
+          turns: [...(TURN_FILTERS.find((f) => f.label === turn)?.turns ?? [])],
         }),
       setError,
     );
@@ -50,7 +63,7 @@ export function SessionsView() {
       const reg = await attempt(() => registry.listHarnesses({ pageSize: 100 }), setError);
       setHarnessNames((reg?.harnesses ?? []).map((h) => h.metadata?.name ?? "").filter((n) => n !== ""));
     }
-  }, [project, current, harness, state]);
+  }, [project, current, harness, state, turn]);
 
   useEffect(() => {
     void load();
@@ -99,6 +112,24 @@ export function SessionsView() {
             {TIERS.map((s) => (
               <option key={s} value={s}>
                 {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          State{" "}
+          <select
+            name="turn"
+            value={turn}
+            onChange={(e) => {
+              setTurn(e.currentTarget.value);
+              setTokens([""]);
+            }}
+          >
+            <option value="">any</option>
+            {TURN_FILTERS.map((f) => (
+              <option key={f.label} value={f.label}>
+                {f.label}
               </option>
             ))}
           </select>
