@@ -17,7 +17,7 @@ import { textMessage } from "../../src/model/text.js";
 import { SpawnedRuntime } from "../../src/runtime/spawned.js";
 import { collector, settle } from "../lib/heap.js";
 import { promptText } from "../lib/echo-turns.js";
-import { median, percentile, round } from "../lib/stats.js";
+import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { scratchDir, type ScratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 
@@ -130,12 +130,9 @@ export const manySessions: Figure = {
         status: "ok",
         value: round(p50),
         unit: "×",
-        measured: { median: round(median(bigMs)), p99: round(percentile(bigMs, 99)), n: bigMs.length, unit: "ms" },
+        measured: sampleOf(bigMs.map(round), "ms", true),
         baseline: {
-          median: round(median(smallMs)),
-          p99: round(percentile(smallMs, 99)),
-          n: smallMs.length,
-          unit: "ms",
+          ...sampleOf(smallMs.map(round), "ms", true),
           what: `echo turn on a host with ${few} sessions`,
         },
         ratio: round(p50),

@@ -18,7 +18,7 @@ import { openEchoHost, type EchoHost } from "../lib/echo-host.js";
 import { promptText } from "../lib/echo-turns.js";
 import { buildLongSession } from "../lib/long-build.js";
 import { peakRssOf } from "../lib/peak-rss.js";
-import { median, percentile, round } from "../lib/stats.js";
+import { median, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";
@@ -136,12 +136,9 @@ export const millionEvents: Figure = {
         status: "ok",
         value: round(ratio),
         unit: "×",
-        measured: { median: round(median(longMs)), p99: round(percentile(longMs, 99)), n: longMs.length, unit: "ms" },
+        measured: sampleOf(longMs.map(round), "ms", true),
         baseline: {
-          median: round(median(shortMs)),
-          p99: round(percentile(shortMs, 99)),
-          n: shortMs.length,
-          unit: "ms",
+          ...sampleOf(shortMs.map(round), "ms", true),
           what: `p50 echo turn at ${shortEvents} prior events`,
         },
         ratio: round(ratio),
