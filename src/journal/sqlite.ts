@@ -496,6 +496,17 @@ export class SqliteJournal implements Journal {
     if (records.length === 0) return records;
     const now = Date.now();
     if (!row) this.stmts.insertSession.run(sessionParams(implicitRow(session, now)));
+    this.insertAfterHead(session, records, row, now);
+    return records;
+  }
+
+  /** insertChained onto the session as its head row (absent for a new session) describes it. */
+  private insertAfterHead(
+    session: string,
+    records: readonly JournalRecord[],
+    row: HeadDbRow | undefined,
+    now: number,
+  ): void {
     this.insertChained(
       session,
       records,
@@ -504,7 +515,6 @@ export class SqliteJournal implements Journal {
       row?.has_head === 1,
       pinOfRow(row),
     );
-    return records;
   }
 
   /** Inserts chained records and moves the head row; the append that creates the head row also anchors it. */
@@ -581,14 +591,7 @@ export class SqliteJournal implements Journal {
     const minted = this.stmts.mintFence.get(session, now, now);
     if (!minted) throw new Error("fence mint returned no row");
     const records = chainEvents(head, minted.fence, events);
-    this.insertChained(
-      session,
-      records,
-      parseComputeState(row?.compute_state ?? "NONE"),
-      now,
-      row?.has_head === 1,
-      pinOfRow(row),
-    );
+    this.insertAfterHead(session, records, row, now);
     const last = records[records.length - 1];
     if (checkpointDigest !== undefined && last !== undefined) {
       this.stmts.putCheckpoint.run(session, last.seq, last.contentHash, checkpointDigest, now);
