@@ -7,10 +7,10 @@ import { z } from "zod";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { invalidArgument } from "../errors/index.js";
 import type { ComputeStateName, SessionInfo } from "../journal/types.js";
-import { TURN_ANNOTATION, TURN_STATUS_WORDS, type TurnAnnotation } from "../wire/annotations.js";
+import { TURN_STATUS_WORDS } from "../wire/annotations.js";
 import { COMPUTE_STATE_WORDS, parseComputeStateWord } from "../wire/compute-states.js";
 import type { Host } from "./host.js";
-import { sessionView } from "./session-proto.js";
+import { sessionViewWithTurn } from "./session-proto.js";
 
 /** The filters and cursor of one page; "" and [] mean "any". */
 export interface SessionListRequest {
@@ -64,13 +64,6 @@ const requestSchema = z.object({
     .default([]),
 });
 
-/** The turn status the session as served carries (its harnesshost.dev/turn annotation). */
-function turnWordOf(session: Session): string | undefined {
-  const raw = session.annotations[TURN_ANNOTATION];
-  if (raw === undefined) return undefined;
-  return (JSON.parse(raw) as TurnAnnotation).status;
-}
-
 /** One page of the filtered list: the journal rows and the sessions as served (turn status included). */
 export async function listSessionPage(
   host: Host,
@@ -89,28 +82,27 @@ export async function listSessionPage(
       ...(q.parentUid !== "" ? { parentUid: q.parentUid } : {}),
     });
     const infos = [...page.sessions];
-    const sessions = await Promise.all(infos.map((info) => sessionView(host.placer, info)));
-    return { infos, sessions, nextPageToken: page.nextPageToken };
+    const views = await Promise.all(infos.map((info) => sessionViewWithTurn(host.placer, info)));
+    return { infos, views, nextPageToken: page.nextPageToken };
   };
-  if (q.turns.length === 0) return journalPage(q.pageToken);
-  // Turn statuses live in each session's log, not in the journal's rows: look at whole journal pages
-  // (so the cursor resumes exactly after what was looked at) until one yields a match or the bound.
+  // Turn statuses live in each session's log, not in the journal's rows: with a turn filter, look at
+  // whole journal pages (so the cursor resumes exactly after what was looked at) until one yields a
+  // match or the bound; without one, the first page is the answer.
   const wanted = new Set<string>(q.turns);
   const infos: SessionInfo[] = [];
   const sessions: Session[] = [];
   let token = q.pageToken;
   for (let pages = 0; pages < TURN_FILTER_PAGES; pages++) {
     const page = await journalPage(token);
-    page.sessions.forEach((session, i) => {
+    page.views.forEach((view, i) => {
       const info = page.infos[i];
-      const word = turnWordOf(session);
-      if (info !== undefined && word !== undefined && wanted.has(word)) {
+      if (info !== undefined && (wanted.size === 0 || wanted.has(view.turn.kind))) {
         infos.push(info);
-        sessions.push(session);
+        sessions.push(view.session);
       }
     });
     token = page.nextPageToken;
-    if (token === "" || sessions.length > 0) break;
+    if (token === "" || wanted.size === 0 || sessions.length > 0) break;
   }
   return { infos, sessions, nextPageToken: token };
 }

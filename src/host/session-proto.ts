@@ -39,8 +39,17 @@ const COMPUTE: Record<ComputeStateName, ComputeState> = {
  * compacted) the compaction annotation, all from its projection.
  */
 export async function sessionView(logs: SessionLogSource, info: SessionInfo): Promise<Session> {
+  return (await sessionViewWithTurn(logs, info)).session;
+}
+
+/** sessionView, with the turn status its annotation was rendered from (for callers that filter on it). */
+export async function sessionViewWithTurn(
+  logs: SessionLogSource,
+  info: SessionInfo,
+): Promise<{ session: Session; turn: TurnStatus }> {
   const log = await logs.sessionLog(info.uid);
-  const session = sessionProtoWith(info, turnStatus(log, logs.guard?.isBusy(info.uid) ?? false));
+  const turn = turnStatus(log, logs.guard?.isBusy(info.uid) ?? false);
+  const session = sessionProtoWith(info, turn);
   const pin = log.pinnedVersion;
   if (pin) {
     const serving = logs.buildDigest?.(pin.harness, pin.version) ?? "";
@@ -58,7 +67,7 @@ export async function sessionView(logs: SessionLogSource, info: SessionInfo): Pr
     const value: CompactionAnnotation = { seq: c.seq, from_seq: c.fromSeq, through_seq: c.throughSeq };
     session.annotations[COMPACTION_ANNOTATION] = JSON.stringify(value);
   }
-  return session;
+  return { session, turn };
 }
 
 /**
