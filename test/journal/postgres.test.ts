@@ -15,7 +15,8 @@ import { SqliteJournal } from "../../src/journal/sqlite.js";
 import type { Journal } from "../../src/journal/types.js";
 import { journalConformance } from "./conformance.js";
 import { PG_SCHEMA_VERSION } from "../../src/journal/postgres-schema.js";
-import { endEvent, executionStartEvent, inputEvent, outputEvent, toolCallEvent, upgradeRecordEvent } from "./events.js";
+import { endEvent, inputEvent, outputEvent, toolCallEvent } from "./events.js";
+import { expectPinsBackfilled, writePinnedSessions } from "./pin-backfill.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
 import { multiTurnEvents } from "./session-fixture.js";
 
@@ -146,9 +147,7 @@ describe("postgres journal: schema", () => {
     // A version-1 schema: this build's tables without the pin columns, stamped 1, with pinned sessions.
     const name = schema();
     const writer = await openFresh(name);
-    await writer.appendBatch("a", 0, 0, [executionStartEvent("ver", "1", "x1"), endEvent("x1")]);
-    await writer.appendBatch("b", 0, 0, [executionStartEvent("ver", "1", "x2"), upgradeRecordEvent("ver", "1", "2")]);
-    await writer.append("c", 0, 0, inputEvent("no turn"));
+    await writePinnedSessions(writer);
     await writer.close();
     const raw = await rawClient(name);
     try {
@@ -161,12 +160,7 @@ describe("postgres journal: schema", () => {
     }
     const upgraded = await openFresh(name);
     try {
-      expect(await upgraded.pinnedSessions("ver")).toEqual([
-        { uid: "a", version: "1", digest: "" },
-        { uid: "b", version: "2", digest: "" },
-      ]);
-      expect((await upgraded.getSession("b"))?.pin).toEqual({ harness: "ver", version: "2", digest: "", seq: 2 });
-      expect((await upgraded.getSession("c"))?.pin).toBeUndefined();
+      await expectPinsBackfilled(upgraded);
     } finally {
       await upgraded.close();
     }

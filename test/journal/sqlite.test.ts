@@ -16,7 +16,8 @@ import { chainEvents } from "../../src/journal/chain.js";
 import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
 import { knownEventBytes } from "../../src/wire/event-bytes.js";
 import { journalConformance } from "./conformance.js";
-import { endEvent, executionStartEvent, inputEvent, outputEvent, upgradeRecordEvent } from "./events.js";
+import { endEvent, inputEvent, outputEvent } from "./events.js";
+import { expectPinsBackfilled, writePinnedSessions } from "./pin-backfill.js";
 
 const tempDirs: string[] = [];
 function tempDir(): string {
@@ -165,9 +166,7 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
     // A version-2 file: this build's schema without the pin columns, stamped 2, with pinned sessions.
     const file = join(tempDir(), "v2.db");
     const writer = SqliteJournal.open(file);
-    await writer.appendBatch("a", 0, 0, [executionStartEvent("ver", "1", "x1"), endEvent("x1")]);
-    await writer.appendBatch("b", 0, 0, [executionStartEvent("ver", "1", "x2"), upgradeRecordEvent("ver", "1", "2")]);
-    await writer.append("c", 0, 0, inputEvent("no turn"));
+    await writePinnedSessions(writer);
     await writer.close();
     const old = new Database(file);
     old.exec("DROP INDEX sessions_pin");
@@ -178,12 +177,7 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
 
     const upgraded = SqliteJournal.open(file);
     try {
-      expect(await upgraded.pinnedSessions("ver")).toEqual([
-        { uid: "a", version: "1", digest: "" },
-        { uid: "b", version: "2", digest: "" },
-      ]);
-      expect((await upgraded.getSession("b"))?.pin).toEqual({ harness: "ver", version: "2", digest: "", seq: 2 });
-      expect((await upgraded.getSession("c"))?.pin).toBeUndefined();
+      await expectPinsBackfilled(upgraded);
     } finally {
       await upgraded.close();
     }
