@@ -98,4 +98,6 @@ export interface ListFilter {
   readonly harness: string;
   readonly states: readonly string[];
   readonly parentUid: string;
+  /** Turn statuses (harnesshost.dev/turn `status` words); [] means any. */
+  readonly turns: readonly string[];
 }

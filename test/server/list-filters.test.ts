@@ -1,6 +1,6 @@
 // Server-side session filters (issue 18): harnesshost.v1.Console.ListSessions narrows a project's
 // sessions by harness, compute state and parent on the host, the same on the gRPC port and the HTTP
-// listener (one handler); the typed client's list and `harnesshost list --harness/--state/--parent`
+// listener (one handler); the typed client's list and `harnesshost list --harness/--state/--turn/--parent`
 // (in process on the journal, and --server) ask for it; an unknown state word is INVALID_ARGUMENT
 // naming it. The wire's ListSessions request is untouched.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -187,7 +187,7 @@ describe("server-side session filters", () => {
     }
   });
 
-  it("consoleListSessionsFiltersByTurnStatus: waiting and decided turns are found page by page on both transports; an unknown status is INVALID_ARGUMENT naming it", async () => {
+  it("consoleListSessionsFiltersByTurnStatus: waiting and decided turns are found page by page on both transports and by `list --turn`; an unknown status is INVALID_ARGUMENT naming it (exit 2 in the CLI)", async () => {
     const waiting = (await client.sessions.exec({ harness: "ask", input: "x" }).result()).session.metadata?.uid ?? "";
     const decided = (await client.sessions.exec({ harness: "ask", input: "y" }).result()).session.metadata?.uid ?? "";
     await client.sessions.approve({ session: decided });
@@ -208,6 +208,20 @@ describe("server-side session filters", () => {
     for await (const s of client.sessions.list({ turns: ["awaiting", "decided"], harness: "ask", pageSize: 1 }))
       viaClient.push(s);
     expect(uids(viaClient)).toEqual([waiting, decided].sort());
+    for (const where of [
+      ["--server", server.addr],
+      ["--journal", join(dir, "journal.db")],
+    ]) {
+      const listed = await cli("list", ...where, "--turn", "awaiting,decided", "--harness", "ask");
+      expect(listed.code, listed.err).toBe(0);
+      expect(listedUids(listed.out)).toEqual([waiting, decided].sort());
+      const repeated = await cli("list", ...where, "--turn", "awaiting", "--turn", "decided", "--json");
+      expect(repeated.code, repeated.err).toBe(0);
+      expect((JSON.parse(repeated.out) as { sessions: unknown[] }).sessions).toHaveLength(2);
+      const bad = await cli("list", ...where, "--turn", "parked");
+      expect(bad.code).toBe(2);
+      expect(bad.err).toContain('unknown turn status "parked"');
+    }
     const err = await grpcViews.listSessions({ turns: ["parked"] }).catch((e: unknown) => e);
     expect(await codeOf(Promise.reject(err))).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(String((err as Error).message)).toContain('unknown turn status "parked"');

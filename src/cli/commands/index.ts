@@ -33,7 +33,7 @@ export const commands: readonly CommandEntry[] = [
   { name: "get", summary: "show a session", load: async () => (await import("./sessions.js")).getCommand },
   {
     name: "list",
-    summary: "list sessions of a project, newest first (filters: --harness, --state, --parent)",
+    summary: "list sessions of a project, newest first (filters: --harness, --state, --turn, --parent)",
     load: async () => (await import("./sessions.js")).listCommand,
   },
   {

@@ -86,6 +86,7 @@ async function recordedFromHost(ctx: Parameters<Command["run"]>[0]): Promise<Rec
         harness: harness ?? "",
         states: [],
         parentUid: "",
+        turns: [],
       });
       uids = all
         .sort((a, b) => Number(a.metadata?.updateTime?.seconds ?? 0n) - Number(b.metadata?.updateTime?.seconds ?? 0n))

@@ -365,23 +365,28 @@ export const getCommand: Command = {
 export const listCommand: Command = {
   name: "list",
   readOnly: true,
-  usage: "list [--project P] [--harness NAME] [--state WORD[,WORD…]]… [--parent UID] [--page-size N] [--json]",
+  usage:
+    "list [--project P] [--harness NAME] [--state WORD[,WORD…]]… [--turn WORD[,WORD…]]… [--parent UID] [--page-size N] [--json]",
   options: {
     ...HOST_FLAGS,
     "page-size": { type: "string" },
     harness: { type: "string" },
     state: { type: "string", multiple: true },
+    turn: { type: "string", multiple: true },
     parent: { type: "string" },
   },
   async run(ctx) {
-    // The host checks the words (one vocabulary, wire/compute-states.ts): an unknown one exits 2 naming it.
-    const states = (ctx.values["state"] as string[] | undefined) ?? [];
+    // The host checks the words (states: wire/compute-states.ts; turn statuses: wire/annotations.ts): an
+    // unknown one exits 2 naming it.
+    const words = (name: string): string[] =>
+      ((ctx.values[name] as string[] | undefined) ?? []).flatMap((s) => s.split(",")).filter((s) => s.trim() !== "");
     const filter = {
       project: str(ctx.values, "project") ?? "",
       pageSize: int(ctx.values, "page-size", 0),
       harness: str(ctx.values, "harness") ?? "",
-      states: states.flatMap((s) => s.split(",")).filter((s) => s.trim() !== ""),
+      states: words("state"),
       parentUid: str(ctx.values, "parent") ?? "",
+      turns: words("turn"),
     };
     const api = await ctx.api();
     try {
