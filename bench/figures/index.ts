@@ -11,6 +11,7 @@ import { memoryTier } from "./memory-tier.js";
 import { sessionMemory } from "./memory.js";
 import { forkFanout } from "./fork-fanout.js";
 import { replay } from "./replay.js";
+import { storagePerTurn } from "./storage-per-turn.js";
 import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
@@ -23,6 +24,7 @@ export const figures: readonly Figure[] = [
   groupCommit,
   replay,
   longSession,
+  storagePerTurn,
   snapshotThroughput,
   suspendResume,
   memoryTier,

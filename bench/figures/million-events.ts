@@ -1,4 +1,4 @@
-// The million-event session (issue 23 item 2), five keys from one built session:
+// The million-event session (issue 23 item 2), four keys from one built session:
 // - long_session_1m_ratio: p50 of an echo turn through placement (in-process Host → Placer → echo on
 //   the local runtime → SQLite on disk) on a session with 1,000,000 prior events over the p50 on a
 //   session with 10, turns alternating between the two sessions of one journal (as long_session_ratio,
@@ -7,13 +7,10 @@
 // - verify_1m_peak_rss_mib / export_1m_peak_rss_mib: the peak RSS (VmHWM) of a child process running
 //   `harnesshost verify` / `harnesshost export --out` on the 1M-event session; details hold the same
 //   commands' peaks on the 10-event session, so constant memory reads as equal peaks;
-// - storage_per_turn_ratio: growth of the journal's used pages over the measured turns (both sessions)
-//   divided by the record bytes those turns added (encoded event + both hashes + session uid + seq and
-//   fence): what the file pays per byte a turn must keep.
+// (storage_per_turn_ratio, once measured here over 12 turns, is bench/figures/storage-per-turn.ts.)
 // The long session is built by buildLongSession (the journal's own appendBatch, 5,000 events per
 // transaction), not by a million turns. Invariant: both sessions live in one journal and their turns
 // alternate, so only their length differs.
-import Database from "better-sqlite3";
 import { openEchoHost, type EchoHost } from "../lib/echo-host.js";
 import { promptText } from "../lib/echo-turns.js";
 import { buildLongSession } from "../lib/long-build.js";
@@ -21,32 +18,7 @@ import { peakRssOf } from "../lib/peak-rss.js";
 import { median, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
-import { eventBytes } from "../../src/wire/event-bytes.js";
 import type { JournalRecord } from "../../src/journal/types.js";
-
-/** Bytes of the journal's pages in use (page_count − freelist_count), read through the WAL. */
-function usedBytes(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    const pages = db.pragma("page_count", { simple: true }) as number;
-    const free = db.pragma("freelist_count", { simple: true }) as number;
-    const size = db.pragma("page_size", { simple: true }) as number;
-    return (pages - free) * size;
-  } finally {
-    db.close();
-  }
-}
-
-function recordBytes(records: readonly JournalRecord[], session: string): { record: number; event: number } {
-  let record = 0;
-  let event = 0;
-  for (const r of records) {
-    const e = eventBytes(r.event);
-    event += e;
-    record += e + r.prevHash.length + r.contentHash.length + session.length + 16;
-  }
-  return { record, event };
-}
 
 async function echoTurn(
   host: EchoHost,
@@ -63,8 +35,8 @@ async function echoTurn(
 
 export const millionEvents: Figure = {
   key: "long_session_1m_ratio",
-  extraKeys: ["cold_resume_1m_ms", "verify_1m_peak_rss_mib", "export_1m_peak_rss_mib", "storage_per_turn_ratio"],
-  title: "turn cost at 1,000,000 prior events vs at 10 (harness in process); cold resume, verify, export, storage",
+  extraKeys: ["cold_resume_1m_ms", "verify_1m_peak_rss_mib", "export_1m_peak_rss_mib"],
+  title: "turn cost at 1,000,000 prior events vs at 10 (harness in process); cold resume, verify, export",
   timeoutMs: { quick: 120_000, full: 3_600_000 },
   async run(opts: RunOptions): Promise<FigureResult> {
     const longEvents = opts.quick ? 1_000 : 1_000_000;
@@ -93,13 +65,9 @@ export const millionEvents: Figure = {
       const shortMs: number[] = [];
       const longMs: number[] = [];
       let coldMs: number;
-      let before: number;
-      let grown: number;
-      const added = { record: 0, event: 0 };
       try {
         await echoTurn(host, long, 0);
         coldMs = performance.now() - c0;
-        before = usedBytes(dbPath);
         for (let i = 1; i <= warmup + turns; i++) {
           const order: [string, number[]][] =
             i % 2 === 0
@@ -113,13 +81,9 @@ export const millionEvents: Figure = {
                 ];
           for (const [session, into] of order) {
             const t = await echoTurn(host, session, i);
-            const b = recordBytes(t.records, session);
-            added.record += b.record;
-            added.event += b.event;
             if (i > warmup) into.push(t.ms);
           }
         }
-        grown = usedBytes(dbPath) - before;
       } finally {
         await host.close();
       }
@@ -131,7 +95,6 @@ export const millionEvents: Figure = {
       const exportShort = await peakRssOf(["export", "--journal", dbPath, "--session", short, "--out", out]);
 
       const ratio = median(longMs) / median(shortMs);
-      const storage = grown / added.record;
       return {
         status: "ok",
         value: round(ratio),
@@ -174,19 +137,6 @@ export const millionEvents: Figure = {
               command: "harnesshost export --journal DB --session UID --out FILE (child process, VmHWM)",
               shortSessionPeakMib: round(exportShort.mib),
               wallS: round(exportLong.ms / 1000),
-            },
-          },
-          storage_per_turn_ratio: {
-            value: round(storage),
-            unit: "×",
-            target: { op: "<=", value: 1.2 },
-            details: {
-              turns: 2 * (warmup + turns),
-              usedBytesGrowth: grown,
-              recordBytesAdded: added.record,
-              eventBytesAdded: added.event,
-              overEventBytes: round(grown / added.event),
-              measure: "(page_count − freelist_count) × page_size before and after the turns",
             },
           },
         },
