@@ -7,7 +7,13 @@ import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import { projectPin, type SessionPin } from "./pin.js";
 
 /** The `PRAGMA user_version` this build writes and understands. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
+
+/**
+ * The versions a read-only open can serve as they are: version 4 only changed how new rows are written
+ * (sqlite-hash.ts) and reads version-3 rows unchanged, so a version-3 file needs no upgrade to be read.
+ */
+const READABLE_AS_IS: readonly number[] = [3, SQLITE_SCHEMA_VERSION];
 
 /**
  * The events-table key of a session's head row (INT64 max, an SQL literal: never a JS number). It sorts
@@ -98,6 +104,14 @@ CREATE INDEX IF NOT EXISTS sessions_pin ON sessions(pin_harness, pin_version, ui
 `;
 
 /**
+ * Version 4: events.prev_hash and events.content_hash hold a canonical hash as its 32 bytes (a BLOB)
+ * instead of 64 hex characters (src/journal/sqlite-hash.ts), 64 bytes less per record. The columns keep
+ * their declared type (TEXT affinity stores a BLOB as given) and readers take both forms, so nothing is
+ * altered or rewritten: rows written before the upgrade keep their text hashes and read back the same.
+ * The stamp keeps older builds (which would read a BLOB as a hash string) from opening the file.
+ */
+
+/**
  * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
  * stored format, so they carry no version: every writable open creates the missing ones (an existing
  * database gets them on its first open by this build; an older build still opens it, and SQLite keeps
@@ -138,11 +152,12 @@ function migrateVersion(db: BetterSqlite3.Database): void {
   db.transaction(() => {
     const version = readVersion(db);
     if (version === SQLITE_SCHEMA_VERSION) return;
-    if (version !== 0 && version !== 1 && version !== 2) refuseVersion(version);
+    if (version < 0 || version > 3) refuseVersion(version);
     if (version === 0) db.exec(SCHEMA_V1);
     if (version < 2) db.exec(SCHEMA_V2_FROM_V1);
-    db.exec(SCHEMA_V3_FROM_V2);
-    if (version !== 0) backfillPins(db);
+    if (version < 3) db.exec(SCHEMA_V3_FROM_V2);
+    if (version !== 0 && version < 3) backfillPins(db);
+    // Version 4 changes how rows are written, not the tables: nothing to run.
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
 }
@@ -187,10 +202,13 @@ function backfillPins(db: BetterSqlite3.Database): void {
   for (const [uid, p] of found) write.run(p.seq, p.harness, p.version, p.digest, uid);
 }
 
-/** For a read-only open: the file must already be at this build's version (nothing can be upgraded). */
-export function requireCurrentVersion(db: BetterSqlite3.Database): void {
+/**
+ * For a read-only open: nothing can be upgraded, so the file must be at a version this build reads as
+ * it is (READABLE_AS_IS: this build's, or version 3).
+ */
+export function requireReadableVersion(db: BetterSqlite3.Database): void {
   const seen = readVersion(db);
-  if (seen === SQLITE_SCHEMA_VERSION) return;
+  if (READABLE_AS_IS.includes(seen)) return;
   if (seen > SQLITE_SCHEMA_VERSION || seen < 0) refuseVersion(seen);
   throw new HostError(
     ErrorCode.FailedPrecondition,

@@ -3,6 +3,7 @@
 // records and moves the head pointer and compute-state projection together, so the head never drifts
 // from the records and a crash loses at most the uncommitted transaction. The head lives in a head row
 // beside the session's newest record (schema version 2, sqlite-schema.ts), anchored by the session row.
+// A record's hashes are stored as sqlite-hash.ts says (32-byte BLOBs when canonical, schema version 4).
 // Appends go through a commit queue (commit-queue.ts): appends that arrive together share one
 // BEGIN IMMEDIATE … COMMIT (one fsync), each inside its own savepoint so a failing one rolls back alone,
 // and none is acknowledged before the COMMIT returns; every other write first commits what is queued.
@@ -33,6 +34,7 @@ import {
   READ_PAGE_SIZE,
   sessionFilterOf,
 } from "./paging.js";
+import { hashColumn, hashOfColumn } from "./sqlite-hash.js";
 import { copyWithWal } from "./sqlite-wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
@@ -53,7 +55,7 @@ import {
   isPrimaryKeyViolation,
   isUnreadable,
   migrate,
-  requireCurrentVersion,
+  requireReadableVersion,
 } from "./sqlite-schema.js";
 import type {
   ImportedSessionMeta,
@@ -129,10 +131,11 @@ interface HeadDbRow {
   has_head: number;
 }
 
+/** An events row; the hash columns as sqlite-hash.ts stores them (hashOfColumn reads them back). */
 interface EventDbRow {
   seq: number;
-  prev_hash: string;
-  content_hash: string;
+  prev_hash: HashColumn;
+  content_hash: HashColumn;
   fence: number;
   event: Uint8Array;
 }
@@ -156,6 +159,8 @@ interface CheckpointDbRow {
   digest: string;
   created_at_ms: number;
 }
+
+type HashColumn = string | Uint8Array;
 
 const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
@@ -205,7 +210,7 @@ function prepareStatements(db: Database.Database) {
     pinnedSessions: db.prepare<[string], { uid: string; version: string; digest: string }>(
       "SELECT uid, pin_version AS version, pin_digest AS digest FROM sessions WHERE pin_harness = ? AND pin_seq > 0 ORDER BY uid",
     ),
-    insertEvent: db.prepare<[string, number, string, string, number, Uint8Array]>(
+    insertEvent: db.prepare<[string, number, HashColumn, HashColumn, number, Uint8Array]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
     ),
     mintFence: db.prepare<[string, number, number], { fence: number }>(
@@ -218,7 +223,7 @@ function prepareStatements(db: Database.Database) {
     ),
     /** readPage in raw (array) mode: no per-row object with named keys, for bulk reads. */
     readPageRaw: db
-      .prepare<[string, number, number, number], [number, string, string, number, Uint8Array]>(
+      .prepare<[string, number, number, number], [number, HashColumn, HashColumn, number, Uint8Array]>(
         "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
       )
       .raw(true),
@@ -234,7 +239,7 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${HEAD_COLUMNS}, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
        ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
-    recordHash: db.prepare<[string, number], { content_hash: string }>(
+    recordHash: db.prepare<[string, number], { content_hash: HashColumn }>(
       "SELECT content_hash FROM events WHERE session = ? AND seq = ?",
     ),
     removeEmptySession: db.prepare<[string, string]>(
@@ -433,7 +438,7 @@ export class SqliteJournal implements Journal {
       db = new Database(image, { readonly: true });
     }
     try {
-      requireCurrentVersion(db);
+      requireReadableVersion(db);
       return new SqliteJournal(db, false);
     } catch (err) {
       db.close();
@@ -447,7 +452,7 @@ export class SqliteJournal implements Journal {
     let db: Database.Database | undefined;
     try {
       db = new Database(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
-      requireCurrentVersion(db);
+      requireReadableVersion(db);
       return new SqliteJournal(db, false, () => copy.remove());
     } catch (err) {
       db?.close();
@@ -531,8 +536,8 @@ export class SqliteJournal implements Journal {
       this.stmts.insertEvent.run(
         session,
         r.seq,
-        r.prevHash,
-        r.contentHash,
+        hashColumn(r.prevHash),
+        hashColumn(r.contentHash),
         r.fence,
         noteEventBytes(r.event, toBinary(EventSchema, r.event)),
       );
@@ -616,8 +621,8 @@ export class SqliteJournal implements Journal {
     for await (const row of this.rows(session, from, to)) {
       yield {
         seq: row.seq,
-        prevHash: row.prev_hash,
-        contentHash: row.content_hash,
+        prevHash: hashOfColumn(row.prev_hash),
+        contentHash: hashOfColumn(row.content_hash),
         fence: row.fence,
         event: decodeStored(session, row),
       };
@@ -638,7 +643,7 @@ export class SqliteJournal implements Journal {
         const event = decodeBytes(session, seq, row[4]);
         // readRange fills the host caches, whose budgets count encoded bytes: the stored blob is that size.
         noteEventBytes(event, row[4]);
-        out.push({ seq, prevHash: row[1], contentHash: row[2], fence: row[3], event });
+        out.push({ seq, prevHash: hashOfColumn(row[1]), contentHash: hashOfColumn(row[2]), fence: row[3], event });
       }
       const tail = page[page.length - 1];
       if (page.length < READ_PAGE_SIZE || tail === undefined) break;
@@ -709,8 +714,8 @@ export class SqliteJournal implements Journal {
       let next = 1;
       const asStored = (row: EventDbRow): StoredRecord => ({
         seq: row.seq,
-        prevHash: row.prev_hash,
-        contentHash: row.content_hash,
+        prevHash: hashOfColumn(row.prev_hash),
+        contentHash: hashOfColumn(row.content_hash),
         decode: () => fromBinary(EventSchema, row.event),
       });
       try {
@@ -759,7 +764,9 @@ export class SqliteJournal implements Journal {
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
     const childFence = 1;
-    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [forkMarkerEvent(atSeq)]);
+    const marker = chainEvents({ seq: atSeq, hash: hashOfColumn(forkPoint.content_hash) }, childFence, [
+      forkMarkerEvent(atSeq),
+    ]);
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
     row.fence = childFence;
