@@ -6,7 +6,9 @@
 // listener's own is refused (no CORS: the console is same-origin, nothing else is allowed in); close()
 // stops accepting, lets in-flight calls finish for the grace period, then cancels them and drops the
 // connections. /metrics (when the host counts metrics) needs the same bearer token as the API whenever
-// the host has tokens: it is refused 401/403 before anything is read.
+// the host has tokens: it is refused 401/403 before anything is read. An RPC path answers POST only
+// (405 to anything else, a Connect GET's query included, before it is read), and a request body is
+// checked before connect-node decodes it (decode-bound.ts).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -34,7 +36,7 @@ export interface HttpListenerOptions {
   readonly secured: boolean;
   readonly tls?: { readonly cert: Buffer | string; readonly key: Buffer | string };
   readonly interceptors: readonly Interceptor[];
-  /** Largest request body accepted (limit requestBytes). */
+  /** Largest request message accepted, encoded and after decompression (limit requestBytes). */
   readonly requestBytes: number;
   readonly routes: (router: ConnectRouter) => void;
   /**
@@ -106,8 +108,9 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
   if (address.kind !== "tcp") throw new HostError(ErrorCode.InvalidArgument, `--http-addr must be host:port`);
   const shutdown = new AbortController();
   const scheme = opts.tls ? "https" : "http";
-  // connect-node's adapter (connectNodeAdapter), with the request body passed through boundedBody
-  // for the bounded services: connect-node offers no hook between reading a body and decoding it.
+  // connect-node's adapter (connectNodeAdapter), with every request body passed through boundedBody
+  // (one message, requestBytes, and requestMessages for the bounded services): connect-node offers no
+  // hook between reading a body and decoding it.
   const router = createConnectRouter({
     interceptors: [...opts.interceptors],
     readMaxBytes: opts.requestBytes,
@@ -124,18 +127,24 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
       refuse(res, 404, `no such path ${JSON.stringify(path.slice(0, 200))}`);
       return;
     }
+    if (req.method !== "POST") {
+      // No message arrives in a query string (Connect GET): refused before anything of it is read.
+      res.setHeader("allow", "POST");
+      refuse(res, 405, `${path.slice(0, 200)} answers POST only (docs/operations.md, "The HTTP listener")`);
+      return;
+    }
     const uReq = universalRequestFromNodeRequest(req, res, undefined, undefined);
     const bound = opts.decodeBound;
+    const messages = bound?.services.has(handler.service.typeName) ? bound.bound : undefined;
+    const raw = uReq.body;
     const body =
-      bound?.services.has(handler.service.typeName) && uReq.body !== undefined
-        ? boundedBody(
-            uReq.body as AsyncIterable<Uint8Array>,
-            uReq.header,
-            handler.method.input,
-            bound.bound,
-            opts.requestBytes,
-          )
-        : uReq.body;
+      typeof raw !== "object" || raw === null || !(Symbol.asyncIterator in raw)
+        ? raw
+        : boundedBody(raw as AsyncIterable<Uint8Array>, uReq.header, {
+            method: handler.method,
+            requestBytes: opts.requestBytes,
+            ...(messages ? { messages } : {}),
+          });
     handler({ ...uReq, body })
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       // A failure writing the response is the client gone or the connection reset: nothing to answer.
