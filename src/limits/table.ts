@@ -35,7 +35,7 @@ export const LIMIT_TABLE = {
     default: 4 * MiB,
     unit: "bytes",
     scope: "client",
-    what: "Largest encoded request message the Sessions listener accepts; larger is RESOURCE_EXHAUSTED before it is decoded.",
+    what: "Largest encoded request message the Sessions and HTTP listeners accept; larger is RESOURCE_EXHAUSTED before it is decoded. On the HTTP listener it also bounds the message after decompression (a gzip or br body is decompressed no further, and the refusal names this limit) and a body carries exactly one message (docs/operations.md, The HTTP listener).",
     why: "gRPC's own default; a request is decoded whole in memory, so this bounds what one call can make the host allocate before any check runs.",
     min: 64 * KiB,
   },
