@@ -1,8 +1,9 @@
 // Hostile clients against a real `harnesshost serve` child process, with its memory watched: each kind
 // of hostile client the issue names (huge, deep, many-part, never-reading, fork amplification) gets its
 // limit's status, health still answers, and the host's peak resident memory (VmHWM of the served
-// process, reset before each case) stays within HOST_RSS_BUDGET. Default limits; loopback only; every
-// loop is bounded by count. The assertions are memory budgets, never times.
+// process, reset before each case) stays within HOST_RSS_BUDGET (hostile-helpers.ts). Default limits;
+// loopback only; every loop is bounded by count. The assertions are memory budgets, never times. The
+// same clients over the HTTP listener: hostile-clients-http-rss.test.ts.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,20 +19,14 @@ import { DEFAULT_LIMITS } from "../../src/limits/index.js";
 import { createClient } from "../../src/wire/index.js";
 import { BIN, ServeProcess } from "../reliability/serve-process.js";
 import { drain, userInput, type SessionsClient } from "../server/helpers.js";
-import { healthServing, procMemoryBytes, resetPeakRss, stalledExec } from "./hostile-helpers.js";
-
-const MiB = 1024 * 1024;
-/**
- * The most resident memory the served host may reach during any one hostile case, with default limits.
- * A host that served the cases is ~220 MiB; each case is bounded by its limits (a request is at most
- * requestBytes and decodes into at most requestMessages messages) plus V8's heap slack. Before
- * the limits the same clients took the host to 1.5-3.9 GB (issue 24: 18 million-part Execs 3.9 GB, 100
- * never-reading clients 1.76 GB, a 128-child fork of a 3 MB session 1.56 GB); before requestMessages,
- * the many-part case here peaked at 2.2 GB.
- */
-const HOST_RSS_BUDGET = 512 * MiB;
-/** Repetitions of each hostile request: enough that anything kept per request would add up. */
-const REPEAT = 20;
+import {
+  HOST_RSS_BUDGET,
+  REPEAT,
+  STALLED_BUDGET,
+  STALLED_CLIENTS,
+  stalledExec,
+  withinRssBudget,
+} from "./hostile-helpers.js";
 
 let dir = "";
 let serve: ServeProcess | undefined;
@@ -51,25 +46,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Never-reading clients at once (the issue's count). */
-const STALLED_CLIENTS = 100;
-/**
- * What never-reading clients may add on top: each holds at most streamBufferBytes of its stream (the
- * limit is per stream, not global: 100 of them measured ~380 MiB with 1 MiB inputs, 1.76 GB before it).
- */
-const STALLED_BUDGET = STALLED_CLIENTS * DEFAULT_LIMITS.streamBufferBytes;
-
 /** Runs one hostile case and asserts the served host's peak RSS during it stayed within `budget`. */
-async function withinBudget(name: string, hostile: () => Promise<void>, budget = HOST_RSS_BUDGET): Promise<void> {
-  const pid = serve?.pid ?? 0;
-  resetPeakRss(pid);
-  await hostile();
-  await healthServing(serve?.addr ?? "");
-  const peak = procMemoryBytes(pid, "VmHWM");
-  console.info(
-    `${name}: host peak RSS ${Math.round(peak / MiB)} MiB (now ${Math.round(procMemoryBytes(pid, "VmRSS") / MiB)} MiB)`,
-  );
-  expect(peak, `${name}: host peak RSS ${Math.round(peak / MiB)} MiB`).toBeLessThan(budget);
+function withinBudget(name: string, hostile: () => Promise<void>, budget = HOST_RSS_BUDGET): Promise<void> {
+  return withinRssBudget({ pid: serve?.pid ?? 0, addr: serve?.addr ?? "" }, name, hostile, budget);
 }
 
 async function execCode(req: Parameters<SessionsClient["exec"]>[0]): Promise<{ code: number; message: string }> {

@@ -1,5 +1,6 @@
 // Shared checks of the hostile-peer suites: the host answers health within a bound and every
-// journal still verifies; hostile clients that never read; the host process's resident memory.
+// journal still verifies; hostile clients that never read; the host process's resident memory and
+// the budget a served host's peak must stay within during one hostile case.
 import { readFileSync, writeFileSync } from "node:fs";
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -9,6 +10,7 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 import { expect } from "vitest";
 import { ExecRequestSchema } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
+import { DEFAULT_LIMITS } from "../../src/limits/index.js";
 import { userInput } from "../server/helpers.js";
 
 /** Health answers SERVING within `withinMs` (a deadline on the call, not a timing assertion). */
@@ -107,4 +109,43 @@ export function resetPeakRss(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+const MiB = 1024 * 1024;
+/**
+ * The most resident memory a served host (`harnesshost serve`, default limits) may reach during any one
+ * hostile case. A host that served the cases is ~220 MiB; each case is bounded by its limits (a request
+ * is at most requestBytes and decodes into at most requestMessages messages) plus V8's heap slack.
+ * Before the limits the same clients took the host to 1.5-3.9 GB (issue 24: 18 million-part Execs
+ * 3.9 GB, 100 never-reading clients 1.76 GB, a 128-child fork of a 3 MB session 1.56 GB); before
+ * requestMessages, the many-part case peaked at 2.2 GB.
+ */
+export const HOST_RSS_BUDGET = 512 * MiB;
+/** Repetitions of each hostile request: enough that anything kept per request would add up. */
+export const REPEAT = 20;
+/** Never-reading clients at once (the issue's count). */
+export const STALLED_CLIENTS = 100;
+/**
+ * What never-reading clients may add on top: each holds at most streamBufferBytes of its stream (the
+ * limit is per stream, not global: 100 of them measured ~380 MiB with 1 MiB inputs, 1.76 GB before it).
+ */
+export const STALLED_BUDGET = STALLED_CLIENTS * DEFAULT_LIMITS.streamBufferBytes;
+
+/**
+ * Runs one hostile case against the served host `pid` (health on `addr`) and asserts health still
+ * answers and the host's peak RSS during the case (VmHWM, reset first) stayed within `budget`.
+ */
+export async function withinRssBudget(
+  served: { readonly pid: number; readonly addr: string },
+  name: string,
+  hostile: () => Promise<void>,
+  budget = HOST_RSS_BUDGET,
+): Promise<void> {
+  resetPeakRss(served.pid);
+  await hostile();
+  await healthServing(served.addr);
+  const peak = procMemoryBytes(served.pid, "VmHWM");
+  const now = procMemoryBytes(served.pid, "VmRSS");
+  console.info(`${name}: host peak RSS ${Math.round(peak / MiB)} MiB (now ${Math.round(now / MiB)} MiB)`);
+  expect(peak, `${name}: host peak RSS ${Math.round(peak / MiB)} MiB`).toBeLessThan(budget);
 }

@@ -3,7 +3,7 @@
 // and reduced to one Connect code and message, whichever protocol carried it (Connect unary or
 // streaming, gRPC-Web trailers in headers or in the body), or to the bare HTTP status when no protocol
 // answered.
-import { type Agent, request } from "node:http";
+import { type Agent, type IncomingMessage, request } from "node:http";
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
@@ -153,3 +153,38 @@ export const envelopedHeaders = {
     ...(gzipped ? { "grpc-encoding": "gzip" } : {}),
   }),
 };
+
+export interface StalledHttp {
+  /** Reads the rest of the answer. */
+  readToEnd(): Promise<RawAnswer>;
+}
+
+/**
+ * Sends one Connect-streaming Exec on a connection of its own and does not read the answer (the
+ * response is paused, so the host's writes back up once the socket buffers fill).
+ */
+export function stalledConnectExec(baseUrl: string, session: string, text: string): StalledHttp {
+  const payload = toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] }));
+  const response = new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(
+      new URL("/agentsessions.v1.Sessions/Exec", baseUrl),
+      { method: "POST", headers: envelopedHeaders.connect(false), agent: false },
+      (res) => {
+        res.pause();
+        resolve(res);
+      },
+    );
+    req.on("error", reject);
+    req.end(envelope(payload, false));
+  });
+  return {
+    async readToEnd() {
+      const res = await response;
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const httpStatus = res.statusCode ?? 0;
+      return { httpStatus, headers: res.headers, body, ...answerOf(httpStatus, res.headers, body) };
+    },
+  };
+}
