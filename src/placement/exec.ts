@@ -74,8 +74,8 @@ async function prepareExec(
   const head = await state.deps.journal.head(s.uid);
   // A stateless harness's history begins after the last compaction's through_seq (§16).
   const historyBase = admission.memory ? 0 : s.window.log.historyBase(head.seq + 1);
-  const full = admission.memory ? [] : await state.history.get(state.deps.journal, s.uid, head);
-  return { placed, inc, history: historyBase === 0 ? full : full.slice(historyBase), historyBase };
+  const history = admission.memory ? [] : await state.history.get(state.deps.journal, s.uid, head, historyBase);
+  return { placed, inc, history, historyBase };
 }
 
 async function runExec(
