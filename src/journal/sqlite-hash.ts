@@ -11,10 +11,10 @@ export function hashColumn(hash: string): string | Buffer {
   return CANONICAL.test(hash) ? Buffer.from(hash, "hex") : hash;
 }
 
-/** The hash a column holds: a BLOB as lowercase hex, TEXT as it is. */
-export function hashOfColumn(value: string | Uint8Array): string {
-  if (typeof value === "string") return value;
-  return Buffer.isBuffer(value)
-    ? value.toString("hex")
-    : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex");
+/**
+ * The SQL expression reading hash column `column` back as text: a BLOB as lowercase hex, TEXT as it is.
+ * Done in SQL, so a read allocates one string per hash and no Buffer.
+ */
+export function hashText(column: string): string {
+  return `CASE WHEN typeof(${column}) = 'blob' THEN lower(hex(${column})) ELSE ${column} END`;
 }

@@ -34,7 +34,7 @@ import {
   READ_PAGE_SIZE,
   sessionFilterOf,
 } from "./paging.js";
-import { hashColumn, hashOfColumn } from "./sqlite-hash.js";
+import { hashColumn, hashText } from "./sqlite-hash.js";
 import { copyWithWal } from "./sqlite-wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
 import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
@@ -131,11 +131,11 @@ interface HeadDbRow {
   has_head: number;
 }
 
-/** An events row; the hash columns as sqlite-hash.ts stores them (hashOfColumn reads them back). */
+/** An events row as EVENT_COLUMNS reads it (the hashes as text, whatever their stored form). */
 interface EventDbRow {
   seq: number;
-  prev_hash: HashColumn;
-  content_hash: HashColumn;
+  prev_hash: string;
+  content_hash: string;
   fence: number;
   event: Uint8Array;
 }
@@ -160,7 +160,11 @@ interface CheckpointDbRow {
   created_at_ms: number;
 }
 
-type HashColumn = string | Uint8Array;
+/** A hash as insertEvent binds it (sqlite-hash.ts hashColumn). */
+type HashColumn = string | Buffer;
+
+/** An events row's record columns, the hashes read back as text (sqlite-hash.ts). */
+const EVENT_COLUMNS = `seq, ${hashText("prev_hash")} AS prev_hash, ${hashText("content_hash")} AS content_hash, fence, event`;
 
 const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
@@ -219,12 +223,12 @@ function prepareStatements(db: Database.Database) {
        RETURNING fence`,
     ),
     readPage: db.prepare<[string, number, number, number], EventDbRow>(
-      "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
     ),
     /** readPage in raw (array) mode: no per-row object with named keys, for bulk reads. */
     readPageRaw: db
-      .prepare<[string, number, number, number], [number, HashColumn, HashColumn, number, Uint8Array]>(
-        "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?",
+      .prepare<[string, number, number, number], [number, string, string, number, Uint8Array]>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
       )
       .raw(true),
     readEventsPageRaw: db
@@ -239,8 +243,8 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${HEAD_COLUMNS}, (SELECT MAX(seq) FROM events e WHERE e.session = s.uid AND e.seq < ${HEAD_ROW_SEQ}) AS max_seq
        ${FROM_SESSION_AND_HEAD} WHERE s.uid = ?`,
     ),
-    recordHash: db.prepare<[string, number], { content_hash: HashColumn }>(
-      "SELECT content_hash FROM events WHERE session = ? AND seq = ?",
+    recordHash: db.prepare<[string, number], { content_hash: string }>(
+      `SELECT ${hashText("content_hash")} AS content_hash FROM events WHERE session = ? AND seq = ?`,
     ),
     removeEmptySession: db.prepare<[string, string]>(
       "DELETE FROM sessions WHERE uid = ? AND NOT EXISTS (SELECT 1 FROM events WHERE session = ?)",
@@ -621,8 +625,8 @@ export class SqliteJournal implements Journal {
     for await (const row of this.rows(session, from, to)) {
       yield {
         seq: row.seq,
-        prevHash: hashOfColumn(row.prev_hash),
-        contentHash: hashOfColumn(row.content_hash),
+        prevHash: row.prev_hash,
+        contentHash: row.content_hash,
         fence: row.fence,
         event: decodeStored(session, row),
       };
@@ -643,7 +647,7 @@ export class SqliteJournal implements Journal {
         const event = decodeBytes(session, seq, row[4]);
         // readRange fills the host caches, whose budgets count encoded bytes: the stored blob is that size.
         noteEventBytes(event, row[4]);
-        out.push({ seq, prevHash: hashOfColumn(row[1]), contentHash: hashOfColumn(row[2]), fence: row[3], event });
+        out.push({ seq, prevHash: row[1], contentHash: row[2], fence: row[3], event });
       }
       const tail = page[page.length - 1];
       if (page.length < READ_PAGE_SIZE || tail === undefined) break;
@@ -714,8 +718,8 @@ export class SqliteJournal implements Journal {
       let next = 1;
       const asStored = (row: EventDbRow): StoredRecord => ({
         seq: row.seq,
-        prevHash: hashOfColumn(row.prev_hash),
-        contentHash: hashOfColumn(row.content_hash),
+        prevHash: row.prev_hash,
+        contentHash: row.content_hash,
         decode: () => fromBinary(EventSchema, row.event),
       });
       try {
@@ -764,9 +768,7 @@ export class SqliteJournal implements Journal {
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
     const childFence = 1;
-    const marker = chainEvents({ seq: atSeq, hash: hashOfColumn(forkPoint.content_hash) }, childFence, [
-      forkMarkerEvent(atSeq),
-    ]);
+    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [forkMarkerEvent(atSeq)]);
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
     row.fence = childFence;
