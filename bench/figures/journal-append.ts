@@ -7,6 +7,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { hashColumn } from "../../src/journal/sqlite-hash.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, paired, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
@@ -18,8 +19,9 @@ const RAW_SCHEMA = `CREATE TABLE events (
 
 interface RawRow {
   seq: number;
-  prevHash: string;
-  contentHash: string;
+  /** The hashes in the journal's stored form (sqlite-hash.ts: 32-byte BLOBs), encoded ahead of timing. */
+  prevHash: string | Buffer;
+  contentHash: string | Buffer;
   bytes: Uint8Array;
 }
 
@@ -40,11 +42,12 @@ export const journalAppend: Figure = {
     const reps = opts.quick ? 2 : 9;
     const warmup = 1;
     const events = echoEventStream(perRep);
-    // The raw side inserts exactly the bytes the journal stores: same event encoding, same hashes.
+    // The raw side inserts exactly the bytes the journal stores: same event encoding, same hashes in
+    // the same stored form.
     const rows: RawRow[] = chainEvents({ seq: 0, hash: "" }, 1, events).map((r) => ({
       seq: r.seq,
-      prevHash: r.prevHash,
-      contentHash: r.contentHash,
+      prevHash: hashColumn(r.prevHash),
+      contentHash: hashColumn(r.contentHash),
       bytes: toBinary(EventSchema, r.event),
     }));
     const avgBytes = rows.reduce((n, r) => n + r.bytes.length, 0) / rows.length;
@@ -52,7 +55,7 @@ export const journalAppend: Figure = {
     const journal = SqliteJournal.open(dir.file("journal.db"));
     const raw = openRaw(dir.file("raw.db"));
     try {
-      const insert = raw.prepare<[string, number, string, string, number, Uint8Array]>(
+      const insert = raw.prepare<[string, number, string | Buffer, string | Buffer, number, Uint8Array]>(
         "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
       );
       const insertOne = raw.transaction((session: string, r: RawRow) => {
