@@ -211,7 +211,7 @@ export const LIMIT_TABLE = {
     default: 64 * MiB,
     unit: "bytes",
     scope: "memory",
-    what: "Encoded bytes of the prior events the host caches for stateless turns, over all sessions; past it the least recently used sessions are dropped (re-read from the journal when next needed).",
+    what: "Encoded bytes of the prior events the host caches for stateless turns (each session's Start.history window: the events after its newest compaction), over all sessions; past it the least recently used sessions are dropped (re-read from the window's start when next needed).",
     why: "The cache saves re-reading a long session each turn; a byte budget (not a session count) keeps large sessions from growing RSS without bound.",
     min: 0,
   },
