@@ -9,6 +9,7 @@
 // and none is acknowledged before the COMMIT returns; every other write first commits what is queued.
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { readFileSync, statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -37,6 +38,7 @@ import {
 import { hashColumn, hashText } from "./sqlite-hash.js";
 import { copyWithWal } from "./sqlite-wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
+import { type CheckpointStats, WalCheckpointer, type WalCheckpointOptions } from "./sqlite-checkpointer.js";
 import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
 import {
   implicitRow,
@@ -92,6 +94,12 @@ export interface SqliteJournalOptions {
    * inside the call (the one-append-per-fsync baseline the bench measures against).
    */
   readonly groupCommit?: boolean | GroupCommitOptions;
+  /**
+   * WAL checkpoints (sqlite-checkpointer.ts; default on, 1000 / 4000 pages): copied back into the
+   * database by a worker thread instead of inside a COMMIT, the WAL restarted by the writing connection
+   * at `resetPages`. `false` leaves SQLite's auto-checkpoint (1000 pages, inside the crossing COMMIT).
+   */
+  readonly walCheckpoint?: boolean | WalCheckpointOptions;
 }
 
 interface SessionDbRow {
@@ -312,6 +320,8 @@ export class SqliteJournal implements Journal {
   /** Undefined when group commit is off: every append is its own transaction. */
   private readonly queue: CommitQueue | undefined;
   private readonly batchTx: (writes: readonly QueuedWrite[]) => WriteOutcome[];
+  /** Undefined for read-only and in-memory journals and with `walCheckpoint: false`. */
+  private checkpointer: WalCheckpointer | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -355,6 +365,13 @@ export class SqliteJournal implements Journal {
     return { ...(this.queue?.stats ?? { batches: 0, writes: 0 }) };
   }
 
+  /** WAL checkpoints run since open and the WAL's size now, in frames (diagnostics, tests, bench/). */
+  get walCheckpointStats(): CheckpointStats & { readonly log: number; readonly checkpointed: number } {
+    const counts = this.checkpointer?.stats ?? { background: 0, inline: 0, failed: 0 };
+    const frames = this.checkpointer?.walFrames() ?? { log: 0, checkpointed: 0 };
+    return { ...counts, ...frames };
+  }
+
   /** One write as its own transaction (or, inside the batch transaction, its own savepoint). */
   private writeInTx(w: QueuedWrite): { fence: number; records: JournalRecord[] } {
     switch (w.kind) {
@@ -375,17 +392,22 @@ export class SqliteJournal implements Journal {
     if (writes.length === 1 && only !== undefined) {
       try {
         this.live();
-        return [{ ok: true, ...this.writeInTx(only) }];
+        const outcome: WriteOutcome = { ok: true, ...this.writeInTx(only) };
+        this.checkpointer?.afterCommit();
+        return [outcome];
       } catch (error) {
         return [{ ok: false, error: mapWriteError(writeLabel(only), error) }];
       }
     }
     this.live();
+    let outcomes: WriteOutcome[];
     try {
-      return this.batchTx(writes);
+      outcomes = this.batchTx(writes);
     } catch (err) {
       throw mapWriteError(`group commit of ${writes.length} writes`, err);
     }
+    this.checkpointer?.afterCommit();
+    return outcomes;
   }
 
   /** Commits what the queue holds before a write that is not queued, so writes keep their call order. */
@@ -403,7 +425,12 @@ export class SqliteJournal implements Journal {
       enableWal(db, busyTimeoutMs);
       db.pragma("synchronous = FULL");
       migrate(db);
-      return new SqliteJournal(db, opts.groupCommit);
+      const journal = new SqliteJournal(db, opts.groupCommit);
+      const wal = opts.walCheckpoint ?? true;
+      if (wal !== false && !db.memory && String(db.pragma("journal_mode", { simple: true })) === "wal") {
+        journal.checkpointer = new WalCheckpointer(db, resolvePath(path), busyTimeoutMs, wal === true ? {} : wal);
+      }
+      return journal;
     } catch (err) {
       db.close();
       throw err;
@@ -986,6 +1013,9 @@ export class SqliteJournal implements Journal {
   /** Commits whatever appends are still queued (they were called before close), then closes. */
   async close(): Promise<void> {
     this.settleQueued();
+    const checkpointer = this.checkpointer;
+    this.checkpointer = undefined;
+    await checkpointer?.close();
     if (this.db.open) {
       this.db.close();
       this.onClose?.();
@@ -999,11 +1029,14 @@ export class SqliteJournal implements Journal {
   private write<T>(what: string, fn: () => T): T {
     this.live();
     this.settleQueued();
+    let result: T;
     try {
-      return fn();
+      result = fn();
     } catch (err) {
       throw mapWriteError(what, err);
     }
+    this.checkpointer?.afterCommit();
+    return result;
   }
 
   private live(): this {

@@ -2,7 +2,8 @@
 // round one group commit of every session's three-event appendBatch) and is SIGKILLed while batches
 // are being written, three times over on the same journal. Invariant: every acknowledged record is
 // present with the hash it was acknowledged with, every chain verifies, and no batch is half visible —
-// every session holds the same whole number of rounds. Run on SQLite and PostgreSQL.
+// every session holds the same whole number of rounds. Run on SQLite (its WAL checkpointed by the worker
+// and restarted by the writer every few batches, so kills also land around checkpoints) and PostgreSQL.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

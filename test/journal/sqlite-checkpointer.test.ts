@@ -1,0 +1,142 @@
+// WAL checkpoints off the commit path (src/journal/sqlite-checkpointer.ts): a worker thread copies WAL
+// frames into the database while appends keep committing, the writing connection restarts the WAL at
+// `resetPages` so it stays bounded (at most twice `resetPages` plus one transaction's frames, with or
+// without the worker), every acknowledged append is readable after reopening, and closing stops the
+// worker before the writing connection closes, so the WAL is folded in and removed as before.
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteJournal } from "../../src/journal/sqlite.js";
+import type { WalCheckpointOptions } from "../../src/journal/sqlite-checkpointer.js";
+import { inputEvent, outputEvent } from "./events.js";
+
+const dirs: string[] = [];
+const journals: SqliteJournal[] = [];
+afterEach(async () => {
+  for (const j of journals.splice(0)) await j.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function openAt(walCheckpoint: WalCheckpointOptions | false): { journal: SqliteJournal; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), "hh-wal-ckpt-"));
+  dirs.push(dir);
+  const path = join(dir, "journal.db");
+  const journal = SqliteJournal.open(path, { walCheckpoint });
+  journals.push(journal);
+  return { journal, path };
+}
+
+const SESSIONS = 12;
+
+interface Observed {
+  /** Every acknowledged append: session, seq, hash. */
+  readonly acked: { session: string; seq: number; hash: string }[];
+  /** Largest WAL seen after a round, in frames. */
+  readonly maxLog: number;
+  /** Largest growth of the WAL by one round (one group commit), in frames. */
+  readonly maxGrowth: number;
+}
+
+/** `rounds` rounds, each one group commit of every session's two-event append. */
+async function appendRounds(journal: SqliteJournal, rounds: number): Promise<Observed> {
+  const acked: Observed["acked"] = [];
+  let maxLog = 0;
+  let maxGrowth = 0;
+  let prev = journal.walCheckpointStats.log;
+  for (let r = 0; r < rounds; r++) {
+    const before = journal.groupCommitStats.batches;
+    await Promise.all(
+      Array.from({ length: SESSIONS }, async (_, s) => {
+        const session = `wal-${s}`;
+        const records = await journal.appendBatch(session, r * 2, 0, [
+          inputEvent(`round ${r} ${"x".repeat(600)}`),
+          outputEvent(`reply ${r} ${"y".repeat(600)}`),
+        ]);
+        for (const rec of records) acked.push({ session, seq: rec.seq, hash: rec.contentHash });
+      }),
+    );
+    expect(journal.groupCommitStats.batches - before).toBe(1);
+    const { log } = journal.walCheckpointStats;
+    maxGrowth = Math.max(maxGrowth, log >= prev ? log - prev : log);
+    maxLog = Math.max(maxLog, log);
+    prev = log;
+  }
+  return { acked, maxLog, maxGrowth };
+}
+
+async function expectAllReadable(path: string, acked: Observed["acked"]): Promise<void> {
+  const reopened = SqliteJournal.open(path);
+  try {
+    for (const a of acked) {
+      const [record] = await reopened.readRange(a.session, a.seq, a.seq);
+      expect(record?.contentHash, `${a.session}@${a.seq}`).toBe(a.hash);
+    }
+    for (let s = 0; s < SESSIONS; s++) expect(await reopened.verify(`wal-${s}`)).toMatchObject({ ok: true });
+  } finally {
+    await reopened.close();
+  }
+}
+
+async function until(what: string, cond: () => boolean, deadlineMs = 20_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("sqlite WAL checkpoints", () => {
+  it("walCheckpointRunsOnTheWorker: frames are copied back by the worker, every acknowledged append readable after reopening", async () => {
+    const { journal, path } = openAt({ backgroundPages: 16, resetPages: 1_000_000 });
+    const { acked } = await appendRounds(journal, 30);
+    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    const stats = journal.walCheckpointStats;
+    expect(stats.inline).toBe(0);
+    expect(stats.failed).toBe(0);
+    // The worker copied frames this connection committed; none of its COMMITs checkpointed.
+    expect(stats.checkpointed).toBeGreaterThan(0);
+    await journal.close();
+    await expectAllReadable(path, acked);
+  });
+
+  it("walStaysBounded: the writing connection restarts the WAL at resetPages, its file never holds more than twice that plus one commit", async () => {
+    const resetPages = 48;
+    const { journal, path } = openAt({ backgroundPages: 16, resetPages });
+    const { acked, maxLog, maxGrowth } = await appendRounds(journal, 60);
+    expect(journal.walCheckpointStats.inline).toBeGreaterThan(0);
+    expect(maxLog).toBeLessThanOrEqual(2 * resetPages + maxGrowth);
+    const frameBytes = 4096 + 24;
+    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(32 + (2 * resetPages + maxGrowth) * frameBytes);
+    await journal.close();
+    await expectAllReadable(path, acked);
+  });
+
+  it("walStaysBoundedWithoutTheWorker: with no background checkpoint the inline one alone bounds the WAL", async () => {
+    const resetPages = 48;
+    const { journal, path } = openAt({ backgroundPages: 1_000_000, resetPages });
+    const { acked, maxLog, maxGrowth } = await appendRounds(journal, 40);
+    const stats = journal.walCheckpointStats;
+    expect(stats.background).toBe(0);
+    expect(stats.inline).toBeGreaterThan(0);
+    expect(maxLog).toBeLessThanOrEqual(resetPages + maxGrowth);
+    await journal.close();
+    await expectAllReadable(path, acked);
+  });
+
+  it("walCheckpointCloseFoldsTheWal: close stops the worker first, so the last connection checkpoints and removes the WAL", async () => {
+    const { journal, path } = openAt({ backgroundPages: 8 });
+    await appendRounds(journal, 10);
+    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    await journal.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it("walCheckpoint false keeps SQLite's auto-checkpoint: no worker, no inline counter", async () => {
+    const { journal, path } = openAt(false);
+    const { acked } = await appendRounds(journal, 20);
+    expect(journal.walCheckpointStats).toMatchObject({ background: 0, inline: 0, failed: 0 });
+    await journal.close();
+    await expectAllReadable(path, acked);
+  });
+});
