@@ -66,15 +66,21 @@ export const groupCommit: Figure = {
       const aloneGroupedLat: number[] = [];
       let batches = 0;
       let batchedWrites = 0;
+      let inlineCheckpoints = 0;
+      let backgroundCheckpoints = 0;
       // One unrecorded warm-up repetition, then `reps`, alternating which side goes first.
       for (let rep = 0; rep <= reps; rep++) {
         const runGrouped = async () => {
           const before = grouped.groupCommitStats;
+          const ckptBefore = grouped.walCheckpointStats;
           const run = await concurrentAppends(grouped, sessions, each, events, `g${rep}`);
           const after = grouped.groupCommitStats;
+          const ckptAfter = grouped.walCheckpointStats;
           if (rep > 0) {
             batches += after.batches - before.batches;
             batchedWrites += after.writes - before.writes;
+            inlineCheckpoints += ckptAfter.inline - ckptBefore.inline;
+            backgroundCheckpoints += ckptAfter.background - ckptBefore.background;
           }
           return run;
         };
@@ -118,6 +124,13 @@ export const groupCommit: Figure = {
           appendsPerSession: each,
           reps,
           writesPerBatch: round(batchedWrites / Math.max(1, batches)),
+          // WAL checkpoints during the recorded grouped runs: on the worker thread, and inline (the
+          // writer restarting the WAL, inside a batch) — sqlite-checkpointer.ts.
+          walCheckpointsBackground: backgroundCheckpoints,
+          walCheckpointsInline: inlineCheckpoints,
+          // Little's law: with every session waiting for its append before the next, the mean append
+          // latency is sessions ÷ throughput whatever the commit does — the floor under groupedP50Ms.
+          closedLoopMeanMs: round((sessions / median(subject)) * 1000),
           groupedP50Ms: round(median(groupedLat)),
           groupedP99Ms: round(p99),
           oneFsyncP50Ms: round(median(baselineLat)),
