@@ -132,7 +132,15 @@ try {
     `${String(b.writes).padStart(4)} writes  wait ${f(b.start - b.queuedAt)}  writes ${f(b.lastWriteEnd - b.start)}  commit ${f(b.end - b.lastWriteEnd)}  total ${f(total(b))} ms  gc ${f(b.gcMs)}  ${b.dbChanged ? "CHECKPOINT" : ""}`;
   const out: string[] = [];
   out.push(
-    `${measured.length} batches (${(measured.reduce((s, b) => s + b.writes, 0) / measured.length).toFixed(1)} writes/batch); append p50 ${median(lat.map((l) => l.ms)).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms; event-loop delay p99 ${(eld.percentile(99) / 1e6).toFixed(2)} ms, max ${(eld.max / 1e6).toFixed(2)} ms`,
+    `${measured.length} batches (${(measured.reduce((s, b) => s + b.writes, 0) / measured.length).toFixed(1)} writes/batch); append p50 ${median(lat.map((l) => l.ms)).toFixed(2)} ms, p90 ${percentile(
+      lat.map((l) => l.ms),
+      90,
+    ).toFixed(2)} ms, p95 ${percentile(
+      lat.map((l) => l.ms),
+      95,
+    ).toFixed(
+      2,
+    )} ms, p99 ${p99.toFixed(2)} ms; event-loop delay p99 ${(eld.percentile(99) / 1e6).toFixed(2)} ms, max ${(eld.max / 1e6).toFixed(2)} ms`,
   );
   const med = (sel: (b: Batch) => number) => median(measured.map(sel)).toFixed(2);
   out.push(

@@ -80,6 +80,8 @@ export interface CheckpointStats {
 export class WalCheckpointer {
   readonly stats: CheckpointStats = { background: 0, inline: 0, failed: 0 };
   private worker: Worker | undefined;
+  /** Resolves when the worker thread has exited (set when it is spawned). */
+  private exited: Promise<void> | undefined;
   private inFlight = false;
   private closed = false;
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
@@ -127,9 +129,8 @@ export class WalCheckpointer {
     const worker = this.worker;
     this.worker = undefined;
     if (worker === undefined) return;
-    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
     worker.postMessage("close");
-    await exited;
+    await this.exited;
   }
 
   private checkpointInline(): void {
@@ -167,17 +168,22 @@ export class WalCheckpointer {
       // The worker never keeps the process alive: a process that exits without closing the journal
       // loses no committed write (SQLite recovers the WAL on the next open).
       worker.unref();
+      this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
       worker.on("message", (m: unknown) => {
         this.inFlight = false;
         if (typeof m === "object" && m !== null && (m as { ok?: unknown }).ok === true) this.stats.background += 1;
         else this.stats.failed += 1;
       });
-      worker.on("error", () => {
+      const lose = () => {
         // A lost worker: the inline checkpoint at `resetPages` keeps the WAL bounded without it.
-        this.stats.failed += 1;
         this.inFlight = true;
         this.worker = undefined;
+      };
+      worker.on("error", () => {
+        this.stats.failed += 1;
+        lose();
       });
+      worker.once("exit", lose);
       this.worker = worker;
       return worker;
     } catch {
