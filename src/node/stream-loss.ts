@@ -1,7 +1,8 @@
 // How a failure of a Harness.Connect stream itself is reported. Invariant: the caller's cancel stays
-// the caller's (CANCELLED / DEADLINE_EXCEEDED); a frame above the receive limit is RESOURCE_EXHAUSTED
-// naming eventBytes; a node's deliberate refusal keeps its status (ABORTED as a busy session); anything
-// else is a lost node — INTERNAL, the turn left resumable.
+// the caller's (CANCELLED / DEADLINE_EXCEEDED); a frame above the host's receive limit is
+// RESOURCE_EXHAUSTED naming eventBytes, one above the node's is RESOURCE_EXHAUSTED saying the node
+// refused what the host sent; a node's deliberate refusal keeps its status (ABORTED as a busy
+// session); anything else is a lost node — INTERNAL, the turn left resumable.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { overLimit } from "../limits/index.js";
@@ -24,8 +25,16 @@ export function streamLoss(err: unknown, signal: AbortSignal, eventBytes: number
   if (signal.aborted) return abortError(signal);
   if (err instanceof RpcError) {
     const oversized = oversizedFrame(err);
+    // The same grpc-js words come from either end: our receive limit is eventBytes; any other limit is
+    // the node refusing what the host sent (a Start whose history it cannot take in one frame).
+    if (oversized !== undefined && oversized.limit === eventBytes)
+      return overLimit("eventBytes", eventBytes, oversized.size, `an event from harness node at ${address}`);
     if (oversized !== undefined)
-      return overLimit("eventBytes", eventBytes, oversized, `an event from harness node at ${address}`);
+      return new HostError(
+        ErrorCode.ResourceExhausted,
+        `harness node at ${address} refused a frame of ${oversized.size} bytes from the host (its receive limit is ${oversized.limit} bytes): the turn's Start carries more history than the node accepts in one message, and the node does not take history uploads (docs/protocol.md §8.10)`,
+        { cause: err },
+      );
     if (err.grpcCode === GrpcStatus.ABORTED)
       return new HostError(ErrorCode.SessionBusy, `harness node refused the turn: ${err.details}`, { cause: err });
     if (DELIBERATE_STATUSES.has(err.grpcCode)) return err;
@@ -41,9 +50,9 @@ export function streamLoss(err: unknown, signal: AbortSignal, eventBytes: number
   );
 }
 
-/** grpc-js's refusal of a frame above the channel's receive limit: "… larger than max (N vs. M)". */
-function oversizedFrame(err: RpcError): number | undefined {
+/** grpc-js's refusal of a frame above a receive limit: "… larger than max (N vs. M)", either end's. */
+function oversizedFrame(err: RpcError): { size: number; limit: number } | undefined {
   if (err.grpcCode !== GrpcStatus.RESOURCE_EXHAUSTED) return undefined;
   const m = /larger than max \((\d+) vs\.? (\d+)\)/.exec(err.details);
-  return m ? Number(m[1]) : undefined;
+  return m ? { size: Number(m[1]), limit: Number(m[2]) } : undefined;
 }

@@ -112,6 +112,27 @@ describe("a node whose PutHistory never answers", () => {
   });
 });
 
+describe("a node that takes no history uploads", () => {
+  it("aStartLargerThanTheNodeAcceptsIsResourceExhaustedSayingTheNodeRefusedIt: not eventBytes, which bounds what the host receives", async () => {
+    // A reference-like node: no Actors (so no history cache and no PutHistory), a 64 KiB receive limit.
+    const small = await serveEvilNode(() => new BulkHarness(), { actors: false, maxReceiveBytes: 64 * 1024 });
+    try {
+      const host = await openTestHost({ harnesses: [{ name: "bulk", runtime: "remote", target: small.address }] });
+      const session = (await host.createSession({ harness: "bulk" })).uid;
+      // ~300 KB of history: every later Start carries it whole, past the node's receive limit.
+      await turn(host, session, "bulk 100000 3");
+      const err = await rejectsWithCode(turn(host, session, "after"), ErrorCode.ResourceExhausted);
+      expect(err.message).toContain(`harness node at ${small.address} refused a frame`);
+      expect(err.message).toContain("its receive limit is 65536 bytes");
+      expect(err.message).not.toContain("eventBytes");
+      expect(host.placer.guard.isBusy(session)).toBe(false);
+      await expectChainVerifies(host, session);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe("PutHistory on the SDK node (docs/protocol.md §8.10)", () => {
   it("put history refusals: a malformed token is INVALID_ARGUMENT, more events than the cache holds RESOURCE_EXHAUSTED", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-upload-"));
