@@ -23,7 +23,7 @@ spans.wrap(Placer.prototype, ["suspend", "resume"], "placer");
 spans.wrap(PlacementState.prototype, ["hold", "session", "resolveHarness", "commitLifecycle"], "placer");
 spans.wrap(ActorRecovery.prototype, ["incarnate", "headCheckpoint", "requireLiveActor"], "placer");
 spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
-spans.wrap(RecordCache.prototype, ["all"], "records");
+spans.wrap(RecordCache.prototype, ["window"], "records");
 spans.wrap(SpawnedRuntime.prototype, ["restore", "stop", "status", "create"], "spawned");
 spans.wrap(ActorsClient.prototype, ["restore", "drop"], "actors");
 spans.wrap(FsSnapshotStore.prototype, ["get", "put"], "blobs");

@@ -3,6 +3,10 @@
 // effect, gates with owner and state, compute state, the checkpoint a re-drive restarts from, the
 // pending approval — is answered by this fold, which applies one record at a time (O(1) amortised per
 // record) and reads structured fields only, never text details. Nothing else scans records for them.
+// A lean log (SessionLog.lean(), the placement caches' form) answers every one of those queries exactly
+// as the full fold does, but keeps the inputs and effects of the newest execution only while it is
+// pending: a completed or superseded turn's are released, and so it cannot list executions
+// (allExecutions throws); its `retainedBytes` estimates what it holds.
 import {
   EventKind,
   Lifecycle_Kind,
@@ -10,13 +14,15 @@ import {
   type Message,
   type ToolCall,
 } from "../gen/agentsessions/v1/common_pb.js";
-import { failedPrecondition, type HostError } from "../errors/index.js";
+import { ErrorCode, failedPrecondition, HostError } from "../errors/index.js";
 import { projectComputeState } from "../journal/compute-state.js";
 import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
 import type { SnapshotRef } from "../snapshot/ref.js";
 import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
 import { parseUpgrade, projectPin, splitRecordedVersion, type SessionPin } from "../journal/pin.js";
+import { eventBytes } from "../wire/event-bytes.js";
+import { EXECUTION_OVERHEAD_BYTES, ExecTable, MARK_OVERHEAD_BYTES, MarkTable, type MarkAt } from "./log-tables.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -46,6 +52,19 @@ export interface RecordedExecution {
   /** The execution's newest ERROR record (a turn cut by a failure or a cancellation), if any. */
   readonly error?: RecordedError;
 }
+
+/** What every log (lean ones included) answers about one execution: where it is and whether it completed. */
+export interface ExecutionStatus {
+  readonly executionId: string;
+  readonly startSeq: number;
+  readonly lastSeq: number;
+  readonly completed: boolean;
+  /** Whether it is the session's current turn (the last one: a newer turn supersedes an interrupted one). */
+  readonly current: boolean;
+}
+
+/** Estimated bytes of a compaction point, an upgrade record or a gate a projection keeps (object and strings). */
+export const POINT_OVERHEAD_BYTES = 256;
 
 /** An ERROR record: the gRPC status code number and the description the host recorded. */
 export interface RecordedError {
@@ -109,17 +128,12 @@ export type RestartPoint =
   | { readonly kind: "fresh" }
   | { readonly kind: "none"; readonly why: string };
 
-/**
- * A record a checkpoint can be bound to — END, SUSPEND or FORK — and the turn pending there. The state a
- * checkpoint holds is always a clean one: between turns (END, or no pending turn), or the pending
- * turn's start (a park, and every Suspend or Fork of a session with a pending turn, which capture the
- * turn's restart point rather than a live actor that may have run part of it).
+/*
+ * A mark (MarkTable) is a record a checkpoint can be bound to — END, SUSPEND or FORK — and the turn
+ * pending there. The state a checkpoint holds is always a clean one: between turns (END, or no pending
+ * turn), or the pending turn's start (a park, and every Suspend or Fork of a session with a pending
+ * turn, which capture the turn's restart point rather than a live actor that may have run part of it).
  */
-interface Mark {
-  readonly hash: string;
-  /** The uncompleted turn whose start state the record's checkpoint holds (undefined: between turns). */
-  readonly pendingAt: string | undefined;
-}
 
 interface Building {
   executionId: string;
@@ -175,21 +189,59 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   /** Seq of this session's own LIFECYCLE_FORK marker (the last one in its records); 0 for a root. */
   private ownFrom = 0;
   private state: ComputeStateName = "NONE";
-  private readonly executions: Building[] = [];
-  private readonly byId = new Map<string, Building>();
+  /** Every execution's position and status, in first-seen order (both forms). */
+  private readonly table = new ExecTable();
+  /** A full log's executions, index-aligned with `table`; undefined in a lean log. */
+  private readonly details: Building[] | undefined;
+  /** The newest execution with its inputs and effects, while a lean log retains it (a full log: always). */
+  private current: Building | undefined;
+  /** Encoded bytes of the inputs and effects `current` holds in a lean log. */
+  private currentBytes = 0;
   private readonly gates = new GateBook<R>();
+  private gateBytes = 0;
   private broken: HostError | undefined;
   private lastEnd = 0;
   private ownSuspend: SuspendPoint | undefined;
-  private readonly marks = new Map<number, Mark>();
+  private readonly marks = new MarkTable();
   private readonly compactions: CompactionPoint[] = [];
   private pin: PinnedVersion | undefined;
   private readonly upgradeList: RecordedUpgrade[] = [];
+
+  /** @param opts.lean keep only the pending turn's inputs and effects (see the module comment). */
+  constructor(opts: { readonly lean?: boolean } = {}) {
+    this.details = opts.lean === true ? undefined : [];
+  }
 
   static of<R extends SeqEvent>(records: readonly R[]): SessionLog<R> {
     const log = new SessionLog<R>();
     for (const r of records) log.apply(r);
     return log;
+  }
+
+  /** An empty lean log (the form the placement caches keep). */
+  static lean<R extends SeqEvent = JournalRecord>(): SessionLog<R> {
+    return new SessionLog<R>({ lean: true });
+  }
+
+  /** Whether completed turns' inputs and effects are released (allExecutions then throws). */
+  get isLean(): boolean {
+    return this.details === undefined;
+  }
+
+  /**
+   * Estimated bytes this projection holds: the encoded inputs and effects it retains, the gates'
+   * calls and decisions, and a constant per execution, mark, compaction and upgrade
+   * (EXECUTION_OVERHEAD_BYTES, MARK_OVERHEAD_BYTES, POINT_OVERHEAD_BYTES). A full log retains every
+   * execution's inputs and effects, which this does not count.
+   */
+  get retainedBytes(): number {
+    return (
+      this.currentBytes +
+      this.gateBytes +
+      this.table.length * EXECUTION_OVERHEAD_BYTES +
+      this.marks.length * MARK_OVERHEAD_BYTES +
+      (this.compactions.length + this.upgradeList.length) * POINT_OVERHEAD_BYTES
+    );
   }
 
   /** Folds one record (the next in seq order). */
@@ -253,60 +305,72 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   }
 
   private mark(rec: R): void {
-    const pendingAt = this.broken ? undefined : this.pendingBuilding()?.executionId;
-    this.marks.set(rec.seq, { hash: hashOf(rec), pendingAt });
+    const pendingAt = this.broken ? -1 : this.pendingIndex();
+    this.marks.add(rec.seq, hashOf(rec), pendingAt);
+  }
+
+  /** Index of the pending (newest, uncompleted) execution; -1 when none. */
+  private pendingIndex(): number {
+    const i = this.table.length - 1;
+    return i >= 0 && !this.table.completed(i) ? i : -1;
+  }
+
+  /** The Building of execution `i` when this log holds it. */
+  private detailOf(i: number): Building | undefined {
+    if (this.details) return this.details[i];
+    return i === this.table.length - 1 ? this.current : undefined;
+  }
+
+  /** A lean log drops the newest execution's inputs and effects (it completed, or a newer one started). */
+  private release(): void {
+    if (this.details) return;
+    this.current = undefined;
+    this.currentBytes = 0;
+  }
+
+  /** A lean log counts what it retains of the newest execution. */
+  private retain(exec: Building, rec: R): void {
+    if (!this.details && exec === this.current) this.currentBytes += eventBytes(rec.event);
   }
 
   private applyExecution(rec: R, index: number): void {
     const event = rec.event;
     if (event.executionId === "") throw failedPrecondition(badLog(rec.seq, "event without execution id"));
-    let exec = this.byId.get(event.executionId);
-    if (!exec) {
-      if (event.kind !== EventKind.EVENT_EXECUTION_START || event.body.case !== "executionStart") {
-        throw failedPrecondition(badLog(rec.seq, "execution does not begin with EXECUTION_START"));
-      }
-      const start = event.body.value;
-      if (start.inputCount === undefined || start.inputCount < 0n)
-        throw failedPrecondition(badLog(rec.seq, "EXECUTION_START without input_count"));
-      exec = {
-        executionId: event.executionId,
-        startIndex: index,
-        startSeq: rec.seq,
-        harness: start.harness,
-        ...recordedBuild(start.harnessVersion),
-        config: start.config,
-        resumeFromSeq: Number(start.resumeFromSeq),
-        inputCount: Number(start.inputCount),
-        inputs: [],
-        effects: [],
-        completed: false,
-        lastSeq: rec.seq,
-      };
-      this.byId.set(event.executionId, exec);
-      this.executions.push(exec);
+    const t = this.table;
+    const i = t.indexOf(event.executionId);
+    if (i === undefined) {
+      this.startExecution(rec, index);
       return;
     }
-    exec.lastSeq = rec.seq;
-    if (exec.completed) throw failedPrecondition(badLog(rec.seq, `event after END of execution ${exec.executionId}`));
+    const exec = this.detailOf(i);
+    t.touch(i, rec.seq);
+    if (exec) exec.lastSeq = rec.seq;
+    if (t.completed(i)) throw failedPrecondition(badLog(rec.seq, `event after END of execution ${event.executionId}`));
     switch (event.kind) {
       case EventKind.EVENT_INPUT:
         if (event.body.case !== "message") throw failedPrecondition(badLog(rec.seq, "INPUT without message"));
-        exec.inputs.push(event.body.value);
+        t.addInput(i);
+        if (exec) {
+          exec.inputs.push(event.body.value);
+          this.retain(exec, rec);
+        }
         return;
       case EventKind.EVENT_END:
-        if (exec.inputs.length !== exec.inputCount)
+        if (t.inputsSeen(i) !== t.inputCount(i))
           throw failedPrecondition(
             badLog(
-              exec.startSeq,
-              `execution ${exec.executionId} has ${exec.inputs.length} inputs, EXECUTION_START says ${exec.inputCount}`,
+              t.startSeq(i),
+              `execution ${event.executionId} has ${t.inputsSeen(i)} inputs, EXECUTION_START says ${t.inputCount(i)}`,
             ),
           );
-        exec.completed = true;
+        t.complete(i);
+        if (exec) exec.completed = true;
         this.lastEnd = rec.seq;
         this.mark(rec);
+        if (exec && exec === this.current) this.release();
         return;
       case EventKind.EVENT_ERROR:
-        if (event.body.case === "error")
+        if (exec && event.body.case === "error")
           exec.error = { seq: rec.seq, code: event.body.value.code, description: event.body.value.description };
         return;
       case EventKind.EVENT_EXECUTION_START:
@@ -314,21 +378,63 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
       default:
         if (!EFFECT_KINDS.has(event.kind))
           throw failedPrecondition(badLog(rec.seq, `unexpected event kind ${EventKind[event.kind] ?? event.kind}`));
-        exec.effects.push({ seq: rec.seq, event });
-        this.gates.apply(rec);
-        this.noteCompaction(rec, exec);
+        if (exec) {
+          exec.effects.push({ seq: rec.seq, event });
+          this.retain(exec, rec);
+        }
+        this.applyGate(rec);
+        this.noteCompaction(rec, t.startSeq(i), event.executionId);
     }
   }
 
+  private startExecution(rec: R, index: number): void {
+    const event = rec.event;
+    if (event.kind !== EventKind.EVENT_EXECUTION_START || event.body.case !== "executionStart") {
+      throw failedPrecondition(badLog(rec.seq, "execution does not begin with EXECUTION_START"));
+    }
+    const start = event.body.value;
+    if (start.inputCount === undefined || start.inputCount < 0n)
+      throw failedPrecondition(badLog(rec.seq, "EXECUTION_START without input_count"));
+    const exec: Building = {
+      executionId: event.executionId,
+      startIndex: index,
+      startSeq: rec.seq,
+      harness: start.harness,
+      ...recordedBuild(start.harnessVersion),
+      config: start.config,
+      resumeFromSeq: Number(start.resumeFromSeq),
+      inputCount: Number(start.inputCount),
+      inputs: [],
+      effects: [],
+      completed: false,
+      lastSeq: rec.seq,
+    };
+    // A newer turn supersedes the newest one: a lean log never needs its inputs or effects again.
+    this.release();
+    this.table.add(exec.executionId, rec.seq, exec.inputCount);
+    this.details?.push(exec);
+    this.current = exec;
+  }
+
+  /** Folds an effect into the gate book, counting what a new gated call or decision retains. */
+  private applyGate(rec: R): void {
+    const c = rec.event.body.case;
+    const before = c === "tool" || c === "approval" || c === "approvalResult";
+    this.gates.apply(rec);
+    if (!before) return;
+    if (c === "approval") this.gateBytes += POINT_OVERHEAD_BYTES;
+    else if (c === "tool" || c === "approvalResult") this.gateBytes += eventBytes(rec.event);
+  }
+
   /** A compaction record counts only with a range that lies before its own execution's start. */
-  private noteCompaction(rec: R, exec: Building): void {
+  private noteCompaction(rec: R, startSeq: number, executionId: string): void {
     const c = compactionOfEvent(rec.event);
     if (!c) return;
     const fromSeq = Number(c.fromSeq);
     const throughSeq = Number(c.throughSeq);
     const prior = this.compactions.at(-1)?.throughSeq ?? 0;
-    if (!(throughSeq >= fromSeq && fromSeq >= 1 && throughSeq < exec.startSeq && throughSeq >= prior)) return;
-    this.compactions.push({ seq: rec.seq, fromSeq, throughSeq, executionId: exec.executionId });
+    if (!(throughSeq >= fromSeq && fromSeq >= 1 && throughSeq < startSeq && throughSeq >= prior)) return;
+    this.compactions.push({ seq: rec.seq, fromSeq, throughSeq, executionId });
   }
 
   private owner(seq: number): Owner {
@@ -336,8 +442,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   }
 
   private pendingBuilding(): Building | undefined {
-    const last = this.executions.at(-1);
-    return last && !last.completed ? last : undefined;
+    return this.pendingIndex() >= 0 ? this.current : undefined;
   }
 
   private checked(): void {
@@ -384,21 +489,34 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
     return this.state;
   }
 
-  /** Every execution, in first-seen order (throws on a log that breaks the execution grammar). */
+  /**
+   * Every execution, in first-seen order (throws on a log that breaks the execution grammar). A lean
+   * log released them: INTERNAL — replay, conformance and upgrade checks fold their own full logs.
+   */
   allExecutions(): readonly RecordedExecution[] {
     this.checked();
-    return this.executions;
+    if (!this.details)
+      throw new HostError(ErrorCode.Internal, "a lean session log keeps no completed executions (fold a full log)");
+    return this.details;
   }
 
   /**
-   * The recorded execution `executionId`, and whether it is the session's current turn (the last one:
-   * a newer turn supersedes an interrupted one). Undefined when the log has no such execution.
+   * Where execution `executionId` is, whether it completed, and whether it is the session's current
+   * turn (the last one: a newer turn supersedes an interrupted one). Undefined when the log has no
+   * such execution.
    */
-  execution(executionId: string): { readonly execution: RecordedExecution; readonly current: boolean } | undefined {
+  execution(executionId: string): ExecutionStatus | undefined {
     this.checked();
-    const exec = this.byId.get(executionId);
-    if (!exec) return undefined;
-    return { execution: exec, current: this.executions.at(-1) === exec };
+    const i = this.table.indexOf(executionId);
+    if (i === undefined) return undefined;
+    const t = this.table;
+    return {
+      executionId,
+      startSeq: t.startSeq(i),
+      lastSeq: t.lastSeq(i),
+      completed: t.completed(i),
+      current: i === t.length - 1,
+    };
   }
 
   /** The last execution if it did not complete, with its owner and trailing effect. */
@@ -422,7 +540,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
 
   /** Whether any turn ran in this log (own or inherited): an actor has history. */
   get hasTurns(): boolean {
-    return this.executions.length > 0;
+    return this.table.length > 0;
   }
 
   /** Seq of the last END (0 when no turn completed). */
@@ -433,8 +551,8 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   /** Every completed execution that started after `seq`. */
   completedAfter(seq: number): number {
     let n = 0;
-    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq > seq; i--)
-      if (this.executions[i]!.completed) n++;
+    const t = this.table;
+    for (let i = t.length - 1; i >= 0 && t.startSeq(i) > seq; i--) if (t.completed(i)) n++;
     return n;
   }
 
@@ -512,7 +630,7 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
 
   /**
    * The state a memory turn `executionId` must (re)start from, given the session's newest checkpoint:
-   * that checkpoint when it is bound to an END, SUSPEND or FORK of this log (see Mark) and no other
+   * that checkpoint when it is bound to an END, SUSPEND or FORK of this log (see MarkTable) and no other
    * turn completed after it; a fresh actor when no turn ever completed; else none — never the live
    * actor of a turn that already ran. A turn interrupted and never completed leaves no change behind.
    */
@@ -533,11 +651,12 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   }
 
   /** Whether a turn other than `executionId` completed after the mark's state was taken. */
-  private completedSince(seq: number, mark: Mark, executionId: string): boolean {
-    const from = mark.pendingAt !== undefined ? (this.byId.get(mark.pendingAt)?.startSeq ?? seq) : seq;
-    for (let i = this.executions.length - 1; i >= 0 && this.executions[i]!.startSeq >= from; i--) {
-      const e = this.executions[i]!;
-      if (e.completed && e.lastSeq > seq && e.executionId !== executionId) return true;
+  private completedSince(seq: number, mark: MarkAt, executionId: string): boolean {
+    const t = this.table;
+    const from = mark.pendingAt >= 0 ? t.startSeq(mark.pendingAt) : seq;
+    const own = t.indexOf(executionId) ?? -1;
+    for (let i = t.length - 1; i >= 0 && t.startSeq(i) >= from; i--) {
+      if (t.completed(i) && t.lastSeq(i) > seq && i !== own) return true;
     }
     return false;
   }

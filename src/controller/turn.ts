@@ -513,15 +513,30 @@ export async function replaySession(deps: Pick<ControllerDeps, "journal">, p: Re
   return { executions: results, outputs: results.flatMap((r) => r.outputs), recordsRead: records.length };
 }
 
+/** A session's records as a caller holds them: its head seq, and any range of records 1..head. */
+export interface RecordSource {
+  readonly headSeq: number;
+  /** Records from..to (both inclusive, within 1..headSeq), in seq order. */
+  range(from: number, to: number): Promise<readonly JournalRecord[]>;
+}
+
+/** A RecordSource over records 1..n held in an array. */
+function arraySource(records: readonly JournalRecord[]): RecordSource {
+  return {
+    headSeq: records.at(-1)?.seq ?? 0,
+    range: async (from, to) => records.slice(Math.max(from, 1) - 1, Math.max(to, 0)),
+  };
+}
+
 export interface ResumeParams {
   readonly session: string;
   readonly binding: HarnessBinding;
   readonly fence: number;
   /** As in ExecParams; default: every event before the interrupted turn. */
   readonly history?: readonly Event[];
-  /** The session's records 1..head when the caller already holds them (else they are read). */
-  readonly records?: readonly JournalRecord[];
-  /** The projection of exactly those records, when the caller already holds it. */
+  /** The session's head and a reader of its records, when the caller already holds them (else every record is read). */
+  readonly records?: RecordSource;
+  /** The projection of exactly the records 1..records.headSeq, when the caller already holds it. */
   readonly log?: SessionLog;
   /** The session's recorded principal, handed to the harness as Start.identity (provenance only). */
   readonly identity?: IdentityRef;
@@ -538,8 +553,13 @@ export interface ResumeParams {
  * then the turn continues live and ends with END. Returns undefined when nothing was pending.
  */
 export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise<TurnResult | undefined> {
-  const records = p.records ?? (await deps.journal.readRange(p.session));
-  const log = p.log ?? SessionLog.of(records);
+  let source = p.records;
+  let log = p.log;
+  if (!source || !log) {
+    const all = await deps.journal.readRange(p.session);
+    source = arraySource(all);
+    log = SessionLog.of(all);
+  }
   const turn = log.pending();
   if (!turn) return undefined;
   const opLog = p.logger ?? NO_LOG;
@@ -550,7 +570,7 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   }
   const pending = turn.execution;
   checkHarnessIdentity(pending, p.binding);
-  const head = records.at(-1)?.seq ?? 0;
+  const head = source.headSeq;
   const form = inputHashFormOf((await deps.journal.getSession(p.session))?.annotations, pending.startSeq);
   const ctx = new TurnContext(deps, p.session, pending.executionId, p.fence, head, p.signal, form);
   ctx.log = opLog;
@@ -558,7 +578,8 @@ export async function resumeTurn(deps: ControllerDeps, p: ResumeParams): Promise
   opLog.info({ from_seq: pending.startSeq, recorded_effects: serving.total, head }, "turn re-driven");
   const guard = new SinkGuard();
   const base = p.history ? 0 : Math.min(log.historyBase(pending.startSeq), pending.startIndex);
-  const history = p.history ?? records.slice(base, pending.startIndex).map((r) => r.event);
+  // Records base+1..startIndex: the events before the turn from the history's start (§16).
+  const history = p.history ?? (await source.range(base + 1, pending.startIndex)).map((r) => r.event);
   ctx.historyBase = base;
   ctx.historyCount = history.length;
   const parked = await drive(

@@ -107,8 +107,7 @@ export class ActorRecovery {
    * has run since and that stored blob already is the state a new snapshot would capture. Call only
    * after requireLiveActor. Undefined when anything was appended after the checkpoint.
    */
-  async headCheckpoint(session: string, records: readonly JournalRecord[]): Promise<SnapshotRef | undefined> {
-    const head = records.at(-1);
+  async headCheckpoint(session: string, head: JournalRecord | undefined): Promise<SnapshotRef | undefined> {
     if (!head) return undefined;
     const checkpoint = await this.state.deps.journal.latestCheckpoint(session);
     if (!checkpoint || checkpoint.seq !== head.seq || checkpoint.contentHash !== head.contentHash) return undefined;
@@ -158,13 +157,13 @@ export class ActorRecovery {
     window: RecordWindow,
     opLog?: Log,
   ): Promise<Incarnation> {
-    const { records, log } = window;
+    const { log } = window;
     const checkpoint = await this.state.deps.journal.latestCheckpoint(info.uid);
     const spec = specOf(info.uid, entry.name, opLog);
     // No turn ever completed in the lineage: the state between turns is a fresh actor's.
     if (log.lastEndSeq === 0) return entry.runtime.create(spec);
     if (checkpoint) {
-      const bound = records[checkpoint.seq - 1];
+      const bound = await window.record(checkpoint.seq);
       if (bound && bound.contentHash === checkpoint.contentHash) {
         const ref = memoryRef(info.uid, checkpoint.digest);
         if (log.lastEndSeq <= checkpoint.seq) return this.restoreFrom(entry, ref, spec);
@@ -200,7 +199,7 @@ export class ActorRecovery {
     entry: HarnessEntry,
     admission: Admission,
     info: SessionInfo,
-    { records, log }: RecordWindow,
+    window: RecordWindow,
     checkpointSeq: number,
     ref: SnapshotRef | undefined,
   ): Promise<Incarnation> {
@@ -226,7 +225,7 @@ export class ActorRecovery {
       await entry.runtime.stop(info.uid);
       throw err;
     }
-    await this.checkpointRebuilt(entry, info.uid, records[log.lastEndSeq - 1]);
+    await this.checkpointRebuilt(entry, info.uid, await window.record(window.log.lastEndSeq));
     return inc;
   }
 

@@ -20,7 +20,7 @@ export async function approveOp(
 ): Promise<ApproveResult> {
   checkDecisionShape(decision);
   return withLockedSession(state, session, "approve", {}, async (s) => {
-    const { log, records } = s.window;
+    const { log } = s.window;
     const plan = planDecision(log, decision);
     // One info line per decision (an exact retry included), bound to the gated turn.
     const logged = (record: JournalRecord, existing: boolean): ApproveResult => {
@@ -38,8 +38,9 @@ export async function approveOp(
     };
     if (plan.kind === "existing") return logged(plan.record, true);
     const fence = await state.mint(session);
+    const request = await s.window.record(decision.requestSeq);
     const record = await state.deps.journal.append(session, plan.head, fence, plan.event);
-    observeDecision(state, session, decision, log, records, record);
+    observeDecision(state, session, decision, log, request, record);
     state.noteAppended(session, [record]);
     state.effects.audit(s.batch, record, decision.approved ? "approval.approved" : "approval.denied", {
       execution_id: decision.executionId,
@@ -56,10 +57,10 @@ function observeDecision(
   session: string,
   decision: ApprovalDecision,
   log: SessionLog,
-  records: readonly JournalRecord[],
+  request: JournalRecord | undefined,
   record: JournalRecord,
 ): void {
-  const requestTs = records[decision.requestSeq - 1]?.event.ts;
+  const requestTs = request?.event.ts;
   if (requestTs)
     recordSpan("harnesshost.approval.wait", timestampMs(requestTs), {
       "harnesshost.session": session,
@@ -73,7 +74,7 @@ function observeDecision(
   metrics.waitDecided(
     waitKindOf(gate?.call.tool ?? ""),
     decision.approved,
-    secondsSince(records[decision.requestSeq - 1]),
+    secondsSince(request),
     state.openedHere.delete(`${session}\u0001${decision.requestSeq}`),
   );
 }

@@ -30,7 +30,7 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
   if (req.executionId) {
     const named = (await state.records.window(state.deps.journal, req.session)).log.execution(req.executionId);
     if (!named) throw new HostError(ErrorCode.NotFound, `session ${req.session} has no execution ${req.executionId}`);
-    if (named.execution.completed || !named.current) return "idle";
+    if (named.completed || !named.current) return "idle";
   }
   const local = state.running.cancel(req.session, req.reason);
   if (local) {

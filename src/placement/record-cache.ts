@@ -1,26 +1,47 @@
-// A per-session cache of committed records and their session-log projection, for placement's reads
-// (exec's gate check, suspend, resume, approvals, memory recovery, the Sessions view), so those cost the
-// records appended since the last one, not the session's length: the projection is folded one record
-// at a time as the window grows and never re-folded. Invariants: the cache only serves a prefix whose
-// last record matches the journal's current head by seq and hash and whose new tail chains onto it,
-// and its projection is exactly the fold of that prefix; anything else is re-read. Its entries
-// together hold at most `budgetBytes` of encoded events (least recently used sessions go first; a
-// session larger than the budget is served but not kept).
+// A per-session cache of a session's lean log projection and the newest of its records, for
+// placement's reads (exec's gate check, suspend, resume, approvals, memory recovery, the Sessions
+// view), so those cost the records appended since the last one, not the session's length: the
+// projection is folded one record at a time as the session grows and never re-folded, and it keeps
+// neither every record nor completed turns' inputs and effects (SessionLog.lean), so a
+// million-event session stays cached. Invariants: the cache only serves a projection whose head
+// matches the journal's current head by seq and hash and whose new records chain onto it, and that
+// projection is exactly the fold of records 1..head; the records it keeps are a contiguous run ending
+// at the head (from the last END, at most TAIL_RECORDS), and any other record is read from the journal.
+// Its entries together hold at most `budgetBytes` (the projections' retainedBytes estimate plus the
+// kept records' encoded bytes; least recently used sessions go first; a larger entry is served but not
+// kept).
 import { SessionLog } from "../controller/projection.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
 import { eventBytes } from "../wire/event-bytes.js";
 
-/** A session's records 1..head with their projection. Callers must neither mutate nor retain them. */
+/** Most records an entry keeps (the newest, from the session's last END on). */
+export const TAIL_RECORDS = 1024;
+/** Records folded per journal read when a session's projection is built from its start. */
+const FOLD_PAGE = 8192;
+
+/**
+ * A session's projection through its head, the head record, and any of its records. It is the cache's
+ * own and follows the session as records are noted: callers must not retain it past the operation.
+ */
 export interface RecordWindow {
-  readonly records: readonly JournalRecord[];
   readonly log: SessionLog;
+  /** The head record (undefined for a session with no records). */
+  readonly last: JournalRecord | undefined;
+  /** The record at `seq` (1..head), from the kept records or the journal; undefined outside 1..head. */
+  record(seq: number): Promise<JournalRecord | undefined>;
+  /** Records from..to (clipped to 1..head), in seq order. */
+  range(from: number, to: number): Promise<readonly JournalRecord[]>;
 }
 
 interface Entry {
-  readonly records: JournalRecord[];
   readonly log: SessionLog;
+  /** Records tail[0].seq..head, contiguous. */
+  tail: JournalRecord[];
+  tailBytes: number;
+  /** What the entry was last counted at in the LRU. */
+  bytes: number;
 }
 
 function bytesOf(records: readonly JournalRecord[]): number {
@@ -29,90 +50,131 @@ function bytesOf(records: readonly JournalRecord[]): number {
   return n;
 }
 
+function entryBytes(e: Entry): number {
+  return e.log.retainedBytes + e.tailBytes;
+}
+
+/** Folds records into the entry and keeps the newest of them (from the last END, at most TAIL_RECORDS). */
+function extend(entry: Entry, records: readonly JournalRecord[]): void {
+  for (const rec of records) entry.log.apply(rec);
+  entry.tail.push(...records);
+  entry.tailBytes += bytesOf(records);
+  const head = entry.log.head.seq;
+  const keepFrom = Math.max(entry.log.lastEndSeq, head - TAIL_RECORDS + 1, 1);
+  const first = entry.tail[0]?.seq ?? keepFrom;
+  if (first < keepFrom) {
+    const dropped = entry.tail.splice(0, keepFrom - first);
+    entry.tailBytes -= bytesOf(dropped);
+  }
+}
+
+class Window implements RecordWindow {
+  constructor(
+    private readonly journal: Journal,
+    private readonly session: string,
+    private readonly entry: Entry,
+  ) {}
+
+  get log(): SessionLog {
+    return this.entry.log;
+  }
+
+  get last(): JournalRecord | undefined {
+    return this.entry.tail.at(-1);
+  }
+
+  async record(seq: number): Promise<JournalRecord | undefined> {
+    return (await this.range(seq, seq))[0];
+  }
+
+  async range(from: number, to: number): Promise<readonly JournalRecord[]> {
+    const lo = Math.max(from, 1);
+    const hi = Math.min(to, this.entry.log.head.seq);
+    if (lo > hi) return [];
+    const tail = this.entry.tail;
+    const first = tail[0]?.seq;
+    if (first !== undefined && lo >= first) return tail.slice(lo - first, hi - first + 1);
+    return this.journal.readRange(this.session, lo, hi);
+  }
+}
+
 export class RecordCache {
   private readonly entries: ByteLru<Entry>;
 
-  /** @param budgetBytes encoded event bytes kept over all sessions (limit recordCacheBytes). */
+  /** @param budgetBytes bytes kept over all sessions (limit recordCacheBytes; see the module comment). */
   constructor(budgetBytes = DEFAULT_LIMITS.recordCacheBytes) {
     this.entries = new ByteLru(budgetBytes);
   }
 
-  /** Encoded bytes currently held (for tests and diagnostics). */
+  /** Bytes currently counted (for tests and diagnostics). */
   get bytes(): number {
     return this.entries.totalBytes;
   }
 
-  /**
-   * Every record of the session, 1..head. The array is the cache's own and grows as the session
-   * does: callers must neither mutate nor retain it past the operation.
-   */
-  async all(journal: Journal, session: string): Promise<readonly JournalRecord[]> {
-    return (await this.window(journal, session)).records;
-  }
-
-  /** The records and their projection (see `all`). Safe for readers that do not hold the session. */
+  /** The projection and the records of the session through its head. Safe for readers that do not hold the session. */
   async window(journal: Journal, session: string): Promise<RecordWindow> {
     for (let attempt = 0; ; attempt++) {
       const head = await journal.head(session);
       const cached = this.entries.get(session);
       let entry = cached;
-      const records = entry?.records;
-      const last = records?.at(-1);
-      if (
-        records &&
-        (records.length > head.seq ||
-          (last !== undefined && last.seq !== records.length) ||
-          (records.length === head.seq && (last?.contentHash ?? "") !== head.hash))
-      ) {
-        entry = undefined;
-      }
-      entry ??= { records: [], log: new SessionLog() };
-      const from = entry.records.length;
-      let added = 0;
-      if (from < head.seq) {
+      const at = entry?.log.head;
+      if (at && (at.seq > head.seq || (at.seq === head.seq && at.hash !== head.hash))) entry = undefined;
+      if (!entry) {
+        entry = await this.fold(journal, session, head.seq);
+      } else if (entry.log.head.seq < head.seq) {
+        const from = entry.log.head.seq;
         const tail = await journal.readRange(session, from + 1, head.seq);
-        const prev = entry.records.at(-1)?.contentHash ?? "";
         // Another reader or a noted append grew the entry meanwhile: start over from what it holds now.
-        if (entry.records.length !== from && attempt < 3) continue;
-        if (entry.records.length !== from || (tail[0] !== undefined && tail[0].prevHash !== prev)) {
-          const all = await journal.readRange(session, 1, head.seq);
-          entry = { records: all, log: SessionLog.of(all) };
+        if (entry.log.head.seq !== from && attempt < 3) continue;
+        if (entry.log.head.seq !== from || (tail[0] !== undefined && tail[0].prevHash !== entry.log.head.hash)) {
+          entry = await this.fold(journal, session, head.seq);
         } else {
-          for (const rec of tail) {
-            entry.records.push(rec);
-            entry.log.apply(rec);
-          }
-          added = bytesOf(tail);
+          extend(entry, tail);
         }
       }
-      if (entry === cached) this.entries.grow(session, added);
-      else this.entries.set(session, entry, bytesOf(entry.records));
-      return entry;
+      this.count(session, entry, entry === cached);
+      return new Window(journal, session, entry);
     }
   }
 
   /**
    * Records this process just committed (the journal's own return values) extend a cached session
-   * whose last record they chain onto; anything else is left for `window` to re-read.
+   * whose head they chain onto; anything else is left for `window` to re-read.
    */
   noteAppended(session: string, appended: readonly JournalRecord[]): void {
     const entry = this.entries.get(session);
     if (!entry) return;
-    const { records, log } = entry;
-    let last = records.at(-1);
+    let { seq, hash } = entry.log.head;
     for (const rec of appended) {
-      if (rec.seq !== records.length + 1 || rec.prevHash !== (last?.contentHash ?? "")) {
+      if (rec.seq !== seq + 1 || rec.prevHash !== hash) {
         this.entries.delete(session);
         return;
       }
-      records.push(rec);
-      log.apply(rec);
-      last = rec;
+      seq = rec.seq;
+      hash = rec.contentHash;
     }
-    this.entries.grow(session, bytesOf(appended));
+    extend(entry, appended);
+    this.count(session, entry, true);
   }
 
   forget(session: string): void {
     this.entries.delete(session);
+  }
+
+  /** Builds the session's projection from its first record, a page at a time (the records are not kept). */
+  private async fold(journal: Journal, session: string, headSeq: number): Promise<Entry> {
+    const entry: Entry = { log: SessionLog.lean(), tail: [], tailBytes: 0, bytes: 0 };
+    for (let from = 1; from <= headSeq; from += FOLD_PAGE) {
+      extend(entry, await journal.readRange(session, from, Math.min(from + FOLD_PAGE - 1, headSeq)));
+    }
+    return entry;
+  }
+
+  /** Counts the entry at its current size (stored anew unless it is the cached one). */
+  private count(session: string, entry: Entry, cached: boolean): void {
+    const bytes = entryBytes(entry);
+    if (cached) this.entries.grow(session, bytes - entry.bytes);
+    else this.entries.set(session, entry, bytes);
+    entry.bytes = bytes;
   }
 }

@@ -40,9 +40,9 @@ export function resumeOp(op: OperationContext, session: string, outer: AbortSign
   return withLockedSession(op.state, session, "resume", { signal: outer, turn: true }, async (s) => {
     let mark: TurnMark | undefined;
     try {
-      const { records, log } = s.window;
+      const { log } = s.window;
       const gate = log.pendingApproval();
-      if (gate) return { turn: undefined, record: records.at(-1)!, parked: gate.ref } satisfies ResumeResult;
+      if (gate) return { turn: undefined, record: s.window.last!, parked: gate.ref } satisfies ResumeResult;
       const plan = await planResume(op, s, log, call.ctx);
       const inc = await resumeActor(op, s, plan);
       if (plan.pendingId === undefined) return await resumeIdle(op, s, plan, call);
@@ -117,7 +117,7 @@ async function resumeIdle(
 ): Promise<ResumeResult> {
   const { fence, record } = await state.commitLifecycle(
     s.uid,
-    s.window.records.at(-1)?.seq ?? 0,
+    s.window.last?.seq ?? 0,
     ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
   );
   if (plan.admission.memory) state.actorFence.set(s.uid, fence);
@@ -136,7 +136,7 @@ async function redrive(
 ): Promise<ResumeResult> {
   const { state } = op;
   const { entry, admission, session, fence } = placed;
-  const { records, log } = s.window;
+  const { log } = s.window;
   // Read before the re-drive: the window's projection moves on as the turn's records are noted.
   const awaited = log.awaitedCall();
   const deadline = turnDeadline(s.signal, state.turnMs);
@@ -147,7 +147,7 @@ async function redrive(
       binding: { harness: inc.harness, name: entry.name, descriptor: admission.descriptor, digest: admission.digest },
       fence,
       ...(admission.memory ? { history: [] } : {}),
-      records,
+      records: { headSeq: log.head.seq, range: (from, to) => s.window.range(from, to) },
       log,
       ...(s.info.identity ? { identity: s.info.identity } : {}),
       ...(call.ctx?.requestId !== undefined ? { requestId: call.ctx.requestId } : {}),

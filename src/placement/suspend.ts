@@ -23,17 +23,17 @@ export function suspendOp(
 ): Promise<SuspendResult> {
   const { state } = op;
   return withLockedSession(state, session, "suspend", { signal }, async (s) => {
-    const { records, log } = s.window;
+    const { last, log } = s.window;
     const entry = await state.resolveHarness(s.info.harness, log, s.info);
     const opLog = state.opLog(ctx, session, entry.name);
     const existing = log.lastOwnSuspend;
     if (s.info.computeState === "COLD" && existing && existing.seq === s.info.lastSeq) {
-      return { record: records.at(-1)!, ref: existing.ref };
+      return { record: last!, ref: existing.ref };
     }
     const ref = await captureState(op, entry, s, opLog);
     const { record } = await state.commitLifecycle(
       session,
-      records.at(-1)?.seq ?? 0,
+      last?.seq ?? 0,
       ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
         snapshotLocal: ref.local,
         snapshotExternalUri: ref.externalUri,
@@ -55,13 +55,14 @@ export function suspendOp(
  */
 async function captureState({ actors }: OperationContext, entry: HarnessEntry, s: LockedSession, opLog: Log) {
   const admission = await admit(entry, s.signal);
-  const { log, records } = s.window;
+  const { log } = s.window;
   const captures = admission.memory && log.hasTurns;
   if (!captures) return journalRef(s.uid);
   const pendingStart = await actors.pendingTurnStart(entry, s.uid, log);
   if (pendingStart) return pendingStart;
   await actors.requireLiveActor(entry, admission, s.info, s.window);
   const ref: SnapshotRef =
-    (await actors.headCheckpoint(s.uid, records)) ?? (await entry.runtime.snapshot(s.uid, "EXTERNAL", s.signal, opLog));
+    (await actors.headCheckpoint(s.uid, s.window.last)) ??
+    (await entry.runtime.snapshot(s.uid, "EXTERNAL", s.signal, opLog));
   return ref;
 }

@@ -11,7 +11,7 @@ import type { SessionLog } from "../controller/projection.js";
 import { upgradeEvent } from "../controller/upgrade-record.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { type Event, Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
-import type { JournalRecord, SessionInfo } from "../journal/types.js";
+import type { SessionInfo } from "../journal/types.js";
 import type { OpContext } from "../obs/context.js";
 import type { SnapshotRef } from "../runtime/types.js";
 import { memoryRef } from "../snapshot/ref.js";
@@ -71,7 +71,7 @@ async function upgradeLocked(state: PlacementState, s: LockedSession, toVersion:
   const from = pin?.harness === info.harness ? pin.version : "";
   if (from === toVersion) return { from, to: toVersion, upgradeSeq: 0, replayedTurns: 0, snapshot: "" };
   const { entry, admission } = await admitVersion(state, info, toVersion, signal);
-  const head = window.records.at(-1)?.seq ?? 0;
+  const head = window.last?.seq ?? 0;
   // The target build's digest pins the session to that build straight away (get, harness list).
   const record = upgradeEvent({ harness: entry.name, from, to: toVersion, digest: admission.digest });
   const up: Upgrade = { s, entry, admission, from, to: toVersion, head, record };
@@ -157,12 +157,12 @@ async function upgradeMemory(state: PlacementState, up: Upgrade): Promise<Upgrad
  */
 async function upgradeSource(state: PlacementState, s: LockedSession, from: string): Promise<SnapshotRef | undefined> {
   const { info } = s;
-  const { log, records }: { log: SessionLog; records: readonly JournalRecord[] } = s.window;
+  const { log }: { log: SessionLog } = s.window;
   if (log.lastEndSeq === 0) return undefined;
   const own = log.lastOwnSuspend;
   if (info.computeState === "COLD" && own?.ref.memory && own.seq > log.lastEndSeq) return own.ref;
   const checkpoint = await state.deps.journal.latestCheckpoint(info.uid);
-  const bound = checkpoint ? records[checkpoint.seq - 1] : undefined;
+  const bound = checkpoint ? await s.window.record(checkpoint.seq) : undefined;
   if (checkpoint && bound?.contentHash === checkpoint.contentHash && checkpoint.seq >= log.lastEndSeq)
     return memoryRef(info.uid, checkpoint.digest);
   const old = state.deps.harnesses.resolveVersion?.(info.harness, from);

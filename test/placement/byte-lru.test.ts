@@ -37,7 +37,7 @@ describe("ByteLru", () => {
       await journal.appendBatch(s, 0, 0, [inputEvent(text)]);
       const got = await history.get(journal, s, await journal.head(s));
       expect(got).toHaveLength(1);
-      expect((await records.all(journal, s)).length).toBe(1);
+      expect((await records.window(journal, s)).log.length).toBe(1);
       expect(history.bytes).toBeLessThanOrEqual(4096);
       expect(records.bytes).toBeLessThanOrEqual(4096);
     }
@@ -50,7 +50,7 @@ describe("ByteLru", () => {
       Array.from({ length: 6 }, () => inputEvent(text)),
     );
     expect(await history.get(journal, "big", await journal.head("big"))).toHaveLength(6);
-    expect((await records.all(journal, "big")).length).toBe(6);
+    expect((await records.window(journal, "big")).log.length).toBe(6);
     expect(history.bytes).toBeLessThanOrEqual(4096);
   });
 });
