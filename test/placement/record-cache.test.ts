@@ -1,12 +1,15 @@
 // RecordCache (src/placement/record-cache.ts) learning records this process committed. Invariant: the
 // cache only serves a prefix whose last record matches the journal's head by seq and hash; noted
-// records extend it only when they chain onto its last record, and anything else is re-read.
+// records extend it only when they chain onto its last record, and anything else is re-read; a long
+// session is kept as its lean projection and the records from its last END, so it stays cached.
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
+import { eventBytes } from "../../src/wire/event-bytes.js";
+import { ev, textMessage } from "../../src/controller/index.js";
 import { countingJournal } from "../fixtures/counting-journal.js";
 
 function input(text: string): Event {
@@ -74,5 +77,65 @@ describe("RecordCache.noteAppended", () => {
     const real = await journal.appendBatch("s", 1, 0, [input("b")]);
     const all = await allOf(cache, journal, "s");
     expect(all.at(-1)!.contentHash).toBe(real[0]!.contentHash);
+  });
+});
+
+/** One completed turn: EXECUTION_START, its INPUT (a long prompt), an OUTPUT, END. */
+function turn(id: string, text: string): Event[] {
+  return [
+    ev.executionStart(id, {
+      inputCount: 1,
+      harness: "echo",
+      harnessVersion: "1",
+      config: new Uint8Array(),
+      resumeFromSeq: 0,
+    }),
+    ev.input(id, textMessage("user", text)),
+    ev.output(id, textMessage("assistant", `echo:${text}`)),
+    ev.end(id),
+  ];
+}
+
+describe("RecordCache on a long session", () => {
+  it("aSessionLargerThanTheBudgetStaysCachedAsItsLeanProjectionAndIsNotReRead", async () => {
+    const { journal, reads } = counting(new MemoryJournal());
+    const events = Array.from({ length: 500 }, (_, i) => turn(`e${i}`, "p".repeat(500))).flat();
+    const records = await journal.appendBatch("s", 0, 0, events);
+    let encoded = 0;
+    for (const r of records) encoded += eventBytes(r.event);
+    const budget = Math.floor(encoded / 2);
+    const cache = new RecordCache(budget);
+    const window = await cache.window(journal, "s");
+    expect(window.log.head.seq).toBe(2000);
+    expect(cache.bytes).toBeGreaterThan(0);
+    expect(cache.bytes).toBeLessThanOrEqual(budget);
+    const before = reads();
+    const appended = await journal.appendBatch("s", 2000, 0, turn("next", "q"));
+    cache.noteAppended("s", appended);
+    const again = await cache.window(journal, "s");
+    expect(reads()).toBe(before);
+    expect(again.log.head.seq).toBe(2004);
+    expect(again.log.lastEndSeq).toBe(2004);
+  });
+
+  it("theWindowKeepsRecordsFromTheLastEndAndServesOlderOnesFromTheJournal", async () => {
+    const journal = new MemoryJournal();
+    const events = Array.from({ length: 50 }, (_, i) => turn(`e${i}`, `t${i}`)).flat();
+    await journal.appendBatch("s", 0, 0, [...events, ...turn("open", "x").slice(0, 3)]);
+    const cache = new RecordCache();
+    const window = await cache.window(journal, "s");
+    const expected = await journal.readRange("s");
+    expect(window.last?.contentHash).toBe(expected.at(-1)?.contentHash);
+    expect((await window.record(203))?.contentHash).toBe(expected[202]?.contentHash);
+    const old = await window.range(1, 8);
+    expect(old.map((r) => r.contentHash)).toEqual(expected.slice(0, 8).map((r) => r.contentHash));
+    const tail = await window.range(200, 203);
+    expect(tail.map((r) => r.seq)).toEqual([200, 201, 202, 203]);
+    expect(await window.record(0)).toBeUndefined();
+    expect(await window.record(204)).toBeUndefined();
+    // The pending turn's records (from the last END on) are kept; everything before it is not.
+    expect(cache.bytes).toBeLessThan(
+      window.log.retainedBytes + expected.slice(199).reduce((n, r) => n + eventBytes(r.event), 0) + 1,
+    );
   });
 });
