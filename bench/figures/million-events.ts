@@ -7,13 +7,17 @@
 // - verify_1m_peak_rss_mib / export_1m_peak_rss_mib: the peak RSS (VmHWM) of a child process running
 //   `harnesshost verify` / `harnesshost export --out` on the 1M-event session; details hold the same
 //   commands' peaks on the 10-event session, so constant memory reads as equal peaks;
+// - long_session_1m_compacted_ratio: after those turns, a compaction record of all but the newest events is
+//   appended to the long session (bench/lib/long-build.ts appendCompactionTurn), so a stateless turn's
+//   Start.history is a few events (§16); then the same alternating turns. The uncompacted ratio is bound
+//   by the stateless contract (its history is the whole session); this one shows what the host adds;
 // (storage_per_turn_ratio, once measured here over 12 turns, is bench/figures/storage-per-turn.ts.)
 // The long session is built by buildLongSession (the journal's own appendBatch, 5,000 events per
 // transaction), not by a million turns. Invariant: both sessions live in one journal and their turns
 // alternate, so only their length differs.
 import { openEchoHost, type EchoHost } from "../lib/echo-host.js";
 import { promptText } from "../lib/echo-turns.js";
-import { buildLongSession } from "../lib/long-build.js";
+import { appendCompactionTurn, buildLongSession } from "../lib/long-build.js";
 import { peakRssOf } from "../lib/peak-rss.js";
 import { median, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
@@ -35,7 +39,12 @@ async function echoTurn(
 
 export const millionEvents: Figure = {
   key: "long_session_1m_ratio",
-  extraKeys: ["cold_resume_1m_ms", "verify_1m_peak_rss_mib", "export_1m_peak_rss_mib"],
+  extraKeys: [
+    "cold_resume_1m_ms",
+    "verify_1m_peak_rss_mib",
+    "export_1m_peak_rss_mib",
+    "long_session_1m_compacted_ratio",
+  ],
   title: "turn cost at 1,000,000 prior events vs at 10 (harness in process); cold resume, verify, export",
   timeoutMs: { quick: 120_000, full: 3_600_000 },
   async run(opts: RunOptions): Promise<FigureResult> {
@@ -64,26 +73,30 @@ export const millionEvents: Figure = {
       const host = await openEchoHost(dir.path, "local", dbPath);
       const shortMs: number[] = [];
       const longMs: number[] = [];
+      const compacted = { short: [] as number[], long: [] as number[] };
       let coldMs: number;
+      const alternate = async (i: number, into: { short: number[]; long: number[] }): Promise<void> => {
+        const order: [string, number[]][] =
+          i % 2 === 0
+            ? [
+                [short, into.short],
+                [long, into.long],
+              ]
+            : [
+                [long, into.long],
+                [short, into.short],
+              ];
+        for (const [session, samples] of order) {
+          const t = await echoTurn(host, session, i);
+          if (i > warmup) samples.push(t.ms);
+        }
+      };
       try {
         await echoTurn(host, long, 0);
         coldMs = performance.now() - c0;
-        for (let i = 1; i <= warmup + turns; i++) {
-          const order: [string, number[]][] =
-            i % 2 === 0
-              ? [
-                  [short, shortMs],
-                  [long, longMs],
-                ]
-              : [
-                  [long, longMs],
-                  [short, shortMs],
-                ];
-          for (const [session, into] of order) {
-            const t = await echoTurn(host, session, i);
-            if (i > warmup) into.push(t.ms);
-          }
-        }
+        for (let i = 1; i <= warmup + turns; i++) await alternate(i, { short: shortMs, long: longMs });
+        await appendCompactionTurn(host.journal, long);
+        for (let i = 1; i <= warmup + turns; i++) await alternate(i, compacted);
       } finally {
         await host.close();
       }
@@ -95,6 +108,7 @@ export const millionEvents: Figure = {
       const exportShort = await peakRssOf(["export", "--journal", dbPath, "--session", short, "--out", out]);
 
       const ratio = median(longMs) / median(shortMs);
+      const compactedRatio = median(compacted.long) / median(compacted.short);
       return {
         status: "ok",
         value: round(ratio),
@@ -116,6 +130,22 @@ export const millionEvents: Figure = {
           longTurnsMs: longMs.map(round).join(" / "),
         },
         also: {
+          long_session_1m_compacted_ratio: {
+            value: round(compactedRatio),
+            unit: "×",
+            measured: sampleOf(compacted.long.map(round), "ms", true),
+            baseline: {
+              ...sampleOf(compacted.short.map(round), "ms", true),
+              what: `p50 echo turn at ${shortEvents} prior events`,
+            },
+            ratio: round(compactedRatio),
+            target: { op: "<=", value: 1.5 },
+            details: {
+              what: `echo turns on the ${longEvents}-event session after a compaction record of all but its newest 5 events (Start.history ~10 events)`,
+              turnsEach: turns,
+              warmupTurns: warmup,
+            },
+          },
           cold_resume_1m_ms: {
             value: round(coldMs),
             unit: "ms",

@@ -45,6 +45,7 @@ const KEYS = [
   "cold_resume_1m_ms",
   "verify_1m_peak_rss_mib",
   "export_1m_peak_rss_mib",
+  "long_session_1m_compacted_ratio",
   "storage_per_turn_ratio",
   "turn_10k_resident_p50_ratio",
   "turn_10k_resident_p99_ratio",
