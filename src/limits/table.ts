@@ -219,7 +219,7 @@ export const LIMIT_TABLE = {
     default: 64 * MiB,
     unit: "bytes",
     scope: "memory",
-    what: "Encoded bytes of the committed records the host caches for suspend, resume, approvals and recovery, over all sessions; past it the least recently used sessions are dropped.",
+    what: "Bytes the host caches for suspend, resume, approvals and recovery, over all sessions: each session's lean projection (about 290 bytes per completed turn, plus the pending turn's encoded inputs and effects) and its newest records (from its last END, at most 1,024); past it the least recently used sessions are dropped.",
     why: "As historyCacheBytes: operations cost only the new records while a session stays cached, and memory stays bounded by bytes.",
     min: 0,
   },
