@@ -24,6 +24,29 @@ const TURN_FILTERS: readonly { label: string; turns: readonly TurnStatusWord[] }
   { label: "completed", turns: ["completed"] },
 ];
 
+/** One of the list's filters: "any" or one of `options`; picking one calls `onPick` with it ("" for any). */
+function FilterSelect(p: {
+  label: string;
+  name: string;
+  value: string;
+  options: readonly string[];
+  onPick: (value: string) => void;
+}) {
+  return (
+    <label>
+      {p.label}{" "}
+      <select name={p.name} value={p.value} onChange={(e) => p.onPick(e.currentTarget.value)}>
+        <option value="">any</option>
+        {p.options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function SessionsView() {
   const [project, setProject] = useState("");
   const [state, setState] = useState("");
@@ -98,60 +121,36 @@ export function SessionsView() {
             }}
           />
         </label>
-        <label>
-          Tier{" "}
-          <select
-            name="state"
-            value={state}
-            onChange={(e) => {
-              setState(e.currentTarget.value);
-              setTokens([""]);
-            }}
-          >
-            <option value="">any</option>
-            {TIERS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          State{" "}
-          <select
-            name="turn"
-            value={turn}
-            onChange={(e) => {
-              setTurn(e.currentTarget.value);
-              setTokens([""]);
-            }}
-          >
-            <option value="">any</option>
-            {TURN_FILTERS.map((f) => (
-              <option key={f.label} value={f.label}>
-                {f.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Harness{" "}
-          <select
-            name="harness"
-            value={harness}
-            onChange={(e) => {
-              setHarness(e.currentTarget.value);
-              setTokens([""]);
-            }}
-          >
-            <option value="">any</option>
-            {harnesses.map((h) => (
-              <option key={h} value={h}>
-                {h}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Tier"
+          name="state"
+          value={state}
+          options={TIERS}
+          onPick={(v) => {
+            setState(v);
+            setTokens([""]);
+          }}
+        />
+        <FilterSelect
+          label="State"
+          name="turn"
+          value={turn}
+          options={TURN_FILTERS.map((f) => f.label)}
+          onPick={(v) => {
+            setTurn(v);
+            setTokens([""]);
+          }}
+        />
+        <FilterSelect
+          label="Harness"
+          name="harness"
+          value={harness}
+          options={harnesses}
+          onPick={(v) => {
+            setHarness(v);
+            setTokens([""]);
+          }}
+        />
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>
