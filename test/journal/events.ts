@@ -70,12 +70,22 @@ export function unhashableEvent(): Event {
 }
 
 /** An EXECUTION_START of `harness` at `version` (what pins a session, src/journal/pin.ts). */
-export function executionStartEvent(harness: string, version: string, executionId = "e1"): Event {
+export function executionStartEvent(harness: string, version: string, executionId = "e1", inputCount = 0): Event {
   return create(EventSchema, {
     executionId,
     kind: EventKind.EVENT_EXECUTION_START,
-    body: { case: "executionStart", value: { harness, harnessVersion: version, inputCount: 0n } },
+    body: { case: "executionStart", value: { harness, harnessVersion: version, inputCount: BigInt(inputCount) } },
   });
+}
+
+/** One completed echo-shaped turn: EXECUTION_START, its INPUT `text`, an OUTPUT `echo:<text>`, END. */
+export function completedTurnEvents(executionId: string, text: string): Event[] {
+  return [
+    executionStartEvent("echo", "1", executionId, 1),
+    inputEvent(text, executionId),
+    outputEvent(`echo:${text}`, executionId),
+    endEvent(executionId),
+  ];
 }
 
 /** The host's upgrade record (docs/versioning.md): moves the pin to `to`. */

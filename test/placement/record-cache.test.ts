@@ -3,21 +3,16 @@
 // records extend it only when they chain onto its last record, and anything else is re-read; a long
 // session is kept as its lean projection and the records from its last END, so it stays cached.
 import { describe, expect, it } from "vitest";
-import { create } from "@bufbuild/protobuf";
-import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
+import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";
-import { ev, textMessage } from "../../src/controller/index.js";
 import { countingJournal } from "../fixtures/counting-journal.js";
+import { completedTurnEvents, inputEvent } from "../journal/events.js";
 
-function input(text: string): Event {
-  return create(EventSchema, {
-    kind: EventKind.EVENT_INPUT,
-    body: { case: "message", value: { role: "user", parts: [{ part: { case: "text", value: { text } } }] } },
-  });
-}
+/** An INPUT without an execution id (the cache folds any record; these tests read records, not turns). */
+const input = (text: string): Event => inputEvent(text, "");
 
 /** The journal with a count of readRange calls. */
 function counting(inner: Journal): { journal: Journal; reads: () => number } {
@@ -80,26 +75,10 @@ describe("RecordCache.noteAppended", () => {
   });
 });
 
-/** One completed turn: EXECUTION_START, its INPUT (a long prompt), an OUTPUT, END. */
-function turn(id: string, text: string): Event[] {
-  return [
-    ev.executionStart(id, {
-      inputCount: 1,
-      harness: "echo",
-      harnessVersion: "1",
-      config: new Uint8Array(),
-      resumeFromSeq: 0,
-    }),
-    ev.input(id, textMessage("user", text)),
-    ev.output(id, textMessage("assistant", `echo:${text}`)),
-    ev.end(id),
-  ];
-}
-
 describe("RecordCache on a long session", () => {
   it("aSessionLargerThanTheBudgetStaysCachedAsItsLeanProjectionAndIsNotReRead", async () => {
     const { journal, reads } = counting(new MemoryJournal());
-    const events = Array.from({ length: 500 }, (_, i) => turn(`e${i}`, "p".repeat(500))).flat();
+    const events = Array.from({ length: 500 }, (_, i) => completedTurnEvents(`e${i}`, "p".repeat(500))).flat();
     const records = await journal.appendBatch("s", 0, 0, events);
     let encoded = 0;
     for (const r of records) encoded += eventBytes(r.event);
@@ -110,7 +89,7 @@ describe("RecordCache on a long session", () => {
     expect(cache.bytes).toBeGreaterThan(0);
     expect(cache.bytes).toBeLessThanOrEqual(budget);
     const before = reads();
-    const appended = await journal.appendBatch("s", 2000, 0, turn("next", "q"));
+    const appended = await journal.appendBatch("s", 2000, 0, completedTurnEvents("next", "q"));
     cache.noteAppended("s", appended);
     const again = await cache.window(journal, "s");
     expect(reads()).toBe(before);
@@ -120,8 +99,8 @@ describe("RecordCache on a long session", () => {
 
   it("theWindowKeepsRecordsFromTheLastEndAndServesOlderOnesFromTheJournal", async () => {
     const journal = new MemoryJournal();
-    const events = Array.from({ length: 50 }, (_, i) => turn(`e${i}`, `t${i}`)).flat();
-    await journal.appendBatch("s", 0, 0, [...events, ...turn("open", "x").slice(0, 3)]);
+    const events = Array.from({ length: 50 }, (_, i) => completedTurnEvents(`e${i}`, `t${i}`)).flat();
+    await journal.appendBatch("s", 0, 0, [...events, ...completedTurnEvents("open", "x").slice(0, 3)]);
     const cache = new RecordCache();
     const window = await cache.window(journal, "s");
     const expected = await journal.readRange("s");
