@@ -88,6 +88,8 @@ export class WalCheckpointer {
   private readonly sleep = new Int32Array(new SharedArrayBuffer(4));
   private readonly backgroundPages: number;
   private readonly resetPages: number;
+  /** Prepared once: afterCommit reads the WAL's frames after every commit. */
+  private readonly noop: BetterSqlite3.Statement<[], CheckpointRow>;
 
   constructor(
     private readonly db: BetterSqlite3.Database,
@@ -98,11 +100,12 @@ export class WalCheckpointer {
     this.backgroundPages = opts.backgroundPages ?? DEFAULT_BACKGROUND_PAGES;
     this.resetPages = opts.resetPages ?? DEFAULT_RESET_PAGES;
     db.pragma("wal_autocheckpoint = 0");
+    this.noop = db.prepare<[], CheckpointRow>("PRAGMA wal_checkpoint(NOOP)");
   }
 
   /** Frames in the WAL and frames already copied into the database; reads shared memory, no lock. */
   walFrames(): { log: number; checkpointed: number } {
-    const [row] = this.db.pragma("wal_checkpoint(NOOP)") as CheckpointRow[];
+    const row = this.noop.get();
     return { log: row?.log ?? 0, checkpointed: row?.checkpointed ?? 0 };
   }
 
