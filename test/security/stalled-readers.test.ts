@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 /** Polls (bounded) until an Exec on `session` is accepted again, i.e. the stalled turn let go of it. */
-async function untilSessionFree(session: string): Promise<void> {
+async function untilSessionFree(session: string, fx: Fixture = f): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    const { error } = await drain(f.sessions.exec({ session, inputs: [userInput("again")] }));
+    const { error } = await drain(fx.sessions.exec({ session, inputs: [userInput("again")] }));
     if (error === undefined) return;
     if (error.grpcCode !== status.ABORTED) throw error;
     await new Promise((r) => setTimeout(r, 100));
@@ -95,14 +95,7 @@ describe("stalled readers together (streamBufferTotalBytes)", () => {
       const uid = s.metadata?.uid ?? "";
       clients.push({ uid, stalled: stalledExec(g.server.addr, uid, "t".repeat(INPUT)) });
     }
-    for (const c of clients) {
-      for (let i = 0; i < 300; i++) {
-        const { error } = await drain(g.sessions.exec({ session: c.uid, inputs: [userInput("again")] }));
-        if (error === undefined) break;
-        if (error.grpcCode !== status.ABORTED) throw error;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const c of clients) await untilSessionFree(c.uid, g);
     await healthServing(g.server.addr);
     // Every turn is over and no client has read: what the host still holds for them is within budget.
     const held = heldStreamBytes(g.host);
