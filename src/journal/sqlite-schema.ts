@@ -218,9 +218,10 @@ export function requireReadableVersion(db: BetterSqlite3.Database): void {
 
 /**
  * Switches to WAL. The busy handler does not cover a journal-mode switch, so a concurrent opener can
- * see SQLITE_BUSY here; retry with a short backoff up to the busy timeout.
+ * see SQLITE_BUSY here; retry with a short backoff up to the busy timeout. Returns the mode it is in
+ * ("memory" for an in-memory database, which has no WAL).
  */
-export function enableWal(db: BetterSqlite3.Database, timeoutMs: number): void {
+export function enableWal(db: BetterSqlite3.Database, timeoutMs: number): "wal" | "memory" {
   const deadline = Date.now() + timeoutMs;
   let backoffMs = 2;
   for (;;) {
@@ -229,7 +230,7 @@ export function enableWal(db: BetterSqlite3.Database, timeoutMs: number): void {
       if (mode !== "wal" && mode !== "memory") {
         throw new HostError(ErrorCode.FailedPrecondition, `journal could not switch to WAL (mode is ${mode})`);
       }
-      return;
+      return mode;
     } catch (err) {
       if (!isBusy(err) || Date.now() >= deadline) throw err;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, backoffMs);

@@ -422,12 +422,12 @@ export class SqliteJournal implements Journal {
     const db = new Database(path, { timeout: busyTimeoutMs });
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-      enableWal(db, busyTimeoutMs);
+      const mode = enableWal(db, busyTimeoutMs);
       db.pragma("synchronous = FULL");
       migrate(db);
       const journal = new SqliteJournal(db, opts.groupCommit);
       const wal = opts.walCheckpoint ?? true;
-      if (wal !== false && !db.memory && String(db.pragma("journal_mode", { simple: true })) === "wal") {
+      if (wal !== false && !db.memory && mode === "wal") {
         journal.checkpointer = new WalCheckpointer(db, resolvePath(path), busyTimeoutMs, wal === true ? {} : wal);
       }
       return journal;
