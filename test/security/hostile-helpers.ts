@@ -12,6 +12,7 @@ import { ExecRequestSchema } from "../../src/gen/agentsessions/v1/session_pb.js"
 import type { Journal } from "../../src/journal/types.js";
 import { DEFAULT_LIMITS } from "../../src/limits/index.js";
 import { userInput } from "../server/helpers.js";
+import { envelope } from "./http-raw.js";
 
 /** Health answers SERVING within `withinMs` (a deadline on the call, not a timing assertion). */
 export async function healthServing(addr: string, withinMs = 1000): Promise<void> {
@@ -61,10 +62,10 @@ export interface Stalled {
 export function stalledExec(addr: string, session: string, text: string): Stalled {
   const h2 = connect(`http://${addr}`);
   h2.on("error", () => undefined);
-  const body = toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] }));
-  const frame = Buffer.alloc(5 + body.byteLength);
-  frame.writeUInt32BE(body.byteLength, 1);
-  frame.set(body, 5);
+  const frame = envelope(
+    toBinary(ExecRequestSchema, create(ExecRequestSchema, { session, inputs: [userInput(text)] })),
+    false,
+  );
   const stream = h2.request({
     ":method": "POST",
     ":path": "/agentsessions.v1.Sessions/Exec",
