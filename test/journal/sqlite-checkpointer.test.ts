@@ -132,7 +132,7 @@ describe("sqlite WAL checkpoints", () => {
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
-  it("walCheckpoint false keeps SQLite's auto-checkpoint: no worker, no inline counter", async () => {
+  it("walCheckpointFalseStartsNoWorker: no background or inline checkpoint is counted, every acknowledged append reads back", async () => {
     const { journal, path } = openAt(false);
     const { acked } = await appendRounds(journal, 20);
     expect(journal.walCheckpointStats).toMatchObject({ background: 0, inline: 0, failed: 0 });

@@ -182,7 +182,7 @@ describe("hostile clients over HTTP: the served host's memory", () => {
     );
   }, 300_000);
 
-  it("every journal still verifies after the hostile HTTP clients", async () => {
+  it("everyJournalStillVerifiesAfterTheHostileHttpClients", async () => {
     await serve?.stop();
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, "verify", "--data", join(dir, "data")], {
       timeout: 120_000,
