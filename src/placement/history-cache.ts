@@ -49,13 +49,6 @@ export class HistoryCache {
     if (base > head.seq) throw new RangeError(`history base ${base} is past the head ${head.seq}`);
     let entry = this.usable(session, head, base);
     if (entry && entry.seq === head.seq) return entry.events;
-    if (!entry && head.seq === base && base === 0) {
-      // Keep an empty entry, so the records of the session's first turn extend it and its next turn
-      // reads nothing (without it, every session's second turn re-read its whole history).
-      const empty: Entry = { base: 0, seq: 0, hash: "", events: [] };
-      this.entries.set(session, empty, 0);
-      return empty.events;
-    }
     if (entry) {
       // readRange, not read: one plain loop over the pages, and it records each event's stored size, so
       // the budget does not re-encode what was just decoded.
@@ -118,8 +111,13 @@ export class HistoryCache {
     return true;
   }
 
-  /** Reads base+1..head afresh; the record at `base` (when base > 0) anchors the chain check. */
+  /**
+   * Reads base+1..head afresh; the record at `base` (when base > 0) anchors the chain check. An empty
+   * window (base at the head) reads nothing: the head anchors it, and the entry is kept all the same, so
+   * the records of the next turn extend it (without it, a session's second turn re-read its history).
+   */
   private async readWindow(journal: Journal, session: string, head: Head, base: number): Promise<Entry> {
+    if (head.seq === base) return { base, seq: base, hash: head.hash, events: [] };
     const records = await journal.readRange(session, Math.max(base, 1), head.seq);
     const anchor = base > 0 ? records[0] : undefined;
     const events = (base > 0 ? records.slice(1) : records).map((r) => r.event);
