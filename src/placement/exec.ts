@@ -71,7 +71,8 @@ async function prepareExec(
   const fence = await state.turnFence(s.info);
   const placed = { ...admitted, session: s.uid, fence, observer: req.observer, batch: s.batch };
   if (admission.memory) state.actorFence.set(s.uid, fence);
-  const head = await state.deps.journal.head(s.uid);
+  // The window was read at the head under the session's lock, and nothing since appended: no re-read.
+  const head = s.window.log.head;
   // A stateless harness's history begins after the last compaction's through_seq (§16).
   const historyBase = admission.memory ? 0 : s.window.log.historyBase(head.seq + 1);
   const history = admission.memory ? [] : await state.history.get(state.deps.journal, s.uid, head, historyBase);
