@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
 import type { SessionLog } from "../controller/projection.js";
+import { buildsDiffer } from "../journal/pin.js";
 import {
   COMPACTION_ANNOTATION,
   PIN_ANNOTATION,
@@ -58,7 +59,7 @@ export async function sessionViewWithTurn(
       version: pin.version,
       digest: pin.digest,
       ...(serving !== "" ? { serving_digest: serving } : {}),
-      ...(serving !== "" && pin.digest !== "" && serving !== pin.digest ? { drift: true as const } : {}),
+      ...(buildsDiffer(pin.digest, serving) ? { drift: true as const } : {}),
     };
     session.annotations[PIN_ANNOTATION] = JSON.stringify(value);
   }

@@ -62,6 +62,14 @@ export function recordedVersion(version: string, digest: string): string {
   return digest === "" ? version : `${version}+${digest}`;
 }
 
+/**
+ * Whether two builds of one version differ (a build drift): both digests are known and are not the same.
+ * The one definition of a drift, for admission's warning and the Session view's pin annotation.
+ */
+export function buildsDiffer(pinned: string, running: string): boolean {
+  return pinned !== "" && running !== "" && pinned !== running;
+}
+
 /** A recorded harness_version split into the descriptor's version and the build digest ("" = none recorded). */
 export function splitRecordedVersion(recorded: string): { readonly version: string; readonly digest: string } {
   const m = BUILD_SUFFIX.exec(recorded);

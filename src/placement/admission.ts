@@ -4,6 +4,7 @@
 import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { canPlace } from "../runtime/types.js";
+import { buildsDiffer } from "../journal/pin.js";
 import type { Log } from "../obs/log.js";
 import type { HarnessEntry } from "./harness-entry.js";
 
@@ -87,7 +88,7 @@ export function buildDrift(
   pin: { readonly harness: string; readonly version: string; readonly digest: string } | undefined,
 ): { readonly version: string; readonly pinned: string; readonly running: string } | undefined {
   if (!pin || pin.harness !== harness || pin.version !== admission.descriptor.version) return undefined;
-  if (pin.digest === "" || admission.digest === "" || pin.digest === admission.digest) return undefined;
+  if (!buildsDiffer(pin.digest, admission.digest)) return undefined;
   return { version: pin.version, pinned: pin.digest, running: admission.digest };
 }
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, type HarnessHostClient } from "../../src/client/index.js";
 import { SessionLog } from "../../src/controller/projection.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { recordedVersion, splitRecordedVersion } from "../../src/journal/pin.js";
+import { buildsDiffer, recordedVersion, splitRecordedVersion } from "../../src/journal/pin.js";
 import { serveHarness, type HarnessNode } from "../../src/node/index.js";
 import { createLog } from "../../src/obs/log.js";
 import { fileDigest } from "../../src/runtime/build-digest.js";
@@ -65,6 +65,15 @@ async function pinAnnotation(c: HarnessHostClient, uid: string): Promise<PinAnno
 }
 
 describe("build digests", () => {
+  it("aBuildDriftNeedsBothDigestsKnownAndDifferent", () => {
+    const OTHER = `sha256:${"ef".repeat(32)}`;
+    expect(buildsDiffer(DIGEST_A, OTHER)).toBe(true);
+    expect(buildsDiffer(DIGEST_A, DIGEST_A)).toBe(false);
+    expect(buildsDiffer("", OTHER)).toBe(false);
+    expect(buildsDiffer(DIGEST_A, "")).toBe(false);
+    expect(buildsDiffer("", "")).toBe(false);
+  });
+
   it("theRecordedVersionCarriesTheBuildDigestAndOldJournalsReadAsUnknown", () => {
     expect(recordedVersion("1", "")).toBe("1");
     expect(recordedVersion("1", DIGEST_A)).toBe(`1+${DIGEST_A}`);
