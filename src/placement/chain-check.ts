@@ -21,12 +21,12 @@ export class ChainCheck {
   /** @param maxSessions how many sessions' verified heads to remember (oldest forgotten first). */
   constructor(private readonly maxSessions = 100_000) {}
 
-  /** Throws DataLoss unless the session's chain verifies up to its current head. */
-  async ensure(journal: Journal, session: string): Promise<void> {
+  /** Throws DataLoss unless the session's chain verifies up to its current head; returns that head. */
+  async ensure(journal: Journal, session: string): Promise<Head> {
     const head = await journal.head(session);
     const known = this.verified.get(session);
-    if (known && known.seq === head.seq && known.hash === head.hash) return;
-    if (known && known.seq < head.seq && (await this.extend(journal, session, known, head))) return;
+    if (known && known.seq === head.seq && known.hash === head.hash) return head;
+    if (known && known.seq < head.seq && (await this.extend(journal, session, known, head))) return head;
     const result = await journal.verify(session);
     if (!result.ok) {
       this.verified.delete(session);
@@ -38,6 +38,7 @@ export class ChainCheck {
       );
     }
     this.remember(session, result.head);
+    return result.head;
   }
 
   /** Verifies records known.seq+1..head.seq chain onto the verified prefix; false to fall back to a full walk. */

@@ -11,7 +11,7 @@
 // kept records' encoded bytes; least recently used sessions go first; a larger entry is served but not
 // kept).
 import { SessionLog } from "../controller/projection.js";
-import type { Journal, JournalRecord } from "../journal/types.js";
+import type { Head, Journal, JournalRecord } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
 import { eventBytes } from "../wire/event-bytes.js";
@@ -111,10 +111,14 @@ export class RecordCache {
     return this.entries.totalBytes;
   }
 
-  /** The projection and the records of the session through its head. Safe for readers that do not hold the session. */
-  async window(journal: Journal, session: string): Promise<RecordWindow> {
+  /**
+   * The projection and the records of the session through its head. Safe for readers that do not hold
+   * the session. `known`: the head a holder of the session just read (ChainCheck.ensure), so it is not
+   * read again; a retry reads it afresh.
+   */
+  async window(journal: Journal, session: string, known?: Head): Promise<RecordWindow> {
     for (let attempt = 0; ; attempt++) {
-      const head = await journal.head(session);
+      const head = attempt === 0 && known ? known : await journal.head(session);
       const cached = this.entries.get(session);
       let entry = cached;
       const at = entry?.log.head;

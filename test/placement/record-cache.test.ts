@@ -118,3 +118,20 @@ describe("RecordCache on a long session", () => {
     );
   });
 });
+
+describe("RecordCache.window with a known head", () => {
+  it("aHolderWhoJustReadTheHeadDoesNotHaveItReadAgain", async () => {
+    const inner = new MemoryJournal();
+    await inner.appendBatch("s", 0, 0, [input("a"), input("b")]);
+    const { journal, calls } = countingJournal(inner, new Set(["head"]));
+    const cache = new RecordCache();
+    const head = await inner.head("s");
+    const window = await cache.window(journal, "s", head);
+    expect(calls()).toBe(0);
+    expect(window.log.head).toEqual(head);
+    expect(seqs(await window.range(1, 2))).toEqual([1, 2]);
+    // Without one, the window reads the head itself.
+    await cache.window(journal, "s");
+    expect(calls()).toBe(1);
+  });
+});
