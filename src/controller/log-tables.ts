@@ -7,8 +7,8 @@
 
 /**
  * Estimated bytes one execution costs in an ExecTable (its columns at worst-case doubling slack, its id
- * key). With MARK_OVERHEAD_BYTES (its END) this is 288 bytes per completed turn; measured on Node 20: ~277
- * bytes of heap per echo turn of a lean log (200,000 events, after gc).
+ * key). With MARK_OVERHEAD_BYTES (its END) this is 288 bytes per completed turn; the heap it was checked
+ * against is in docs/performance.md ("The record cache keeps a lean projection").
  */
 export const EXECUTION_OVERHEAD_BYTES = 192;
 /** Estimated bytes one mark costs in a MarkTable (seq, pending index and a 32-byte hash, at doubling slack). */
