@@ -99,6 +99,12 @@ export function SessionsView() {
     ...new Set([...harnessNames, ...shown.map((s) => s.harness), ...(harness ? [harness] : [])]),
   ].sort();
 
+  /** A filter change: the new value, and the list starts again from its first page. */
+  const refilter = (set: (value: string) => void) => (value: string) => {
+    set(value);
+    setTokens([""]);
+  };
+
   return (
     <section>
       <h2>Sessions</h2>
@@ -121,35 +127,20 @@ export function SessionsView() {
             }}
           />
         </label>
-        <FilterSelect
-          label="Tier"
-          name="state"
-          value={state}
-          options={TIERS}
-          onPick={(v) => {
-            setState(v);
-            setTokens([""]);
-          }}
-        />
+        <FilterSelect label="Tier" name="state" value={state} options={TIERS} onPick={refilter(setState)} />
         <FilterSelect
           label="State"
           name="turn"
           value={turn}
           options={TURN_FILTERS.map((f) => f.label)}
-          onPick={(v) => {
-            setTurn(v);
-            setTokens([""]);
-          }}
+          onPick={refilter(setTurn)}
         />
         <FilterSelect
           label="Harness"
           name="harness"
           value={harness}
           options={harnesses}
-          onPick={(v) => {
-            setHarness(v);
-            setTokens([""]);
-          }}
+          onPick={refilter(setHarness)}
         />
         <button type="button" onClick={() => void load()}>
           Refresh
