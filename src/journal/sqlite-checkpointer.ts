@@ -132,6 +132,9 @@ export class WalCheckpointer {
     const worker = this.worker;
     this.worker = undefined;
     if (worker === undefined) return;
+    // The worker is unref'd so it never keeps a process alive, but a close that awaits its exit must:
+    // otherwise a process with nothing else pending ends mid-close (exit 13, unsettled await).
+    worker.ref();
     worker.postMessage("close");
     await this.exited;
   }

@@ -3,6 +3,7 @@
 // `resetPages` so it stays bounded (at most twice `resetPages` plus one transaction's frames, with or
 // without the worker), every acknowledged append is readable after reopening, and closing stops the
 // worker before the writing connection closes, so the WAL is folded in and removed as before.
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,6 +130,25 @@ describe("sqlite WAL checkpoints", () => {
     await appendRounds(journal, 10);
     await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     await journal.close();
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it("closingAJournalWithItsWorkerRunningFinishesBeforeTheProcessExits: the awaited close keeps the process alive (no exit 13 for an unsettled top-level await)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hh-wal-close-"));
+    dirs.push(dir);
+    const path = join(dir, "journal.db");
+    const { code, out, err } = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "test/journal/fixtures/close-with-worker.ts", path], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      child.once("exit", (c) => resolve({ code: c, out, err }));
+    });
+    expect(code, err).toBe(0);
+    expect(out).toBe("closed\n");
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
