@@ -44,7 +44,7 @@ export function strictScript(script: string): string {
   const backgrounded = joined.split("\n").find((line) => /(^|[^&])&\s*(#.*)?$/.test(line));
   if (backgrounded !== undefined)
     throw new Error(`a documented command is backgrounded with &, which races the next line: ${backgrounded}`);
-  return `set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
+  return `set -euo pipefail\ntrap 'echo "sh-script: exit $? at document line $((LINENO - 3)): $BASH_COMMAND" >&2' ERR\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
 }
 
 /** Stops every harnesshost process a pid file under `dir` names (cleanup after a failed script). */
@@ -61,7 +61,21 @@ export function stopPidFiles(dir: string): void {
   }
 }
 
+/**
+ * Runs `script` with bash in `cwd`; resolves to its stdout. A failure is rethrown naming the failing
+ * command (the ERR trap strictScript installs), the end of stdout and all of stderr — the promisified
+ * error's message starts with the whole script, which buried them.
+ */
 export async function bash(script: string, cwd: string, timeoutMs: number): Promise<string> {
-  const { stdout } = await run("bash", ["-c", script], { cwd, maxBuffer: 16 << 20, timeout: timeoutMs });
-  return stdout;
+  try {
+    const { stdout } = await run("bash", ["-c", script], { cwd, maxBuffer: 16 << 20, timeout: timeoutMs });
+    return stdout;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; code?: unknown; signal?: unknown; killed?: boolean };
+    const tail = (e.stdout ?? "").split("\n").slice(-40).join("\n");
+    const how = e.killed ? `killed (${String(e.signal)}) after ${timeoutMs} ms` : `exit ${String(e.code)}`;
+    throw new Error(`script failed: ${how}\n--- stderr ---\n${e.stderr ?? ""}\n--- last stdout lines ---\n${tail}`, {
+      cause: err,
+    });
+  }
 }
