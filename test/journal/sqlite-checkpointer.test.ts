@@ -152,9 +152,35 @@ describe("sqlite WAL checkpoints", () => {
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 
-  it("walCheckpointFalseStartsNoWorker: no background or inline checkpoint is counted, every acknowledged append reads back", async () => {
+  it("walCheckpointFalseStartsNoWorker: SQLite's own auto-checkpoint bounds the WAL, no worker checkpoint runs, every acknowledged append reads back", async () => {
     const { journal, path } = openAt(false);
-    const { acked } = await appendRounds(journal, 20);
+    const wal = `${path}-wal`;
+    // ~12 MiB of events, several times SQLite's 1000-page auto-checkpoint: with no checkpoint at all the
+    // WAL file would hold them all; with the worker (the option ignored) it would count its runs.
+    const payload = "z".repeat(8000);
+    const acked: Observed["acked"] = [];
+    let written = 0;
+    let maxGrowth = 0;
+    let prevSize = 0;
+    for (let r = 0; r < 64; r++) {
+      await Promise.all(
+        Array.from({ length: SESSIONS }, async (_, s) => {
+          const session = `wal-${s}`;
+          const records = await journal.appendBatch(session, r * 2, 0, [
+            inputEvent(`round ${r} ${payload}`),
+            outputEvent(`reply ${r} ${payload}`),
+          ]);
+          for (const rec of records) acked.push({ session, seq: rec.seq, hash: rec.contentHash });
+        }),
+      );
+      written += SESSIONS * 2 * payload.length;
+      const size = statSync(wal).size;
+      maxGrowth = Math.max(maxGrowth, size - prevSize);
+      prevSize = size;
+    }
+    const bound = 32 + (1000 + 1) * (4096 + 24) + maxGrowth;
+    expect(written).toBeGreaterThan(2 * bound);
+    expect(statSync(wal).size).toBeLessThanOrEqual(bound);
     expect(journal.walCheckpointStats).toMatchObject({ background: 0, inline: 0, failed: 0 });
     await journal.close();
     await expectAllReadable(path, acked);
