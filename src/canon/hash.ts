@@ -5,15 +5,17 @@ import * as crypto from "node:crypto";
 import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 import { jcs } from "./jcs.js";
+import { protoJcs, recordJcs } from "./proto-jcs.js";
 
 /** proto3-JSON with the reference's options: proto field names, enum names, unset fields omitted. */
 export function protoJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): unknown {
   return toJson(schema, message, { useProtoFieldName: true });
 }
 
-/** JCS of a message's proto3-JSON form. */
+/** JCS of a message's proto3-JSON form: written directly (proto-jcs.ts), or through the JSON tree when
+ * the direct writer declines. */
 export function canonicalProto<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): string {
-  return jcs(protoJson(schema, message));
+  return protoJcs(schema, message) ?? jcs(protoJson(schema, message));
 }
 
 /** Lowercase hex sha256 (UTF-8 for strings). One-shot `crypto.hash` where the runtime has it (Node ≥ 20.12):
@@ -25,6 +27,11 @@ export const sha256Hex: (data: string | Uint8Array) => string =
 
 /** The canonical bytes that a record's content_hash covers. */
 export function canonicalRecord(prevHash: string, seq: number | bigint, event: Event): string {
+  return recordJcs(EventSchema, event, prevHash, seq) ?? canonicalRecordViaTree(prevHash, seq, event);
+}
+
+/** canonicalRecord the original way, through the proto3-JSON tree (what the direct writer must equal). */
+export function canonicalRecordViaTree(prevHash: string, seq: number | bigint, event: Event): string {
   return jcs({ event: protoJson(EventSchema, event), prev_hash: prevHash, seq: seq.toString() });
 }
 

@@ -1,9 +1,11 @@
 // Canonical forms and content hashes: RFC 8785 over proto3-JSON, as the reference computes them.
 export { jcs, NotCanonicalizableError } from "./jcs.js";
+export { protoJcs, recordJcs } from "./proto-jcs.js";
 export {
   protoJson,
   canonicalProto,
   canonicalRecord,
+  canonicalRecordViaTree,
   hashRecord,
   hashRecordJson,
   protoDigest,
