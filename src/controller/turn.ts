@@ -80,6 +80,12 @@ export interface ExecParams {
   readonly executionId?: string;
   /** The operation's logger (request_id, session, harness, turn bound); default: nowhere. */
   readonly logger?: Log;
+  /**
+   * The session's head seq as the caller read it while holding the session, with nothing appended
+   * since (placement's verified window); default: the head is read here. The first append's CAS is on it
+   * either way.
+   */
+  readonly headSeq?: number;
   readonly signal: AbortSignal;
 }
 
@@ -291,7 +297,7 @@ function startInfo(
 
 /** Runs one live turn. */
 export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<TurnResult> {
-  const head = await deps.journal.head(p.session);
+  const head = p.headSeq !== undefined ? { seq: p.headSeq } : await deps.journal.head(p.session);
   const expected = p.expectedLastSeq ?? head.seq;
   if (expected !== head.seq) {
     throw new HostError(

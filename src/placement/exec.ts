@@ -106,6 +106,8 @@ async function runExec(
       ...(req.ctx?.requestId !== undefined ? { requestId: req.ctx.requestId } : {}),
       executionId: placed.executionId,
       logger: placed.log,
+      // The head the window was read at under the session's hold (prepareExec's history too).
+      headSeq: s.window.log.head.seq,
       signal: deadline.signal,
     },
   ).finally(deadline.done);

@@ -39,9 +39,17 @@ export class RunningTurns {
     const settled = new Promise<void>((resolve) => (done = resolve));
     const entry = { controller, settled };
     this.turns.set(session, entry);
+    // The turn's signal is the controller's, following `outer` through a listener removed at `done`
+    // (not AbortSignal.any([outer, controller.signal]): one signal less per turn, same reasons).
+    const follow = (): void => {
+      if (!controller.signal.aborted) controller.abort(outer.reason);
+    };
+    if (outer.aborted) follow();
+    else outer.addEventListener("abort", follow, { once: true });
     return {
-      signal: AbortSignal.any([outer, controller.signal]),
+      signal: controller.signal,
       done: () => {
+        outer.removeEventListener("abort", follow);
         if (this.turns.get(session) === entry) this.turns.delete(session);
         done();
       },

@@ -101,10 +101,20 @@ async function* turnUpdates(
     }
   }
 
-  const stop = new AbortController();
-  const deadline = new AbortController();
-  const timer = armDeadline(deadline, plan.deadlineMs);
-  const signal = AbortSignal.any([callSignal, stop.signal, deadline.signal]);
+  // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
+  // settles), when deadline_unix passes, or when the stream closes before the turn ended.
+  const local = new AbortController();
+  const signal = local.signal;
+  let deadlinePassed = false;
+  const followCall = (): void => {
+    if (!signal.aborted) local.abort(callSignal.reason);
+  };
+  if (callSignal.aborted) followCall();
+  else callSignal.addEventListener("abort", followCall, { once: true });
+  const timer = armDeadline(plan.deadlineMs, () => {
+    deadlinePassed = true;
+    if (!signal.aborted) local.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded"));
+  });
   const updates = new AsyncQueue<ExecUpdate>();
   // streamBufferBytes: what waits here for a client that is not reading. Past the limit the queue is
   // dropped and the stream ends RESOURCE_EXHAUSTED once the client reads again; the turn goes on and
@@ -184,7 +194,7 @@ async function* turnUpdates(
       (err: unknown) => {
         settled = true;
         updates.fail(
-          deadline.signal.aborted
+          deadlinePassed
             ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err })
             : err,
         );
@@ -193,6 +203,7 @@ async function* turnUpdates(
     .finally(() => {
       settled = true;
       clearTimeout(timer);
+      callSignal.removeEventListener("abort", followCall);
     });
   try {
     for await (const update of updates) {
@@ -201,8 +212,8 @@ async function* turnUpdates(
     }
   } finally {
     share.close();
-    if (!settled && cut === undefined)
-      stop.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
+    if (!settled && cut === undefined && !signal.aborted)
+      local.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
     await turn;
   }
   if (cut !== undefined) throw cut;
@@ -229,14 +240,11 @@ async function decidedTurnWaiting(host: Host, uid: string): Promise<boolean> {
   return (await host.placer.sessionLog(uid)).ownUnreceiptedGate()?.state === "decided";
 }
 
-function armDeadline(controller: AbortController, deadlineMs: number | undefined): NodeJS.Timeout | undefined {
+function armDeadline(deadlineMs: number | undefined, onDeadline: () => void): NodeJS.Timeout | undefined {
   if (deadlineMs === undefined) return undefined;
   const ms = deadlineMs - Date.now();
   if (ms > MAX_TIMER_MS) return undefined;
-  const timer = setTimeout(
-    () => controller.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded")),
-    Math.max(0, ms),
-  );
+  const timer = setTimeout(onDeadline, Math.max(0, ms));
   timer.unref();
   return timer;
 }
