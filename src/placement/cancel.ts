@@ -67,8 +67,7 @@ async function withdrawWait(
   state: PlacementState,
   req: CancelRequest,
 ): Promise<{ outcome: CancelOutcome; batch?: EffectBatch | undefined }> {
-  await state.chain.ensure(state.deps.journal, req.session);
-  const { log } = await state.records.window(state.deps.journal, req.session);
+  const { log } = await state.verifiedWindow(req.session);
   const plan = planWithdrawal(log, req.reason, req.identity);
   if (!plan) {
     const gate = log.ownUnreceiptedGate();

@@ -1,11 +1,15 @@
 // Refuses to run on a tampered journal (docs/protocol.md §5.7). Invariant: before an Exec, Resume, Suspend or Fork
 // touches a session, every record up to its head has been verified by this process — the whole chain
 // on the session's first operation, then only the records appended since the last check — and any
-// mismatch is DATA_LOSS naming the first bad seq.
+// mismatch is DATA_LOSS naming the first bad seq. The records an incremental check read (another
+// host's appends) are handed to the caller once verified, so the caches need not read them again.
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { UnreadableStorage } from "../journal/chain.js";
-import type { Head, Journal } from "../journal/types.js";
+import type { Head, Journal, JournalRecord } from "../journal/types.js";
+
+/** At most this many records an incremental check read are handed on; past it the caches read their own. */
+const SHARED_RECORDS_MAX = 1024;
 
 function dataLoss(session: string, seq: number, why: string, cause?: unknown): HostError {
   return new HostError(
@@ -21,12 +25,27 @@ export class ChainCheck {
   /** @param maxSessions how many sessions' verified heads to remember (oldest forgotten first). */
   constructor(private readonly maxSessions = 100_000) {}
 
-  /** Throws DataLoss unless the session's chain verifies up to its current head; returns that head. */
-  async ensure(journal: Journal, session: string): Promise<Head> {
+  /**
+   * Throws DataLoss unless the session's chain verifies up to its current head; returns that head.
+   * `onVerified` receives the records an incremental check read and verified (records appended since
+   * this process last saw the session, at most SHARED_RECORDS_MAX of them), in order, chaining onto the
+   * head verified before; it is not called when nothing was read or the whole chain was walked.
+   */
+  async ensure(
+    journal: Journal,
+    session: string,
+    onVerified?: (records: readonly JournalRecord[]) => void,
+  ): Promise<Head> {
     const head = await journal.head(session);
     const known = this.verified.get(session);
     if (known && known.seq === head.seq && known.hash === head.hash) return head;
-    if (known && known.seq < head.seq && (await this.extend(journal, session, known, head))) return head;
+    if (known && known.seq < head.seq) {
+      const read = await this.extend(journal, session, known, head, onVerified !== undefined);
+      if (read) {
+        if (read.records !== undefined) onVerified?.(read.records);
+        return head;
+      }
+    }
     const result = await journal.verify(session);
     if (!result.ok) {
       this.verified.delete(session);
@@ -41,24 +60,36 @@ export class ChainCheck {
     return result.head;
   }
 
-  /** Verifies records known.seq+1..head.seq chain onto the verified prefix; false to fall back to a full walk. */
-  private async extend(journal: Journal, session: string, known: Head, head: Head): Promise<boolean> {
+  /**
+   * Verifies records known.seq+1..head.seq chain onto the verified prefix; undefined to fall back to a
+   * full walk. With `keep`, the verified records are returned too (unless there are too many).
+   */
+  private async extend(
+    journal: Journal,
+    session: string,
+    known: Head,
+    head: Head,
+    keep: boolean,
+  ): Promise<{ records: JournalRecord[] | undefined } | undefined> {
     let prev = known.hash;
     let expected = known.seq + 1;
+    let records: JournalRecord[] | undefined = keep && head.seq - known.seq <= SHARED_RECORDS_MAX ? [] : undefined;
     try {
       for await (const rec of journal.read(session, known.seq + 1, head.seq)) {
         if (rec.seq !== expected || rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
-          return false;
+          return undefined;
         prev = rec.contentHash;
         expected += 1;
+        records?.push(rec);
       }
     } catch (err) {
-      if (isHostError(err, ErrorCode.DataLoss)) return false;
+      if (isHostError(err, ErrorCode.DataLoss)) return undefined;
       throw err;
     }
-    if (expected !== head.seq + 1 || prev !== head.hash) return false;
+    if (expected !== head.seq + 1 || prev !== head.hash) return undefined;
+    if (records !== undefined && records.length > SHARED_RECORDS_MAX) records = undefined;
     this.remember(session, { seq: head.seq, hash: prev });
-    return true;
+    return { records };
   }
 
   /** Records this process just appended (hashed by it) extend a verified head without re-reading them. */

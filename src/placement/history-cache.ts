@@ -66,6 +66,17 @@ export class HistoryCache {
     if (entry) this.extendWith(session, entry, records);
   }
 
+  /**
+   * Records read and verified elsewhere (the chain check's): they extend a cached history whose last
+   * event the first of them chains onto, and are ignored otherwise (the entry may just be behind).
+   */
+  offer(session: string, records: readonly JournalRecord[]): void {
+    const entry = this.entries.get(session);
+    const first = records[0];
+    if (entry && first && first.seq === entry.seq + 1 && first.prevHash === entry.hash)
+      this.extendWith(session, entry, records);
+  }
+
   forget(session: string): void {
     this.entries.delete(session);
   }

@@ -43,8 +43,7 @@ export async function withLockedSession<T>(
   const turn = opts.turn ? state.running.start(uid, outer) : undefined;
   try {
     const info = await state.session(uid);
-    const head = await state.chain.ensure(state.deps.journal, uid);
-    const window = await state.records.window(state.deps.journal, uid, head);
+    const window = await state.verifiedWindow(uid);
     return await body({ uid, info, window, batch, signal: turn?.signal ?? outer });
   } finally {
     await release();

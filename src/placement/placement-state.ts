@@ -8,7 +8,7 @@ import type { SessionLog } from "../controller/projection.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import { appendUnderNewFence } from "../journal/fenced-append.js";
-import type { JournalRecord, SessionInfo } from "../journal/types.js";
+import type { Head, JournalRecord, SessionInfo } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { DEFAULT_NODE_LIMITS } from "../node/limits.js";
 import type { OpContext } from "../obs/context.js";
@@ -19,7 +19,7 @@ import type { HarnessEntry } from "./harness-entry.js";
 import { HistoryCache } from "./history-cache.js";
 import { OperationEffects } from "./operation-effects.js";
 import type { PlacerDeps } from "./operation-types.js";
-import { RecordCache } from "./record-cache.js";
+import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { checkRegistrationBinding } from "./registration-binding.js";
 import { RunningTurns } from "./running-turns.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
@@ -88,6 +88,25 @@ export class PlacementState {
   async turnFence(info: SessionInfo): Promise<number> {
     if (info.fence > 0 && this.minted.get(info.uid) === info.fence) return info.fence;
     return this.mint(info.uid);
+  }
+
+  /**
+   * Records the chain check just read and verified (appended by another host since this one last saw
+   * the session): the record and history caches extend with them instead of reading them again.
+   */
+  noteVerified(session: string, records: readonly JournalRecord[]): void {
+    this.records.offer(session, records);
+    this.history.offer(session, records);
+  }
+
+  /** The session's chain verified to its head (DATA_LOSS otherwise), then its record window at that head. */
+  async verifiedWindow(session: string): Promise<RecordWindow> {
+    return this.records.window(this.deps.journal, session, await this.verify(session));
+  }
+
+  /** The session's chain verified to its head (DATA_LOSS otherwise); returns the head. */
+  verify(session: string): Promise<Head> {
+    return this.chain.ensure(this.deps.journal, session, (read) => this.noteVerified(session, read));
   }
 
   /** Tells the chain check and the record cache what was appended. */

@@ -156,7 +156,7 @@ export class Placer {
   async replay(session: string, signal: AbortSignal): Promise<ReplayResult> {
     const { state } = this;
     const info = await state.session(session);
-    await state.chain.ensure(state.deps.journal, session);
+    await state.verify(session);
     const entry = await state.resolveHarness(info.harness, await this.sessionLog(session), info);
     const descriptor = await entry.runtime.describe(signal);
     const eph = await entry.runtime.ephemeral();

@@ -161,6 +161,18 @@ export class RecordCache {
     this.count(session, entry, true);
   }
 
+  /**
+   * Records read and verified elsewhere (the chain check's): they extend a cached session whose head
+   * the first of them chains onto, and are ignored otherwise — unlike noteAppended, a mismatch here
+   * says nothing about the entry (it may simply be behind), so the entry stays for `window` to extend.
+   */
+  offer(session: string, records: readonly JournalRecord[]): void {
+    const entry = this.entries.get(session);
+    const first = records[0];
+    if (!entry || !first || first.seq !== entry.log.head.seq + 1 || first.prevHash !== entry.log.head.hash) return;
+    this.noteAppended(session, records);
+  }
+
   forget(session: string): void {
     this.entries.delete(session);
   }
