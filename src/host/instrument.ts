@@ -15,9 +15,19 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
   return new MeteredJournal(journal, metrics);
 }
 
-/** The snapshot store with the blob bytes written and read counted. */
+/** The snapshot store with the blob bytes written and read counted (a blob handed over as a file counts as read). */
 export function instrumentSnapshots(store: SnapshotStore, metrics: HostMetrics): SnapshotStore {
+  const localFile = store.localFile?.bind(store);
   return decorate(store, {
+    ...(localFile !== undefined
+      ? {
+          localFile: (digest: string) => {
+            const file = localFile(digest);
+            if (file !== undefined) metrics.snapshot("read", file.size);
+            return file;
+          },
+        }
+      : {}),
     put: async (bytes, opts) => {
       const digest = await store.put(bytes, opts);
       metrics.snapshot("written", bytes.byteLength);

@@ -55,6 +55,8 @@ export interface NodeInfo {
   readonly wholeRestore: boolean;
   /** The node serves PutHistory (docs/protocol.md §8.10). */
   readonly historyUpload: boolean;
+  /** The node restores from a local file the host names (RestoreActorWhole `file`, docs/protocol.md §8.9). */
+  readonly restoreFromFile: boolean;
   /** "sha256:<hex>" of the harness build the node serves; "" when it cannot say. */
   readonly buildDigest: string;
 }
@@ -78,6 +80,21 @@ export interface ActorSnapshot {
 
 interface Call {
   readonly signal?: AbortSignal;
+}
+
+interface RestoreOptions extends Call {
+  readonly replace?: boolean;
+  readonly codec?: string;
+  readonly instance?: string;
+}
+
+/** A stored snapshot as a file on the node's machine (see ActorsClient.restoreFile). */
+export interface SnapshotFile {
+  /** Absolute path. */
+  readonly path: string;
+  readonly size: number;
+  /** Hex sha256 the bytes must hash to (the blob's content address). */
+  readonly sha256: string;
 }
 
 export class ActorsClient implements HistoryUploader {
@@ -152,10 +169,7 @@ export class ActorsClient implements HistoryUploader {
   async restore(
     session: string,
     bytes: Uint8Array,
-    opts: Call & {
-      readonly replace?: boolean;
-      readonly codec?: string;
-      readonly instance?: string;
+    opts: RestoreOptions & {
       /** The hex sha256 of `bytes` when the caller verified it already (a store read): not hashed again. */
       readonly sha256?: string;
     } = {},
@@ -200,6 +214,21 @@ export class ActorsClient implements HistoryUploader {
   }
 
   /**
+   * Installs an actor from a snapshot file the node reads itself (one RestoreActorWhole naming the file,
+   * no snapshot bytes on the wire); resolves to the size the node restored. Only for a node on this
+   * machine that reported restoreFromFile: the node checks the file's size and sha256 against `file`
+   * before installing anything (docs/protocol.md §8.9).
+   */
+  async restoreFile(session: string, file: SnapshotFile, opts: RestoreOptions = {}): Promise<number> {
+    const header = { session, replace: opts.replace ?? false, instance: opts.instance ?? "" };
+    const trailer = { sha256: file.sha256, size: BigInt(file.size), codec: opts.codec ?? DEFAULT_ACTOR_CODEC };
+    const res = await this.#bounded("RestoreActorWhole", "snapshotMs", opts, (o) =>
+      this.#client.restoreActorWhole({ header, file: file.path, trailer }, o),
+    );
+    return Number(res.size);
+  }
+
+  /**
    * Whether the node removed an actor for the session (a running turn is cancelled). With `instance`,
    * only that restored instance is removed (on a node reporting instanceDrops).
    */
@@ -225,6 +254,7 @@ export class ActorsClient implements HistoryUploader {
       instanceDrops: res.instanceDrops,
       wholeRestore: res.wholeRestore,
       historyUpload: res.historyUpload,
+      restoreFromFile: res.restoreFromFile,
       buildDigest: res.buildDigest,
     };
   }

@@ -1,6 +1,7 @@
 // harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
-// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore (streamed, or whole in one
-// message) installs nothing unless all its bytes arrived with a matching digest and size and decoded cleanly. Dropping or restoring an
+// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore (streamed, whole in one
+// message, or read from a file the host names) installs nothing unless all its bytes arrived with a
+// matching digest and size and decoded cleanly. Dropping or restoring an
 // actor also forgets the history the node held for its session (docs/protocol.md §8.8); PutHistory
 // replaces it with an uploaded full history (§8.10), never while the session's actor is mid-turn.
 import { createHash } from "node:crypto";
@@ -12,6 +13,7 @@ import { ACTOR_CODEC, decodeActor, encodeActor, type StateTag } from "../snapsho
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { snapshotClassesOf } from "./actor-table.js";
 import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
+import { readSnapshotFile } from "./snapshot-file.js";
 import type { ActorTable } from "./actor-table.js";
 import type { HistoryStore } from "./history-store.js";
 
@@ -140,8 +142,11 @@ export function actorsService(
       const header = req.header;
       if (header === undefined) throw invalid("RestoreActorWhole needs a header");
       checkHeader(header);
-      if (req.trailer === undefined) throw new HostError(ErrorCode.DataLoss, "RestoreActorWhole without a trailer");
-      return install(header, req.data, createHash("sha256").update(req.data).digest("hex"), req.trailer);
+      const trailer = req.trailer;
+      if (trailer === undefined) throw new HostError(ErrorCode.DataLoss, "RestoreActorWhole without a trailer");
+      if (req.file !== "" && req.data.length > 0) throw invalid("RestoreActorWhole carries data or a file, not both");
+      const bytes = req.file === "" ? req.data : await readSnapshotFile(req.file, trailer);
+      return install(header, bytes, createHash("sha256").update(bytes).digest("hex"), trailer);
     },
 
     dropActor(req) {
@@ -162,6 +167,7 @@ export function actorsService(
         codecs: [...NODE_CODECS],
         instanceDrops: true,
         wholeRestore: true,
+        restoreFromFile: true,
         historyUpload: histories !== undefined,
         buildDigest,
       };

@@ -37,6 +37,8 @@ export class NodeProcess {
   instanceDrops = false;
   /** Whether the node serves PutHistory (docs/protocol.md §8.10). */
   historyUpload = false;
+  /** Whether the node restores from a file it reads itself (docs/protocol.md §8.9): it runs on this machine. */
+  restoreFromFile = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -126,6 +128,7 @@ export class NodeProcess {
     node.incrementalHistory = info?.incrementalHistory ?? false;
     node.instanceDrops = info?.instanceDrops ?? false;
     node.historyUpload = node.incrementalHistory && (info?.historyUpload ?? false);
+    node.restoreFromFile = info?.restoreFromFile ?? false;
     return node;
   }
 

@@ -313,39 +313,50 @@ export class SpawnedRuntime implements Runtime {
 
   private async restoreFrom(ref: SnapshotRef, spec: SessionSpec, forFork: boolean): Promise<Incarnation> {
     if (!ref.memory) return this.create(spec);
+    // A blob the store keeps as a local file goes to a node that reads files by its path: the node
+    // checks it against the digest before installing anything, so the host neither reads, hashes nor
+    // sends it (docs/protocol.md §8.9). A missing blob is refused here, before anything starts.
+    const file = this.opts.snapshots.localFile?.(ref.externalUri);
+    let held = false;
     try {
-      // Read (and verify) the blob before starting anything: a corrupt blob changes nothing. A drop in
-      // flight is waited for unless it names an instance: that one can never remove the new instance.
+      // Otherwise read (and verify) the blob before starting anything: a corrupt blob changes nothing.
+      // A drop in flight is waited for unless it names an instance: that one can never remove the new
+      // instance.
       const pending = this.dropping.get(spec.sessionUid);
-      const [bytes] = await Promise.all([
-        this.readBlob(ref.externalUri, forFork),
+      held = file === undefined;
+      const [read] = await Promise.all([
+        held ? this.readBlob(ref.externalUri, forFork) : undefined,
         pending?.named ? undefined : pending?.done,
       ]);
       const current = this.placed.get(spec.sessionUid);
       const node = current?.alive ? current : await this.ensureNode(spec.log);
       const instance = node.instanceDrops ? randomBytes(8).toString("hex") : "";
+      const sha256 = parseDigest(ref.externalUri);
       const began = performance.now();
-      // The store re-hashed the bytes to the digest: the client need not hash them again.
-      await node.actors
-        .restore(spec.sessionUid, bytes, {
-          replace: true,
-          instance,
-          sha256: parseDigest(ref.externalUri),
-        })
-        .catch((err: unknown) => {
-          this.callFailed(spec.log, "Actors.RestoreActor", spec.sessionUid, err);
-          throw err;
-        });
+      let size: number;
+      try {
+        if (file !== undefined && node.restoreFromFile) {
+          size = await node.actors.restoreFile(spec.sessionUid, { ...file, sha256 }, { replace: true, instance });
+        } else {
+          held = true;
+          const bytes = read ?? (await this.readBlob(ref.externalUri, forFork));
+          // The store re-hashed the bytes to the digest: the client need not hash them again.
+          size = await node.actors.restore(spec.sessionUid, bytes, { replace: true, instance, sha256 });
+        }
+      } catch (err) {
+        this.callFailed(spec.log, "Actors.RestoreActor", spec.sessionUid, err);
+        throw err;
+      }
       const line = this.lineLog(spec.log);
       if (line?.isLevelEnabled("debug"))
         line.debug(
-          { pid: node.pid, bytes: bytes.byteLength, duration_ms: Math.round(performance.now() - began) },
+          { pid: node.pid, bytes: size, file: file !== undefined, duration_ms: Math.round(performance.now() - began) },
           "actor restored",
         );
       this.instances.set(spec.sessionUid, instance);
       return this.place(node, spec.sessionUid, "restored");
     } finally {
-      this.releaseBlob(ref.externalUri, forFork);
+      if (held) this.releaseBlob(ref.externalUri, forFork);
     }
   }
 

@@ -2,9 +2,9 @@
 // Invariant: `get` returns bytes only after re-hashing them to the requested digest; a corrupt or
 // missing blob is refused with DataLoss, and `put` makes a blob visible only once it is fully on disk.
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { ErrorCode, HostError } from "../errors/index.js";
 
 /** What a caller already knows about the bytes it stores. */
@@ -30,6 +30,19 @@ export interface SnapshotStore {
   stats(): Promise<{ blobs: number; bytes: number }>;
   /** When the blob was stored (ms since the epoch), or undefined when it is absent. */
   storedAtMs(digest: string): Promise<number | undefined>;
+  /**
+   * The blob as a whole file on this machine, for a reader beside the host that checks the bytes
+   * against `digest` itself before using them (a spawned node's restore, docs/protocol.md §8.9): its
+   * absolute path and size, NOT verified here. Absent (or undefined) for stores without local files;
+   * DataLoss when the blob is missing.
+   */
+  localFile?(digest: string): LocalBlobFile | undefined;
+}
+
+/** Where a stored blob lies (SnapshotStore.localFile). */
+export interface LocalBlobFile {
+  readonly path: string;
+  readonly size: number;
 }
 
 const DIGEST = /^sha256:([0-9a-f]{64})$/;
@@ -109,7 +122,7 @@ export class FsSnapshotStore implements SnapshotStore {
   private readonly root: string;
 
   constructor(dir: string) {
-    this.root = join(dir, "sha256");
+    this.root = resolve(dir, "sha256");
   }
 
   private pathOf(hex: string): string {
@@ -161,6 +174,16 @@ export class FsSnapshotStore implements SnapshotStore {
       throw err;
     }
     return verified(digest, hex, bytes);
+  }
+
+  localFile(digest: string): LocalBlobFile {
+    const path = this.pathOf(parseDigest(digest));
+    try {
+      return { path, size: statSync(path).size };
+    } catch (err) {
+      if (isNotFound(err)) throw new HostError(ErrorCode.DataLoss, `snapshot blob ${digest} is missing`);
+      throw err;
+    }
   }
 
   async has(digest: string): Promise<boolean> {

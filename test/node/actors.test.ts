@@ -46,6 +46,7 @@ describe("Actors service", () => {
       codecs: ["v8/1"],
       instanceDrops: true,
       wholeRestore: true,
+      restoreFromFile: true,
       historyUpload: true,
       buildDigest: "",
     });

@@ -111,15 +111,26 @@ describe("memory tier: fork from one checkpoint", () => {
     await expectChainVerifies(host, parent);
   });
 
-  it("fork of a large memory actor (8 MiB of state) into 10 children stores one blob and reads it once; every child holds the whole state", async () => {
+  /**
+   * Forks a session holding 8 MiB of state into 10 children on a host whose store counts its blob reads
+   * (`files`: whether it offers blobs as local files); every child must hold the whole state.
+   */
+  async function bigFork(files: boolean): Promise<{ digest: string | undefined; reads: string[]; handed: string[] }> {
     const dir = mkdtempSync(join(tmpdir(), "hh-bigfork-"));
     const reads: string[] = [];
+    const handed: string[] = [];
     const store = new FsSnapshotStore(join(dir, "snapshots"));
     const counted: SnapshotStore = Object.assign(Object.create(store) as FsSnapshotStore, {
       get: (digest: string) => {
         reads.push(digest);
         return store.get(digest);
       },
+      localFile: files
+        ? (digest: string) => {
+            handed.push(digest);
+            return store.localFile(digest);
+          }
+        : undefined,
     });
     const big = await openTestHost(
       {
@@ -136,10 +147,22 @@ describe("memory tier: fork from one checkpoint", () => {
     await big.placer.fork({ parent, atSeq: 0, children: metas, signal: signal() });
     expect((await big.snapshots.stats()).blobs - blobsBefore).toBe(1);
     const digest = (await big.journal.latestCheckpoint(parent))?.digest;
-    expect(reads).toEqual([digest]);
     for (const m of metas) expect((await big.journal.latestCheckpoint(m.uid))?.digest).toBe(digest);
     // Each child is a whole copy: it answers the state's size and continues the parent's count.
     expect(await turn(big, metas[0]!.uid, "size")).toEqual([String(state)]);
     expect(await turn(big, metas[9]!.uid)).toEqual(["2"]);
+    return { digest, reads, handed };
+  }
+
+  it("fork of a large memory actor (8 MiB of state) into 10 children stores one blob and reads it once; every child holds the whole state", async () => {
+    const { digest, reads, handed } = await bigFork(false);
+    expect(reads).toEqual([digest]);
+    expect(handed).toEqual([]);
+  }, 120_000);
+
+  it("aSpawnedRestoreOfAStoredFileSendsNoBlobBytes: with blobs as local files the host reads none, each child's node reads the file", async () => {
+    const { digest, reads, handed } = await bigFork(true);
+    expect(reads).toEqual([]);
+    expect(handed).toEqual(Array.from({ length: 10 }, () => digest));
   }, 120_000);
 });
