@@ -18,7 +18,23 @@ export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journ
 /** The snapshot store with the blob bytes written and read counted (a blob handed over as a file counts as read). */
 export function instrumentSnapshots(store: SnapshotStore, metrics: HostMetrics): SnapshotStore {
   const localFile = store.localFile?.bind(store);
+  const stageFile = store.stageFile?.bind(store);
   return decorate(store, {
+    ...(stageFile !== undefined
+      ? {
+          stageFile: async () => {
+            const staged = await stageFile();
+            return {
+              ...staged,
+              commit: async (sha256: string, size: number) => {
+                const digest = await staged.commit(sha256, size);
+                metrics.snapshot("written", size);
+                return digest;
+              },
+            };
+          },
+        }
+      : {}),
     ...(localFile !== undefined
       ? {
           localFile: (digest: string) => {

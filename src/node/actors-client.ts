@@ -1,6 +1,7 @@
 // The host's view of a node's Actors service. Invariants: snapshot bytes are returned only when the
-// trailer's sha256 and size match what arrived (else DATA_LOSS), and restores always send a trailer
-// computed over exactly the bytes sent; every call has a deadline (NodeLimits: nodeCallMs for unary
+// trailer's sha256 and size match what arrived (else DATA_LOSS) — a snapshot a node wrote to a file
+// beside the host returns the node's trailer, checked on every restore of the blob — and restores
+// always send a trailer computed over exactly the bytes sent (or the blob's own name, for a file); every call has a deadline (NodeLimits: nodeCallMs for unary
 // calls, snapshotMs for a snapshot transfer, historyUploadMs for a history upload), so a node that never answers cannot hold a caller, and a
 // missed deadline is DEADLINE_EXCEEDED naming the limit; a snapshot larger than snapshotBytes is cut
 // off (RESOURCE_EXHAUSTED) as soon as it crosses the bound.
@@ -57,6 +58,8 @@ export interface NodeInfo {
   readonly historyUpload: boolean;
   /** The node restores from a local file the host names (RestoreActorWhole `file`, docs/protocol.md §8.9). */
   readonly restoreFromFile: boolean;
+  /** The node writes a snapshot to a local file the host names (SnapshotActor `file`, docs/protocol.md §8.11). */
+  readonly snapshotToFile: boolean;
   /** "sha256:<hex>" of the harness build the node serves; "" when it cannot say. */
   readonly buildDigest: string;
 }
@@ -75,6 +78,14 @@ export interface HistoryUploader {
 export interface ActorSnapshot {
   readonly bytes: Uint8Array;
   readonly sha256: string;
+  readonly codec: string;
+}
+
+/** A snapshot the node wrote to a file (ActorsClient.snapshotToFile): the node's trailer. */
+export interface FileSnapshot {
+  /** Hex sha256 the node computed over the bytes it wrote. */
+  readonly sha256: string;
+  readonly size: number;
   readonly codec: string;
 }
 
@@ -163,6 +174,35 @@ export class ActorsClient implements HistoryUploader {
       );
     }
     return { bytes: concat(chunks, size), sha256: digest, codec: trailer.codec };
+  }
+
+  /**
+   * Has the node write the actor's state to a new file at `path` (absolute, on the node's machine, not
+   * existing yet) and fsync it; resolves to the node's trailer. Only for a node on this machine that
+   * reported snapshotToFile. The digest is the node's, over the bytes it wrote: nothing crossed a wire
+   * to check it against, so it is checked where the bytes are used (every restore checks the blob
+   * against its name). A snapshot larger than snapshotBytes is RESOURCE_EXHAUSTED (the file is the
+   * caller's to remove). Data on the stream is DATA_LOSS.
+   */
+  async snapshotToFile(session: string, path: string, opts: Call = {}): Promise<FileSnapshot> {
+    return this.#bounded("SnapshotActor", "snapshotMs", opts, async (o) => {
+      let trailer: SnapshotTrailer | undefined;
+      for await (const msg of this.#client.snapshotActor({ session, file: path }, o)) {
+        if (msg.chunk.case !== "trailer" || trailer !== undefined)
+          throw dataLoss(`snapshot of ${session} to ${path}: the stream must carry only one trailer`);
+        trailer = msg.chunk.value;
+      }
+      if (trailer === undefined) throw dataLoss(`snapshot of ${session} to ${path}: stream ended without a trailer`);
+      const size = Number(trailer.size);
+      if (size > this.#limits.snapshotBytes)
+        throw overLimit(
+          "snapshotBytes",
+          this.#limits.snapshotBytes,
+          size,
+          `snapshot of ${session} from ${this.address}`,
+        );
+      return { sha256: trailer.sha256, size, codec: trailer.codec };
+    });
   }
 
   /** Installs an actor from snapshot bytes; resolves to the size the node restored. */
@@ -255,6 +295,7 @@ export class ActorsClient implements HistoryUploader {
       wholeRestore: res.wholeRestore,
       historyUpload: res.historyUpload,
       restoreFromFile: res.restoreFromFile,
+      snapshotToFile: res.snapshotToFile,
       buildDigest: res.buildDigest,
     };
   }

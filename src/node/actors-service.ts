@@ -1,5 +1,6 @@
 // harnesshost.v1.Actors on a node: snapshot, restore, drop and list the node's actors. Invariant: a
-// snapshot is streamed as 1 MiB chunks plus a sha256 trailer, and a restore (streamed, whole in one
+// snapshot is streamed as 1 MiB chunks plus a sha256 trailer (or written to the file the host names,
+// fsynced, and only the trailer streamed), and a restore (streamed, whole in one
 // message, or read from a file the host names) installs nothing unless all its bytes arrived with a
 // matching digest and size and decoded cleanly. Dropping or restoring an
 // actor also forgets the history the node held for its session (docs/protocol.md §8.8); PutHistory
@@ -13,7 +14,7 @@ import { ACTOR_CODEC, decodeActor, encodeActor, type StateTag } from "../snapsho
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { snapshotClassesOf } from "./actor-table.js";
 import { SNAPSHOT_CHUNK_BYTES } from "./limits.js";
-import { readSnapshotFile } from "./snapshot-file.js";
+import { readSnapshotFile, writeSnapshotFile } from "./snapshot-file.js";
 import type { ActorTable } from "./actor-table.js";
 import type { HistoryStore } from "./history-store.js";
 
@@ -83,6 +84,12 @@ export function actorsService(
     async *snapshotActor(req) {
       const actor = table.idle(req.session);
       const bytes = encodeActor(actor.harness, { classes: snapshotClassesOf(actor.harness), tag: await nodeTag() });
+      if (req.file !== "") {
+        // Written beside the host instead of streamed: only the trailer travels (§8.11).
+        const sha256 = await writeSnapshotFile(req.file, bytes);
+        yield { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec: ACTOR_CODEC } } };
+        return;
+      }
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
         yield { chunk: { case: "data", value: bytes.subarray(offset, offset + SNAPSHOT_CHUNK_BYTES) } };
@@ -168,6 +175,7 @@ export function actorsService(
         instanceDrops: true,
         wholeRestore: true,
         restoreFromFile: true,
+        snapshotToFile: true,
         historyUpload: histories !== undefined,
         buildDigest,
       };

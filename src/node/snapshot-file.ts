@@ -1,9 +1,13 @@
-// A snapshot a node reads from a file its host names (RestoreActorWhole with `file`, docs/protocol.md
-// §8.9). Invariant: the bytes returned are exactly the file's, read only from an absolute path to a
-// regular file whose size is the trailer's; anything else is refused before a byte is read — a missing
-// or resized file is DATA_LOSS naming the trailer's digest, a relative path INVALID_ARGUMENT — so the
-// caller's digest check (install) always runs on a whole file of the announced size.
-import { closeSync, constants, fstatSync, openSync, read, readSync } from "node:fs";
+// Snapshots a node reads from, or writes to, a file its host names (RestoreActorWhole and SnapshotActor
+// with `file`, docs/protocol.md §8.9 and §8.11). Invariants: the bytes read are exactly the file's,
+// read only from an absolute path to a regular file whose size is the trailer's; anything else is
+// refused before a byte is read — a missing or resized file is DATA_LOSS naming the trailer's digest, a
+// relative path INVALID_ARGUMENT — so the caller's digest check (install) always runs on a whole file of
+// the announced size. A written file is new (never an existing one overwritten), fsynced before its
+// digest is returned, and removed if anything failed; the digest is of exactly the bytes written.
+import { createHash } from "node:crypto";
+import { close, closeSync, constants, fstatSync, fsync, openSync, read, readSync, write } from "node:fs";
+import { rm } from "node:fs/promises";
 import { promisify } from "node:util";
 import { isAbsolute } from "node:path";
 import type { SnapshotTrailer } from "../gen/harnesshost/v1/actors_pb.js";
@@ -68,5 +72,55 @@ export async function readSnapshotFile(path: string, trailer: SnapshotTrailer): 
     throw unreadable(path, trailer, err);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The piece of a snapshot written per call while the next piece is hashed (hash and write overlap). */
+const WRITE_PIECE_BYTES = 8 * 1024 * 1024;
+
+const writeAsync = promisify(write);
+const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(close);
+
+/**
+ * Writes `bytes` to a new file at `path` (refused if it exists) and fsyncs it once; resolves to the hex
+ * sha256 of the bytes, computed while they are written. On any failure the file is removed.
+ */
+export async function writeSnapshotFile(path: string, bytes: Uint8Array): Promise<string> {
+  if (!isAbsolute(path)) throw invalidArgument(`snapshot file must be an absolute path, got ${JSON.stringify(path)}`);
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new HostError(ErrorCode.FailedPrecondition, `cannot create snapshot file ${path}: ${reason}`, { cause: err });
+  }
+  const hash = createHash("sha256");
+  try {
+    let offset = 0;
+    while (offset < bytes.length) {
+      const end = Math.min(offset + WRITE_PIECE_BYTES, bytes.length);
+      const piece = bytes.subarray(offset, end);
+      const written = writeAll(fd, piece, offset);
+      hash.update(piece); // on this thread while the thread pool writes the piece
+      await written;
+      offset = end;
+    }
+    await fsyncAsync(fd);
+  } catch (err) {
+    await closeAsync(fd).catch(() => undefined);
+    await rm(path, { force: true });
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new HostError(ErrorCode.Unavailable, `cannot write snapshot file ${path}: ${reason}`, { cause: err });
+  }
+  await closeAsync(fd);
+  return hash.digest("hex");
+}
+
+async function writeAll(fd: number, piece: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < piece.length) {
+    const { bytesWritten } = await writeAsync(fd, piece, done, piece.length - done, position + done);
+    done += bytesWritten;
   }
 }

@@ -39,6 +39,8 @@ export class NodeProcess {
   historyUpload = false;
   /** Whether the node restores from a file it reads itself (docs/protocol.md §8.9): it runs on this machine. */
   restoreFromFile = false;
+  /** Whether the node writes snapshots to files the host names (docs/protocol.md §8.11). */
+  snapshotToFile = false;
 
   private constructor(
     readonly child: ChildProcess,
@@ -129,6 +131,7 @@ export class NodeProcess {
     node.instanceDrops = info?.instanceDrops ?? false;
     node.historyUpload = node.incrementalHistory && (info?.historyUpload ?? false);
     node.restoreFromFile = info?.restoreFromFile ?? false;
+    node.snapshotToFile = info?.snapshotToFile ?? false;
     return node;
   }
 

@@ -261,7 +261,7 @@ export class SpawnedRuntime implements Runtime {
       throw new HostError(ErrorCode.FailedPrecondition, `spawned: session ${sessionUid} has no live actor to snapshot`);
     const began = performance.now();
     try {
-      const ref = await snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid, signal);
+      const ref = await snapshotActorToStore(node.actors, this.opts.snapshots, sessionUid, signal, node.snapshotToFile);
       const line = this.lineLog(log);
       if (line?.isLevelEnabled("debug"))
         line.debug({ pid: node.pid, duration_ms: Math.round(performance.now() - began) }, "actor snapshot taken");

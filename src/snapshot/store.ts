@@ -1,6 +1,7 @@
 // Content-addressed snapshot blobs (docs/protocol.md §9.4): a blob's name is the sha256 of its bytes.
 // Invariant: `get` returns bytes only after re-hashing them to the requested digest; a corrupt or
-// missing blob is refused with DataLoss, and `put` makes a blob visible only once it is fully on disk.
+// missing blob is refused with DataLoss, and `put` (or a staged file's commit) makes a blob visible only
+// once it is fully on disk. A staged file is named by its writer's digest, which every reader checks.
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
@@ -37,6 +38,27 @@ export interface SnapshotStore {
    * DataLoss when the blob is missing.
    */
   localFile?(digest: string): LocalBlobFile | undefined;
+  /**
+   * A new, empty place for a writer beside the host to put a blob as a file (a spawned node's snapshot,
+   * docs/protocol.md §8.11): the writer creates `path`, writes and fsyncs it, then `commit` names it by
+   * the digest the writer computed and makes the name durable. Absent for stores without local files.
+   */
+  stageFile?(): Promise<StagedBlobFile>;
+}
+
+/** A blob file being written beside the host (SnapshotStore.stageFile). */
+export interface StagedBlobFile {
+  /** Absolute path the writer creates (it does not exist yet). */
+  readonly path: string;
+  /**
+   * Stores the written, fsynced file as blob `sha256:<sha256>` and returns that digest: DataLoss when
+   * the file does not hold `size` bytes. The digest is the writer's, NOT re-hashed here (a wrong one is
+   * refused by every reader, which checks a blob against its name). Keeps an intact blob already stored
+   * under that digest and drops the file.
+   */
+  commit(sha256: string, size: number): Promise<string>;
+  /** Removes whatever was written (after a failure); safe to call after commit. */
+  discard(): Promise<void>;
 }
 
 /** Where a stored blob lies (SnapshotStore.localFile). */
@@ -117,6 +139,9 @@ async function readBlobFile(path: string): Promise<Uint8Array> {
   return new Uint8Array(file.buffer, file.byteOffset, file.byteLength); // plain view, no copy
 }
 
+/** Where FsSnapshotStore.stageFile puts files being written (under its root; never listed as blobs). */
+const STAGING_DIR = ".staging";
+
 /** Blobs as files `<dir>/sha256/<first 2 hex>/<hex>`, written to a temp file, fsynced, then renamed. */
 export class FsSnapshotStore implements SnapshotStore {
   private readonly root: string;
@@ -152,6 +177,42 @@ export class FsSnapshotStore implements SnapshotStore {
     }
     await syncDir(dir);
     return digest;
+  }
+
+  async stageFile(): Promise<StagedBlobFile> {
+    const staging = join(this.root, STAGING_DIR);
+    await mkdir(staging, { recursive: true });
+    const path = join(staging, `${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
+    let done = false;
+    return {
+      path,
+      commit: async (sha256: string, size: number): Promise<string> => {
+        if (done) throw new HostError(ErrorCode.FailedPrecondition, `staged blob ${path} was already committed`);
+        if (!HEX_NAME.test(sha256))
+          throw new HostError(ErrorCode.DataLoss, `staged blob ${path}: invalid sha256 ${JSON.stringify(sha256)}`);
+        const written = (await stat(path)).size;
+        if (written !== size)
+          throw new HostError(
+            ErrorCode.DataLoss,
+            `staged blob ${path} holds ${written} bytes, its writer said ${size}`,
+          );
+        const digest = `sha256:${sha256}`;
+        const target = this.pathOf(sha256);
+        if (await this.holdsIntact(target, sha256)) {
+          await rm(path, { force: true });
+        } else {
+          const dir = join(this.root, sha256.slice(0, 2));
+          await mkdir(dir, { recursive: true });
+          await rename(path, target);
+          await syncDir(dir);
+        }
+        done = true;
+        return digest;
+      },
+      discard: async (): Promise<void> => {
+        if (!done) await rm(path, { force: true });
+      },
+    };
   }
 
   /** True when the blob exists and is intact; a damaged copy is overwritten by the caller. */

@@ -47,6 +47,7 @@ describe("Actors service", () => {
       instanceDrops: true,
       wholeRestore: true,
       restoreFromFile: true,
+      snapshotToFile: true,
       historyUpload: true,
       buildDigest: "",
     });

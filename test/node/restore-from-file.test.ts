@@ -1,8 +1,9 @@
-// docs/protocol.md §8.9, `file`: a node beside its host restores a snapshot from a file the host names,
-// with exactly the checks of bytes on the wire — it installs nothing unless the whole file has the
-// trailer's size and sha256 — so a host need neither read nor send a stored blob to restore it.
+// docs/protocol.md §8.9 and §8.11, `file`: a node beside its host restores a snapshot from a file the
+// host names, with exactly the checks of bytes on the wire — it installs nothing unless the whole file
+// has the trailer's size and sha256 — and writes a snapshot to a new file whose bytes are exactly those
+// its trailer names, so a host need neither receive, read nor send a blob's bytes.
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -113,5 +114,76 @@ describe("RestoreActorWhole from a file (§8.9)", () => {
     const err = await failureOf(actors.restoreFile("sess-f4", { path, size: bytes.length, sha256: sha256(bytes) }));
     expect(isHostError(err, ErrorCode.AlreadyExists)).toBe(true);
     expect(await turn("sess-f4", "count")).toEqual(["count=2"]);
+  });
+});
+
+describe("SnapshotActor to a file (§8.11)", () => {
+  let node: HarnessNode;
+  let actors: ActorsClient;
+  const remotes: RemoteHarness[] = [];
+
+  async function count(session: string, n: number): Promise<void> {
+    const r = new RemoteHarness({ address: node.address, session });
+    remotes.push(r);
+    for (let i = 0; i < n; i++)
+      await r.run(
+        startInfo(`${session}-${i}`.padEnd(16, "0"), "count"),
+        new RecordingSink(),
+        new AbortController().signal,
+      );
+  }
+
+  beforeAll(async () => {
+    node = await serveHarness(() => new ScriptedHarness(), { listen: `unix://${join(dir, "node2.sock")}` });
+    actors = new ActorsClient({ address: node.address });
+  });
+  afterAll(async () => {
+    for (const r of remotes) r.close();
+    actors.close();
+    await node.close();
+  });
+
+  it("is reported in NodeInfo", async () => {
+    expect((await actors.nodeInfo()).snapshotToFile).toBe(true);
+  });
+
+  it("aSnapshotFileHoldsExactlyTheBytesItsTrailerNames: the same bytes as the stream, and they restore", async () => {
+    await count("sess-s1", 2);
+    const path = join(dir, "sess-s1.snap");
+    const trailer = await actors.snapshotToFile("sess-s1", path);
+    const written = readFileSync(path);
+    const streamed = await actors.snapshot("sess-s1");
+    expect(trailer).toEqual({ sha256: sha256(written), size: written.length, codec: "v8/1" });
+    expect(sha256(written)).toBe(sha256(streamed));
+    await actors.restoreFile("sess-s1-copy", { path, size: trailer.size, sha256: trailer.sha256 });
+    await count("sess-s1-copy", 1);
+    expect((await actors.list()).find((a) => a.session === "sess-s1-copy")?.turns).toBeGreaterThan(0);
+  });
+
+  it("aSnapshotFileIsAlwaysNew: an existing path is FAILED_PRECONDITION and left as it was; a relative path INVALID_ARGUMENT", async () => {
+    await count("sess-s2", 1);
+    const path = join(dir, "sess-s2.snap");
+    writeFileSync(path, "keep me");
+    expect(isHostError(await failureOf(actors.snapshotToFile("sess-s2", path)), ErrorCode.FailedPrecondition)).toBe(
+      true,
+    );
+    expect(readFileSync(path, "utf8")).toBe("keep me");
+    expect(isHostError(await failureOf(actors.snapshotToFile("sess-s2", "rel.snap")), ErrorCode.InvalidArgument)).toBe(
+      true,
+    );
+  });
+
+  it("a snapshot over the host's snapshotBytes is RESOURCE_EXHAUSTED", async () => {
+    await count("sess-s3", 1);
+    const small = new ActorsClient({
+      address: node.address,
+      limits: { nodeCallMs: 10_000, snapshotMs: 10_000, historyUploadMs: 10_000, snapshotBytes: 4 },
+    });
+    try {
+      const err = await failureOf(small.snapshotToFile("sess-s3", join(dir, "sess-s3.snap")));
+      expect(isHostError(err, ErrorCode.ResourceExhausted)).toBe(true);
+    } finally {
+      small.close();
+    }
   });
 });

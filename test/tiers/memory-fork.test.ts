@@ -11,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FsSnapshotStore, type SnapshotStore } from "../../src/snapshot/store.js";
+import { FsSnapshotStore, type PutOptions, type SnapshotStore } from "../../src/snapshot/store.js";
 import {
   childMetas,
   closeAll,
@@ -115,20 +115,34 @@ describe("memory tier: fork from one checkpoint", () => {
    * Forks a session holding 8 MiB of state into 10 children on a host whose store counts its blob reads
    * (`files`: whether it offers blobs as local files); every child must hold the whole state.
    */
-  async function bigFork(files: boolean): Promise<{ digest: string | undefined; reads: string[]; handed: string[] }> {
+  async function bigFork(
+    files: boolean,
+  ): Promise<{ digest: string | undefined; reads: string[]; handed: string[]; puts: number; staged: number }> {
     const dir = mkdtempSync(join(tmpdir(), "hh-bigfork-"));
     const reads: string[] = [];
     const handed: string[] = [];
+    let puts = 0;
+    let staged = 0;
     const store = new FsSnapshotStore(join(dir, "snapshots"));
     const counted: SnapshotStore = Object.assign(Object.create(store) as FsSnapshotStore, {
       get: (digest: string) => {
         reads.push(digest);
         return store.get(digest);
       },
+      put: (bytes: Uint8Array, opts?: PutOptions) => {
+        puts += 1;
+        return store.put(bytes, opts);
+      },
       localFile: files
         ? (digest: string) => {
             handed.push(digest);
             return store.localFile(digest);
+          }
+        : undefined,
+      stageFile: files
+        ? () => {
+            staged += 1;
+            return store.stageFile();
           }
         : undefined,
     });
@@ -151,18 +165,20 @@ describe("memory tier: fork from one checkpoint", () => {
     // Each child is a whole copy: it answers the state's size and continues the parent's count.
     expect(await turn(big, metas[0]!.uid, "size")).toEqual([String(state)]);
     expect(await turn(big, metas[9]!.uid)).toEqual(["2"]);
-    return { digest, reads, handed };
+    return { digest, reads, handed, puts, staged };
   }
 
   it("fork of a large memory actor (8 MiB of state) into 10 children stores one blob and reads it once; every child holds the whole state", async () => {
-    const { digest, reads, handed } = await bigFork(false);
+    const { digest, reads, handed, puts, staged } = await bigFork(false);
     expect(reads).toEqual([digest]);
     expect(handed).toEqual([]);
+    expect({ puts, staged }).toEqual({ puts: 1, staged: 0 });
   }, 120_000);
 
-  it("aSpawnedRestoreOfAStoredFileSendsNoBlobBytes: with blobs as local files the host reads none, each child's node reads the file", async () => {
-    const { digest, reads, handed } = await bigFork(true);
+  it("aSpawnedSnapshotOrRestoreOfAStoredFileMovesNoBlobBytes: with blobs as local files the node writes the parent's blob and each child's node reads it; the host receives, reads and sends none", async () => {
+    const { digest, reads, handed, puts, staged } = await bigFork(true);
     expect(reads).toEqual([]);
     expect(handed).toEqual(Array.from({ length: 10 }, () => digest));
+    expect({ puts, staged }).toEqual({ puts: 0, staged: 1 });
   }, 120_000);
 });

@@ -12,7 +12,7 @@ import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
 import { openJournal } from "../../src/journal/index.js";
-import { FsSnapshotStore } from "../../src/snapshot/store.js";
+import { FsSnapshotStore, type StagedBlobFile } from "../../src/snapshot/store.js";
 import { countingJournal, JOURNAL_WRITES } from "../fixtures/counting-journal.js";
 import {
   closeAll,
@@ -28,7 +28,10 @@ import {
   until,
 } from "./helpers.js";
 
-/** A blob store whose writes can be made to fail (the disk refusing the blob), counting put calls. */
+/**
+ * A blob store whose writes can be made to fail (the disk refusing the blob), counting blob writes: puts
+ * and the commits of files a spawned node wrote (stageFile).
+ */
 class FaultyStore extends FsSnapshotStore {
   failPuts = false;
   puts = 0;
@@ -36,6 +39,17 @@ class FaultyStore extends FsSnapshotStore {
     this.puts += 1;
     if (this.failPuts) throw new HostError(ErrorCode.Unavailable, "injected: blob write failed");
     return super.put(bytes);
+  }
+  override async stageFile(): Promise<StagedBlobFile> {
+    const staged = await super.stageFile();
+    return {
+      ...staged,
+      commit: (sha256: string, size: number) => {
+        this.puts += 1;
+        if (this.failPuts) return Promise.reject(new HostError(ErrorCode.Unavailable, "injected: blob write failed"));
+        return staged.commit(sha256, size);
+      },
+    };
   }
 }
 
