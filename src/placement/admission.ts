@@ -22,9 +22,47 @@ export function requiresMemory(d: HarnessDescriptor): boolean {
   return d.capabilities?.resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT;
 }
 
+/**
+ * The caller's signal bounded by DESCRIBE_TIMEOUT_MS (abort reason: the TimeoutError AbortSignal.timeout
+ * gives): one controller following the caller through a listener and a timer, both cleared by `done` —
+ * not AbortSignal.timeout + AbortSignal.any, two signals with weak-ref bookkeeping on every turn.
+ */
+function describeBound(signal: AbortSignal | undefined): { signal: AbortSignal; done(): void } {
+  const bound = new AbortController();
+  const timer = setTimeout(
+    () => bound.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    DESCRIBE_TIMEOUT_MS,
+  );
+  timer.unref();
+  if (signal === undefined) return { signal: bound.signal, done: () => clearTimeout(timer) };
+  const relay = (): void => {
+    if (!bound.signal.aborted) bound.abort(signal.reason);
+  };
+  if (signal.aborted) relay();
+  else signal.addEventListener("abort", relay, { once: true });
+  return {
+    signal: bound.signal,
+    done: () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", relay);
+    },
+  };
+}
+
 export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<Admission> {
-  const bound = AbortSignal.timeout(DESCRIBE_TIMEOUT_MS);
-  const sig = signal ? AbortSignal.any([signal, bound]) : bound;
+  const bound = describeBound(signal);
+  try {
+    return await admitBounded(entry, bound.signal, signal);
+  } finally {
+    bound.done();
+  }
+}
+
+async function admitBounded(
+  entry: HarnessEntry,
+  sig: AbortSignal,
+  signal: AbortSignal | undefined,
+): Promise<Admission> {
   let descriptor: HarnessDescriptor;
   try {
     descriptor = await entry.runtime.describe(sig);
