@@ -180,8 +180,8 @@ export class MeteredJournal implements Journal {
   recordBytes(session: string, through: number): Promise<number> {
     return this.inner.recordBytes(session, through);
   }
-  verify(session: string): Promise<VerifyResult> {
-    return this.inner.verify(session);
+  verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
+    return this.inner.verify(session, onRecord);
   }
   removeEmptySession(uid: string): Promise<boolean> {
     return this.inner.removeEmptySession(uid);

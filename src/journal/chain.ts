@@ -89,17 +89,20 @@ export interface StoredRecord {
   readonly seq: number;
   readonly prevHash: string;
   readonly contentHash: string;
+  readonly fence: number;
   decode(): Event;
 }
 
 /**
  * Walks a session's stored records in seq order from genesis and checks dense seqs, prev links and the
  * hash recomputed from the decoded event, then compares the walk's end with the recorded head.
+ * `onRecord` receives each record, decoded, once its links and hash have checked out (see Journal.verify).
  */
 export async function verifyChain(
   session: string,
   records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
   recordedHead: Head,
+  onRecord?: (record: JournalRecord) => void,
 ): Promise<VerifyResult> {
   const fail = (
     kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable",
@@ -146,6 +149,7 @@ export async function verifyChain(
       return fail("undecodable", rec.seq, `event at seq ${rec.seq} cannot be canonicalised: ${errorText(err)}`);
     }
     if (computed !== rec.contentHash) return fail("tampered", rec.seq, `content_hash mismatch at seq ${rec.seq}`);
+    onRecord?.({ seq: rec.seq, prevHash: rec.prevHash, contentHash: rec.contentHash, fence: rec.fence, event });
     prev = rec.contentHash;
     expected += 1;
   }

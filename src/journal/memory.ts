@@ -189,7 +189,7 @@ export class MemoryJournal implements Journal {
     return out;
   }
 
-  async verify(session: string): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
     this.assertOpen();
     const s = this.sessions.get(session);
     if (!s) return verifyChain(session, [], { seq: 0, hash: "" });
@@ -197,9 +197,10 @@ export class MemoryJournal implements Journal {
       seq: r.seq,
       prevHash: r.prevHash,
       contentHash: r.contentHash,
+      fence: r.fence,
       decode: () => fromBinary(EventSchema, r.blob),
     }));
-    return verifyChain(session, stored, headOf(s.row));
+    return verifyChain(session, stored, headOf(s.row), onRecord);
   }
 
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {

@@ -422,15 +422,19 @@ export class PostgresJournal implements Journal {
   }
 
   /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */
-  async verify(session: string): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
     return inTransaction(
       this.live().pool,
-      (client) => this.verifyIn(client, session),
+      (client) => this.verifyIn(client, session, onRecord),
       "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
   }
 
-  private async verifyIn(client: pg.PoolClient, session: string): Promise<VerifyResult> {
+  private async verifyIn(
+    client: pg.PoolClient,
+    session: string,
+    onRecord?: (record: JournalRecord) => void,
+  ): Promise<VerifyResult> {
     const pointer = await client.query<{ last_seq: string | null; last_hash: string | null; max_seq: string | null }>(
       `SELECT s.last_seq, s.last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = $1) AS max_seq
        FROM (SELECT 1) one LEFT JOIN sessions s ON s.uid = $1`,
@@ -458,11 +462,12 @@ export class PostgresJournal implements Journal {
           seq: int(row.seq),
           prevHash: row.prev_hash,
           contentHash: row.content_hash,
+          fence: int(row.fence),
           decode: () => fromBinary(EventSchema, row.event),
         };
       }
     }
-    return verifyChain(session, stored(), recorded);
+    return verifyChain(session, stored(), recorded, onRecord);
   }
 
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {

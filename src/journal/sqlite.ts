@@ -715,7 +715,7 @@ export class SqliteJournal implements Journal {
     }
   }
 
-  async verify(session: string): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
     // One statement reads the head pointer and the highest stored seq from the same snapshot, so an
     // append racing this walk is never mistaken for a record past the head.
     let pointer: ReturnType<Statements["headAndMax"]["get"]>;
@@ -747,6 +747,7 @@ export class SqliteJournal implements Journal {
         seq: row.seq,
         prevHash: row.prev_hash,
         contentHash: row.content_hash,
+        fence: row.fence,
         decode: () => fromBinary(EventSchema, row.event),
       });
       try {
@@ -768,7 +769,7 @@ export class SqliteJournal implements Journal {
         }
       }
     }
-    return verifyChain(session, stored(), recorded);
+    return verifyChain(session, stored(), recorded, onRecord);
   }
 
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {

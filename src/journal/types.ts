@@ -270,8 +270,13 @@ export interface Journal {
    */
   recordBytes(session: string, through: number): Promise<number>;
 
-  /** Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head. */
-  verify(session: string): Promise<VerifyResult>;
+  /**
+   * Re-checks dense seqs, prev links, recomputed hashes from decoded events, and the recorded head.
+   * `onRecord` receives each record, decoded, in seq order once its link and hash have checked out, so
+   * a caller can build on the walk instead of reading the session again; the records it received count
+   * as verified only if the result is ok (a walk that fails later has still passed the earlier ones).
+   */
+  verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult>;
 
   /**
    * Creates `child` (metadata from `meta`) whose records 1..atSeq are the parent's, verbatim (same

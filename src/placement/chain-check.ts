@@ -1,8 +1,9 @@
 // Refuses to run on a tampered journal (docs/protocol.md §5.7). Invariant: before an Exec, Resume, Suspend or Fork
 // touches a session, every record up to its head has been verified by this process — the whole chain
 // on the session's first operation, then only the records appended since the last check — and any
-// mismatch is DATA_LOSS naming the first bad seq. The records an incremental check read (another
-// host's appends) are handed to the caller once verified, so the caches need not read them again.
+// mismatch is DATA_LOSS naming the first bad seq. What a check reads is handed to the caller's sink
+// once verified — an incremental check's records (another host's appends), a full walk's records as
+// it goes, to be kept only when the walk verified — so the caches need not read them again.
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { UnreadableStorage } from "../journal/chain.js";
@@ -10,6 +11,20 @@ import type { Head, Journal, JournalRecord } from "../journal/types.js";
 
 /** At most this many records an incremental check read are handed on; past it the caches read their own. */
 const SHARED_RECORDS_MAX = 1024;
+
+/** A full walk's records, as they verify; `done` only when the whole chain verified up to `head`. */
+export interface WalkSink {
+  add(record: JournalRecord): void;
+  done(head: Head): void;
+}
+
+/** Where what a check read and verified goes. */
+export interface VerifiedSink {
+  /** Records an incremental check read and verified, in order, chaining onto the head verified before. */
+  verified(records: readonly JournalRecord[]): void;
+  /** A full walk is starting: where its records go (undefined: nowhere). */
+  walk(): WalkSink | undefined;
+}
 
 function dataLoss(session: string, seq: number, why: string, cause?: unknown): HostError {
   return new HostError(
@@ -27,26 +42,23 @@ export class ChainCheck {
 
   /**
    * Throws DataLoss unless the session's chain verifies up to its current head; returns that head.
-   * `onVerified` receives the records an incremental check read and verified (records appended since
-   * this process last saw the session, at most SHARED_RECORDS_MAX of them), in order, chaining onto the
-   * head verified before; it is not called when nothing was read or the whole chain was walked.
+   * `sink.verified` receives the records an incremental check read and verified (records appended
+   * since this process last saw the session, at most SHARED_RECORDS_MAX of them); a full walk feeds
+   * `sink.walk()`'s records as they verify and calls its `done` only if the whole chain verified.
    */
-  async ensure(
-    journal: Journal,
-    session: string,
-    onVerified?: (records: readonly JournalRecord[]) => void,
-  ): Promise<Head> {
+  async ensure(journal: Journal, session: string, sink?: VerifiedSink): Promise<Head> {
     const head = await journal.head(session);
     const known = this.verified.get(session);
     if (known && known.seq === head.seq && known.hash === head.hash) return head;
     if (known && known.seq < head.seq) {
-      const read = await this.extend(journal, session, known, head, onVerified !== undefined);
+      const read = await this.extend(journal, session, known, head, sink !== undefined);
       if (read) {
-        if (read.records !== undefined) onVerified?.(read.records);
+        if (read.records !== undefined) sink?.verified(read.records);
         return head;
       }
     }
-    const result = await journal.verify(session);
+    const walk = sink?.walk();
+    const result = await journal.verify(session, walk && ((record) => walk.add(record)));
     if (!result.ok) {
       this.verified.delete(session);
       throw dataLoss(
@@ -57,6 +69,7 @@ export class ChainCheck {
       );
     }
     this.remember(session, result.head);
+    walk?.done(result.head);
     return result.head;
   }
 

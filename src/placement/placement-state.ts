@@ -104,9 +104,16 @@ export class PlacementState {
     return this.records.window(this.deps.journal, session, await this.verify(session));
   }
 
-  /** The session's chain verified to its head (DATA_LOSS otherwise); returns the head. */
+  /**
+   * The session's chain verified to its head (DATA_LOSS otherwise); returns the head. What the check
+   * reads feeds the caches: another host's new records extend them, and a full walk of a session the
+   * record cache does not hold builds its projection on the way (one read of the session, not two).
+   */
   verify(session: string): Promise<Head> {
-    return this.chain.ensure(this.deps.journal, session, (read) => this.noteVerified(session, read));
+    return this.chain.ensure(this.deps.journal, session, {
+      verified: (read) => this.noteVerified(session, read),
+      walk: () => (this.records.holds(session) ? undefined : this.records.fold(session)),
+    });
   }
 
   /** Tells the chain check and the record cache what was appended. */

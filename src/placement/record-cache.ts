@@ -124,14 +124,14 @@ export class RecordCache {
       const at = entry?.log.head;
       if (at && (at.seq > head.seq || (at.seq === head.seq && at.hash !== head.hash))) entry = undefined;
       if (!entry) {
-        entry = await this.fold(journal, session, head.seq);
+        entry = await this.foldFromJournal(journal, session, head.seq);
       } else if (entry.log.head.seq < head.seq) {
         const from = entry.log.head.seq;
         const tail = await journal.readRange(session, from + 1, head.seq);
         // Another reader or a noted append grew the entry meanwhile: start over from what it holds now.
         if (entry.log.head.seq !== from && attempt < 3) continue;
         if (entry.log.head.seq !== from || (tail[0] !== undefined && tail[0].prevHash !== entry.log.head.hash)) {
-          entry = await this.fold(journal, session, head.seq);
+          entry = await this.foldFromJournal(journal, session, head.seq);
         } else {
           extend(entry, tail);
         }
@@ -162,6 +162,39 @@ export class RecordCache {
   }
 
   /**
+   * A projection built from records read elsewhere from seq 1 on (the chain check's full walk), so a
+   * session's first operation reads it once: `add` each record in seq order, then `done(head)` keeps
+   * the fold as the session's entry if it reached exactly `head` and the cache holds nothing for the
+   * session at or past it; a fold never finished is dropped with nothing kept.
+   */
+  fold(session: string): { add(record: JournalRecord): void; done(head: Head): void } {
+    const entry: Entry = { log: SessionLog.lean(), tail: [], tailBytes: 0, bytes: 0 };
+    let page: JournalRecord[] = [];
+    const flush = (): void => {
+      if (page.length > 0) extend(entry, page);
+      page = [];
+    };
+    return {
+      add: (record) => {
+        page.push(record);
+        if (page.length >= FOLD_PAGE) flush();
+      },
+      done: (head) => {
+        flush();
+        const at = entry.log.head;
+        const held = this.entries.get(session)?.log.head;
+        if (at.seq !== head.seq || at.hash !== head.hash || (held && held.seq >= head.seq)) return;
+        this.count(session, entry, false);
+      },
+    };
+  }
+
+  /** Whether the cache holds an entry for the session (whatever its head). */
+  holds(session: string): boolean {
+    return this.entries.get(session) !== undefined;
+  }
+
+  /**
    * Records read and verified elsewhere (the chain check's): they extend a cached session whose head
    * the first of them chains onto, and are ignored otherwise — unlike noteAppended, a mismatch here
    * says nothing about the entry (it may simply be behind), so the entry stays for `window` to extend.
@@ -178,7 +211,7 @@ export class RecordCache {
   }
 
   /** Builds the session's projection from its first record, a page at a time (the records are not kept). */
-  private async fold(journal: Journal, session: string, headSeq: number): Promise<Entry> {
+  private async foldFromJournal(journal: Journal, session: string, headSeq: number): Promise<Entry> {
     const entry: Entry = { log: SessionLog.lean(), tail: [], tailBytes: 0, bytes: 0 };
     for (let from = 1; from <= headSeq; from += FOLD_PAGE) {
       extend(entry, await journal.readRange(session, from, Math.min(from + FOLD_PAGE - 1, headSeq)));

@@ -1,7 +1,9 @@
 // What the chain check reads is read once (src/placement/chain-check.ts, placement-state.ts): when
 // another host appended to a session, the records this host's chain check reads and verifies extend its
 // record and history caches, which used to read the same records again (three reads of one range per
-// operation). Records that do not chain onto a cache leave it as it was, to extend itself.
+// operation), and a host's first operation on a session builds the record cache's projection from the
+// chain check's full walk, so the session is read once for both — and a walk that fails verification
+// leaves nothing cached. Records that do not chain onto a cache leave it as it was, to extend itself.
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
@@ -9,6 +11,8 @@ import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { closeAll, openTestHost, turn } from "../tiers/helpers.js";
 import { inputEvent } from "../journal/events.js";
+import { ErrorCode } from "../../src/errors/index.js";
+import { rejectsWithCode } from "../tiers/helpers.js";
 
 afterEach(closeAll);
 
@@ -48,6 +52,56 @@ describe("records another host appended", () => {
     const readsOf = (seq: number) => logged.reads.filter(([from, to]) => from <= seq && seq <= to).length;
     for (let seq = 1; seq <= fromB; seq++) expect(readsOf(seq), `record ${seq}`).toBeLessThanOrEqual(1);
     expect(readsOf(fromB)).toBe(1);
+  });
+});
+
+describe("a host's first operation on a session", () => {
+  it("theChainChecksFullWalkBuildsTheRecordCacheSoTheSessionIsNotFoldedFromAReadAgain", async () => {
+    const shared = new MemoryJournal();
+    const a = await openTestHost({}, { journal: shared });
+    const session = (await a.createSession({ harness: "echo" })).uid;
+    for (const text of ["one", "two", "three"]) await turn(a, session, text);
+    const logged = readLogged(shared);
+    let walks = 0;
+    const journal = new Proxy(logged.journal, {
+      get(target, prop, receiver) {
+        if (prop === "verify")
+          return (...args: Parameters<Journal["verify"]>) => {
+            walks += 1;
+            return target.verify(...args);
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const b = await openTestHost({}, { journal });
+    expect(await turn(b, session, "four")).toEqual(["echo:four"]);
+    expect(walks).toBe(1);
+    // The one other read from seq 1 is the echo turn's Start.history (a stateless harness's whole
+    // session); the record cache's fold read it too before.
+    expect(logged.reads.filter(([from]) => from === 1)).toHaveLength(1);
+    expect(b.placer.records.holds(session)).toBe(true);
+  });
+
+  it("aWalkThatFailsVerificationLeavesNothingCached", async () => {
+    const shared = new MemoryJournal();
+    const a = await openTestHost({}, { journal: shared });
+    const session = (await a.createSession({ harness: "echo" })).uid;
+    await turn(a, session, "one");
+    // Every record checks out as it is walked, then the walk fails (as a truncated or tampered tail would).
+    const failing = new Proxy(shared, {
+      get(target, prop, receiver) {
+        if (prop === "verify")
+          return async (s: string, onRecord?: Parameters<Journal["verify"]>[1]) => {
+            const ok = await target.verify(s, onRecord);
+            if (!ok.ok) throw new Error("the journal should verify");
+            return { ok: false, session: s, kind: "truncated", seq: ok.head.seq, message: "walk failed at the end" };
+          };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const b = await openTestHost({}, { journal: failing });
+    await rejectsWithCode(turn(b, session, "two"), ErrorCode.DataLoss);
+    expect(b.placer.records.holds(session)).toBe(false);
   });
 });
 
