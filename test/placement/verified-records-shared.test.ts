@@ -11,6 +11,7 @@ import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { closeAll, openTestHost, turn } from "../tiers/helpers.js";
 import { inputEvent } from "../journal/events.js";
+import { observedJournal } from "../fixtures/counting-journal.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { rejectsWithCode } from "../tiers/helpers.js";
 
@@ -19,16 +20,8 @@ afterEach(closeAll);
 /** `inner` with every read of a record range (read or readRange) logged as [from, to]. */
 function readLogged(inner: Journal): { journal: Journal; reads: [number, number][] } {
   const reads: [number, number][] = [];
-  const journal = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const fn = value as (...a: unknown[]) => unknown;
-      return (...args: unknown[]) => {
-        if (prop === "read" || prop === "readRange") reads.push([Number(args[1]), Number(args[2])]);
-        return fn.apply(target, args);
-      };
-    },
+  const journal = observedJournal(inner, (method, args) => {
+    if (method === "read" || method === "readRange") reads.push([Number(args[1]), Number(args[2])]);
   });
   return { journal, reads };
 }
@@ -108,13 +101,19 @@ describe("a host's first operation on a session", () => {
 describe("offering verified records to the caches", () => {
   const input = (text: string) => inputEvent(text, "");
 
-  it("recordsThatDoNotChainOntoACachedSessionLeaveItForItsOwnRead", async () => {
+  /** A one-record session "s" held by a fresh record cache and history cache. */
+  async function cachedAtSeq1(): Promise<{ journal: MemoryJournal; records: RecordCache; history: HistoryCache }> {
     const journal = new MemoryJournal();
     await journal.appendBatch("s", 0, 0, [input("a")]);
     const records = new RecordCache();
     const history = new HistoryCache();
     await records.window(journal, "s");
     await history.get(journal, "s", await journal.head("s"));
+    return { journal, records, history };
+  }
+
+  it("recordsThatDoNotChainOntoACachedSessionLeaveItForItsOwnRead", async () => {
+    const { journal, records, history } = await cachedAtSeq1();
     await journal.appendBatch("s", 1, 0, [input("b")]);
     const later: JournalRecord[] = await journal.appendBatch("s", 2, 0, [input("c")]);
     // seq 3 does not chain onto the caches' seq 1: ignored, not a reason to drop what they hold.
@@ -129,12 +128,7 @@ describe("offering verified records to the caches", () => {
   });
 
   it("recordsThatChainOnExtendTheCachesWithoutARead", async () => {
-    const journal = new MemoryJournal();
-    await journal.appendBatch("s", 0, 0, [input("a")]);
-    const records = new RecordCache();
-    const history = new HistoryCache();
-    await records.window(journal, "s");
-    await history.get(journal, "s", await journal.head("s"));
+    const { journal, records, history } = await cachedAtSeq1();
     const next = await journal.appendBatch("s", 1, 0, [input("b"), input("c")]);
     records.offer("s", next);
     history.offer("s", next);
