@@ -47,8 +47,9 @@ const LAYERS = [
   // 12b. observability: the logger, the Prometheus metrics registry and its scrape handler, and the
   //      OpenTelemetry tracing switch — read by every layer above (the gRPC adapter opens RPC spans).
   ["src/obs/"],
-  // 13. generated protobuf code, typed errors, and package paths (where the package's files are).
-  ["src/gen/", "src/errors/", "src/paths\\.ts$"],
+  // 13. generated protobuf code, typed errors, package paths (where the package's files are), and abort
+  //     plumbing (a controller following a signal).
+  ["src/gen/", "src/errors/", "src/paths\\.ts$", "src/abort\\.ts$"],
 ];
 
 // Sibling pairs that may import each other, each with its reason. http is the server's second

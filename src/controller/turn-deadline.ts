@@ -2,6 +2,7 @@
 // signal that fires when its caller goes or when turnMs has passed, whichever comes first; the
 // deadline's abort reason is DEADLINE_EXCEEDED naming the limit, and neither its timer nor its listener
 // on the caller's signal outlives the turn.
+import { followAbort } from "../abort.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 
 export interface TurnDeadline {
@@ -15,12 +16,8 @@ export function turnDeadline(caller: AbortSignal, turnMs: number): TurnDeadline 
   // AbortSignal.any([caller, bound]): the same signal, reasons and order, without the combined signal's
   // extra allocation and weak-ref bookkeeping on every turn.
   const bound = new AbortController();
-  if (caller.aborted) {
-    bound.abort(caller.reason);
-    return { signal: bound.signal, done: () => undefined };
-  }
-  const follow = (): void => bound.abort(caller.reason);
-  caller.addEventListener("abort", follow, { once: true });
+  const unfollow = followAbort(caller, bound);
+  if (bound.signal.aborted) return { signal: bound.signal, done: unfollow };
   const timer = setTimeout(
     () => bound.abort(new HostError(ErrorCode.DeadlineExceeded, `turn exceeded its deadline turnMs=${turnMs} ms`)),
     turnMs,
@@ -30,7 +27,7 @@ export function turnDeadline(caller: AbortSignal, turnMs: number): TurnDeadline 
     signal: bound.signal,
     done: () => {
       clearTimeout(timer);
-      caller.removeEventListener("abort", follow);
+      unfollow();
     },
   };
 }

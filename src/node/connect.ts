@@ -4,6 +4,7 @@
 // when the host parked the turn on an approval gate, exactly one EVENT_PARKED naming the gate and no END.
 // A Start carrying only a history tail runs with the full history the node's cache rebuilds, or is
 // refused (FAILED_PRECONDITION, stale history) before the harness runs (docs/protocol.md §8.8).
+import { followAbort } from "../abort.js";
 import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 import { create } from "@bufbuild/protobuf";
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
@@ -56,7 +57,7 @@ async function runTurn(
   const start = withFullHistory(sent, histories, ctx);
   const claim = table.beginTurn(start.sessionUid);
   const turn = new AbortController();
-  const unlink = [ctx.signal, claim.signal].map((s) => follow(s, turn));
+  const unlink = [ctx.signal, claim.signal].map((s) => followAbort(s, turn));
   const replies = new AsyncQueue<ControllerFrame>();
   void pumpReplies(frames, replies, turn);
   const sink = new StreamSink(start.executionId, events, replies, turn.signal, start.sessionUid);
@@ -187,14 +188,6 @@ async function pumpReplies(
   } catch (err) {
     replies.fail(err);
   }
-}
-
-/** Aborts `target` when `source` fires; returns the unlink function. */
-function follow(source: AbortSignal, target: AbortController): () => void {
-  const relay = (): void => target.abort(source.reason);
-  if (source.aborted) relay();
-  else source.addEventListener("abort", relay, { once: true });
-  return () => source.removeEventListener("abort", relay);
 }
 
 function endEvent(executionId: string, failure: unknown, turnAborted: boolean): Event {

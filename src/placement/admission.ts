@@ -1,6 +1,7 @@
 // The placement gate run on every Exec, Resume and Fork before any compute is created or anything is
 // journaled (docs/protocol.md §7.1). Invariant: a memory-tier harness is admitted only onto a runtime that can
 // snapshot memory, and a registered descriptor id must match what the harness reports.
+import { followAbort } from "../abort.js";
 import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { canPlace } from "../runtime/types.js";
@@ -35,16 +36,12 @@ function describeBound(signal: AbortSignal | undefined): { signal: AbortSignal; 
   );
   timer.unref();
   if (signal === undefined) return { signal: bound.signal, done: () => clearTimeout(timer) };
-  const relay = (): void => {
-    if (!bound.signal.aborted) bound.abort(signal.reason);
-  };
-  if (signal.aborted) relay();
-  else signal.addEventListener("abort", relay, { once: true });
+  const unfollow = followAbort(signal, bound);
   return {
     signal: bound.signal,
     done: () => {
       clearTimeout(timer);
-      signal.removeEventListener("abort", relay);
+      unfollow();
     },
   };
 }

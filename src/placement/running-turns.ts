@@ -3,6 +3,7 @@
 // once the session is free again; a cancel — from this host's Cancel or a cross-host request heard on
 // the journal — aborts the turn's signal with a CANCELLED HostError naming the reason, and reaches no
 // other turn. Cross-host requests are subscribed to lazily, on the first turn a shared journal runs.
+import { followAbort } from "../abort.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Journal } from "../journal/types.js";
 
@@ -41,15 +42,11 @@ export class RunningTurns {
     this.turns.set(session, entry);
     // The turn's signal is the controller's, following `outer` through a listener removed at `done`
     // (not AbortSignal.any([outer, controller.signal]): one signal less per turn, same reasons).
-    const follow = (): void => {
-      if (!controller.signal.aborted) controller.abort(outer.reason);
-    };
-    if (outer.aborted) follow();
-    else outer.addEventListener("abort", follow, { once: true });
+    const unfollow = followAbort(outer, controller);
     return {
       signal: controller.signal,
       done: () => {
-        outer.removeEventListener("abort", follow);
+        unfollow();
         if (this.turns.get(session) === entry) this.turns.delete(session);
         done();
       },

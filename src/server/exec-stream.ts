@@ -6,6 +6,7 @@
 // session the Exec created is removed again if the turn ends without a single record (refused). An
 // Exec without inputs on a session whose own gate is decided but whose turn has not continued recovers
 // that turn (Resume's path, its records streamed), as the reference does; with inputs it is refused.
+import { followAbort } from "../abort.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
@@ -106,11 +107,7 @@ async function* turnUpdates(
   const local = new AbortController();
   const signal = local.signal;
   let deadlinePassed = false;
-  const followCall = (): void => {
-    if (!signal.aborted) local.abort(callSignal.reason);
-  };
-  if (callSignal.aborted) followCall();
-  else callSignal.addEventListener("abort", followCall, { once: true });
+  const unfollowCall = followAbort(callSignal, local);
   const timer = armDeadline(plan.deadlineMs, () => {
     deadlinePassed = true;
     if (!signal.aborted) local.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded"));
@@ -203,7 +200,7 @@ async function* turnUpdates(
     .finally(() => {
       settled = true;
       clearTimeout(timer);
-      callSignal.removeEventListener("abort", followCall);
+      unfollowCall();
     });
   try {
     for await (const update of updates) {
