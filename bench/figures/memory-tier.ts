@@ -2,11 +2,13 @@
 // harness (harnesses/fixtures/big-state.ts, `checkpointPolicy: on-suspend`), each beside a raw baseline
 // measured in the same run:
 // - memory_restore_1mb_p50_ms: p50 of Placer.resume of a session whose actor holds ~1 MiB of state
-//   (RESUME committed, blob read and re-hashed, RestoreActor into the node, decoded), end to end;
-//   baseline: reading the same blob bytes from a file + v8.deserialize.
+//   (RESUME committed, RestoreActorWhole naming the blob's file, the node's read, sha256 check and
+//   decode; docs/protocol.md §8.9), end to end; baseline: reading the same blob bytes from a file +
+//   v8.deserialize.
 // - memory_snapshot_100mb_mb_per_s: blob bytes / time of Placer.suspend of a session holding ~100 MiB
-//   of state (SnapshotActor streamed from the node, blob stored durably, SUSPEND committed); baseline:
-//   v8.serialize of an equal state in this process + writing it to a file + fsync.
+//   of state (SnapshotActor writing the blob into the store's staging place, fsynced by the node,
+//   renamed and its directory fsynced by the host, SUSPEND committed; §8.11); baseline: v8.serialize of
+//   an equal state in this process + writing it to a file + fsync.
 // - memory_fork_100mb_ms and memory_fork_100mb_blobs: Placer.fork of that live session into 10
 //   children (the parent's snapshot, one stored blob, 10 restores); blobs = what the fork added to the
 //   store (target 1).
@@ -168,7 +170,12 @@ async function run(opts: RunOptions): Promise<FigureResult> {
       },
       ratio: round(restoreRatio),
       target: { op: "<=", value: 5 },
-      details: { stateBytes: small, blobBytes: smallBlob, cycles, path: "Placer.resume, spawned node, fs store" },
+      details: {
+        stateBytes: small,
+        blobBytes: smallBlob,
+        cycles,
+        path: "Placer.resume, spawned node, fs store (the node reads the blob file)",
+      },
       also: {
         memory_snapshot_100mb_mb_per_s: {
           value: round(snapMedian),
@@ -180,7 +187,12 @@ async function run(opts: RunOptions): Promise<FigureResult> {
           },
           ratio: round(snapMedian / rawSnapMedian),
           target: { op: ">=", value: 500 },
-          details: { stateBytes: large, blobBytes: largeBlob, reps, path: "Placer.suspend (on-suspend policy)" },
+          details: {
+            stateBytes: large,
+            blobBytes: largeBlob,
+            reps,
+            path: "Placer.suspend (on-suspend policy; the node writes the blob file)",
+          },
         },
         memory_fork_100mb_ms: {
           value: round(forkMs),
