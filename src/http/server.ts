@@ -8,7 +8,7 @@
 // connections. /metrics (when the host counts metrics) needs the same bearer token as the API whenever
 // the host has tokens: it is refused 401/403 before anything is read. An RPC path answers POST only
 // (405 to anything else, a Connect GET's query included, before it is read), and a request body is
-// checked before connect-node decodes it (decode-bound.ts).
+// checked before connect-node decodes it and a compressed message decompressed once (decode-bound.ts).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -27,7 +27,7 @@ import type { AuthRefusal, BearerAuth } from "../server/auth.js";
 import { isLoopbackLiteral } from "../server/listen-policy.js";
 import { type DecodeBound, parseAddress } from "../wire/index.js";
 import type { ConsoleAssets } from "./assets.js";
-import { boundedBody } from "./decode-bound.js";
+import { boundedRequest, countingDecompressions } from "./decode-bound.js";
 
 export interface HttpListenerOptions {
   /** host:port, already checked by checkListenAddresses. */
@@ -108,14 +108,14 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
   if (address.kind !== "tcp") throw new HostError(ErrorCode.InvalidArgument, `--http-addr must be host:port`);
   const shutdown = new AbortController();
   const scheme = opts.tls ? "https" : "http";
-  // connect-node's adapter (connectNodeAdapter), with every request body passed through boundedBody
-  // (one message, requestBytes, and requestMessages for the bounded services): connect-node offers no
-  // hook between reading a body and decoding it.
+  // connect-node's adapter (connectNodeAdapter), with every request passed through boundedRequest
+  // (one message, requestBytes, and requestMessages for the bounded services; a message it decompressed
+  // handed on decompressed): connect-node offers no hook between reading a body and decoding it.
   const router = createConnectRouter({
     interceptors: [...opts.interceptors],
     readMaxBytes: opts.requestBytes,
     shutdownSignal: shutdown.signal,
-    acceptCompression: [compressionGzip, compressionBrotli],
+    acceptCompression: [countingDecompressions(compressionGzip), countingDecompressions(compressionBrotli)],
   });
   opts.routes(router);
   const paths = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
@@ -137,15 +137,16 @@ export async function startHttp(opts: HttpListenerOptions): Promise<RunningHttp>
     const bound = opts.decodeBound;
     const messages = bound?.services.has(handler.service.typeName) ? bound.bound : undefined;
     const raw = uReq.body;
-    const body =
+    const bounded =
       typeof raw !== "object" || raw === null || !(Symbol.asyncIterator in raw)
-        ? raw
-        : boundedBody(raw as AsyncIterable<Uint8Array>, uReq.header, {
+        ? Promise.resolve(uReq)
+        : boundedRequest(raw as AsyncIterable<Uint8Array>, uReq.header, {
             method: handler.method,
             requestBytes: opts.requestBytes,
             ...(messages ? { messages } : {}),
-          });
-    handler({ ...uReq, body })
+          }).then(({ header, body }) => ({ ...uReq, header, body }));
+    bounded
+      .then((req) => handler(req))
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       // A failure writing the response is the client gone or the connection reset: nothing to answer.
       .catch(() => res.destroy());
