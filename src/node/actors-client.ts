@@ -4,7 +4,8 @@
 // always send a trailer computed over exactly the bytes sent (or the blob's own name, for a file); every call has a deadline (NodeLimits: nodeCallMs for unary
 // calls, snapshotMs for a snapshot transfer, historyUploadMs for a history upload), so a node that never answers cannot hold a caller, and a
 // missed deadline is DEADLINE_EXCEEDED naming the limit; a snapshot larger than snapshotBytes is cut
-// off (RESOURCE_EXHAUSTED) as soon as it crosses the bound.
+// off (RESOURCE_EXHAUSTED) as soon as it crosses the bound. A call about one session is opened only
+// after that session's last Connect stream to the same address has ended (stream-order.ts, §4.6 item 9).
 import { createHash } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
@@ -28,6 +29,7 @@ import {
   SNAPSHOT_CHUNK_BYTES,
   WHOLE_RESTORE_MAX_BYTES,
 } from "./limits.js";
+import { SESSION_STREAMS, type SessionStreams } from "./stream-order.js";
 
 /** The codec the SDK's nodes write (src/snapshot/codec.ts ACTOR_CODEC). */
 export const DEFAULT_ACTOR_CODEC = "v8/1";
@@ -37,6 +39,8 @@ export interface ActorsClientOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** Call deadlines; default DEFAULT_NODE_LIMITS. */
   readonly limits?: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
+  /** Whose ending streams a session's call waits for (§4.6 item 9); default the process's one registry. */
+  readonly streams?: SessionStreams;
 }
 
 type DeadlineLimit = "nodeCallMs" | "snapshotMs" | "historyUploadMs";
@@ -114,9 +118,11 @@ export class ActorsClient implements HistoryUploader {
   /** Set by the node's NodeInfo answer (and cleared if the node ever answers UNIMPLEMENTED to it). */
   #wholeRestore = false;
   readonly #limits: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
+  readonly #streams: SessionStreams;
 
   constructor(opts: ActorsClientOptions) {
     this.address = opts.address;
+    this.#streams = opts.streams ?? SESSION_STREAMS;
     this.#limits = opts.limits ?? DEFAULT_NODE_LIMITS;
     this.#client = createClient(Actors, opts.address, {
       channelOptions: { ...NODE_CHANNEL_OPTIONS, ...bulkChannelOptions() },
@@ -130,7 +136,7 @@ export class ActorsClient implements HistoryUploader {
   }
 
   async snapshotWithTrailer(session: string, opts: Call = {}): Promise<ActorSnapshot> {
-    return this.#bounded("SnapshotActor", "snapshotMs", opts, (o) => this.#snapshot(session, o));
+    return this.#bounded("SnapshotActor", "snapshotMs", opts, (o) => this.#snapshot(session, o), session);
   }
 
   async #snapshot(session: string, opts: CallOptions): Promise<ActorSnapshot> {
@@ -185,24 +191,30 @@ export class ActorsClient implements HistoryUploader {
    * caller's to remove). Data on the stream is DATA_LOSS.
    */
   async snapshotToFile(session: string, path: string, opts: Call = {}): Promise<FileSnapshot> {
-    return this.#bounded("SnapshotActor", "snapshotMs", opts, async (o) => {
-      let trailer: SnapshotTrailer | undefined;
-      for await (const msg of this.#client.snapshotActor({ session, file: path }, o)) {
-        if (msg.chunk.case !== "trailer" || trailer !== undefined)
-          throw dataLoss(`snapshot of ${session} to ${path}: the stream must carry only one trailer`);
-        trailer = msg.chunk.value;
-      }
-      if (trailer === undefined) throw dataLoss(`snapshot of ${session} to ${path}: stream ended without a trailer`);
-      const size = Number(trailer.size);
-      if (size > this.#limits.snapshotBytes)
-        throw overLimit(
-          "snapshotBytes",
-          this.#limits.snapshotBytes,
-          size,
-          `snapshot of ${session} from ${this.address}`,
-        );
-      return { sha256: trailer.sha256, size, codec: trailer.codec };
-    });
+    return this.#bounded(
+      "SnapshotActor",
+      "snapshotMs",
+      opts,
+      async (o) => {
+        let trailer: SnapshotTrailer | undefined;
+        for await (const msg of this.#client.snapshotActor({ session, file: path }, o)) {
+          if (msg.chunk.case !== "trailer" || trailer !== undefined)
+            throw dataLoss(`snapshot of ${session} to ${path}: the stream must carry only one trailer`);
+          trailer = msg.chunk.value;
+        }
+        if (trailer === undefined) throw dataLoss(`snapshot of ${session} to ${path}: stream ended without a trailer`);
+        const size = Number(trailer.size);
+        if (size > this.#limits.snapshotBytes)
+          throw overLimit(
+            "snapshotBytes",
+            this.#limits.snapshotBytes,
+            size,
+            `snapshot of ${session} from ${this.address}`,
+          );
+        return { sha256: trailer.sha256, size, codec: trailer.codec };
+      },
+      session,
+    );
   }
 
   /** Installs an actor from snapshot bytes; resolves to the size the node restored. */
@@ -239,8 +251,12 @@ export class ActorsClient implements HistoryUploader {
       // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
       const trailer = { sha256, size: BigInt(bytes.length), codec };
       try {
-        const res = await this.#bounded("RestoreActorWhole", "snapshotMs", opts, (o) =>
-          this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, o),
+        const res = await this.#bounded(
+          "RestoreActorWhole",
+          "snapshotMs",
+          opts,
+          (o) => this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, o),
+          session,
         );
         return Number(res.size);
       } catch (err) {
@@ -249,7 +265,13 @@ export class ActorsClient implements HistoryUploader {
         this.#wholeRestore = false;
       }
     }
-    const res = await this.#bounded("RestoreActor", "snapshotMs", opts, (o) => this.#client.restoreActor(frames(), o));
+    const res = await this.#bounded(
+      "RestoreActor",
+      "snapshotMs",
+      opts,
+      (o) => this.#client.restoreActor(frames(), o),
+      session,
+    );
     return Number(res.size);
   }
 
@@ -262,8 +284,12 @@ export class ActorsClient implements HistoryUploader {
   async restoreFile(session: string, file: SnapshotFile, opts: RestoreOptions = {}): Promise<number> {
     const header = { session, replace: opts.replace ?? false, instance: opts.instance ?? "" };
     const trailer = { sha256: file.sha256, size: BigInt(file.size), codec: opts.codec ?? DEFAULT_ACTOR_CODEC };
-    const res = await this.#bounded("RestoreActorWhole", "snapshotMs", opts, (o) =>
-      this.#client.restoreActorWhole({ header, file: file.path, trailer }, o),
+    const res = await this.#bounded(
+      "RestoreActorWhole",
+      "snapshotMs",
+      opts,
+      (o) => this.#client.restoreActorWhole({ header, file: file.path, trailer }, o),
+      session,
     );
     return Number(res.size);
   }
@@ -273,8 +299,12 @@ export class ActorsClient implements HistoryUploader {
    * only that restored instance is removed (on a node reporting instanceDrops).
    */
   async drop(session: string, opts: Call & { readonly instance?: string } = {}): Promise<boolean> {
-    const res = await this.#bounded("DropActor", "nodeCallMs", opts, (o) =>
-      this.#client.dropActor({ session, instance: opts.instance ?? "" }, o),
+    const res = await this.#bounded(
+      "DropActor",
+      "nodeCallMs",
+      opts,
+      (o) => this.#client.dropActor({ session, instance: opts.instance ?? "" }, o),
+      session,
     );
     return res.dropped;
   }
@@ -322,8 +352,12 @@ export class ActorsClient implements HistoryUploader {
       }
       yield { ...(first ? { header: { session, token } } : {}), events: chunk };
     }
-    const res = await this.#bounded("PutHistory", "historyUploadMs", opts, (o) =>
-      this.#client.putHistory(messages(), o),
+    const res = await this.#bounded(
+      "PutHistory",
+      "historyUploadMs",
+      opts,
+      (o) => this.#client.putHistory(messages(), o),
+      session,
     );
     return Number(res.held);
   }
@@ -332,8 +366,19 @@ export class ActorsClient implements HistoryUploader {
     this.#client.close();
   }
 
-  /** Runs one call under the limit's deadline; a missed deadline names the call and the limit. */
-  async #bounded<T>(rpc: string, limit: DeadlineLimit, opts: Call, run: (o: CallOptions) => Promise<T>): Promise<T> {
+  /**
+   * Runs one call under the limit's deadline; a missed deadline names the call and the limit. A call
+   * about `session` first waits for the session's last Connect stream to end (bounded by
+   * END_CLOSE_WAIT_MS, §4.6 item 9; the call's own signal still cancels the wait).
+   */
+  async #bounded<T>(
+    rpc: string,
+    limit: DeadlineLimit,
+    opts: Call,
+    run: (o: CallOptions) => Promise<T>,
+    session?: string,
+  ): Promise<T> {
+    if (session !== undefined) await this.#streams.ended(this.address, session, opts.signal);
     const ms = this.#limits[limit];
     try {
       return await run({ ...(opts.signal !== undefined ? { signal: opts.signal } : {}), timeoutMs: ms });

@@ -3,9 +3,11 @@
 // makes the host do is harness-calls.ts, the per-turn bounds turn-budget.ts and how a lost stream is
 // reported stream-loss.ts. Invariant: a turn succeeds only on an END{COMPLETED} of its own execution;
 // every other ending (END FAILED or CANCELED, a host-only or foreign event, a stream closed without END,
-// a lost transport) is an error, and the stream never outlives run(): after END the host half-closes
-// and waits (at most END_CLOSE_WAIT_MS) for the node's OK status, and cancels the call on every other
-// path. A turn the host parks on an approval gate is handed to the node as a park frame; the node must
+// a lost transport) is an error. run() returns at END{COMPLETED}; the stream then finishes behind it —
+// the host half-closes and waits (at most END_CLOSE_WAIT_MS) for the node's status, then cancels — and
+// the session's next node call waits for that (stream-order.ts, docs/protocol.md §4.6), so a session's
+// stream never outlives the start of its next call. Every other path cancels the call before run()
+// settles. A turn the host parks on an approval gate is handed to the node as a park frame; the node must
 // answer with exactly one matching EVENT_PARKED and close its stream, then run() rethrows the park
 // (sticky ApprovalParkedError) so the controller parks the turn. A tail the node refuses as stale
 // before running anything is resent once in full on a new stream.
@@ -31,6 +33,7 @@ import { HISTORY_HELD_HEADER, isStaleHistory } from "./history-headers.js";
 import { type HeldHistory, type HistoryPlan, type HistoryStats, HistorySync } from "./history-sync.js";
 import { DEFAULT_NODE_LIMITS, END_CLOSE_WAIT_MS, NODE_CHANNEL_OPTIONS, type TurnLimits } from "./limits.js";
 import { streamLoss } from "./stream-loss.js";
+import { SESSION_STREAMS, type SessionStreams } from "./stream-order.js";
 import { TurnBudget } from "./turn-budget.js";
 
 export { RemoteTurnError } from "./harness-calls.js";
@@ -68,6 +71,12 @@ export interface RemoteHarnessOptions {
    * cancelled, or a turn parked on a gate, is not a failure.
    */
   readonly log?: Log;
+  /**
+   * Where this session's stream still ending after END is recorded, and waited for before the next
+   * Start or PutHistory (docs/protocol.md §4.6 item 9); default the process's one registry, which the
+   * ActorsClient of the same address also waits on.
+   */
+  readonly streams?: SessionStreams;
 }
 
 /**
@@ -102,9 +111,11 @@ export class RemoteHarness implements Harness {
   readonly #limits: TurnLimits;
   readonly #history: HistorySync;
   readonly #log: Log | undefined;
+  readonly #streams: SessionStreams;
 
   constructor(opts: RemoteHarnessOptions) {
     this.#log = opts.log;
+    this.#streams = opts.streams ?? SESSION_STREAMS;
     this.address = opts.address;
     this.session = opts.session;
     this.#describeTimeoutMs = opts.describeTimeoutMs ?? DEFAULT_NODE_LIMITS.nodeCallMs;
@@ -211,6 +222,8 @@ export class RemoteHarness implements Harness {
     sink: EventSink,
     signal: AbortSignal,
   ): Promise<HeldHistory | undefined | "stale"> {
+    // §4.6 item 9: the session's previous stream has ended before anything of this turn reaches the node.
+    await this.#streams.ended(this.address, this.session, signal);
     await this.#upload(plan, signal);
     const budget = new TurnBudget(this.#limits, this.address);
     // Encoded sizes of the frames received and not yet taken, in arrival order (the call buffers ahead).
@@ -218,7 +231,7 @@ export class RemoteHarness implements Harness {
     const stream = this.#open(start, plan, signal, frameBytes);
     const { call, events, transport } = stream;
     let received = 0;
-    let closed = false;
+    let handedOff = false;
     try {
       this.#history.noteStart(plan);
       await transport(call.send(this.#startFrame(start, plan.events)));
@@ -235,17 +248,34 @@ export class RemoteHarness implements Harness {
         budget.admit(next.value, frameBytes.shift() ?? 0);
         const reply = await this.#answer(next.value, start.executionId, sink, signal, stream);
         if (reply === "end") {
-          closed = await closeAfterEnd(call, events);
+          // The turn is over at END: the stream finishes behind it and the session's next call waits.
+          handedOff = true;
+          this.#streams.ending(this.address, this.session, this.#finish(call, events, start, signal));
           return plan.hold !== undefined && stream.held() === String(plan.hold.count) ? plan.hold : undefined;
         }
         for (const frame of reply)
           await transport(call.send({ session: this.session, executionId: start.executionId, frame }));
       }
     } finally {
-      // Every failure path, and a node that did not finish the stream after END, ends the call here.
-      if (!closed) call.cancel();
-      void events.return?.();
+      // Every failure path ends the call here, before run() settles.
+      if (!handedOff) {
+        call.cancel();
+        void events.return?.();
+      }
     }
+  }
+
+  /**
+   * After END: lets the node finish the stream (closeAfterEnd), cancels it if it did not, and never
+   * rejects. A non-OK status after END does not undo the turn — END is what the turn committed on — so
+   * it is logged as a failed Harness.Connect call (warn) and otherwise ignored, as it was while run()
+   * still waited for it.
+   */
+  async #finish(call: ConnectCall, events: AsyncIterator<Event>, start: StartInfo, signal: AbortSignal): Promise<void> {
+    const ending = await closeAfterEnd(call, events);
+    if (ending !== "ok") call.cancel();
+    void events.return?.();
+    if (ending instanceof Error && !signal.aborted) this.#failed("Harness.Connect", ending, start);
   }
 
   /** A large full history goes to the node's PutHistory before its Start (§8.10). */
@@ -396,24 +426,25 @@ export class RemoteHarness implements Harness {
 }
 
 /**
- * After END: half-closes and waits (at most END_CLOSE_WAIT_MS) for the node to finish the stream with
- * OK. True when it did, so the call needs no cancel (which would build a CANCELLED error per turn).
+ * After END: half-closes and waits (at most END_CLOSE_WAIT_MS) for the node to finish the stream. "ok"
+ * when it ended with OK (the call needs no cancel, which would build a CANCELLED error per turn); the
+ * node's error when it ended with another status; "open" when it sent more or had not ended in time.
  */
-async function closeAfterEnd(call: ConnectCall, events: AsyncIterator<Event>): Promise<boolean> {
+async function closeAfterEnd(call: ConnectCall, events: AsyncIterator<Event>): Promise<"ok" | "open" | Error> {
   try {
     call.end();
   } catch {
-    return false;
+    return "open";
   }
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(resolve, END_CLOSE_WAIT_MS, false);
+  const timeout = new Promise<"open">((resolve) => {
+    timer = setTimeout(resolve, END_CLOSE_WAIT_MS, "open");
   });
   try {
     return await Promise.race([
       events.next().then(
-        (n) => n.done === true,
-        () => false,
+        (n): "ok" | "open" => (n.done === true ? "ok" : "open"),
+        (err: unknown): Error => (err instanceof Error ? err : new Error(String(err))),
       ),
       timeout,
     ]);

@@ -1,6 +1,7 @@
 // docs/protocol.md §4.6: after END COMPLETED the host half-closes and lets the node finish the stream
-// with OK instead of cancelling it; a node that keeps the stream open is cancelled after a bounded wait,
-// so the stream never outlives RemoteHarness.run().
+// with OK instead of cancelling it; a node that keeps the stream open is cancelled after a bounded wait.
+// run() returns at END; the stream finishes behind it, recorded in the SessionStreams the session's
+// next node call waits on (item 9), so here the checks wait for that record, not for run().
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import type { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Harness as HarnessService } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { ControllerFrame } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { RemoteHarness, serveHarness } from "../../src/node/index.js";
+import { SessionStreams } from "../../src/node/stream-order.js";
 import type { HarnessNode } from "../../src/node/index.js";
 import { addService, listen, parseAddress } from "../../src/wire/index.js";
 import type { CallContext } from "../../src/wire/index.js";
@@ -92,7 +94,8 @@ function loggedConnection(target: string): { connection: Client; log: CallLog } 
 describe("after END the host lets the node close the stream", () => {
   it("an SDK node's turn: the host half-closes after END, receives OK and never cancels", async () => {
     const { connection, log } = loggedConnection(sdkNode.address);
-    const r = new RemoteHarness({ address: sdkNode.address, session: "sdk", connection });
+    const streams = new SessionStreams();
+    const r = new RemoteHarness({ address: sdkNode.address, session: "sdk", connection, streams });
     try {
       for (let i = 0; i < 3; i++) {
         const sink = new RecordingSink();
@@ -103,6 +106,7 @@ describe("after END the host lets the node close the stream", () => {
         );
         expect(sink.outputs()).toEqual([`count=${i + 1}`]);
       }
+      await streams.ended(sdkNode.address, "sdk");
       expect(log).toEqual({ halfCloses: 3, cancels: 0, statuses: [0, 0, 0] });
     } finally {
       r.close();
@@ -112,14 +116,16 @@ describe("after END the host lets the node close the stream", () => {
 
   it("cancels a node that keeps the stream open after END, once the bounded wait is over, and run() still resolves", async () => {
     const { connection, log } = loggedConnection(address);
-    const r = new RemoteHarness({ address, session: "lingering", connection });
+    const streams = new SessionStreams();
+    const r = new RemoteHarness({ address, session: "lingering", connection, streams });
     try {
       await r.run(
         startInfo("00000000000000e2", "go", { sessionUid: "lingering" }),
         new RecordingSink(),
         new AbortController().signal,
       );
-      // The stream did not outlive run(): it was cancelled before run() resolved.
+      // The stream did not outlive the session's ending record: it was cancelled before that settled.
+      await streams.ended(address, "lingering");
       expect(log.cancels).toBeGreaterThan(0);
       expect(await endings.get("lingering")).toBe("cancelled");
     } finally {
