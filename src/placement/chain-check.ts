@@ -45,9 +45,11 @@ export class ChainCheck {
    * `sink.verified` receives the records an incremental check read and verified (records appended
    * since this process last saw the session, at most SHARED_RECORDS_MAX of them); a full walk feeds
    * `sink.walk()`'s records as they verify and calls its `done` only if the whole chain verified.
+   * `current` is the session's head when the caller read it already under the session's hold (the
+   * session row's last_seq and last_hash): not read again.
    */
-  async ensure(journal: Journal, session: string, sink?: VerifiedSink): Promise<Head> {
-    const head = await journal.head(session);
+  async ensure(journal: Journal, session: string, sink?: VerifiedSink, current?: Head): Promise<Head> {
+    const head = current ?? (await journal.head(session));
     const known = this.verified.get(session);
     if (known && known.seq === head.seq && known.hash === head.hash) return head;
     if (known && known.seq < head.seq) {

@@ -1,5 +1,5 @@
 // The one way a session operation gets at a session: held (the guard here and, on a shared journal,
-// the cross-host lock), read, its chain verified to the head, its record window loaded — and, at the
+// the cross-host lock), read, its chain verified to the head that read found, its record window loaded — and, at the
 // end, released before its effects are dispatched. Invariants: nothing of the operation runs before
 // the hold and the chain check (docs/protocol.md §5.5, §5.7); a turn registered for Cancel is
 // registered only while the session is held, and reported done only after it is released, so a
@@ -42,8 +42,9 @@ export async function withLockedSession<T>(
   const outer = opts.signal ?? NEVER_ABORTED;
   const turn = opts.turn ? state.running.start(uid, outer) : undefined;
   try {
+    // One read of the session's row under the hold: its head is the one the chain check verifies to.
     const info = await state.session(uid);
-    const window = await state.verifiedWindow(uid);
+    const window = await state.verifiedWindow(uid, { seq: info.lastSeq, hash: info.lastHash });
     return await body({ uid, info, window, batch, signal: turn?.signal ?? outer });
   } finally {
     await release();

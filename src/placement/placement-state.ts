@@ -100,20 +100,26 @@ export class PlacementState {
   }
 
   /** The session's chain verified to its head (DATA_LOSS otherwise), then its record window at that head. */
-  async verifiedWindow(session: string): Promise<RecordWindow> {
-    return this.records.window(this.deps.journal, session, await this.verify(session));
+  async verifiedWindow(session: string, current?: Head): Promise<RecordWindow> {
+    return this.records.window(this.deps.journal, session, await this.verify(session, current));
   }
 
   /**
    * The session's chain verified to its head (DATA_LOSS otherwise); returns the head. What the check
    * reads feeds the caches: another host's new records extend them, and a full walk of a session the
    * record cache does not hold builds its projection on the way (one read of the session, not two).
+   * `current`: the head as the caller read it under the session's hold (not read again).
    */
-  verify(session: string): Promise<Head> {
-    return this.chain.ensure(this.deps.journal, session, {
-      verified: (read) => this.noteVerified(session, read),
-      walk: () => (this.records.holds(session) ? undefined : this.records.fold(session)),
-    });
+  verify(session: string, current?: Head): Promise<Head> {
+    return this.chain.ensure(
+      this.deps.journal,
+      session,
+      {
+        verified: (read) => this.noteVerified(session, read),
+        walk: () => (this.records.holds(session) ? undefined : this.records.fold(session)),
+      },
+      current,
+    );
   }
 
   /** Tells the chain check and the record cache what was appended. */
