@@ -8,6 +8,8 @@ import { collectGarbage, type GarbageOptions, type SnapshotStore } from "../snap
 export interface GarbageReport {
   readonly referenced: number;
   readonly deleted: readonly string[];
+  /** Unfinished files (temp and staged files no writer finished) removed after the grace period. */
+  readonly strays: readonly string[];
 }
 
 export async function collectSnapshotGarbage(
@@ -20,8 +22,8 @@ export async function collectSnapshotGarbage(
     const latest = await journal.latestCheckpoint(uid);
     if (latest) referenced.add(latest.digest);
   }
-  const { deleted } = await collectGarbage(store, referenced, opts);
-  return { referenced: referenced.size, deleted };
+  const { deleted, strays } = await collectGarbage(store, referenced, opts);
+  return { referenced: referenced.size, deleted, strays };
 }
 
 export interface GcSchedule {

@@ -44,6 +44,12 @@ export interface SnapshotStore {
    * the digest the writer computed and makes the name durable. Absent for stores without local files.
    */
   stageFile?(): Promise<StagedBlobFile>;
+  /**
+   * Removes the store's own unfinished files last modified before `beforeMs` (ms since the epoch) —
+   * temp files of puts and staged files of writers that never committed (a crash, an abandoned
+   * snapshot) — and returns their paths. Never touches a blob. Absent for stores without such files.
+   */
+  removeStrays?(beforeMs: number): Promise<string[]>;
 }
 
 /** A blob file being written beside the host (SnapshotStore.stageFile). */
@@ -282,6 +288,44 @@ export class FsSnapshotStore implements SnapshotStore {
     }
   }
 
+  async removeStrays(beforeMs: number): Promise<string[]> {
+    const removed: string[] = [];
+    const sweep = async (dir: string, isStray: (name: string) => boolean): Promise<void> => {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+      for (const name of names) {
+        if (!isStray(name)) continue;
+        const path = join(dir, name);
+        try {
+          const info = await stat(path);
+          if (!info.isFile() || info.mtimeMs >= beforeMs) continue;
+          await unlink(path);
+          removed.push(path);
+        } catch (err) {
+          if (!isNotFound(err)) throw err; // committed or removed meanwhile
+        }
+      }
+    };
+    await sweep(join(this.root, STAGING_DIR), (name) => name.endsWith(".tmp"));
+    let prefixes: string[];
+    try {
+      prefixes = await readdir(this.root);
+    } catch (err) {
+      if (isNotFound(err)) return removed;
+      throw err;
+    }
+    for (const prefix of prefixes) {
+      if (!/^[0-9a-f]{2}$/.test(prefix)) continue;
+      await sweep(join(this.root, prefix), (name) => name.startsWith(".") && name.endsWith(".tmp"));
+    }
+    return removed;
+  }
+
   private async entries(): Promise<{ hex: string; size: number }[]> {
     let prefixes: string[];
     try {
@@ -391,7 +435,7 @@ export async function collectGarbage(
   store: SnapshotStore,
   referenced: Iterable<string>,
   opts: GarbageOptions = {},
-): Promise<{ deleted: string[] }> {
+): Promise<{ deleted: string[]; strays: string[] }> {
   const graceMs = opts.graceMs ?? 10 * 60_000;
   const now = opts.nowMs ?? Date.now();
   const keep = new Set<string>();
@@ -407,5 +451,9 @@ export async function collectGarbage(
     await store.delete(digest);
     deleted.push(digest);
   }
-  return { deleted };
+  // Unfinished files older than the grace period belong to no writer still running (a put or a staged
+  // snapshot finishes within snapshotMs, far shorter): without this a crash or an abandoned snapshot
+  // would leave its bytes on disk for good.
+  const strays = (await store.removeStrays?.(now - graceMs)) ?? [];
+  return { deleted, strays };
 }

@@ -1,14 +1,15 @@
 // FsSnapshotStore's blobs as local files (docs/protocol.md §8.9, §8.11): localFile names a stored blob's
 // file for a reader that checks it itself; stageFile lets a writer beside the host store a blob it wrote
-// and fsynced, named by the writer's digest, visible only once committed.
+// and fsynced, named by the writer's digest, visible only once committed; unfinished files no writer
+// committed are removed by snapshot GC once older than its grace period.
 import { createHash } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
-import { FsSnapshotStore } from "../../src/snapshot/index.js";
+import { collectGarbage, FsSnapshotStore } from "../../src/snapshot/index.js";
 
 const hex = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 const bytesOf = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -85,5 +86,35 @@ describe("FsSnapshotStore local files", () => {
     expect(await staged.commit(hex(bytes), bytes.length)).toBe(digest);
     expect(await store.stats()).toEqual({ blobs: 1, bytes: bytes.length });
     expect(await readdir(join(dir, "sha256", ".staging"))).toEqual([]);
+  });
+});
+
+describe("unfinished files (snapshot GC, docs/protocol.md §9.7)", () => {
+  it("unfinishedFilesOlderThanTheGracePeriodAreRemovedAndNothingElse", async () => {
+    const store = new FsSnapshotStore(dir);
+    const blob = await store.put(bytesOf("a blob nobody references"));
+    // A staged snapshot whose writer went away, and one still being written.
+    const abandoned = await store.stageFile();
+    writeFileSync(abandoned.path, "half a snapshot");
+    const writing = await store.stageFile();
+    writeFileSync(writing.path, "a snapshot being written");
+    // A put's temp file left by a crash, beside the blobs.
+    const prefixDir = join(dir, "sha256", blob.slice("sha256:".length, "sha256:".length + 2));
+    const crashed = join(prefixDir, `.${"e".repeat(64)}.12345.abcdef.tmp`);
+    writeFileSync(crashed, "partial bytes");
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(abandoned.path, old, old);
+    utimesSync(crashed, old, old);
+
+    const { deleted, strays } = await collectGarbage(store, [blob], { graceMs: 60_000 });
+    expect(deleted).toEqual([]);
+    expect(strays.sort()).toEqual([abandoned.path, crashed].sort());
+    expect(existsSync(abandoned.path)).toBe(false);
+    expect(existsSync(crashed)).toBe(false);
+    // The young staged file and the blob stay; the young writer can still commit.
+    expect(existsSync(writing.path)).toBe(true);
+    expect(await store.list()).toEqual([blob]);
+    const committed = await writing.commit(hex(bytesOf("a snapshot being written")), 24);
+    expect(await store.get(committed)).toEqual(bytesOf("a snapshot being written"));
   });
 });

@@ -20,8 +20,12 @@ export const gcCommand: Command = {
       const report = await collectSnapshotGarbage(host.journal, host.snapshots, {
         graceMs: int(ctx.values, "grace-ms", 10 * 60_000),
       });
-      if (json(ctx.values)) ctx.out(JSON.stringify({ referenced: report.referenced, deleted: report.deleted }));
-      else ctx.out(`kept ${report.referenced} referenced blobs, deleted ${report.deleted.length}`);
+      if (json(ctx.values))
+        ctx.out(JSON.stringify({ referenced: report.referenced, deleted: report.deleted, strays: report.strays }));
+      else {
+        const strays = report.strays.length > 0 ? `, removed ${report.strays.length} unfinished files` : "";
+        ctx.out(`kept ${report.referenced} referenced blobs, deleted ${report.deleted.length}${strays}`);
+      }
       return 0;
     } finally {
       await host.close();

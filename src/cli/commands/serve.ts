@@ -272,8 +272,11 @@ export const serveCommand: Command = {
         ? scheduleSnapshotGarbage(host.journal, host.snapshots, {
             intervalMs: gcEvery,
             onRun: (r) =>
-              r.deleted.length > 0 &&
-              logger.info({ deleted: r.deleted.length, referenced: r.referenced }, "snapshot gc"),
+              (r.deleted.length > 0 || r.strays.length > 0) &&
+              logger.info(
+                { deleted: r.deleted.length, strays: r.strays.length, referenced: r.referenced },
+                "snapshot gc",
+              ),
             onError: (err) =>
               logger.warn({ err: err instanceof Error ? err.message : String(err) }, "snapshot gc failed"),
           })
