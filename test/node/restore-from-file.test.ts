@@ -7,13 +7,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Actors } from "../../src/gen/harnesshost/v1/actors_pb.js";
+import type { Actors } from "../../src/gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
-import { ActorsClient, RemoteHarness, serveHarness } from "../../src/node/index.js";
-import type { HarnessNode } from "../../src/node/index.js";
-import { createClient } from "../../src/wire/index.js";
+import { ActorsClient } from "../../src/node/index.js";
 import type { MethodsOf, ServiceClient } from "../../src/wire/index.js";
-import { RecordingSink, ScriptedHarness, failureOf, startInfo } from "./fixtures.js";
+import { failureOf } from "./fixtures.js";
+import { type ScriptedNode, startScriptedNode } from "./scripted-node.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-file-restore-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,20 +20,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 
 describe("RestoreActorWhole from a file (§8.9)", () => {
-  let node: HarnessNode;
+  let rig: ScriptedNode;
   let actors: ActorsClient;
   let raw: ServiceClient<MethodsOf<typeof Actors>>;
-  const remotes: RemoteHarness[] = [];
-  let turnNo = 0;
-
-  async function turn(session: string, command: string): Promise<string[]> {
-    const r = new RemoteHarness({ address: node.address, session });
-    remotes.push(r);
-    turnNo += 1;
-    const sink = new RecordingSink();
-    await r.run(startInfo(turnNo.toString(16).padStart(16, "0"), command), sink, new AbortController().signal);
-    return sink.outputs();
-  }
+  const turn = (session: string, command: string): Promise<string[]> => rig.turn(session, command);
 
   /** A snapshot of `session` after `counts` count turns, written to a file. */
   async function snapshotFile(session: string, counts: number): Promise<{ path: string; bytes: Uint8Array }> {
@@ -49,16 +38,10 @@ describe("RestoreActorWhole from a file (§8.9)", () => {
     (await actors.list()).map((a) => a.session).filter((s) => s.startsWith(prefix));
 
   beforeAll(async () => {
-    node = await serveHarness(() => new ScriptedHarness(), { listen: `unix://${join(dir, "node.sock")}` });
-    actors = new ActorsClient({ address: node.address });
-    raw = createClient(Actors, node.address);
+    rig = await startScriptedNode(dir);
+    ({ actors, raw } = rig);
   });
-  afterAll(async () => {
-    for (const r of remotes) r.close();
-    actors.close();
-    raw.close();
-    await node.close();
-  });
+  afterAll(() => rig.close());
 
   it("is reported in NodeInfo", async () => {
     expect((await actors.nodeInfo()).restoreFromFile).toBe(true);
@@ -118,30 +101,18 @@ describe("RestoreActorWhole from a file (§8.9)", () => {
 });
 
 describe("SnapshotActor to a file (§8.11)", () => {
-  let node: HarnessNode;
+  let rig: ScriptedNode;
   let actors: ActorsClient;
-  const remotes: RemoteHarness[] = [];
 
   async function count(session: string, n: number): Promise<void> {
-    const r = new RemoteHarness({ address: node.address, session });
-    remotes.push(r);
-    for (let i = 0; i < n; i++)
-      await r.run(
-        startInfo(`${session}-${i}`.padEnd(16, "0"), "count"),
-        new RecordingSink(),
-        new AbortController().signal,
-      );
+    for (let i = 0; i < n; i++) await rig.turn(session, "count");
   }
 
   beforeAll(async () => {
-    node = await serveHarness(() => new ScriptedHarness(), { listen: `unix://${join(dir, "node2.sock")}` });
-    actors = new ActorsClient({ address: node.address });
+    rig = await startScriptedNode(dir, "node2.sock");
+    ({ actors } = rig);
   });
-  afterAll(async () => {
-    for (const r of remotes) r.close();
-    actors.close();
-    await node.close();
-  });
+  afterAll(() => rig.close());
 
   it("is reported in NodeInfo", async () => {
     expect((await actors.nodeInfo()).snapshotToFile).toBe(true);
@@ -176,7 +147,7 @@ describe("SnapshotActor to a file (§8.11)", () => {
   it("a snapshot over the host's snapshotBytes is RESOURCE_EXHAUSTED", async () => {
     await count("sess-s3", 1);
     const small = new ActorsClient({
-      address: node.address,
+      address: rig.node.address,
       limits: { nodeCallMs: 10_000, snapshotMs: 10_000, historyUploadMs: 10_000, snapshotBytes: 4 },
     });
     try {

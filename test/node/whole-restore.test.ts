@@ -8,12 +8,12 @@ import { Server, status as GrpcStatus } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Actors } from "../../src/gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError, isHostError } from "../../src/errors/index.js";
-import { ActorsClient, RemoteHarness, serveHarness } from "../../src/node/index.js";
-import type { HarnessNode } from "../../src/node/index.js";
+import { ActorsClient } from "../../src/node/index.js";
 import { WHOLE_RESTORE_MAX_BYTES } from "../../src/node/limits.js";
-import { RpcError, addService, createClient, listen } from "../../src/wire/index.js";
+import { RpcError, addService, listen } from "../../src/wire/index.js";
 import type { MethodsOf, ServiceClient, ServiceImpl } from "../../src/wire/index.js";
-import { RecordingSink, ScriptedHarness, failureOf, startInfo } from "./fixtures.js";
+import { failureOf } from "./fixtures.js";
+import { type ScriptedNode, startScriptedNode } from "./scripted-node.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-whole-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,32 +21,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 
 describe("RestoreActorWhole on the SDK node (§8.9)", () => {
-  let node: HarnessNode;
+  let rig: ScriptedNode;
   let actors: ActorsClient;
   let raw: ServiceClient<MethodsOf<typeof Actors>>;
-  const remotes: RemoteHarness[] = [];
-  let turnNo = 0;
-
-  async function turn(session: string, command: string): Promise<string[]> {
-    const r = new RemoteHarness({ address: node.address, session });
-    remotes.push(r);
-    turnNo += 1;
-    const sink = new RecordingSink();
-    await r.run(startInfo(turnNo.toString(16).padStart(16, "0"), command), sink, new AbortController().signal);
-    return sink.outputs();
-  }
+  const turn = (session: string, command: string): Promise<string[]> => rig.turn(session, command);
 
   beforeAll(async () => {
-    node = await serveHarness(() => new ScriptedHarness(), { listen: `unix://${join(dir, "node.sock")}` });
-    actors = new ActorsClient({ address: node.address });
-    raw = createClient(Actors, node.address);
+    rig = await startScriptedNode(dir);
+    ({ actors, raw } = rig);
   });
-  afterAll(async () => {
-    for (const r of remotes) r.close();
-    actors.close();
-    raw.close();
-    await node.close();
-  });
+  afterAll(() => rig.close());
 
   it("is reported in NodeInfo", async () => {
     expect((await actors.nodeInfo()).wholeRestore).toBe(true);
