@@ -88,7 +88,8 @@ export class ChainCheck {
   ): Promise<{ records: JournalRecord[] | undefined } | undefined> {
     let prev = known.hash;
     let expected = known.seq + 1;
-    let records: JournalRecord[] | undefined = keep && head.seq - known.seq <= SHARED_RECORDS_MAX ? [] : undefined;
+    // At most head.seq - known.seq records pass the seq check below, so a kept list stays within the cap.
+    const records: JournalRecord[] | undefined = keep && head.seq - known.seq <= SHARED_RECORDS_MAX ? [] : undefined;
     try {
       for await (const rec of journal.read(session, known.seq + 1, head.seq)) {
         if (rec.seq !== expected || rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
@@ -102,7 +103,6 @@ export class ChainCheck {
       throw err;
     }
     if (expected !== head.seq + 1 || prev !== head.hash) return undefined;
-    if (records !== undefined && records.length > SHARED_RECORDS_MAX) records = undefined;
     this.remember(session, { seq: head.seq, hash: prev });
     return { records };
   }
