@@ -369,74 +369,62 @@ function messageWriter(desc: DescMessage): ValueWriter {
       if (depth > MAX_DEPTH || asObj(v).$typeName !== typeName) decline();
       return inner(v, depth);
     };
-  let writer: ValueWriter;
-  switch (typeName) {
-    case "google.protobuf.Timestamp":
-      writer = checked(timestamp);
-      break;
-    case "google.protobuf.Duration":
-      writer = checked(duration);
-      break;
-    case "google.protobuf.Struct":
-      writer = checked(structMessage);
-      break;
-    case "google.protobuf.Value":
-      writer = checked(valueMessage);
-      break;
-    case "google.protobuf.ListValue":
-      writer = checked(listValueMessage);
-      break;
-    case "google.protobuf.Any":
-    case "google.protobuf.FieldMask":
-      writer = decline;
-      break;
-    default: {
-      if (isWrapperDesc(desc)) {
-        const inner = desc.fields[0];
-        if (inner?.fieldKind !== "scalar") {
-          writer = decline;
-          break;
-        }
-        const scalar = scalarWriter(inner.scalar);
-        const zero = inner.scalar === ScalarType.STRING ? "" : inner.scalar === ScalarType.BOOL ? false : undefined;
-        writer = checked((v) => {
-          const value = (v as Obj)[inner.localName];
-          if (value !== undefined) return scalar(value, 0);
-          return zero !== undefined ? scalar(zero, 0) : decline();
-        });
-        break;
-      }
-      if (typeName.startsWith("google.protobuf.") && desc.fields.length > 0 && !isPlainWkt(typeName)) {
-        // Another well-known type: take the original path rather than guess its JSON form.
-        writer = decline;
-        break;
-      }
-      if (desc.fields.some((f) => f.name === "__proto__" || f.jsonName === "__proto__")) {
-        writer = decline;
-        break;
-      }
-      const fields = desc.fields.concat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const writers: FieldWriter[] = [];
-      writer = checked((v, depth) => {
-        const m = v as Obj;
-        let out = "{";
-        let first = true;
-        for (let i = 0; i < writers.length; i++) {
-          const part = (writers[i] as FieldWriter)(m, depth + 1);
-          if (part === undefined) continue;
-          out += first ? part : `,${part}`;
-          first = false;
-        }
-        return `${out}}`;
-      });
-      compiled.set(desc, writer);
-      for (const f of fields) writers.push(fieldWriter(f));
-      return writer;
-    }
+  const special = SPECIAL_WRITERS.get(typeName);
+  if (special !== undefined) return remember(desc, special === decline ? decline : checked(special));
+  if (isWrapperDesc(desc)) {
+    const inner = desc.fields[0];
+    if (inner?.fieldKind !== "scalar") return remember(desc, decline);
+    const scalar = scalarWriter(inner.scalar);
+    const zero = inner.scalar === ScalarType.STRING ? "" : inner.scalar === ScalarType.BOOL ? false : undefined;
+    return remember(
+      desc,
+      checked((v) => {
+        const value = (v as Obj)[inner.localName];
+        if (value !== undefined) return scalar(value, 0);
+        return zero !== undefined ? scalar(zero, 0) : decline();
+      }),
+    );
   }
+  if (typeName.startsWith("google.protobuf.") && desc.fields.length > 0 && !isPlainWkt(typeName)) {
+    // Another well-known type: take the original path rather than guess its JSON form.
+    return remember(desc, decline);
+  }
+  if (desc.fields.some((f) => f.name === "__proto__" || f.jsonName === "__proto__")) return remember(desc, decline);
+  const fields = desc.fields.concat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const writers: FieldWriter[] = [];
+  const writer = checked((v, depth) => {
+    const m = v as Obj;
+    let out = "{";
+    let first = true;
+    for (let i = 0; i < writers.length; i++) {
+      const part = (writers[i] as FieldWriter)(m, depth + 1);
+      if (part === undefined) continue;
+      out += first ? part : `,${part}`;
+      first = false;
+    }
+    return `${out}}`;
+  });
+  // Remembered before its fields are compiled, so a recursive message type finds itself.
+  compiled.set(desc, writer);
+  for (const f of fields) writers.push(fieldWriter(f));
+  return writer;
+}
+
+function remember(desc: DescMessage, writer: ValueWriter): ValueWriter {
   compiled.set(desc, writer);
   return writer;
 }
+
+/** Well-known types with a JSON form of their own (checked for type and depth), or decline for those left to toJson. */
+const SPECIAL_WRITERS = new Map<string, ValueWriter>([
+  ["google.protobuf.Timestamp", timestamp],
+  ["google.protobuf.Duration", duration],
+  ["google.protobuf.Struct", structMessage],
+  ["google.protobuf.Value", valueMessage],
+  ["google.protobuf.ListValue", listValueMessage],
+  ["google.protobuf.Any", decline],
+  ["google.protobuf.FieldMask", decline],
+]);
 
 /** Well-known types whose JSON form is the ordinary message form (Empty has no fields). */
 function isPlainWkt(typeName: string): boolean {
