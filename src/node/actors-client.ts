@@ -228,10 +228,10 @@ export class ActorsClient implements HistoryUploader {
   ): Promise<number> {
     const sha256 = opts.sha256 ?? createHash("sha256").update(bytes).digest("hex");
     const codec = opts.codec ?? DEFAULT_ACTOR_CODEC;
-    const replace = opts.replace ?? false;
-    const instance = opts.instance ?? "";
+    const header = { session, replace: opts.replace ?? false, instance: opts.instance ?? "" };
+    const trailer = { sha256, size: BigInt(bytes.length), codec };
     async function* frames(): AsyncGenerator<MessageInitShape<typeof RestoreActorRequestSchema>> {
-      yield { item: { case: "header", value: { session, replace, instance } } };
+      yield { item: { case: "header", value: header } };
       for (let offset = 0; offset < bytes.length; offset += SNAPSHOT_CHUNK_BYTES) {
         yield {
           item: {
@@ -243,19 +243,18 @@ export class ActorsClient implements HistoryUploader {
       yield {
         item: {
           case: "chunk",
-          value: { chunk: { case: "trailer", value: { sha256, size: BigInt(bytes.length), codec } } },
+          value: { chunk: { case: "trailer", value: trailer } },
         },
       };
     }
     if (this.#wholeRestore && bytes.length <= WHOLE_RESTORE_MAX_BYTES) {
       // One unary call instead of a header/data/trailer stream: same checks and effect on the node.
-      const trailer = { sha256, size: BigInt(bytes.length), codec };
       try {
         const res = await this.#bounded(
           "RestoreActorWhole",
           "snapshotMs",
           opts,
-          (o) => this.#client.restoreActorWhole({ header: { session, replace, instance }, data: bytes, trailer }, o),
+          (o) => this.#client.restoreActorWhole({ header, data: bytes, trailer }, o),
           session,
         );
         return Number(res.size);
