@@ -5,19 +5,15 @@
 // Run: npx tsx bench/profile/turn-diff.ts [turnsPerBlock] [blocks]
 import { readFileSync } from "node:fs";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
-import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { textMessage } from "../../src/model/text.js";
-import { startServer } from "../../src/server/index.js";
-import { createClient } from "../../src/wire/index.js";
 import { startContractTurnShape } from "../lib/contract-turn-shape.js";
+import { openServedEcho } from "../lib/served-echo.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 
 const perBlock = Number(process.argv[2] ?? 50);
 const blocks = Number(process.argv[3] ?? 6);
-const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const TICK_US = 10_000; // USER_HZ 100
 
 interface Sample {
@@ -48,21 +44,7 @@ function diff(a: Sample, b: Sample, n: number): Record<string, number> {
 }
 
 const dir = scratchDir("turn-diff");
-const journal = await openJournal(dir.file("journal.db"));
-const host = await Host.open(
-  {
-    dataDir: dir.path,
-    harnesses: [{ name: "necho", runtime: "spawned", target: "echo" }],
-    defaultHarness: "necho",
-    nodeIdleMs: 600_000,
-  },
-  { journal },
-);
-const server = await startServer(host, {
-  addr: `unix://${dir.file("s.sock")}`,
-  registryAddr: "127.0.0.1:0",
-  logger: SILENT,
-});
+const served = await openServedEcho(dir, await openJournal(dir.file("journal.db")), 600_000);
 const contractJournal = await openJournal(dir.file("contract.db"));
 const contract = await startContractTurnShape(
   `unix://${dir.file("c.sock")}`,
@@ -71,7 +53,7 @@ const contract = await startContractTurnShape(
   "sess-contract",
 );
 const contractPid = children()[0];
-const client = createClient(Sessions, server.addr);
+const client = served.client;
 const real: Record<string, number[]> = {};
 const floor: Record<string, number[]> = {};
 const push = (to: Record<string, number[]>, d: Record<string, number>, prefix: string) => {
@@ -81,10 +63,10 @@ const push = (to: Record<string, number[]>, d: Record<string, number>, prefix: s
   }
 };
 try {
-  let session = (await client.createSession({ session: { harness: "necho" } })).metadata?.uid ?? "";
+  let session = await served.newSession();
   let i = 0;
   const realTurn = async () => {
-    if (i % 70 === 0) session = (await client.createSession({ session: { harness: "necho" } })).metadata?.uid ?? "";
+    if (i % 70 === 0) session = await served.newSession();
     let ended = false;
     for await (const u of client.exec({ session, inputs: [textMessage("user", `hello ${i++}`)] }))
       if (u.update.case === "record" && u.update.value.event?.kind === EventKind.EVENT_END) ended = true;
@@ -138,10 +120,8 @@ try {
     );
   }
 } finally {
-  client.close();
+  await served.close();
   await contract.close();
   await contractJournal.close();
-  await server.close(1000);
-  await host.close();
   dir.dispose();
 }

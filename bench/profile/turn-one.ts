@@ -4,13 +4,10 @@
 // profile (100 µs sampling) of exactly the measured turns is written to FILE; a preload that fills
 // globalThis.__counts while globalThis.__on is set gets its counts printed per turn. Observes only.
 // Run: [PROF=FILE] npx tsx bench/profile/turn-one.ts real|floor [turns]
-import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
-import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { textMessage } from "../../src/model/text.js";
-import { startServer } from "../../src/server/index.js";
-import { createClient } from "../../src/wire/index.js";
 import { startContractTurnShape } from "../lib/contract-turn-shape.js";
+import { openServedEcho } from "../lib/served-echo.js";
 import { scratchDir } from "../lib/tmp.js";
 import { Session } from "node:inspector/promises";
 import { writeFileSync } from "node:fs";
@@ -34,34 +31,17 @@ const mark = async (what: string) => {
 };
 const which = process.argv[2] ?? "real";
 const n = Number(process.argv[3] ?? 50);
-const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const dir = scratchDir("turn-one");
 if (which === "real") {
-  const journal = await openJournal(dir.file("journal.db"));
-  const host = await Host.open(
-    {
-      dataDir: dir.path,
-      harnesses: [{ name: "necho", runtime: "spawned", target: "echo" }],
-      defaultHarness: "necho",
-      nodeIdleMs: 600_000,
-    },
-    { journal },
-  );
-  const server = await startServer(host, {
-    addr: `unix://${dir.file("s.sock")}`,
-    registryAddr: "127.0.0.1:0",
-    logger: SILENT,
-  });
-  const client = createClient(Sessions, server.addr);
-  const session = (await client.createSession({ session: { harness: "necho" } })).metadata?.uid ?? "";
+  const served = await openServedEcho(dir, await openJournal(dir.file("journal.db")), 600_000);
+  const client = served.client;
+  const session = await served.newSession();
   for (let i = 0; i < 20 + n; i++) {
     if (i === 20) await mark("MARK-START");
     for await (const u of client.exec({ session, inputs: [textMessage("user", `hello ${i}`)] })) void u;
   }
   await mark("MARK-END");
-  client.close();
-  await server.close(1000);
-  await host.close();
+  await served.close();
 } else {
   const cj = await openJournal(dir.file("contract.db"));
   const contract = await startContractTurnShape(

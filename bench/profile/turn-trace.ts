@@ -3,8 +3,6 @@
 // milliseconds go (median per turn, in ms). Observes only; changes no behaviour.
 // Run: npx tsx bench/profile/turn-trace.ts [turns]
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
-import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
 import { textMessage } from "../../src/model/text.js";
 import { ActorRecovery } from "../../src/placement/actor-recovery.js";
@@ -14,8 +12,7 @@ import { TurnCheckpoints } from "../../src/placement/turn-checkpoints.js";
 import { ChainCheck } from "../../src/placement/chain-check.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RemoteHarness } from "../../src/node/remote-harness.js";
-import { startServer } from "../../src/server/index.js";
-import { createClient } from "../../src/wire/index.js";
+import { openServedEcho } from "../lib/served-echo.js";
 import { newTally, timed } from "../lib/timed.js";
 import { Spans } from "../lib/spans.js";
 import { scratchDir } from "../lib/tmp.js";
@@ -30,30 +27,16 @@ spans.wrap(ChainCheck.prototype, ["ensure"], "chain");
 spans.wrap(HistoryCache.prototype, ["get"], "history");
 spans.wrap(RemoteHarness.prototype, ["run", "dispatch"], "remote");
 
-const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const dir = scratchDir("turn-trace");
 const tally = newTally();
 const journal = timed(await openJournal(dir.file("journal.db")), tally);
-const host = await Host.open(
-  {
-    dataDir: dir.path,
-    harnesses: [{ name: "necho", runtime: "spawned", target: "echo" }],
-    defaultHarness: "necho",
-    nodeIdleMs: 60_000,
-  },
-  { journal },
-);
-const server = await startServer(host, {
-  addr: `unix://${dir.file("s.sock")}`,
-  registryAddr: "127.0.0.1:0",
-  logger: SILENT,
-});
-const client = createClient(Sessions, server.addr);
+const served = await openServedEcho(dir, journal, 60_000);
+const client = served.client;
 try {
   let session = "";
   for (let i = 0; i < turns + 20; i++) {
     // A fresh session every 70 turns, as turn_latency_ratio measures (history length matters).
-    if (i % 70 === 0) session = (await client.createSession({ session: { harness: "necho" } })).metadata?.uid ?? "";
+    if (i % 70 === 0) session = await served.newSession();
     spans.begin();
     tally.reset();
     const cpu0 = process.cpuUsage();
@@ -75,8 +58,6 @@ try {
   }
   spans.print();
 } finally {
-  client.close();
-  await server.close(1000);
-  await host.close();
+  await served.close();
   dir.dispose();
 }
