@@ -291,14 +291,7 @@ export class FsSnapshotStore implements SnapshotStore {
   async removeStrays(beforeMs: number): Promise<string[]> {
     const removed: string[] = [];
     const sweep = async (dir: string, isStray: (name: string) => boolean): Promise<void> => {
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch (err) {
-        if (isNotFound(err)) return;
-        throw err;
-      }
-      for (const name of names) {
+      for (const name of await namesIn(dir)) {
         if (!isStray(name)) continue;
         const path = join(dir, name);
         try {
@@ -312,14 +305,7 @@ export class FsSnapshotStore implements SnapshotStore {
       }
     };
     await sweep(join(this.root, STAGING_DIR), (name) => name.endsWith(".tmp"));
-    let prefixes: string[];
-    try {
-      prefixes = await readdir(this.root);
-    } catch (err) {
-      if (isNotFound(err)) return removed;
-      throw err;
-    }
-    for (const prefix of prefixes) {
+    for (const prefix of await namesIn(this.root)) {
       if (!/^[0-9a-f]{2}$/.test(prefix)) continue;
       await sweep(join(this.root, prefix), (name) => name.startsWith(".") && name.endsWith(".tmp"));
     }
@@ -327,23 +313,9 @@ export class FsSnapshotStore implements SnapshotStore {
   }
 
   private async entries(): Promise<{ hex: string; size: number }[]> {
-    let prefixes: string[];
-    try {
-      prefixes = await readdir(this.root);
-    } catch (err) {
-      if (isNotFound(err)) return [];
-      throw err;
-    }
     const out: { hex: string; size: number }[] = [];
-    for (const prefix of prefixes.sort()) {
-      let names: string[];
-      try {
-        names = await readdir(join(this.root, prefix));
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        throw err;
-      }
-      for (const name of names.sort()) {
+    for (const prefix of (await namesIn(this.root)).sort()) {
+      for (const name of (await namesIn(join(this.root, prefix))).sort()) {
         if (!HEX_NAME.test(name) || !name.startsWith(prefix)) continue; // temp files, strays
         try {
           const info = await stat(join(this.root, prefix, name));
@@ -354,6 +326,16 @@ export class FsSnapshotStore implements SnapshotStore {
       }
     }
     return out;
+  }
+}
+
+/** The names in `dir`, or none when it does not exist (not yet created, or removed while listing). */
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    if (isNotFound(err)) return [];
+    throw err;
   }
 }
 
