@@ -14,6 +14,7 @@ import { Placer } from "../../src/placement/placer.js";
 import { SpawnedRuntime } from "../../src/runtime/spawned.js";
 import { FsSnapshotStore } from "../../src/snapshot/store.js";
 import { Spans } from "../lib/spans.js";
+import { traceSuspendCycles } from "../lib/suspend-cycles.js";
 import { newTally, timed } from "../lib/timed.js";
 import { scratchDir } from "../lib/tmp.js";
 
@@ -48,21 +49,16 @@ const signal = new AbortController().signal;
 try {
   const session = (await host.createSession({ harness: "big" })).uid;
   await host.placer.exec({ session, inputs: [textMessage("user", `fill ${bytes}`)], signal });
-  for (let i = 0; i < cycles + 5; i++) {
-    spans.begin();
-    tally.reset();
-    const t0 = performance.now();
-    await host.placer.suspend(session, signal);
-    const t1 = performance.now();
-    await host.placer.resume(session, signal);
-    const t2 = performance.now();
-    spans.add("cycle.suspend", t1 - t0);
-    spans.add("cycle.resume", t2 - t1);
-    for (const [m, v] of tally.byMethod) spans.add(`journal.${m} x${v.calls}`, v.ms);
-    spans.end(i >= 5);
+  await traceSuspendCycles({
+    host,
+    session,
+    signal,
+    spans,
+    tally,
+    cycles,
     // a turn changes the state (count), so the next suspend stores a new blob
-    await host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal });
-  }
+    between: () => host.placer.exec({ session, inputs: [textMessage("user", "tick")], signal }),
+  });
   spans.print();
 } finally {
   await host.close();

@@ -15,6 +15,7 @@ import { FsSnapshotStore } from "../../src/snapshot/store.js";
 import { counterTurns } from "../lib/counter-turn.js";
 import { newTally, timed } from "../lib/timed.js";
 import { Spans } from "../lib/spans.js";
+import { traceSuspendCycles } from "../lib/suspend-cycles.js";
 import { scratchDir } from "../lib/tmp.js";
 
 const cycles = Number(process.argv[2] ?? 100);
@@ -37,21 +38,7 @@ try {
   const session = (await host.createSession({ harness: "counter" })).uid;
   const turn = counterTurns(host, session, signal);
   await turn();
-  for (let i = 0; i < cycles + 5; i++) {
-    spans.begin();
-    tally.reset();
-    const t0 = performance.now();
-    await host.placer.suspend(session, signal);
-    const t1 = performance.now();
-    await host.placer.resume(session, signal);
-    const t2 = performance.now();
-    spans.add("cycle.total", t2 - t0);
-    spans.add("cycle.suspend", t1 - t0);
-    spans.add("cycle.resume", t2 - t1);
-    for (const [m, v] of tally.byMethod) spans.add(`journal.${m} x${v.calls}`, v.ms);
-    spans.end(i >= 5);
-    await turn();
-  }
+  await traceSuspendCycles({ host, session, signal, spans, tally, cycles, between: turn });
   spans.print();
 } finally {
   await host.close();
