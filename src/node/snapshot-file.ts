@@ -12,12 +12,8 @@ import { promisify } from "node:util";
 import { isAbsolute } from "node:path";
 import type { SnapshotTrailer } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError, invalidArgument } from "../errors/index.js";
-
-/**
- * Files up to this size are read with synchronous calls (microseconds from the page cache, as the host's
- * store reads its small blobs, src/snapshot/store.ts SYNC_READ_MAX_BYTES); larger ones asynchronously.
- */
-const SYNC_READ_MAX_BYTES = 2 * 1024 * 1024;
+// Files up to the store's bound are read synchronously, as the store reads its small blobs; larger ones asynchronously.
+import { SYNC_READ_MAX_BYTES } from "../snapshot/store.js";
 
 const readAsync = promisify(read);
 
