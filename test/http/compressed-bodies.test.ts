@@ -20,7 +20,7 @@ import {
   Sessions,
 } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { requestDecompressions } from "../../src/http/decode-bound.js";
-import { envelope, envelopedHeaders, execBytes, gzip, OK, rawRequest } from "../security/http-raw.js";
+import { envelope, envelopedHeaders, envelopesOf, execBytes, gzip, OK, rawRequest } from "../security/http-raw.js";
 import { startFixture, userInput, type Fixture } from "../server/helpers.js";
 
 let f: Fixture;
@@ -141,16 +141,10 @@ describe("enveloped (Connect streaming, gRPC-Web)", () => {
       expect(decompressions).toBe(1);
       expect(answer.headers[protocol.sent]).toBe("gzip");
       // The echo's updates come back in compressed envelopes, and one of them carries the text.
-      const texts: string[] = [];
-      for (let at = 0; at + 5 <= answer.body.length; ) {
-        const flags = answer.body[at] ?? 0;
-        const len = answer.body.readUInt32BE(at + 1);
-        const payload = answer.body.subarray(at + 5, at + 5 + len);
-        at += 5 + len;
-        if ((flags & 0x82) !== 0) continue;
-        const bytes = (flags & 1) === 1 ? gunzipSync(payload) : payload;
-        texts.push(toJsonString(ExecUpdateSchema, fromBinary(ExecUpdateSchema, bytes)));
-      }
+      const texts = envelopesOf(answer.body)
+        .filter(([flags]) => (flags & 0x82) === 0)
+        .map(([flags, payload]) => ((flags & 1) === 1 ? gunzipSync(payload) : payload))
+        .map((bytes) => toJsonString(ExecUpdateSchema, fromBinary(ExecUpdateSchema, bytes)));
       expect(texts.some((t) => t.includes(text))).toBe(true);
     });
   }

@@ -64,7 +64,7 @@ function codeOfName(name: string): Code | undefined {
 }
 
 /** The envelopes of a streaming body: [flags, payload] each. */
-function envelopesOf(body: Buffer): [number, Buffer][] {
+export function envelopesOf(body: Buffer): [number, Buffer][] {
   const out: [number, Buffer][] = [];
   for (let at = 0; at + 5 <= body.length; ) {
     const len = body.readUInt32BE(at + 1);
