@@ -53,7 +53,7 @@ const MAX_FAST_DEPTH = 256;
  * caller takes the original path). Same output as `canonicalize` on every value it accepts: keys in
  * UTF-16 code-unit order (Array.prototype.sort's default), strings and numbers via JSON.stringify.
  */
-function fastJcs(value: unknown, depth: number): string | undefined {
+export function plainJcs(value: unknown, depth: number): string | undefined {
   switch (typeof value) {
     case "string":
       return LONE_SURROGATE.test(value) ? undefined : JSON.stringify(value);
@@ -69,7 +69,7 @@ function fastJcs(value: unknown, depth: number): string | undefined {
         let out = "[";
         for (let i = 0; i < items.length; i++) {
           if (!(i in items)) return undefined;
-          const item = fastJcs(items[i], depth + 1);
+          const item = plainJcs(items[i], depth + 1);
           if (item === undefined) return undefined;
           out += i === 0 ? item : `,${item}`;
         }
@@ -82,7 +82,7 @@ function fastJcs(value: unknown, depth: number): string | undefined {
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as string;
         if (LONE_SURROGATE.test(key)) return undefined;
-        const item = fastJcs(record[key], depth + 1);
+        const item = plainJcs(record[key], depth + 1);
         if (item === undefined) return undefined;
         out += `${i === 0 ? "" : ","}${JSON.stringify(key)}:${item}`;
       }
@@ -95,7 +95,7 @@ function fastJcs(value: unknown, depth: number): string | undefined {
 
 /** Canonical JSON text of a JSON value (RFC 8785). */
 export function jcs(value: unknown): string {
-  const fast = fastJcs(value, 0);
+  const fast = plainJcs(value, 0);
   if (fast !== undefined) return fast;
   assertJsonValue(value, "$");
   const text = canonicalize(value);

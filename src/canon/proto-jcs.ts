@@ -7,6 +7,7 @@
 // unchanged. test/canon/proto-jcs.test.ts compares the two over random events of every kind.
 import { ScalarType, type DescEnum, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { plainJcs } from "./jcs.js";
 
 /** Thrown (one shared instance, no stack) when a value must take the original path. */
 const DECLINE: unique symbol = Symbol("decline");
@@ -63,38 +64,11 @@ function sortedObject(keys: string[], write: (key: string) => string): string {
   return `${out}}`;
 }
 
-/** A google.protobuf.Struct field's local form (a plain JSON object), as toJson round-trips it. */
+/** A google.protobuf.Struct field's local form (a plain JSON object), as toJson round-trips it: written by
+ * jcs's own one-pass writer, which gives up (and so declines) on anything not plain or nested too deep. */
 function jsonObject(value: unknown, depth: number): string {
-  if (depth > MAX_DEPTH || typeof value !== "object" || value === null || Array.isArray(value)) decline();
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) decline();
-  const record = value as Obj;
-  return sortedObject(Object.keys(record), (k) => jsonValue(record[k], depth + 1));
-}
-
-function jsonValue(value: unknown, depth: number): string {
-  switch (typeof value) {
-    case "string":
-      return str(value);
-    case "number":
-      return num(value);
-    case "boolean":
-      return value ? "true" : "false";
-    case "object": {
-      if (value === null) return "null";
-      if (!Array.isArray(value)) return jsonObject(value, depth);
-      if (depth > MAX_DEPTH) decline();
-      const items = value as unknown[];
-      let out = "[";
-      for (let i = 0; i < items.length; i++) {
-        if (!(i in items)) decline();
-        out += `${i === 0 ? "" : ","}${jsonValue(items[i], depth + 1)}`;
-      }
-      return `${out}]`;
-    }
-    default:
-      return decline();
-  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) decline();
+  return plainJcs(value, depth) ?? decline();
 }
 
 /** google.protobuf.Value / Struct / ListValue in message form (inside a Value), as toJson writes them. */
