@@ -10,18 +10,10 @@ import { isAbsolute, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { collectGarbage, FsSnapshotStore } from "../../src/snapshot/index.js";
+import { rejectsWithCode } from "../tiers/helpers.js";
 
 const hex = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 const bytesOf = (s: string): Uint8Array => new TextEncoder().encode(s);
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a failure");
-}
 
 let dir = "";
 beforeEach(async () => {
@@ -70,8 +62,8 @@ describe("FsSnapshotStore local files", () => {
     const bytes = bytesOf("abc");
     const staged = await store.stageFile();
     writeFileSync(staged.path, bytes);
-    expect(isHostError(await failure(staged.commit(hex(bytes), bytes.length + 1)), ErrorCode.DataLoss)).toBe(true);
-    expect(isHostError(await failure(staged.commit("not-hex", bytes.length)), ErrorCode.DataLoss)).toBe(true);
+    await rejectsWithCode(staged.commit(hex(bytes), bytes.length + 1), ErrorCode.DataLoss);
+    await rejectsWithCode(staged.commit("not-hex", bytes.length), ErrorCode.DataLoss);
     expect(await store.list()).toEqual([]);
     await staged.discard();
     expect(existsSync(staged.path)).toBe(false);
