@@ -139,6 +139,11 @@ export class ActorsClient implements HistoryUploader {
     return this.#bounded("SnapshotActor", "snapshotMs", opts, (o) => this.#snapshot(session, o), session);
   }
 
+  /** RESOURCE_EXHAUSTED for a snapshot of `size` bytes past snapshotBytes (streamed or written to a file). */
+  #snapshotTooLarge(session: string, size: number): HostError {
+    return overLimit("snapshotBytes", this.#limits.snapshotBytes, size, `snapshot of ${session} from ${this.address}`);
+  }
+
   async #snapshot(session: string, opts: CallOptions): Promise<ActorSnapshot> {
     const chunks: Uint8Array[] = [];
     const hash = createHash("sha256");
@@ -149,15 +154,8 @@ export class ActorsClient implements HistoryUploader {
       switch (msg.chunk.case) {
         case "data":
           size += msg.chunk.value.length;
-          if (size > this.#limits.snapshotBytes) {
-            // Leaving the loop cancels the stream: nothing more of it is received.
-            throw overLimit(
-              "snapshotBytes",
-              this.#limits.snapshotBytes,
-              size,
-              `snapshot of ${session} from ${this.address}`,
-            );
-          }
+          // Leaving the loop cancels the stream: nothing more of it is received.
+          if (size > this.#limits.snapshotBytes) throw this.#snapshotTooLarge(session, size);
           chunks.push(msg.chunk.value);
           hash.update(msg.chunk.value);
           break;
@@ -204,13 +202,7 @@ export class ActorsClient implements HistoryUploader {
         }
         if (trailer === undefined) throw dataLoss(`snapshot of ${session} to ${path}: stream ended without a trailer`);
         const size = Number(trailer.size);
-        if (size > this.#limits.snapshotBytes)
-          throw overLimit(
-            "snapshotBytes",
-            this.#limits.snapshotBytes,
-            size,
-            `snapshot of ${session} from ${this.address}`,
-          );
+        if (size > this.#limits.snapshotBytes) throw this.#snapshotTooLarge(session, size);
         return { sha256: trailer.sha256, size, codec: trailer.codec };
       },
       session,
