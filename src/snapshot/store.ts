@@ -156,8 +156,13 @@ export class FsSnapshotStore implements SnapshotStore {
     this.root = resolve(dir, "sha256");
   }
 
+  /** The prefix directory that holds blob `hex` (and the temp files of its puts). */
+  private dirOf(hex: string): string {
+    return join(this.root, hex.slice(0, 2));
+  }
+
   private pathOf(hex: string): string {
-    return join(this.root, hex.slice(0, 2), hex);
+    return join(this.dirOf(hex), hex);
   }
 
   async put(bytes: Uint8Array, opts?: PutOptions): Promise<string> {
@@ -165,7 +170,7 @@ export class FsSnapshotStore implements SnapshotStore {
     const digest = `sha256:${hex}`;
     const target = this.pathOf(hex);
     if (await this.holdsIntact(target, hex)) return digest;
-    const dir = join(this.root, hex.slice(0, 2));
+    const dir = this.dirOf(hex);
     await mkdir(dir, { recursive: true });
     const temp = join(dir, `.${hex}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
     try {
@@ -207,7 +212,7 @@ export class FsSnapshotStore implements SnapshotStore {
         if (await this.holdsIntact(target, sha256)) {
           await rm(path, { force: true });
         } else {
-          const dir = join(this.root, sha256.slice(0, 2));
+          const dir = this.dirOf(sha256);
           await mkdir(dir, { recursive: true });
           await rename(path, target);
           await syncDir(dir);
