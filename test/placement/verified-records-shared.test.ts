@@ -56,15 +56,8 @@ describe("a host's first operation on a session", () => {
     for (const text of ["one", "two", "three"]) await turn(a, session, text);
     const logged = readLogged(shared);
     let walks = 0;
-    const journal = new Proxy(logged.journal, {
-      get(target, prop, receiver) {
-        if (prop === "verify")
-          return (...args: Parameters<Journal["verify"]>) => {
-            walks += 1;
-            return target.verify(...args);
-          };
-        return Reflect.get(target, prop, receiver);
-      },
+    const journal = observedJournal(logged.journal, (method) => {
+      if (method === "verify") walks += 1;
     });
     const b = await openTestHost({}, { journal });
     expect(await turn(b, session, "four")).toEqual(["echo:four"]);
