@@ -19,3 +19,30 @@ export function followAbort(source: AbortSignal, target: AbortController): () =>
   source.addEventListener("abort", relay, { once: true });
   return () => source.removeEventListener("abort", relay);
 }
+
+/** A signal bounded in time, and the way to let go of it. */
+export interface BoundedSignal {
+  readonly signal: AbortSignal;
+  /** Clears the timer and stops following the source (idempotent; call when the work is over). */
+  done(): void;
+}
+
+/**
+ * A signal that aborts when `source` does (with its reason), or after `ms` with `reason()`, whichever
+ * comes first — one controller, one listener and one unref'd timer, all released by `done`. No timer
+ * is armed when `source` has already aborted.
+ */
+export function boundedSignal(source: AbortSignal | undefined, ms: number, reason: () => unknown): BoundedSignal {
+  const bound = new AbortController();
+  const unfollow = source === undefined ? () => undefined : followAbort(source, bound);
+  if (bound.signal.aborted) return { signal: bound.signal, done: unfollow };
+  const timer = setTimeout(() => bound.abort(reason()), ms);
+  timer.unref();
+  return {
+    signal: bound.signal,
+    done: () => {
+      clearTimeout(timer);
+      unfollow();
+    },
+  };
+}

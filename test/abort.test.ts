@@ -1,8 +1,8 @@
 // followAbort (src/abort.ts): a follower aborts with its source's reason, once, and stops listening
 // when told — a long-lived source never keeps listeners of followers whose work is over.
 import { getEventListeners } from "node:events";
-import { describe, expect, it } from "vitest";
-import { followAbort } from "../src/abort.js";
+import { describe, expect, it, vi } from "vitest";
+import { boundedSignal, followAbort } from "../src/abort.js";
 
 describe("followAbort", () => {
   it("aFollowerAbortsWithItsSourcesReason", () => {
@@ -43,5 +43,38 @@ describe("followAbort", () => {
     target.abort("deadline");
     source.abort("client");
     expect(target.signal.reason).toBe("deadline");
+  });
+});
+
+describe("boundedSignal", () => {
+  it("aBoundedSignalAbortsWithItsReasonWhenItsTimeIsUpAndDoneLeavesNothingBehind", () => {
+    vi.useFakeTimers();
+    try {
+      const source = new AbortController();
+      const timed = boundedSignal(source.signal, 50, () => "time is up");
+      vi.advanceTimersByTime(49);
+      expect(timed.signal.aborted).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(timed.signal.reason).toBe("time is up");
+      timed.done();
+      const cleared = boundedSignal(source.signal, 50, () => "never");
+      cleared.done();
+      expect(getEventListeners(source.signal, "abort")).toHaveLength(0);
+      vi.advanceTimersByTime(100);
+      expect(cleared.signal.aborted).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("aBoundedSignalFollowsItsSourceFirst", () => {
+    const source = new AbortController();
+    const timed = boundedSignal(source.signal, 60_000, () => "late");
+    source.abort("client");
+    expect(timed.signal.reason).toBe("client");
+    timed.done();
+    const alone = boundedSignal(undefined, 60_000, () => "late");
+    expect(alone.signal.aborted).toBe(false);
+    alone.done();
   });
 });

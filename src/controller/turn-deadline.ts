@@ -2,7 +2,7 @@
 // signal that fires when its caller goes or when turnMs has passed, whichever comes first; the
 // deadline's abort reason is DEADLINE_EXCEEDED naming the limit, and neither its timer nor its listener
 // on the caller's signal outlives the turn.
-import { followAbort } from "../abort.js";
+import { boundedSignal } from "../abort.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 
 export interface TurnDeadline {
@@ -15,19 +15,9 @@ export function turnDeadline(caller: AbortSignal, turnMs: number): TurnDeadline 
   // One controller that follows the caller (a listener, removed by done) instead of
   // AbortSignal.any([caller, bound]): the same signal, reasons and order, without the combined signal's
   // extra allocation and weak-ref bookkeeping on every turn.
-  const bound = new AbortController();
-  const unfollow = followAbort(caller, bound);
-  if (bound.signal.aborted) return { signal: bound.signal, done: unfollow };
-  const timer = setTimeout(
-    () => bound.abort(new HostError(ErrorCode.DeadlineExceeded, `turn exceeded its deadline turnMs=${turnMs} ms`)),
+  return boundedSignal(
+    caller,
     turnMs,
+    () => new HostError(ErrorCode.DeadlineExceeded, `turn exceeded its deadline turnMs=${turnMs} ms`),
   );
-  timer.unref();
-  return {
-    signal: bound.signal,
-    done: () => {
-      clearTimeout(timer);
-      unfollow();
-    },
-  };
 }

@@ -1,7 +1,7 @@
 // The placement gate run on every Exec, Resume and Fork before any compute is created or anything is
 // journaled (docs/protocol.md §7.1). Invariant: a memory-tier harness is admitted only onto a runtime that can
 // snapshot memory, and a registered descriptor id must match what the harness reports.
-import { followAbort } from "../abort.js";
+import { type BoundedSignal, boundedSignal } from "../abort.js";
 import { Resumability, type HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { canPlace } from "../runtime/types.js";
@@ -28,22 +28,12 @@ export function requiresMemory(d: HarnessDescriptor): boolean {
  * gives): one controller following the caller through a listener and a timer, both cleared by `done` —
  * not AbortSignal.timeout + AbortSignal.any, two signals with weak-ref bookkeeping on every turn.
  */
-function describeBound(signal: AbortSignal | undefined): { signal: AbortSignal; done(): void } {
-  const bound = new AbortController();
-  const timer = setTimeout(
-    () => bound.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+function describeBound(signal: AbortSignal | undefined): BoundedSignal {
+  return boundedSignal(
+    signal,
     DESCRIBE_TIMEOUT_MS,
+    () => new DOMException("The operation was aborted due to timeout", "TimeoutError"),
   );
-  timer.unref();
-  if (signal === undefined) return { signal: bound.signal, done: () => clearTimeout(timer) };
-  const unfollow = followAbort(signal, bound);
-  return {
-    signal: bound.signal,
-    done: () => {
-      clearTimeout(timer);
-      unfollow();
-    },
-  };
 }
 
 export async function admit(entry: HarnessEntry, signal?: AbortSignal): Promise<Admission> {
