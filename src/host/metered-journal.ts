@@ -26,6 +26,7 @@ import type {
   StorageCapabilities,
   StoredRegistration,
   VerifyResult,
+  VerifiedRecordSink,
 } from "../journal/types.js";
 import type { CommitMeter, HostMetrics } from "../obs/metrics.js";
 import { recordChildSpan } from "../obs/trace.js";
@@ -180,7 +181,7 @@ export class MeteredJournal implements Journal {
   recordBytes(session: string, through: number): Promise<number> {
     return this.inner.recordBytes(session, through);
   }
-  verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
+  verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     return this.inner.verify(session, onRecord);
   }
   removeEmptySession(uid: string): Promise<boolean> {

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventKind, EventSchema, Lifecycle_Kind, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { Head, ImportedSessionMeta, JournalRecord, VerifyResult } from "./types.js";
+import type { Head, ImportedSessionMeta, JournalRecord, VerifyResult, VerifiedRecordSink } from "./types.js";
 
 /** The records `events` become when chained onto `head` under `fence`. Throws before anything is written. */
 export function chainEvents(head: Head, fence: number, events: readonly Event[]): JournalRecord[] {
@@ -102,7 +102,7 @@ export async function verifyChain(
   session: string,
   records: AsyncIterable<StoredRecord> | Iterable<StoredRecord>,
   recordedHead: Head,
-  onRecord?: (record: JournalRecord) => void,
+  onRecord?: VerifiedRecordSink,
 ): Promise<VerifyResult> {
   const fail = (
     kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable",

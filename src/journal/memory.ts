@@ -44,6 +44,7 @@ import type {
   SessionPage,
   StoredRegistration,
   VerifyResult,
+  VerifiedRecordSink,
 } from "./types.js";
 
 interface StoredEvent {
@@ -189,7 +190,7 @@ export class MemoryJournal implements Journal {
     return out;
   }
 
-  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     this.assertOpen();
     const s = this.sessions.get(session);
     if (!s) return verifyChain(session, [], { seq: 0, hash: "" });

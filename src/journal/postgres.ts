@@ -76,6 +76,7 @@ import type {
   SessionPage,
   StoredRegistration,
   VerifyResult,
+  VerifiedRecordSink,
 } from "./types.js";
 
 export interface PostgresJournalOptions {
@@ -422,7 +423,7 @@ export class PostgresJournal implements Journal {
   }
 
   /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */
-  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     return inTransaction(
       this.live().pool,
       (client) => this.verifyIn(client, session, onRecord),
@@ -430,11 +431,7 @@ export class PostgresJournal implements Journal {
     );
   }
 
-  private async verifyIn(
-    client: pg.PoolClient,
-    session: string,
-    onRecord?: (record: JournalRecord) => void,
-  ): Promise<VerifyResult> {
+  private async verifyIn(client: pg.PoolClient, session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     const pointer = await client.query<{ last_seq: string | null; last_hash: string | null; max_seq: string | null }>(
       `SELECT s.last_seq, s.last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = $1) AS max_seq
        FROM (SELECT 1) one LEFT JOIN sessions s ON s.uid = $1`,

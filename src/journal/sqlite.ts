@@ -77,6 +77,7 @@ import type {
   SessionPage,
   StoredRegistration,
   VerifyResult,
+  VerifiedRecordSink,
 } from "./types.js";
 
 export interface SqliteJournalOptions {
@@ -715,7 +716,7 @@ export class SqliteJournal implements Journal {
     }
   }
 
-  async verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult> {
+  async verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     // One statement reads the head pointer and the highest stored seq from the same snapshot, so an
     // append racing this walk is never mistaken for a record past the head.
     let pointer: ReturnType<Statements["headAndMax"]["get"]>;

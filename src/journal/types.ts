@@ -8,6 +8,9 @@ import type { PinnedSession, SessionPin } from "./pin.js";
 export type { PinnedSession, SessionPin } from "./pin.js";
 
 /** A committed event. `seq` is dense from 1; `prevHash` is "" at seq 1. */
+/** Receives each record a verify walk checked, decoded, in seq order (Journal.verify). */
+export type VerifiedRecordSink = (record: JournalRecord) => void;
+
 export interface JournalRecord {
   readonly seq: number;
   readonly prevHash: string;
@@ -276,7 +279,7 @@ export interface Journal {
    * a caller can build on the walk instead of reading the session again; the records it received count
    * as verified only if the result is ok (a walk that fails later has still passed the earlier ones).
    */
-  verify(session: string, onRecord?: (record: JournalRecord) => void): Promise<VerifyResult>;
+  verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult>;
 
   /**
    * Creates `child` (metadata from `meta`) whose records 1..atSeq are the parent's, verbatim (same
