@@ -18,7 +18,8 @@ import { chainEvents, checkAppend } from "./chain.js";
 import type { QueuedWrite, WriteOutcome } from "./commit-queue.js";
 import { parseComputeState, projectComputeState } from "./compute-state.js";
 import { projectPin, type SessionPin } from "./pin.js";
-import { int, PIN_SELECT, pinOfRow, type HeadDbRow } from "./postgres-rows.js";
+import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./postgres-rows.js";
+import type { CommittedColumns } from "./session-row.js";
 import type { ComputeStateName, JournalRecord } from "./types.js";
 
 /** Rows per INSERT statement. */
@@ -31,6 +32,8 @@ interface SessionState {
   computeState: ComputeStateName;
   /** The pin the records so far leave (src/journal/pin.ts); written with the head. */
   pin: SessionPin | undefined;
+  /** The row's update time as stored (moved to the batch's time when a write touches it). */
+  updatedAtMs: number;
   /** The batch inserted the row (an implicit session); removed again if no write to it succeeds. */
   readonly created: boolean;
   /** A write to this session succeeded: its row must be updated. */
@@ -102,19 +105,20 @@ export async function writeBatchIn(
   const heads = new Map<string, CachedHead>();
   for (const [uid, st] of states) {
     if (st.created && !st.touched) continue;
-    heads.set(uid, { seq: st.seq, hash: st.hash, fence: st.fence, computeState: st.computeState, pin: st.pin });
+    heads.set(uid, {
+      seq: st.seq,
+      hash: st.hash,
+      fence: st.fence,
+      computeState: st.computeState,
+      pin: st.pin,
+      updatedAtMs: st.touched ? now : st.updatedAtMs,
+    });
   }
   return { outcomes, heads };
 }
 
 /** A session head as this journal last committed or read it under lock (may be stale: it is only a guess). */
-export interface CachedHead {
-  readonly seq: number;
-  readonly hash: string;
-  readonly fence: number;
-  readonly computeState: ComputeStateName;
-  readonly pin: SessionPin | undefined;
-}
+export type CachedHead = CommittedColumns;
 
 /** Remembered heads, bounded (oldest forgotten first). */
 export class HeadCache {
@@ -269,7 +273,14 @@ export async function writeBatchOptimistic(
   for (const [uid, s] of states) {
     // A session with nothing to move (only empty appends) passed its checks against a guess: locking path.
     if (!moved.has(uid)) continue;
-    cache.set(uid, { seq: s.seq, hash: s.hash, fence: s.fence, computeState: s.computeState, pin: s.pin });
+    cache.set(uid, {
+      seq: s.seq,
+      hash: s.hash,
+      fence: s.fence,
+      computeState: s.computeState,
+      pin: s.pin,
+      updatedAtMs: now,
+    });
   }
   return writes.map((w, i) => {
     const plan = planned[i];
@@ -289,12 +300,12 @@ async function lockSessions(
   now: number,
 ): Promise<Map<string, SessionState>> {
   const lock = (which: readonly string[]) =>
-    client.query<HeadDbRow & { uid: string }>(
-      `SELECT uid, fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE`,
+    client.query<HeadDbRow & { uid: string; updated_at_ms: Int8 }>(
+      `SELECT uid, fence, last_seq, last_hash, compute_state, updated_at_ms, ${PIN_SELECT} FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE`,
       [which],
     );
   const states = new Map<string, SessionState>();
-  const add = (rows: readonly (HeadDbRow & { uid: string })[], created: ReadonlySet<string>) => {
+  const add = (rows: readonly (HeadDbRow & { uid: string; updated_at_ms: Int8 })[], created: ReadonlySet<string>) => {
     for (const row of rows) {
       states.set(row.uid, {
         seq: int(row.last_seq),
@@ -302,6 +313,7 @@ async function lockSessions(
         fence: int(row.fence),
         computeState: parseComputeState(row.compute_state),
         pin: pinOfRow(row),
+        updatedAtMs: int(row.updated_at_ms),
         created: created.has(row.uid),
         touched: false,
       });

@@ -10,7 +10,7 @@ import { pinOfColumns, setPin, type SessionRow } from "./session-row.js";
 import type { CheckpointRow, JournalRecord, RegistrationState, SessionInfo, StoredRegistration } from "./types.js";
 
 /** int8 as `pg` hands it over (string), or a number where the query cast it. */
-type Int8 = string | number;
+export type Int8 = string | number;
 
 export interface SessionDbRow {
   uid: string;

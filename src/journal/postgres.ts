@@ -5,8 +5,9 @@
 // through a commit queue (commit-queue.ts, postgres-batch.ts): appends that arrive together share one
 // transaction on one connection, each checked alone, none acknowledged before the COMMIT returns.
 // While this process holds a session's cluster lock, the session row comes back with the lock and the
-// head is served from what was read or committed under that hold (postgres-held.ts): one round trip
-// per operation instead of one per head read; the database's compare-and-swap still decides every append.
+// head and row are served from what was read or committed under that hold (postgres-held.ts); the lock
+// stays as a lease between this host's operations (postgres-lock.ts), so a host's next operation on a
+// session it just ran makes no lock round trip; the database's compare-and-swap still decides every append.
 import { inTransaction } from "./postgres-transaction.js";
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -36,6 +37,7 @@ import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutco
 import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./postgres-batch.js";
 import { PgCancelChannel } from "./postgres-cancel.js";
 import { HeldSessions } from "./postgres-held.js";
+import { PgListener } from "./postgres-listen.js";
 import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
 import {
   checkpointOf,
@@ -84,8 +86,25 @@ export interface PostgresJournalOptions {
   readonly schema?: string;
   /** Connections in the journal's pool (default 10). */
   readonly poolSize?: number;
-  /** Connections available for session locks held at once (default 32); see tryLockSession. */
+  /**
+   * Connections available for session locks held at once, parked leases included (default 32); a lock
+   * wanted past it lets the oldest parked lease go, or is refused UNAVAILABLE when none is parked.
+   */
   readonly maxSessionLocks?: number;
+  /**
+   * How long, in ms, a session's lock stays held as a lease after this host's operation on it ends
+   * (default SESSION_LEASE_MS, 5,000). This host's next operation on the session within it takes no lock
+   * round trip and reads no session row; another host that wants the session asks for it and gets it as
+   * soon as this host hears the request. 0: every lock is let go when its operation ends (one lock and
+   * one unlock round trip per operation).
+   */
+  readonly sessionLeaseMs?: number;
+  /**
+   * How long, in ms, this host waits for another host to hand over a session it holds before refusing
+   * the operation ABORTED (default SESSION_HANDOVER_MS, 500). A lease is handed over in about one round
+   * trip; an operation in progress is not — its session is refused after this wait, as before leases.
+   */
+  readonly sessionHandoverMs?: number;
   /**
    * Group commit (default on, `maxBatch` 256 writes): appends that arrive in the same event-loop turn,
    * and every append queued while a batch is committing, share one transaction on one connection (one
@@ -94,6 +113,12 @@ export interface PostgresJournalOptions {
    */
   readonly groupCommit?: boolean | GroupCommitOptions;
 }
+
+/** Default `sessionLeaseMs`: long enough to cover the gap between a client's turns, short enough that
+ * a host gone quiet keeps no session from others for long (they ask for it anyway). */
+export const SESSION_LEASE_MS = 5_000;
+/** Default `sessionHandoverMs`: many round trips, and an event-loop stall, of a loaded host. */
+export const SESSION_HANDOVER_MS = 500;
 
 /** Rows per INSERT when a batch or fork marker is written. */
 const INSERT_CHUNK = 500;
@@ -109,15 +134,17 @@ export class PostgresJournal implements Journal {
   private readonly queue: CommitQueue | undefined;
   /** Heads this journal committed or read under lock: the optimistic append's guesses (postgres-batch.ts). */
   private readonly heads = new HeadCache();
-  /** Heads of the sessions this process holds the cluster lock of: read once per hold (postgres-held.ts). */
-  private readonly held = new HeldSessions();
-
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
     readonly pool: pg.Pool,
     /** The schema the tables live in, when one was given. */
     readonly schema: string | undefined,
-    private readonly locks: PgSessionLocks,
+    /** Sessions held as leases between operations are listed by `locks.parked`. */
+    readonly locks: PgSessionLocks,
+    /** Heads and rows of the sessions this process holds the cluster lock of (postgres-held.ts). */
+    private readonly held: HeldSessions,
+    /** The one LISTEN connection of cancel and release requests (postgres-listen.ts). */
+    readonly listener: PgListener,
     private readonly cancels: PgCancelChannel,
     groupCommit: boolean | GroupCommitOptions,
   ) {
@@ -161,23 +188,34 @@ export class PostgresJournal implements Journal {
       }
       throw err;
     }
-    const locks = new PgSessionLocks(config, schema ?? "", positive(opts.maxSessionLocks, 32, "maxSessionLocks"));
+    const held = new HeldSessions();
+    const listener = new PgListener(config);
+    const locks = new PgSessionLocks(config, schema ?? "", listener, {
+      maxHeld: positive(opts.maxSessionLocks, 32, "maxSessionLocks"),
+      leaseMs: nonNegative(opts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
+      handoverMs: nonNegative(opts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
+      onLetGo: (session) => held.drop(session),
+    });
     return new PostgresJournal(
       pool,
       schema,
       locks,
-      new PgCancelChannel(config, schema ?? ""),
+      held,
+      listener,
+      new PgCancelChannel(listener, schema ?? ""),
       opts.groupCommit ?? true,
     );
   }
 
   /**
    * Multi-host session lock. Takes a session-level advisory lock (64-bit key from sha256 of the schema
-   * and uid) on a dedicated connection that stays checked out until the returned release runs, so it
-   * outlives any transaction. Returns undefined, without waiting, when another connection (another
-   * host, or another caller in this one) holds the session: the placement layer turns that into
-   * ABORTED for a concurrent Exec. If the lock's connection dies the lock is gone; fences still refuse
-   * the stale writer's appends.
+   * and uid) on a dedicated connection that stays checked out until the lock is let go, so it outlives
+   * any transaction; when the operation releases it, it stays held as a lease for up to
+   * `sessionLeaseMs`, and this host's next operation on the session takes it up without a round trip
+   * (postgres-lock.ts). Returns undefined when another connection holds the session and did not hand it
+   * over within `sessionHandoverMs` (another host's operation, or another caller in this one, at once):
+   * the placement layer turns that into ABORTED for a concurrent Exec. If the lock's connection dies the
+   * lock is gone; fences still refuse the stale writer's appends.
    */
   async tryLockSession(session: string): Promise<SessionLockRelease | undefined> {
     requireSession(session);
@@ -188,10 +226,13 @@ export class PostgresJournal implements Journal {
       `SELECT * FROM sessions WHERE uid = ${pg.escapeLiteral(session)}`,
     );
     if (lock === undefined) return undefined;
-    const row = lock.rows[0];
-    const hold = this.held.hold(session, row === undefined ? undefined : sessionInfoOf(row));
+    if (lock.resumed) this.held.resume(session);
+    else {
+      const row = lock.rows[0];
+      this.held.hold(session, row === undefined ? undefined : sessionInfoOf(row));
+    }
     return async () => {
-      this.held.release(session, hold);
+      this.held.park(session);
       await lock.release();
     };
   }
@@ -237,17 +278,23 @@ export class PostgresJournal implements Journal {
 
   /** Runs a write of `session`'s records: a held session learns the head it committed, or forgets its head if it failed. */
   private async learning(session: string, write: () => Promise<JournalRecord[]>): Promise<JournalRecord[]> {
-    this.held.written(session);
     const generation = this.held.generation(session);
+    const before = this.held.writing(session);
     let records: JournalRecord[];
     try {
       records = await write();
     } catch (err) {
+      // The stored session is not what this host thought: read it again, and keep no lease on it.
       this.held.forget(session);
+      this.locks.distrust(session);
       throw err;
     }
     const last = records[records.length - 1];
-    if (last !== undefined) this.held.learn(session, generation, { seq: last.seq, hash: last.contentHash });
+    if (last === undefined) return records;
+    const after = this.heads.get(session);
+    if (after !== undefined && after.seq === last.seq && after.hash === last.contentHash)
+      this.held.committed(session, generation, before, after);
+    else this.held.learn(session, generation, { seq: last.seq, hash: last.contentHash });
     return records;
   }
 
@@ -326,7 +373,7 @@ export class PostgresJournal implements Journal {
   async newFence(session: string): Promise<number> {
     requireSession(session);
     this.heads.delete(session);
-    this.held.written(session);
+    this.held.writing(session);
     const now = Date.now();
     const result = await this.write(`mint fence for session ${session}`, () =>
       this.pool.query<{ fence: string }>(
@@ -534,16 +581,16 @@ export class PostgresJournal implements Journal {
     return row;
   }
 
-  /** The row read with this process's lock on the session, if nothing was written since; else a read. */
+  /** The row read with this process's lock on the session and moved by its own commits since; else a read. */
   async getSession(uid: string): Promise<SessionInfo | undefined> {
-    const primed = this.held.takeInfo(uid);
-    if (primed !== undefined) return primed;
+    const known = this.held.info(uid);
+    if (known !== undefined) return known;
     const generation = this.held.generation(uid);
     const result = await this.live().pool.query<SessionDbRow>("SELECT * FROM sessions WHERE uid = $1", [uid]);
     const row = result.rows[0];
     if (row === undefined) return undefined;
     const info = sessionInfoOf(row);
-    this.held.learn(uid, generation, { seq: info.lastSeq, hash: info.lastHash });
+    this.held.learnRow(uid, generation, info);
     return info;
   }
 
@@ -680,8 +727,8 @@ export class PostgresJournal implements Journal {
     if (this.closed) return;
     await this.queue?.drain();
     this.closed = true;
-    await this.cancels.close();
     await this.locks.close();
+    await this.listener.close();
     await this.pool.end();
   }
 
@@ -869,6 +916,13 @@ function splitSchemaParam(url: string): { url: string; schema: string | undefine
   if (schema === null) return { url, schema: undefined };
   parsed.searchParams.delete("schema");
   return { url: parsed.toString(), schema };
+}
+
+function nonNegative(value: number | undefined, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new HostError(ErrorCode.InvalidArgument, `${what} must be a non-negative integer, got ${value}`);
+  return value;
 }
 
 function positive(value: number | undefined, fallback: number, what: string): number {

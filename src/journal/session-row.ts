@@ -56,6 +56,30 @@ export function importedRow(meta: ImportedSessionMeta): SessionRow {
   return row;
 }
 
+/** What a commit moves in a session row: its head, fence, compute state, pin and update time. */
+export interface CommittedColumns {
+  readonly seq: number;
+  readonly hash: string;
+  readonly fence: number;
+  readonly computeState: ComputeStateName;
+  readonly pin: SessionPin | undefined;
+  readonly updatedAtMs: number;
+}
+
+/** The row `info` becomes once a commit that left `c` behind has landed (every other column is unchanged). */
+export function rowAfterCommit(info: SessionInfo, c: CommittedColumns): SessionInfo {
+  const row: SessionRow = {
+    ...info,
+    lastSeq: c.seq,
+    lastHash: c.hash,
+    fence: c.fence,
+    computeState: c.computeState,
+    updatedAtMs: c.updatedAtMs,
+  };
+  setPin(row, c.pin);
+  return row;
+}
+
 /** Sets (or clears, for undefined) the row's pin. */
 export function setPin(row: SessionRow, pin: SessionPin | undefined): void {
   if (pin === undefined) delete row.pin;

@@ -344,7 +344,7 @@ describe("postgres journal: a held session's head", () => {
       }).length;
   }
 
-  it("aHeldSessionsHeadIsReadOncePerHold: the lock reads the row, appends teach the head; release forgets it", async () => {
+  it("aHeldSessionsHeadIsReadOncePerHold: the lock reads the row, the holder's commits move it; a parked lease serves nothing", async () => {
     await hostA.append("s", 0, 0, inputEvent("first"));
     const reads = sessionReads(hostA);
     const release = await hostA.tryLockSession("s");
@@ -358,18 +358,43 @@ describe("postgres journal: a held session's head", () => {
     expect(reads()).toBe(0);
     const [second] = await hostA.appendBatch("s", 1, 0, [outputEvent("second", "e")]);
     expect(await hostA.head("s")).toEqual({ seq: 2, hash: second?.contentHash });
-    // The row read with the lock is served once and never after a write.
+    // The holder's own commit moved the row it serves: it is the stored row, column for column.
+    expect(await hostA.getSession("s")).toEqual(await hostB.getSession("s"));
+    expect(reads()).toBe(0);
+    await release?.();
+    expect(hostA.locks.parked).toEqual(["s"]);
+    // Parked between operations: readers outside an operation read the database.
     expect((await hostA.getSession("s"))?.lastSeq).toBe(2);
     expect(reads()).toBe(1);
-    await release?.();
-    // Not held: every head comes from the database, so another host's append is seen.
-    await hostB.append("s", 2, 0, inputEvent("from B"));
-    expect((await hostA.head("s")).seq).toBe(3);
-    expect(reads()).toBe(2);
     const again = await hostA.tryLockSession("s");
-    expect((await hostA.getSession("s"))?.lastSeq).toBe(3);
-    expect(reads()).toBe(2);
+    expect(hostA.locks.parked).toEqual([]);
+    expect(await hostA.getSession("s")).toEqual(await hostB.getSession("s"));
+    expect(reads()).toBe(1);
     await again?.();
+  });
+
+  it("withoutLeasesAReleaseForgetsTheHeadAndTheNextHoldReadsWhatAnotherWriterCommitted", async () => {
+    const name = schema();
+    const a = await PostgresJournal.open(PG_URL, { schema: name, poolSize: 4, sessionLeaseMs: 0 });
+    const b = await PostgresJournal.open(PG_URL, { schema: name, poolSize: 4, sessionLeaseMs: 0 });
+    try {
+      await a.append("s", 0, 0, inputEvent("first"));
+      const reads = sessionReads(a);
+      const release = await a.tryLockSession("s");
+      expect((await a.getSession("s"))?.lastSeq).toBe(1);
+      await release?.();
+      expect(a.locks.parked).toEqual([]);
+      await b.append("s", 1, 0, inputEvent("from B"));
+      expect((await a.head("s")).seq).toBe(2);
+      expect(reads()).toBe(1);
+      const again = await a.tryLockSession("s");
+      expect((await a.getSession("s"))?.lastSeq).toBe(2);
+      expect(reads()).toBe(1);
+      await again?.();
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 
   it("theRowReadWithTheLockIsTheCommittedOne: after the previous holder's last commit, for any uid", async () => {

@@ -1,0 +1,176 @@
+// Session leases on PostgreSQL (src/journal/postgres-lock.ts, docs/scaling.md "The session lock and
+// fences"): a released lock stays held for this host's next operation, and is handed to another host
+// that asks for it; a lock in use is not.
+import type pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ErrorCode } from "../../src/errors/index.js";
+import { PostgresJournal, type PostgresJournalOptions } from "../../src/journal/postgres.js";
+import { sessionLockKey } from "../../src/journal/postgres-lock.js";
+import { inputEvent } from "./events.js";
+import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
+
+const schemas: string[] = [];
+const open: PostgresJournal[] = [];
+const raws: pg.Client[] = [];
+
+afterEach(async () => {
+  for (const j of open.splice(0)) await j.close();
+  for (const r of raws.splice(0)) await r.end();
+});
+afterAll(async () => {
+  await dropSchemas(schemas.splice(0));
+});
+
+/** Two hosts on one fresh schema, and a raw connection to look at the locks from outside. */
+async function cluster(opts: PostgresJournalOptions = {}): Promise<{
+  a: PostgresJournal;
+  b: PostgresJournal;
+  /** Whether nobody holds `session`'s lock: a try from outside gets it (and gives it back). */
+  free: (session: string) => Promise<boolean>;
+}> {
+  const schema = freshSchema();
+  schemas.push(schema);
+  const a = await PostgresJournal.open(PG_URL, { schema, poolSize: 2, ...opts });
+  const b = await PostgresJournal.open(PG_URL, { schema, poolSize: 2, ...opts });
+  open.push(a, b);
+  const raw = await rawClient(schema);
+  raws.push(raw);
+  const free = async (session: string): Promise<boolean> => {
+    const key = sessionLockKey(schema, session);
+    const got = await raw.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key]);
+    if (got.rows[0]?.locked !== true) return false;
+    await raw.query("SELECT pg_advisory_unlock($1::bigint)", [key]);
+    return true;
+  };
+  return { a, b, free };
+}
+
+/** Polls `check` every 10 ms until it holds, failing after `deadlineMs`. */
+async function eventually(check: () => Promise<boolean> | boolean, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("condition not reached before the deadline");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("postgres session leases", () => {
+  it("aReleasedSessionStaysLockedAsALeaseForItsHostsNextOperation", async () => {
+    const { a, free } = await cluster({ sessionLeaseMs: 60_000 });
+    const release = await a.tryLockSession("s");
+    await release?.();
+    expect(a.locks.parked).toEqual(["s"]);
+    expect(await free("s")).toBe(false);
+    const again = await a.tryLockSession("s");
+    expect(again).toBeTypeOf("function");
+    expect(a.locks.parked).toEqual([]);
+    // In use on this host: a second caller here is refused, as without leases.
+    expect(await a.tryLockSession("s")).toBeUndefined();
+    await again?.();
+  });
+
+  it("anotherHostAskingForALeasedSessionGetsItWithoutWaitingForTheLeaseToEnd", async () => {
+    // The lease would last a minute and the handover wait is 30 s: getting the session at all within
+    // the test's time means the holder let it go when asked.
+    const { a, b } = await cluster({ sessionLeaseMs: 60_000, sessionHandoverMs: 30_000 });
+    const releaseA = await a.tryLockSession("s");
+    await a.append("s", 0, 0, inputEvent("on A"));
+    await releaseA?.();
+    expect(a.locks.parked).toEqual(["s"]);
+    const releaseB = await b.tryLockSession("s");
+    expect(releaseB).toBeTypeOf("function");
+    expect(a.locks.parked).toEqual([]);
+    // B read the row A committed, with the lock.
+    expect((await b.getSession("s"))?.lastSeq).toBe(1);
+    await b.append("s", 1, 0, inputEvent("on B"));
+    await releaseB?.();
+    // And back: A's next operation asks B, and reads the row again (its lease was let go).
+    const releaseA2 = await a.tryLockSession("s");
+    expect(releaseA2).toBeTypeOf("function");
+    expect((await a.getSession("s"))?.lastSeq).toBe(2);
+    expect(b.locks.parked).toEqual([]);
+    await releaseA2?.();
+  });
+
+  it("aSessionInUseIsRefusedToAnotherHostAndLetGoWhenItsOperationEnds", async () => {
+    const { a, b, free } = await cluster({ sessionLeaseMs: 60_000, sessionHandoverMs: 50 });
+    const releaseA = await a.tryLockSession("s");
+    expect(await b.tryLockSession("s")).toBeUndefined();
+    // B asked: A does not keep the session as a lease when its operation ends.
+    await releaseA?.();
+    expect(a.locks.parked).toEqual([]);
+    expect(await free("s")).toBe(true);
+  });
+
+  it("aLeaseIsLetGoAfterSessionLeaseMs", async () => {
+    const { a, free } = await cluster({ sessionLeaseMs: 20 });
+    const release = await a.tryLockSession("s");
+    await release?.();
+    await eventually(async () => a.locks.parked.length === 0 && (await free("s")));
+  });
+
+  it("withLeasesOffEveryLockIsLetGoWhenItsOperationEnds", async () => {
+    const { a, free } = await cluster({ sessionLeaseMs: 0 });
+    const release = await a.tryLockSession("s");
+    expect(await free("s")).toBe(false);
+    await release?.();
+    expect(a.locks.parked).toEqual([]);
+    expect(await free("s")).toBe(true);
+  });
+
+  it("theOldestParkedLeaseIsLetGoWhenEveryLockConnectionIsTaken", async () => {
+    const { a, free } = await cluster({ sessionLeaseMs: 60_000, maxSessionLocks: 2 });
+    for (const s of ["s1", "s2"]) await (await a.tryLockSession(s))?.();
+    expect(a.locks.parked).toEqual(["s1", "s2"]);
+    const release3 = await a.tryLockSession("s3");
+    expect(release3).toBeTypeOf("function");
+    expect(a.locks.parked).toEqual(["s2"]);
+    expect(await free("s1")).toBe(true);
+    expect(await free("s2")).toBe(false);
+    // Nothing parked and every connection in use: refused, never queued.
+    const release2 = await a.tryLockSession("s2");
+    await expect(a.tryLockSession("s4")).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    await release2?.();
+    await release3?.();
+  });
+
+  it("aFailedWriteUnderALockLetsItGoInsteadOfKeepingALease", async () => {
+    const { a, b, free } = await cluster({ sessionLeaseMs: 60_000 });
+    await a.append("s", 0, 0, inputEvent("first"));
+    const release = await a.tryLockSession("s");
+    expect((await a.head("s")).seq).toBe(1);
+    // A writer that does not hold the lock (a host that lost it without noticing) moves the head.
+    await b.append("s", 1, 0, inputEvent("stale host"));
+    await expect(a.append("s", 1, 0, inputEvent("holder"))).rejects.toMatchObject({ code: ErrorCode.Conflict });
+    await release?.();
+    expect(a.locks.parked).toEqual([]);
+    expect(await free("s")).toBe(true);
+  });
+
+  it("aWriteWhileTheLeaseIsParkedIsNotServedStaleToTheNextOperation", async () => {
+    const { a, b } = await cluster({ sessionLeaseMs: 60_000 });
+    await a.append("s", 0, 0, inputEvent("first"));
+    const first = await a.tryLockSession("s");
+    expect((await a.getSession("s"))?.lastSeq).toBe(1);
+    await first?.();
+    expect(a.locks.parked).toEqual(["s"]);
+    // This host writes the session outside any operation (no lock taken): what it knew is dropped.
+    await a.append("s", 1, 0, inputEvent("outside an operation"));
+    const release = await a.tryLockSession("s");
+    expect(await a.getSession("s")).toEqual(await b.getSession("s"));
+    expect((await a.head("s")).seq).toBe(2);
+    await release?.();
+  });
+
+  it("losingTheListeningConnectionLetsEveryParkedLeaseGo", async () => {
+    const { a, free } = await cluster({ sessionLeaseMs: 60_000 });
+    for (const s of ["s1", "s2"]) await (await a.tryLockSession(s))?.();
+    expect(a.locks.parked).toEqual(["s1", "s2"]);
+    // Without its listening connection the host would not hear another host ask: it keeps no lease.
+    const pid = a.listener.backendPid;
+    expect(pid).toBeTypeOf("number");
+    const killed = await raws[0]!.query<{ ok: boolean }>("SELECT pg_terminate_backend($1) AS ok", [pid]);
+    expect(killed.rows[0]?.ok).toBe(true);
+    await eventually(async () => a.locks.parked.length === 0 && (await free("s1")) && (await free("s2")));
+  });
+});
