@@ -1,11 +1,15 @@
-// Multi-host session locks on PostgreSQL session-level advisory locks, kept between operations as
-// leases. Invariants: at most one connection in the whole cluster holds a session's lock, and it holds
-// it until this process lets it go (or that connection dies: PostgreSQL drops a dead backend's advisory
-// locks). A lock whose operation ended is kept, parked, for at most `leaseMs` — so the same host's next
-// operation on the session needs no round trip — and only while this process listens for release
-// requests: another host that finds the session locked asks for it (NOTIFY on RELEASE_CHANNEL) and
-// waits at most `handoverMs` for it; a parked lease is let go at once when asked, a lock in use when
-// its operation ends. A second caller is refused (undefined) rather than queued past that wait.
+// Multi-host session locks on PostgreSQL session-level advisory locks, held on a few shared lock
+// connections ("lanes") and kept between operations as leases. Invariants: at most one backend in the
+// whole cluster holds a session's lock; this process holds a session until it lets it go, or until the
+// lane holding it dies (PostgreSQL drops a dead backend's advisory locks — every lock of that lane is
+// then counted lost, a parked one dropped at once). A session always maps to the same lane and a lane
+// runs one statement at a time, so an unlock and the next lock of the same session reach the server in
+// the order they were issued. A lock whose operation ended is kept, parked, for at most `leaseMs` — so
+// this host's next operation on the session needs no round trip — and only while this process listens
+// for release requests: another host that finds the session locked asks for it (NOTIFY on
+// RELEASE_CHANNEL) and keeps trying for at most `handoverMs`; a parked lease is let go at once when
+// asked, a lock in use when its operation ends. A caller is refused (undefined) rather than queued past
+// that wait.
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
@@ -16,8 +20,9 @@ import type { PgListener } from "./postgres-listen.js";
 const CLOSE_UNLOCK_WAIT_MS = 1_000;
 /** The NOTIFY channel of lease release requests; the payload names the namespace and the session. */
 export const RELEASE_CHANNEL = "harnesshost_release";
-/** PostgreSQL's SQLSTATE for a lock wait that ran past lock_timeout. */
-const LOCK_NOT_AVAILABLE = "55P03";
+/** Between tries while waiting for a handover: first and largest pause (ms); it doubles in between. */
+const HANDOVER_FIRST_PAUSE_MS = 1;
+const HANDOVER_MAX_PAUSE_MS = 25;
 
 const ReleasePayload = z.object({ ns: z.string(), session: z.string().min(1), from: z.string() });
 
@@ -36,11 +41,13 @@ export interface HeldLock<R> {
 }
 
 export interface SessionLockOptions {
-  /** Lock connections held at once, parked leases included. */
+  /** Sessions held at once, in use and parked; past it the oldest parked lease is let go, or the lock refused. */
   readonly maxHeld: number;
+  /** Connections the locks are spread over. */
+  readonly lanes: number;
   /** How long a released lock stays parked as a lease (ms); 0 lets every lock go when its operation ends. */
   readonly leaseMs: number;
-  /** How long to wait for another host to hand a locked session over before refusing (ms); 0: no wait. */
+  /** How long to keep trying for a session another host holds, after asking for it (ms); 0: one try. */
   readonly handoverMs: number;
   /** Called, synchronously, the moment this process stops holding `session` (before its unlock is sent). */
   readonly onLetGo: (session: string) => void;
@@ -48,15 +55,23 @@ export interface SessionLockOptions {
 
 type LockState = "taking" | "busy" | "parked";
 
+interface Lane {
+  client: pg.PoolClient | undefined;
+  /** The tail of this lane's statements: each waits for the one before. */
+  queue: Promise<unknown>;
+  /** The locks this lane's backend holds or is taking. */
+  readonly locks: Set<Lock>;
+}
+
 interface Lock {
   readonly session: string;
   readonly key: string;
+  readonly lane: Lane;
   state: LockState;
   /** Another host asked for the session (or a write showed it moved): let go when the operation ends. */
   letGoAsked: boolean;
-  client: pg.PoolClient | undefined;
-  /** Hands the connection back to the pool (destroying it when given an error); set once the lock is held. */
-  giveBack: ((err?: Error) => void) | undefined;
+  /** The lane's backend died: the lock is gone already, there is nothing to unlock. */
+  lost: boolean;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -71,17 +86,15 @@ export function sessionLockKey(namespace: string, session: string): string {
 }
 
 /**
- * Hands out session locks, each on its own connection from a dedicated pool (separate from the journal's
- * pool, so sessions held for the length of an Exec can never starve the appends that Exec makes).
- * Within one process a session in use is refused without a round trip, and a parked one is taken up
- * without one.
+ * Hands out session locks on `lanes` connections of a dedicated pool (separate from the journal's pool,
+ * so lock traffic never waits behind appends). Within one process a session in use is refused without
+ * a round trip, and a parked one is taken up without one.
  */
 export class PgSessionLocks {
   private pool: pg.Pool | undefined;
-  /** Every session this process holds (or is taking), by uid; a Map keeps parked ones oldest first. */
+  private readonly lanes: Lane[];
+  /** Every session this process holds (or is taking), by uid; the Map keeps parked ones oldest first. */
   private readonly locks = new Map<string, Lock>();
-  /** Connections holding a lock (unlock under way included), each with its give-back, so close() can unlock them. */
-  private readonly lockClients = new Map<pg.PoolClient, (err?: Error) => void>();
   private listening: Promise<unknown> | undefined;
   private stopListening: (() => Promise<void>) | undefined;
   private closed = false;
@@ -93,11 +106,22 @@ export class PgSessionLocks {
     private readonly namespace: string,
     private readonly listener: PgListener,
     private readonly opts: SessionLockOptions,
-  ) {}
+  ) {
+    this.lanes = Array.from({ length: opts.lanes }, () => ({
+      client: undefined,
+      queue: Promise.resolve(),
+      locks: new Set(),
+    }));
+  }
 
-  /** Sessions this process holds parked as leases (diagnostics and tests). */
+  /** Sessions this process holds parked as leases, oldest first (diagnostics and tests). */
   get parked(): readonly string[] {
     return [...this.locks.values()].filter((l) => l.state === "parked").map((l) => l.session);
+  }
+
+  /** Sessions this process holds, in use or parked. */
+  get held(): number {
+    return this.locks.size;
   }
 
   /**
@@ -116,69 +140,45 @@ export class PgSessionLocks {
     }
     // Once per process: a lease is parked only while release requests can be heard.
     await this.listenForRequests();
-    if (this.locks.get(session) !== undefined) return this.tryLock(session, readAfter);
+    if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+    if (this.locks.has(session)) return this.tryLock(session, readAfter);
     if (this.locks.size >= this.opts.maxHeld) {
       const victim = [...this.locks.values()].find((l) => l.state === "parked");
       // Refuse rather than queue: a "try" lock must not wait for another session's operation.
       if (victim === undefined)
-        throw new HostError(ErrorCode.Unavailable, `all ${this.opts.maxHeld} session-lock connections are in use`);
+        throw new HostError(ErrorCode.Unavailable, `all ${this.opts.maxHeld} session locks are in use`);
       void this.letGo(victim);
     }
+    const key = sessionLockKey(this.namespace, session);
     // Reserve before the first await so two callers in this process cannot both reach the database.
     const lock: Lock = {
       session,
-      key: sessionLockKey(this.namespace, session),
+      key,
+      lane: this.laneOf(key),
       state: "taking",
       letGoAsked: false,
-      client: undefined,
-      giveBack: undefined,
+      lost: false,
       timer: undefined,
     };
     this.locks.set(session, lock);
-    let client: pg.PoolClient;
+    lock.lane.locks.add(lock);
+    let rows: R[] | undefined;
     try {
-      client = await this.lockPool().connect();
+      rows = await this.take<R>(lock, readAfter);
     } catch (err) {
-      this.locks.delete(session);
+      this.drop(lock);
       throw err;
     }
-    lock.client = client;
-    // A held lock's connection sits checked out and idle; a dropped one loses the lock, so a parked
-    // lease on it is let go (fencing still covers an operation that was running on it).
-    const onError = (): void => {
-      if (this.locks.get(session) === lock && lock.state === "parked") void this.letGo(lock);
-      else lock.letGoAsked = true;
-    };
-    client.on("error", onError);
-    let givenBack = false;
-    const giveBack = (err?: Error): void => {
-      if (givenBack) return;
-      givenBack = true;
-      client.removeListener("error", onError);
-      this.lockClients.delete(client);
-      client.release(err);
-    };
-    let rows: readonly R[] | undefined;
-    try {
-      rows = await this.lockOn<R>(client, lock, readAfter);
-    } catch (err) {
-      if (this.locks.get(session) === lock) this.locks.delete(session);
-      giveBack(err instanceof Error ? err : new Error(String(err)));
-      throw err;
+    if (rows !== undefined && (lock.lost || this.locks.get(session) !== lock)) {
+      // The lane died, or the locks closed, while the lock was being granted.
+      if (!lock.lost) void this.unlock(lock);
+      rows = undefined;
     }
     if (rows === undefined) {
-      if (this.locks.get(session) === lock) this.locks.delete(session);
-      giveBack();
+      this.drop(lock);
       return undefined;
     }
-    if (this.locks.get(session) !== lock) {
-      // Closed while taking it: ending the connection's backend drops the lock just granted.
-      giveBack(new Error("session locks closed"));
-      return undefined;
-    }
-    this.lockClients.set(client, giveBack);
     lock.state = "busy";
-    lock.giveBack = giveBack;
     return { release: this.releaser(lock), rows, resumed: false };
   }
 
@@ -190,19 +190,18 @@ export class PgSessionLocks {
 
   async close(): Promise<void> {
     this.closed = true;
-    const pool = this.pool;
-    this.pool = undefined;
     await this.stopListening?.().catch(() => undefined);
-    for (const lock of this.locks.values()) clearTimeout(lock.timer);
+    for (const lock of [...this.locks.values()]) this.forget(lock);
     // Unlock explicitly first, so the sessions are free for other hosts when close() returns (a
     // destroyed connection also drops its locks, but only once the server notices its backend is
     // gone). Bounded: an unresponsive server must not hold up shutdown.
-    const clients = [...this.lockClients];
-    const unlocking = clients.map(([c]) =>
-      c.query("SELECT pg_advisory_unlock_all()").then(
-        () => undefined,
-        () => undefined,
-      ),
+    const unlocking = this.lanes.map((lane) =>
+      lane.client === undefined
+        ? Promise.resolve()
+        : this.onLane(lane, (c) => c.query("SELECT pg_advisory_unlock_all()")).then(
+            () => undefined,
+            () => undefined,
+          ),
     );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -210,39 +209,40 @@ export class PgSessionLocks {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_UNLOCK_WAIT_MS))),
     ]);
     clearTimeout(timer);
-    // Destroying a held connection ends its backend and so drops any lock left; pool.end() then finishes.
-    for (const lock of [...this.locks.values()]) this.forget(lock);
-    for (const [, giveBack] of clients) giveBack(new Error("session locks closed"));
+    // Destroying a lane ends its backend and so drops any lock left; pool.end() then finishes.
+    for (const lane of this.lanes) this.laneLost(lane, new Error("session locks closed"));
+    const pool = this.pool;
+    this.pool = undefined;
     if (pool) await pool.end();
   }
 
   /**
-   * The lock statement (and `readAfter`) on `client`: the rows of readAfter ([] without one) when the
-   * lock was granted, undefined when another connection holds it. A refused try asks the holder to
-   * let the session go and waits for it at most handoverMs.
+   * The lock statement (and `readAfter`): the rows of readAfter ([] without one) once the lock is
+   * granted, undefined when another backend holds it. A refused try asks the holder to let the session
+   * go and tries again, with growing pauses, for at most handoverMs.
    */
-  private async lockOn<R>(client: pg.PoolClient, lock: Lock, readAfter: string | undefined): Promise<R[] | undefined> {
+  private async take<R>(lock: Lock, readAfter: string | undefined): Promise<R[] | undefined> {
     const after = readAfter === undefined ? "" : `; ${readAfter}`;
     // Several statements in one simple query: each takes its own snapshot (READ COMMITTED), so the read
     // sees every commit made before the lock was granted. The key is a decimal integer.
-    const tried = await multi(client, `SELECT pg_try_advisory_lock(${lock.key}::bigint) AS locked${after}`);
-    if (tried[0]?.rows[0]?.locked === true) return (tried[1]?.rows ?? []) as R[];
-    if (this.opts.handoverMs <= 0) return undefined;
-    await client.query("SELECT pg_notify($1, $2)", [
-      RELEASE_CHANNEL,
-      JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id }),
-    ]);
-    try {
-      // SET LOCAL: the timeout covers this query's implicit transaction only.
-      const waited = await multi(
-        client,
-        `SET LOCAL lock_timeout = ${Math.ceil(this.opts.handoverMs)}; SELECT pg_advisory_lock(${lock.key}::bigint)${after}`,
-      );
-      return (waited[2]?.rows ?? []) as R[];
-    } catch (err) {
-      if ((err as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) return undefined;
-      throw err;
+    const text = `SELECT pg_try_advisory_lock(${lock.key}::bigint) AS locked${after}`;
+    const attempt = async (): Promise<R[] | undefined> => {
+      const results = await this.onLane(lock.lane, (c) => multi(c, text));
+      return results[0]?.rows[0]?.locked === true ? ((results[1]?.rows ?? []) as R[]) : undefined;
+    };
+    const first = await attempt();
+    if (first !== undefined || this.opts.handoverMs <= 0) return first;
+    const payload = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id });
+    await this.onLane(lock.lane, (c) => c.query("SELECT pg_notify($1, $2)", [RELEASE_CHANNEL, payload]));
+    const deadline = Date.now() + this.opts.handoverMs;
+    let pause = HANDOVER_FIRST_PAUSE_MS;
+    while (Date.now() < deadline && this.locks.get(lock.session) === lock && !lock.lost) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))));
+      pause = Math.min(pause * 2, HANDOVER_MAX_PAUSE_MS);
+      const rows = await attempt();
+      if (rows !== undefined) return rows;
     }
+    return undefined;
   }
 
   private releaser(lock: Lock): SessionLockRelease {
@@ -252,7 +252,11 @@ export class PgSessionLocks {
       released = true;
       if (this.locks.get(lock.session) !== lock || lock.state !== "busy") return;
       const keep =
-        !lock.letGoAsked && !this.closed && this.opts.leaseMs > 0 && this.listener.listening(RELEASE_CHANNEL);
+        !lock.letGoAsked &&
+        !lock.lost &&
+        !this.closed &&
+        this.opts.leaseMs > 0 &&
+        this.listener.listening(RELEASE_CHANNEL);
       if (!keep) return this.letGo(lock);
       lock.state = "parked";
       // Re-inserted: the Map's order is the order leases were parked, oldest first, for eviction.
@@ -268,30 +272,35 @@ export class PgSessionLocks {
     lock.timer = undefined;
   }
 
-  /** Stops holding `lock` now (onLetGo), then unlocks it; a failed unlock destroys the connection. */
+  /** Stops holding `lock` now (onLetGo), then unlocks it on its lane (queued, so in order). */
   private async letGo(lock: Lock): Promise<void> {
     if (this.locks.get(lock.session) !== lock) return;
     this.forget(lock);
-    const { client, giveBack } = lock;
-    if (client === undefined || giveBack === undefined) return;
-    try {
-      await client.query({
-        name: "hh_session_unlock",
-        text: "SELECT pg_advisory_unlock($1::bigint)",
-        values: [lock.key],
-      });
-      giveBack();
-    } catch (err) {
-      // Destroying the connection ends its backend, which drops the lock with it.
-      giveBack(err instanceof Error ? err : new Error(String(err)));
-    }
+    await this.unlock(lock);
+  }
+
+  private async unlock(lock: Lock): Promise<void> {
+    lock.lane.locks.delete(lock);
+    if (lock.lost) return;
+    await this.onLane(lock.lane, (c) =>
+      c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }),
+    ).catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
   }
 
   /** Removes `lock` from the held set and tells the journal, synchronously. */
   private forget(lock: Lock): void {
     this.unpark(lock);
-    this.locks.delete(lock.session);
-    this.opts.onLetGo(lock.session);
+    if (this.locks.get(lock.session) === lock) {
+      this.locks.delete(lock.session);
+      this.opts.onLetGo(lock.session);
+    }
+  }
+
+  /** A lock that was never (or is no longer) granted: out of every set, nothing to unlock. */
+  private drop(lock: Lock): void {
+    this.unpark(lock);
+    if (this.locks.get(lock.session) === lock) this.locks.delete(lock.session);
+    lock.lane.locks.delete(lock);
   }
 
   /** Another host asked for `session`: a parked lease goes now, a lock in use when its operation ends. */
@@ -329,13 +338,57 @@ export class PgSessionLocks {
     return this.listening;
   }
 
-  private lockPool(): pg.Pool {
-    if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
-    if (!this.pool) {
-      this.pool = new pg.Pool({ ...this.config, max: this.opts.maxHeld });
+  private laneOf(key: string): Lane {
+    const index = Number(BigInt.asUintN(64, BigInt(key)) % BigInt(this.lanes.length));
+    return this.lanes[index]!;
+  }
+
+  /** Runs `fn` on the lane's connection after every statement queued before it; a failure ends the lane. */
+  private onLane<T>(lane: Lane, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const run = lane.queue.then(async () => {
+      const client = lane.client ?? (await this.connectLane(lane));
+      try {
+        return await fn(client);
+      } catch (err) {
+        this.laneLost(lane, err instanceof Error ? err : new Error(String(err)));
+        throw err;
+      }
+    });
+    lane.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async connectLane(lane: Lane): Promise<pg.PoolClient> {
+    if (this.pool === undefined) {
+      if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+      this.pool = new pg.Pool({ ...this.config, max: this.lanes.length });
       this.pool.on("error", () => undefined);
     }
-    return this.pool;
+    const client = await this.pool.connect();
+    // An idle lane that drops loses its locks; its holders find out here rather than at their unlock.
+    client.on("error", (err) => this.laneLost(lane, err));
+    lane.client = client;
+    return client;
+  }
+
+  /**
+   * The lane's connection failed or is being closed: destroy it (its backend, and so every lock it
+   * held, ends with it). Parked leases on it are dropped; locks in use are marked lost (fences cover
+   * their operations) and let go when those end.
+   */
+  private laneLost(lane: Lane, err: Error): void {
+    const client = lane.client;
+    lane.client = undefined;
+    for (const lock of [...lane.locks]) {
+      lock.lost = true;
+      lock.letGoAsked = true;
+      if (lock.state === "parked") this.forget(lock);
+    }
+    lane.locks.clear();
+    if (client === undefined) return;
+    client.removeAllListeners("error");
+    client.on("error", () => undefined);
+    client.release(err);
   }
 }
 

@@ -87,10 +87,18 @@ export interface PostgresJournalOptions {
   /** Connections in the journal's pool (default 10). */
   readonly poolSize?: number;
   /**
-   * Connections available for session locks held at once, parked leases included (default 32); a lock
-   * wanted past it lets the oldest parked lease go, or is refused UNAVAILABLE when none is parked.
+   * Sessions this host holds locked at once, in use and parked as leases (default 256); a lock wanted
+   * past it lets the oldest parked lease go, or is refused UNAVAILABLE when none is parked. Each held
+   * lock takes a slot of PostgreSQL's shared lock table (max_locks_per_transaction × max_connections,
+   * 6,400 by default) until it is let go, so hosts × maxSessionLocks must stay well under it.
    */
   readonly maxSessionLocks?: number;
+  /**
+   * Connections the session locks are spread over (default 4): a session always uses the same one,
+   * and each runs one lock statement at a time (each a fraction of a ms), so a few carry hundreds of
+   * sessions; one more is opened to listen for cancel and release requests.
+   */
+  readonly sessionLockConnections?: number;
   /**
    * How long, in ms, a session's lock stays held as a lease after this host's operation on it ends
    * (default SESSION_LEASE_MS, 5,000). This host's next operation on the session within it takes no lock
@@ -191,7 +199,8 @@ export class PostgresJournal implements Journal {
     const held = new HeldSessions();
     const listener = new PgListener(config);
     const locks = new PgSessionLocks(config, schema ?? "", listener, {
-      maxHeld: positive(opts.maxSessionLocks, 32, "maxSessionLocks"),
+      maxHeld: positive(opts.maxSessionLocks, 256, "maxSessionLocks"),
+      lanes: positive(opts.sessionLockConnections, 4, "sessionLockConnections"),
       leaseMs: nonNegative(opts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
       handoverMs: nonNegative(opts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
       onLetGo: (session) => held.drop(session),

@@ -173,4 +173,42 @@ describe("postgres session leases", () => {
     expect(killed.rows[0]?.ok).toBe(true);
     await eventually(async () => a.locks.parked.length === 0 && (await free("s1")) && (await free("s2")));
   });
+
+  it("manySessionsShareAFewLockConnections", async () => {
+    const { a } = await cluster({ sessionLockConnections: 2 });
+    const sessions = Array.from({ length: 20 }, (_, i) => `s${i}`);
+    const releases = await Promise.all(sessions.map((s) => a.tryLockSession(s)));
+    expect(releases.every((r) => typeof r === "function")).toBe(true);
+    const keys = sessions.map((s) => sessionLockKey(a.schema ?? "", s));
+    const holders = await raws[0]!.query<{ pid: number }>(
+      `SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND ((classid::bigint << 32) | objid::bigint) = ANY($1::bigint[])`,
+      [keys],
+    );
+    expect(holders.rows.length).toBeGreaterThan(0);
+    expect(holders.rows.length).toBeLessThanOrEqual(2);
+    for (const release of releases) await release?.();
+  });
+
+  it("aLockConnectionThatDiesTakesItsLeasesWithIt", async () => {
+    const { a, b } = await cluster({ sessionLeaseMs: 60_000, sessionLockConnections: 1 });
+    for (const s of ["s1", "s2"]) await (await a.tryLockSession(s))?.();
+    expect(a.locks.parked).toEqual(["s1", "s2"]);
+    const key = sessionLockKey(a.schema ?? "", "s1");
+    const holder = await raws[0]!.query<{ pid: number }>(
+      "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND ((classid::bigint << 32) | objid::bigint) = $1::bigint",
+      [key],
+    );
+    const pid = holder.rows[0]?.pid;
+    expect(pid).toBeTypeOf("number");
+    await raws[0]!.query("SELECT pg_terminate_backend($1)", [pid]);
+    await eventually(() => a.locks.parked.length === 0);
+    // Another host takes both at once; this host locks again on a new connection.
+    const taken = await Promise.all(["s1", "s2"].map((s) => b.tryLockSession(s)));
+    expect(taken.every((r) => typeof r === "function")).toBe(true);
+    for (const release of taken) await release?.();
+    const again = await a.tryLockSession("s1");
+    expect(again).toBeTypeOf("function");
+    await again?.();
+  });
 });

@@ -35,6 +35,8 @@ type Op = "exec" | "suspend" | "resume" | "fork";
  */
 const MIN_OK: Readonly<Record<Op, number>> = { exec: 20, suspend: 2, resume: 3, fork: 4 };
 const LOST = /was lost/;
+/** grpc-js's error for a call started on a channel the test already closed. */
+const SHUT_CHANNEL = /Channel has been shut down/;
 
 let cluster: Cluster | undefined;
 afterEach(async () => {
@@ -97,6 +99,7 @@ async function attempt(
 ): Promise<void> {
   const busy = t.busyOn.get(session) ?? [];
   t.busyOn.set(session, [...busy, host.name]);
+  const closures = host.closures;
   try {
     await op();
     t.codes.set("OK", (t.codes.get("OK") ?? 0) + 1);
@@ -109,6 +112,11 @@ async function attempt(
     if (code === GrpcStatus.FAILED_PRECONDITION && LOST.test(message)) {
       if (!lostAllowed(t, session)) t.unexpected.push(`${what}: lost RAM, but not live on the killed host: ${message}`);
       t.lost.add(session);
+    }
+    if (host.closures !== closures && SHUT_CHANNEL.test(message)) {
+      // The test closed this host's clients to kill it while the call was being made: the host went away.
+      t.codes.set("UNAVAILABLE", (t.codes.get("UNAVAILABLE") ?? 0) + 1);
+      return;
     }
     if (code !== undefined && TOLERATED.has(code)) {
       const name = GrpcStatus[code] ?? String(code);

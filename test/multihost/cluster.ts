@@ -108,8 +108,12 @@ export class HostProcess {
     await this.exited;
   }
 
+  /** How many times this host's clients were closed (by kill or stop): a call begun before then may fail on a shut channel. */
+  closures = 0;
+
   private closeClients(): void {
     if (this.addr === "") return;
+    this.closures += 1;
     this.sessions.close();
     void this.api.close();
     this.registry.close();
