@@ -1,7 +1,7 @@
 // pg_scaleout_2_hosts_ratio, pg_scaleout_3_hosts_ratio, pg_scaleout_1_host_turns_per_s: 1, 2 and 3
 // `harnesshost serve` processes on one PostgreSQL schema each, driven by one client process with 300
 // sessions (session i on host i mod N) each running echo turns over gRPC at the same time; each host
-// gets at most IN_FLIGHT calls at once from the client (below its 32 session-lock connections, so no
+// gets at most IN_FLIGHT calls at once from the client (below its 256 held-session locks, so no
 // call is refused for capacity). The ratio is completed turns/s with N hosts over one host, same run.
 // Beside the figure, the profile that says what bounds it: CPU seconds of the hosts, of PostgreSQL's
 // processes, of the client and of the whole machine (other work included) per turn; what PostgreSQL's
