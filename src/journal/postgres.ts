@@ -170,11 +170,21 @@ export class PostgresJournal implements Journal {
   /**
    * Connects, creates or checks the schema (FailedPrecondition when its stamp is newer than this build).
    * The schema comes from `opts.schema`, else from a `?schema=NAME` URL parameter (so `openJournal`
-   * URLs can name one), else the server's default search_path.
+   * URLs can name one), else the server's default search_path; the session-lock options likewise from
+   * `opts`, else from `max_session_locks`, `session_lock_connections`, `session_lease_ms` and
+   * `session_handover_ms` URL parameters, else their defaults.
    */
   static async open(url: string, opts: PostgresJournalOptions = {}): Promise<PostgresJournal> {
-    const target = splitSchemaParam(url);
+    const target = splitUrlParams(url);
     const schema = parseSchema(opts.schema ?? target.schema);
+    const lockOpts = { ...target.lockOptions, ...definedOnly(opts) };
+    // Checked before anything connects, so a bad value leaves nothing open.
+    const lockSettings = {
+      maxHeld: positive(lockOpts.maxSessionLocks, 256, "maxSessionLocks"),
+      lanes: positive(lockOpts.sessionLockConnections, 4, "sessionLockConnections"),
+      leaseMs: nonNegative(lockOpts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
+      handoverMs: nonNegative(lockOpts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
+    };
     const config = poolConfig(target.url, schema);
     const pool = new pg.Pool({ ...config, max: positive(opts.poolSize, 10, "poolSize") });
     // An idle connection that drops is removed by the pool; the next checkout reconnects.
@@ -199,10 +209,7 @@ export class PostgresJournal implements Journal {
     const held = new HeldSessions();
     const listener = new PgListener(config);
     const locks = new PgSessionLocks(config, schema ?? "", listener, {
-      maxHeld: positive(opts.maxSessionLocks, 256, "maxSessionLocks"),
-      lanes: positive(opts.sessionLockConnections, 4, "sessionLockConnections"),
-      leaseMs: nonNegative(opts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
-      handoverMs: nonNegative(opts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
+      ...lockSettings,
       onLetGo: (session) => held.drop(session),
     });
     return new PostgresJournal(
@@ -914,17 +921,60 @@ function parseSchema(schema: string | undefined): string | undefined {
 }
 
 /** Removes a `schema` query parameter (ours, not libpq's) from a postgres:// URL. */
-function splitSchemaParam(url: string): { url: string; schema: string | undefined } {
+/** The session-lock options a journal URL may carry, by query parameter (docs/scaling.md). */
+type LockOptions = Pick<
+  PostgresJournalOptions,
+  "maxSessionLocks" | "sessionLockConnections" | "sessionLeaseMs" | "sessionHandoverMs"
+>;
+const LOCK_URL_PARAMS: Readonly<Record<string, keyof LockOptions>> = {
+  max_session_locks: "maxSessionLocks",
+  session_lock_connections: "sessionLockConnections",
+  session_lease_ms: "sessionLeaseMs",
+  session_handover_ms: "sessionHandoverMs",
+};
+
+/**
+ * Takes harnesshost's own query parameters off a journal URL — `schema` and the session-lock options
+ * (`session_lease_ms=0`, …) — so `serve --journal URL` can set them; the rest goes to the driver.
+ * A lock parameter that is not a decimal integer is INVALID_ARGUMENT naming it.
+ */
+function splitUrlParams(url: string): { url: string; schema: string | undefined; lockOptions: LockOptions } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return { url, schema: undefined };
+    return { url, schema: undefined, lockOptions: {} };
   }
-  const schema = parsed.searchParams.get("schema");
-  if (schema === null) return { url, schema: undefined };
-  parsed.searchParams.delete("schema");
-  return { url: parsed.toString(), schema };
+  const lockOptions: { -readonly [K in keyof LockOptions]: number } = {};
+  let changed = false;
+  for (const [param, option] of Object.entries(LOCK_URL_PARAMS)) {
+    const text = parsed.searchParams.get(param);
+    if (text === null) continue;
+    if (!/^\d{1,15}$/.test(text))
+      throw new HostError(
+        ErrorCode.InvalidArgument,
+        `journal URL parameter ${param} must be a whole number, got ${JSON.stringify(text)}`,
+      );
+    lockOptions[option] = Number(text);
+    parsed.searchParams.delete(param);
+    changed = true;
+  }
+  const schema = parsed.searchParams.get("schema") ?? undefined;
+  if (schema !== undefined) {
+    parsed.searchParams.delete("schema");
+    changed = true;
+  }
+  return { url: changed ? parsed.toString() : url, schema, lockOptions };
+}
+
+/** The options given, without the ones left undefined (so they do not mask the URL's). */
+function definedOnly(opts: PostgresJournalOptions): LockOptions {
+  const out: { -readonly [K in keyof LockOptions]: number } = {};
+  for (const option of Object.values(LOCK_URL_PARAMS)) {
+    const value = opts[option];
+    if (value !== undefined) out[option] = value;
+  }
+  return out;
 }
 
 function nonNegative(value: number | undefined, fallback: number, what: string): number {

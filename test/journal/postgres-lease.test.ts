@@ -211,4 +211,23 @@ describe("postgres session leases", () => {
     expect(again).toBeTypeOf("function");
     await again?.();
   });
+
+  it("theJournalUrlCarriesTheLockOptionsAndABadOneIsRefusedNamingIt", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const j = await PostgresJournal.open(`${PG_URL}?schema=${schema}&session_lease_ms=0&session_lock_connections=1`);
+    open.push(j);
+    await (await j.tryLockSession("s"))?.();
+    expect(j.locks.parked).toEqual([]);
+    for (const bad of ["session_lease_ms=soon", "max_session_locks=-1", "session_handover_ms=1.5"]) {
+      await expect(PostgresJournal.open(`${PG_URL}?schema=${schema}&${bad}`)).rejects.toMatchObject({
+        code: ErrorCode.InvalidArgument,
+        message: expect.stringContaining(bad.split("=")[0]!),
+      });
+    }
+    await expect(PostgresJournal.open(`${PG_URL}?schema=${schema}&max_session_locks=0`)).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+      message: expect.stringContaining("maxSessionLocks"),
+    });
+  });
 });
