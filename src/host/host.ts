@@ -151,6 +151,8 @@ export class Host {
     const journal = hostMetrics ? instrumentJournal(rawJournal, hostMetrics) : rawJournal;
     const counts = rawJournal.countByComputeState?.bind(rawJournal);
     if (counts) hostMetrics?.countSessionsWith(counts);
+    const lockCounts = rawJournal.sessionLockCounts?.bind(rawJournal);
+    if (lockCounts) hostMetrics?.countSessionLocksWith(lockCounts);
     const rawModel = overrides.model ?? modelFromFlag(config.model, modelFlagOptions(config));
     const metered = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
     const model = overrides.logPayloads === true ? logModelPayloads(metered, log) : metered;

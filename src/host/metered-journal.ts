@@ -8,6 +8,7 @@ import { ErrorCode, isHostError } from "../errors/index.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type {
   CancelRequest,
+  SessionLockCounts,
   CheckpointRow,
   ComputeStateName,
   FencedAppend,
@@ -53,6 +54,7 @@ export class MeteredJournal implements Journal {
   ) => Promise<FencedAppend>;
   declare readonly countByComputeState?: () => Promise<Partial<Record<ComputeStateName, number>>>;
   declare readonly tryLockSession?: (session: string) => Promise<(() => Promise<void>) | undefined>;
+  declare readonly sessionLockCounts?: () => SessionLockCounts;
   declare readonly requestCancel?: (session: string, reason: string) => Promise<void>;
   declare readonly onCancelRequest?: (listener: (request: CancelRequest) => void) => Promise<() => Promise<void>>;
 
@@ -80,6 +82,7 @@ export class MeteredJournal implements Journal {
     }
     if (inner.countByComputeState) this.countByComputeState = inner.countByComputeState.bind(inner);
     if (inner.tryLockSession) this.tryLockSession = inner.tryLockSession.bind(inner);
+    if (inner.sessionLockCounts) this.sessionLockCounts = inner.sessionLockCounts.bind(inner);
     if (inner.requestCancel) this.requestCancel = inner.requestCancel.bind(inner);
     if (inner.onCancelRequest) this.onCancelRequest = inner.onCancelRequest.bind(inner);
   }

@@ -119,9 +119,11 @@ export class PgSessionLocks {
     return [...this.locks.values()].filter((l) => l.state === "parked").map((l) => l.session);
   }
 
-  /** Sessions this process holds, in use or parked. */
-  get held(): number {
-    return this.locks.size;
+  /** Sessions this process holds: in use by an operation (or being taken), and parked as leases. */
+  counts(): { inUse: number; parked: number } {
+    let parked = 0;
+    for (const lock of this.locks.values()) if (lock.state === "parked") parked += 1;
+    return { inUse: this.locks.size - parked, parked };
   }
 
   /**

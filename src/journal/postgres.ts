@@ -74,6 +74,7 @@ import type {
   SeqEvent,
   ListSessionsQuery,
   SessionInfo,
+  SessionLockCounts,
   SessionMetaInput,
   SessionPage,
   StoredRegistration,
@@ -251,6 +252,11 @@ export class PostgresJournal implements Journal {
       this.held.park(session);
       await lock.release();
     };
+  }
+
+  /** The sessions this process holds locked: in use by an operation, and parked as leases. */
+  sessionLockCounts(): SessionLockCounts {
+    return this.locks.counts();
   }
 
   /** Cross-host cancel: a NOTIFY that every subscribed host of this schema hears (postgres-cancel.ts). */

@@ -69,6 +69,12 @@ export interface SessionInfo {
   readonly pin?: SessionPin;
 }
 
+/** The cross-host session locks a process holds (Journal.sessionLockCounts). */
+export interface SessionLockCounts {
+  readonly inUse: number;
+  readonly parked: number;
+}
+
 export interface ListSessionsQuery {
   /** Exact match; "" means "default". */
   readonly project: string;
@@ -356,6 +362,12 @@ export interface Journal {
    * every session operation, so a second host's concurrent Exec is refused, never interleaved.
    */
   tryLockSession?(session: string): Promise<(() => Promise<void>) | undefined>;
+
+  /**
+   * Optional, with tryLockSession: the sessions this process holds locked right now, in use by an
+   * operation and parked as leases between operations (PostgreSQL: docs/scaling.md).
+   */
+  sessionLockCounts?(): SessionLockCounts;
 
   /**
    * Optional (journals several hosts share): tells every host that has subscribed with

@@ -189,6 +189,7 @@ export class HostMetrics {
   );
 
   private sessionCounts: SessionCounts | undefined;
+  private lockCounts: (() => { readonly inUse: number; readonly parked: number }) | undefined;
   private readonly turnMeters = new Map<string, Map<Tier, TurnMeter>>();
   private readonly rpcMeters = new Map<string, { seconds: HistogramChild; codes: Map<string, CounterChild> }>();
 
@@ -205,6 +206,24 @@ export class HostMetrics {
         for (const [state, n] of Object.entries(counts ?? {})) this.set({ state: state.toLowerCase() }, n);
       },
     });
+    new Gauge({
+      name: "harnesshost_session_locks",
+      help: "Cross-host session locks this host holds (shared journals), by state (in_use, parked); read at scrape time.",
+      labelNames: ["state"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const counts = self.lockCounts?.();
+        if (counts === undefined) return;
+        this.set({ state: "in_use" }, counts.inUse);
+        this.set({ state: "parked" }, counts.parked);
+      },
+    });
+  }
+
+  /** Where the session-locks gauge reads its counts (a journal several hosts share). */
+  countSessionLocksWith(counts: () => { readonly inUse: number; readonly parked: number }): void {
+    this.lockCounts = counts;
   }
 
   /** Where the sessions gauge reads its counts (the journal). */

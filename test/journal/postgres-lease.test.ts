@@ -4,6 +4,8 @@
 import type pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors/index.js";
+import { HostMetrics } from "../../src/obs/metrics.js";
+import { parseExposition, sampleValue } from "../obs/scrape.js";
 import { PostgresJournal, type PostgresJournalOptions } from "../../src/journal/postgres.js";
 import { sessionLockKey } from "../../src/journal/postgres-lock.js";
 import { inputEvent } from "./events.js";
@@ -229,5 +231,19 @@ describe("postgres session leases", () => {
       code: ErrorCode.InvalidArgument,
       message: expect.stringContaining("maxSessionLocks"),
     });
+  });
+
+  it("theSessionLocksGaugeCountsLocksInUseAndParked", async () => {
+    const { a } = await cluster({ sessionLeaseMs: 60_000 });
+    const metrics = new HostMetrics();
+    metrics.countSessionLocksWith(() => a.sessionLockCounts());
+    const scraped = async (state: string) =>
+      sampleValue(parseExposition(await metrics.render()), "harnesshost_session_locks", { state });
+    const inUse = await a.tryLockSession("s1");
+    await (await a.tryLockSession("s2"))?.();
+    expect(a.sessionLockCounts()).toEqual({ inUse: 1, parked: 1 });
+    expect([await scraped("in_use"), await scraped("parked")]).toEqual([1, 1]);
+    await inUse?.();
+    expect([await scraped("in_use"), await scraped("parked")]).toEqual([0, 2]);
   });
 });

@@ -58,6 +58,7 @@ export const METRIC_FAMILIES = [
   "harnesshost_checkpoints_total",
   "harnesshost_sessions",
   "harnesshost_harness_nodes",
+  "harnesshost_session_locks",
   "harnesshost_rpcs_total",
   "harnesshost_rpc_duration_seconds",
   "harnesshost_process_resident_memory_bytes",
