@@ -20,11 +20,24 @@ import type { PgListener } from "./postgres-listen.js";
 const CLOSE_UNLOCK_WAIT_MS = 1_000;
 /** The NOTIFY channel of lease release requests; the payload names the namespace and the session. */
 export const RELEASE_CHANNEL = "harnesshost_release";
-/** Between tries while waiting for a handover: first and largest pause (ms); it doubles in between. */
-const HANDOVER_FIRST_PAUSE_MS = 1;
+/**
+ * Between tries while waiting for a handover (ms): the first pause, doubling up to the largest. A try
+ * is also made at once when the holder says it let the session go, so the pauses only cover a missed
+ * notification.
+ */
+const HANDOVER_FIRST_PAUSE_MS = 2;
 const HANDOVER_MAX_PAUSE_MS = 25;
 
-const ReleasePayload = z.object({ ns: z.string(), session: z.string().min(1), from: z.string() });
+/**
+ * A release request ("ask", from the host that wants the session) or the holder's word that it let
+ * the session go ("released", sent with the unlock). Hosts before "kind" send asks without it.
+ */
+const ReleasePayload = z.object({
+  ns: z.string(),
+  session: z.string().min(1),
+  from: z.string(),
+  kind: z.enum(["ask", "released"]).default("ask"),
+});
 
 /** Releases a held session lock (parks it as a lease, or lets it go); idempotent. */
 export type SessionLockRelease = () => Promise<void>;
@@ -70,6 +83,8 @@ interface Lock {
   state: LockState;
   /** Another host asked for the session (or a write showed it moved): let go when the operation ends. */
   letGoAsked: boolean;
+  /** Another host asked for it: say "released" with the unlock, so its wait ends at once. */
+  askedFor: boolean;
   /** The lane's backend died: the lock is gone already, there is nothing to unlock. */
   lost: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -100,6 +115,8 @@ export class PgSessionLocks {
   private closed = false;
   /** Names this process's requests, so it does not answer its own. */
   private readonly id = randomUUID();
+  /** Handovers this process is waiting for, by session: each wakes when the holder says it let go. */
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly config: pg.PoolConfig,
@@ -159,6 +176,7 @@ export class PgSessionLocks {
       lane: this.laneOf(key),
       state: "taking",
       letGoAsked: false,
+      askedFor: false,
       lost: false,
       timer: undefined,
     };
@@ -220,31 +238,59 @@ export class PgSessionLocks {
 
   /**
    * The lock statement (and `readAfter`): the rows of readAfter ([] without one) once the lock is
-   * granted, undefined when another backend holds it. A refused try asks the holder to let the session
-   * go and tries again, with growing pauses, for at most handoverMs.
+   * granted, undefined when another backend holds it. A refused first try asks the holder to let the
+   * session go, in the same statement, and tries again — when the holder says it let go, or after
+   * growing pauses — for at most handoverMs.
    */
   private async take<R>(lock: Lock, readAfter: string | undefined): Promise<R[] | undefined> {
     const after = readAfter === undefined ? "" : `; ${readAfter}`;
     // Several statements in one simple query: each takes its own snapshot (READ COMMITTED), so the read
     // sees every commit made before the lock was granted. The key is a decimal integer.
-    const text = `SELECT pg_try_advisory_lock(${lock.key}::bigint) AS locked${after}`;
-    const attempt = async (): Promise<R[] | undefined> => {
+    const tryLock = `SELECT pg_try_advisory_lock(${lock.key}::bigint) AS locked`;
+    const ask = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id, kind: "ask" });
+    // The ask is sent only when the try fails, and delivered when the query's transaction commits.
+    const tryOrAsk = `WITH t AS MATERIALIZED (${tryLock}) SELECT locked, CASE WHEN locked THEN NULL ELSE pg_notify('${RELEASE_CHANNEL}', ${pg.escapeLiteral(ask)}) END AS asked FROM t`;
+    const attempt = async (text: string): Promise<R[] | undefined> => {
       const results = await this.onLane(lock.lane, (c) => multi(c, text));
       return results[0]?.rows[0]?.locked === true ? ((results[1]?.rows ?? []) as R[]) : undefined;
     };
-    const first = await attempt();
-    if (first !== undefined || this.opts.handoverMs <= 0) return first;
-    const payload = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id });
-    await this.onLane(lock.lane, (c) => c.query("SELECT pg_notify($1, $2)", [RELEASE_CHANNEL, payload]));
-    const deadline = Date.now() + this.opts.handoverMs;
-    let pause = HANDOVER_FIRST_PAUSE_MS;
-    while (Date.now() < deadline && this.locks.get(lock.session) === lock && !lock.lost) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now()))));
-      pause = Math.min(pause * 2, HANDOVER_MAX_PAUSE_MS);
-      const rows = await attempt();
-      if (rows !== undefined) return rows;
+    if (this.opts.handoverMs <= 0) return attempt(tryLock + after);
+    let released = false;
+    const wake: { now?: () => void } = {};
+    const onReleased = (): void => {
+      released = true;
+      wake.now?.();
+    };
+    // Waiting before asking, so the holder's answer cannot come first.
+    const waiters = this.waiting.get(lock.session) ?? new Set();
+    this.waiting.set(lock.session, waiters);
+    waiters.add(onReleased);
+    try {
+      const first = await attempt(tryOrAsk + after);
+      if (first !== undefined) return first;
+      const deadline = Date.now() + this.opts.handoverMs;
+      let pause = HANDOVER_FIRST_PAUSE_MS;
+      while (Date.now() < deadline && this.locks.get(lock.session) === lock && !lock.lost) {
+        if (!released) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.min(pause, Math.max(1, deadline - Date.now())));
+            wake.now = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake.now = undefined;
+          pause = Math.min(pause * 2, HANDOVER_MAX_PAUSE_MS);
+        }
+        released = false;
+        const rows = await attempt(tryLock + after);
+        if (rows !== undefined) return rows;
+      }
+      return undefined;
+    } finally {
+      waiters.delete(onReleased);
+      if (waiters.size === 0 && this.waiting.get(lock.session) === waiters) this.waiting.delete(lock.session);
     }
-    return undefined;
   }
 
   private releaser(lock: Lock): SessionLockRelease {
@@ -284,8 +330,17 @@ export class PgSessionLocks {
   private async unlock(lock: Lock): Promise<void> {
     lock.lane.locks.delete(lock);
     if (lock.lost) return;
+    // A host that asked is told in the same statement, once the lock is free (the NOTIFY is delivered
+    // when the statement's transaction commits, after the unlock).
+    const released = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id, kind: "released" });
     await this.onLane(lock.lane, (c) =>
-      c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }),
+      lock.askedFor
+        ? c.query({
+            name: "hh_session_unlock_told",
+            text: "SELECT pg_advisory_unlock($1::bigint), pg_notify($2, $3)",
+            values: [lock.key, RELEASE_CHANNEL, released],
+          })
+        : c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }),
     ).catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
   }
 
@@ -305,7 +360,10 @@ export class PgSessionLocks {
     lock.lane.locks.delete(lock);
   }
 
-  /** Another host asked for `session`: a parked lease goes now, a lock in use when its operation ends. */
+  /**
+   * Another host asked for `session`: a parked lease goes now, a lock in use when its operation ends
+   * (each saying so as it unlocks). Or a holder says it let a session go that this process waits for.
+   */
   private onReleaseRequest(payload: string): void {
     let parsed: z.infer<typeof ReleasePayload>;
     try {
@@ -314,8 +372,13 @@ export class PgSessionLocks {
       return; // not ours (or malformed): ignored
     }
     if (parsed.ns !== this.namespace || parsed.from === this.id) return;
+    if (parsed.kind === "released") {
+      for (const wake of [...(this.waiting.get(parsed.session) ?? [])]) wake();
+      return;
+    }
     const lock = this.locks.get(parsed.session);
     if (lock === undefined) return;
+    lock.askedFor = true;
     if (lock.state === "parked") void this.letGo(lock);
     else lock.letGoAsked = true;
   }
