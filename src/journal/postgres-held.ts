@@ -5,7 +5,7 @@
 // by a generation number) or moved by its own commits, never backwards (a read that began before a
 // commit cannot overwrite what the commit taught); a write whose effect this journal cannot account
 // for (a failed append, a fence minted apart from a commit, a delete, an import, any write while the
-// lease is parked) forgets it, so the next read goes to the database. Only the lock holder writes a
+// lease is parked or still in flight when it was parked) forgets it, so the next read goes to the database. Only the lock holder writes a
 // held session, so a remembered head is the stored one; should a host that lost its lock still write,
 // the database's compare-and-swap refuses the holder's next append (Conflict), the entry is forgotten
 // and the lease let go — a stale head never lets a write through.
@@ -43,6 +43,11 @@ export class HeldSessions {
   resume(uid: string): void {
     const entry = this.held.get(uid);
     if (entry !== undefined) entry.parked = false;
+  }
+
+  /** Whether `uid` is held as a parked lease, between operations. */
+  parked(uid: string): boolean {
+    return this.held.get(uid)?.parked === true;
   }
 
   /** This process no longer holds `uid`'s lock. */

@@ -64,6 +64,8 @@ export interface SessionLockOptions {
   readonly handoverMs: number;
   /** Called, synchronously, the moment this process stops holding `session` (before its unlock is sent). */
   readonly onLetGo: (session: string) => void;
+  /** Called when the connection holding `session`'s lock, in use by an operation, died: the lock is gone. */
+  readonly onLost: (session: string) => void;
 }
 
 type LockState = "taking" | "busy" | "parked";
@@ -85,7 +87,9 @@ interface Lock {
   letGoAsked: boolean;
   /** Another host asked for it: say "released" with the unlock, so its wait ends at once. */
   askedFor: boolean;
-  /** The lane's backend died: the lock is gone already, there is nothing to unlock. */
+  /** The connection whose backend was granted the lock (the only one that can unlock it). */
+  grantedOn: pg.PoolClient | undefined;
+  /** That backend died: the lock is gone already, there is nothing to unlock. */
   lost: boolean;
   timer: NodeJS.Timeout | undefined;
 }
@@ -136,6 +140,16 @@ export class PgSessionLocks {
     return [...this.locks.values()].filter((l) => l.state === "parked").map((l) => l.session);
   }
 
+  /** The server process ids of the lock connections open now (diagnostics and tests). */
+  get lanePids(): number[] {
+    const pids: number[] = [];
+    for (const lane of this.lanes) {
+      const pid = (lane.client as { processID?: number | null } | undefined)?.processID;
+      if (typeof pid === "number") pids.push(pid);
+    }
+    return pids;
+  }
+
   /** Sessions this process holds: in use by an operation (or being taken), and parked as leases. */
   counts(): { inUse: number; parked: number } {
     let parked = 0;
@@ -177,6 +191,7 @@ export class PgSessionLocks {
       state: "taking",
       letGoAsked: false,
       askedFor: false,
+      grantedOn: undefined,
       lost: false,
       timer: undefined,
     };
@@ -187,11 +202,13 @@ export class PgSessionLocks {
       rows = await this.take<R>(lock, readAfter);
     } catch (err) {
       this.drop(lock);
-      throw err;
+      if (err instanceof HostError) throw err;
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new HostError(ErrorCode.Unavailable, `cannot take session ${session}'s lock: ${reason}`, { cause: err });
     }
     if (rows !== undefined && (lock.lost || this.locks.get(session) !== lock)) {
-      // The lane died, or the locks closed, while the lock was being granted.
-      if (!lock.lost) void this.unlock(lock);
+      // The granting connection died, or the locks closed, while the lock was being granted.
+      void this.unlock(lock);
       rows = undefined;
     }
     if (rows === undefined) {
@@ -230,7 +247,7 @@ export class PgSessionLocks {
     ]);
     clearTimeout(timer);
     // Destroying a lane ends its backend and so drops any lock left; pool.end() then finishes.
-    for (const lane of this.lanes) this.laneLost(lane, new Error("session locks closed"));
+    for (const lane of this.lanes) this.laneLost(lane, lane.client, new Error("session locks closed"));
     const pool = this.pool;
     this.pool = undefined;
     if (pool) await pool.end();
@@ -251,7 +268,11 @@ export class PgSessionLocks {
     // The ask is sent only when the try fails, and delivered when the query's transaction commits.
     const tryOrAsk = `WITH t AS MATERIALIZED (${tryLock}) SELECT locked, CASE WHEN locked THEN NULL ELSE pg_notify('${RELEASE_CHANNEL}', ${pg.escapeLiteral(ask)}) END AS asked FROM t`;
     const attempt = async (text: string): Promise<R[] | undefined> => {
-      const results = await this.onLane(lock.lane, (c) => multi(c, text));
+      const results = await this.onLane(lock.lane, async (c) => {
+        const out = await multi(c, text);
+        if (out[0]?.rows[0]?.locked === true) lock.grantedOn = c;
+        return out;
+      });
       return results[0]?.rows[0]?.locked === true ? ((results[1]?.rows ?? []) as R[]) : undefined;
     };
     if (this.opts.handoverMs <= 0) return attempt(tryLock + after);
@@ -283,7 +304,8 @@ export class PgSessionLocks {
           pause = Math.min(pause * 2, HANDOVER_MAX_PAUSE_MS);
         }
         released = false;
-        const rows = await attempt(tryLock + after);
+        // A lock connection that dies during the wait is replaced by the next try's; keep waiting.
+        const rows = await attempt(tryLock + after).catch(() => undefined);
         if (rows !== undefined) return rows;
       }
       return undefined;
@@ -329,19 +351,22 @@ export class PgSessionLocks {
 
   private async unlock(lock: Lock): Promise<void> {
     lock.lane.locks.delete(lock);
-    if (lock.lost) return;
+    if (lock.lost || lock.grantedOn === undefined) return;
+    const grantedOn = lock.grantedOn;
     // A host that asked is told in the same statement, once the lock is free (the NOTIFY is delivered
     // when the statement's transaction commits, after the unlock).
     const released = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id, kind: "released" });
-    await this.onLane(lock.lane, (c) =>
-      lock.askedFor
+    await this.onLane(lock.lane, async (c) => {
+      // Another connection than the granting one: that backend died, and the lock with it.
+      if (c !== grantedOn) return;
+      await (lock.askedFor
         ? c.query({
             name: "hh_session_unlock_told",
             text: "SELECT pg_advisory_unlock($1::bigint), pg_notify($2, $3)",
             values: [lock.key, RELEASE_CHANNEL, released],
           })
-        : c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }),
-    ).catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
+        : c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }));
+    }).catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
   }
 
   /** Removes `lock` from the held set and tells the journal, synchronously. */
@@ -415,7 +440,7 @@ export class PgSessionLocks {
       try {
         return await fn(client);
       } catch (err) {
-        this.laneLost(lane, err instanceof Error ? err : new Error(String(err)));
+        this.laneLost(lane, client, err instanceof Error ? err : new Error(String(err)));
         throw err;
       }
     });
@@ -430,8 +455,13 @@ export class PgSessionLocks {
       this.pool.on("error", () => undefined);
     }
     const client = await this.pool.connect();
+    if (this.closed) {
+      // Closed while connecting: hand it back at once, or the pool's end would wait for it forever.
+      client.release(new Error("session locks closed"));
+      throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
+    }
     // An idle lane that drops loses its locks; its holders find out here rather than at their unlock.
-    client.on("error", (err) => this.laneLost(lane, err));
+    client.on("error", (err) => this.laneLost(lane, client, err));
     lane.client = client;
     return client;
   }
@@ -441,16 +471,18 @@ export class PgSessionLocks {
    * held, ends with it). Parked leases on it are dropped; locks in use are marked lost (fences cover
    * their operations) and let go when those end.
    */
-  private laneLost(lane: Lane, err: Error): void {
-    const client = lane.client;
+  private laneLost(lane: Lane, client: pg.PoolClient | undefined, err: Error): void {
+    if (client === undefined || lane.client !== client) return; // already replaced and let go
     lane.client = undefined;
     for (const lock of [...lane.locks]) {
+      // A lock still being taken, not granted on this connection, is judged by its own grant.
+      if (lock.grantedOn !== client) continue;
       lock.lost = true;
       lock.letGoAsked = true;
+      lane.locks.delete(lock);
       if (lock.state === "parked") this.forget(lock);
+      else this.opts.onLost(lock.session);
     }
-    lane.locks.clear();
-    if (client === undefined) return;
     client.removeAllListeners("error");
     client.on("error", () => undefined);
     client.release(err);

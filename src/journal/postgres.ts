@@ -212,6 +212,7 @@ export class PostgresJournal implements Journal {
     const locks = new PgSessionLocks(config, schema ?? "", listener, {
       ...lockSettings,
       onLetGo: (session) => held.drop(session),
+      onLost: (session) => held.forget(session),
     });
     return new PostgresJournal(
       pool,
@@ -313,6 +314,11 @@ export class PostgresJournal implements Journal {
     }
     const last = records[records.length - 1];
     if (last === undefined) return records;
+    if (this.held.parked(session)) {
+      // The operation ended (its lease parked) while this write was in flight: what was kept is old.
+      this.held.forget(session);
+      return records;
+    }
     const after = this.heads.get(session);
     if (after !== undefined && after.seq === last.seq && after.hash === last.contentHash)
       this.held.committed(session, generation, before, after);
@@ -395,7 +401,8 @@ export class PostgresJournal implements Journal {
   async newFence(session: string): Promise<number> {
     requireSession(session);
     this.heads.delete(session);
-    this.held.writing(session);
+    // A read begun before the mint must not teach the row it read (its fence is the old one).
+    this.held.forget(session);
     const now = Date.now();
     const result = await this.write(`mint fence for session ${session}`, () =>
       this.pool.query<{ fence: string }>(
@@ -407,6 +414,7 @@ export class PostgresJournal implements Journal {
     );
     const row = result.rows[0];
     if (!row) throw new Error("fence mint returned no row");
+    this.held.forget(session);
     return int(row.fence);
   }
 

@@ -246,4 +246,53 @@ describe("postgres session leases", () => {
     await inUse?.();
     expect([await scraped("in_use"), await scraped("parked")]).toEqual([0, 2]);
   });
+
+  it("aLockTakenAfterItsConnectionWasReplacedIsHeldThereAndLetGoThere", async () => {
+    const { a, b, free } = await cluster({
+      sessionLeaseMs: 60_000,
+      sessionHandoverMs: 30_000,
+      sessionLockConnections: 1,
+    });
+    const raw = raws[0]!;
+    const releaseA = await a.tryLockSession("s");
+    await (await b.tryLockSession("warm"))?.();
+    const [pid] = b.locks.lanePids;
+    expect(pid).toBeTypeOf("number");
+    const taking = b.tryLockSession("s");
+    // B asked and is retrying: its connection's last statement is a plain try.
+    await eventually(async () => {
+      const row = await raw.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE pid = $1", [pid]);
+      return row.rows[0]?.query.startsWith("SELECT pg_try_advisory_lock") === true;
+    });
+    // The connection dies under B's wait; B's next try runs on a new one, and is granted once A lets go.
+    await raw.query("SELECT pg_terminate_backend($1)", [pid]);
+    await eventually(() => b.locks.lanePids[0] !== pid);
+    await releaseA?.();
+    const releaseB = await taking;
+    expect(releaseB).toBeTypeOf("function");
+    await releaseB?.();
+    // B holds it as a lease on the new connection, and lets it go there when asked.
+    const again = await a.tryLockSession("s");
+    expect(again).toBeTypeOf("function");
+    await again?.();
+    await a.close();
+    await b.close();
+    expect(await free("s")).toBe(true);
+  });
+
+  it("aWriteStillInFlightWhenTheOperationEndsIsNotServedStaleByTheNextOne", async () => {
+    const { a, b } = await cluster({ sessionLeaseMs: 60_000 });
+    await a.append("s", 0, 0, inputEvent("first"));
+    const release = await a.tryLockSession("s");
+    expect((await a.head("s")).seq).toBe(1);
+    // The operation ends (its lease parks) before its last write has committed.
+    const writing = a.append("s", 1, 0, inputEvent("in flight"));
+    await release?.();
+    expect(a.locks.parked).toEqual(["s"]);
+    await writing;
+    const next = await a.tryLockSession("s");
+    expect((await a.head("s")).seq).toBe(2);
+    expect(await a.getSession("s")).toEqual(await b.getSession("s"));
+    await next?.();
+  });
 });
