@@ -92,7 +92,8 @@ export class PgListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.config);
+    // keepAlive: a listening connection to a peer that died is noticed by TCP, and then re-opened.
+    const client = new pg.Client({ ...this.config, keepAlive: true });
     const lost = (): void => {
       if (this.client !== client) return;
       this.client = undefined;

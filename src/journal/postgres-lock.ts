@@ -62,6 +62,11 @@ export interface SessionLockOptions {
   readonly leaseMs: number;
   /** How long to keep trying for a session another host holds, after asking for it (ms); 0: one try. */
   readonly handoverMs: number;
+  /**
+   * How long one statement on a lock connection may take (ms) before the connection is given up —
+   * its backend and every lock it holds with it — so a hung connection cannot stall its sessions.
+   */
+  readonly statementTimeoutMs: number;
   /** Called, synchronously, the moment this process stops holding `session` (before its unlock is sent). */
   readonly onLetGo: (session: string) => void;
   /** Called when the connection holding `session`'s lock, in use by an operation, died: the lock is gone. */
@@ -451,7 +456,13 @@ export class PgSessionLocks {
   private async connectLane(lane: Lane): Promise<pg.PoolClient> {
     if (this.pool === undefined) {
       if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
-      this.pool = new pg.Pool({ ...this.config, max: this.lanes.length });
+      // keepAlive: a dead peer is noticed by TCP; query_timeout: a hung statement ends its lane.
+      this.pool = new pg.Pool({
+        ...this.config,
+        max: this.lanes.length,
+        keepAlive: true,
+        query_timeout: this.opts.statementTimeoutMs,
+      });
       this.pool.on("error", () => undefined);
     }
     const client = await this.pool.connect();

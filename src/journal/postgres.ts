@@ -115,6 +115,14 @@ export interface PostgresJournalOptions {
    */
   readonly sessionHandoverMs?: number;
   /**
+   * How long, in ms, one statement on a lock connection may take (default 10,000) before the connection
+   * is given up: its backend, and every lock it holds, go with it; parked leases on it are dropped and
+   * the call that waited is refused UNAVAILABLE. Lock statements take a fraction of a ms, but the row
+   * read that comes with a lock waits behind a lock on the sessions table (a migration, say), and a
+   * connection to a server that stopped answering would otherwise stall its sessions until TCP gives up.
+   */
+  readonly sessionLockStatementTimeoutMs?: number;
+  /**
    * Group commit (default on, `maxBatch` 256 writes): appends that arrive in the same event-loop turn,
    * and every append queued while a batch is committing, share one transaction on one connection (one
    * WAL flush) — one batch in flight per journal. `false`: each append is its own transaction on its
@@ -185,6 +193,7 @@ export class PostgresJournal implements Journal {
       lanes: positive(lockOpts.sessionLockConnections, 4, "sessionLockConnections"),
       leaseMs: nonNegative(lockOpts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
       handoverMs: nonNegative(lockOpts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
+      statementTimeoutMs: positive(opts.sessionLockStatementTimeoutMs, 10_000, "sessionLockStatementTimeoutMs"),
     };
     const config = poolConfig(target.url, schema);
     const pool = new pg.Pool({ ...config, max: positive(opts.poolSize, 10, "poolSize") });

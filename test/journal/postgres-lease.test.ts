@@ -295,4 +295,24 @@ describe("postgres session leases", () => {
     expect(await a.getSession("s")).toEqual(await b.getSession("s"));
     await next?.();
   });
+
+  it("aLockStatementThatHangsGivesUpItsConnectionInsteadOfStallingItsSessions", async () => {
+    const { a } = await cluster({ sessionLockStatementTimeoutMs: 200, sessionLockConnections: 1 });
+    const blocker = raws[0]!;
+    // A migration holds the sessions table: the row read that comes with a lock waits behind it.
+    await blocker.query("BEGIN");
+    await blocker.query("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE");
+    try {
+      await expect(a.tryLockSession("s")).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+      expect(a.locks.lanePids).toEqual([]);
+    } finally {
+      await blocker.query("ROLLBACK");
+    }
+    // The given-up backend ends once its wait does, and the session can be locked again.
+    await eventually(async () => {
+      const release = await a.tryLockSession("s").catch(() => undefined);
+      await release?.();
+      return release !== undefined;
+    });
+  });
 });
