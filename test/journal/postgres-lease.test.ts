@@ -8,6 +8,7 @@ import { HostMetrics } from "../../src/obs/metrics.js";
 import { parseExposition, sampleValue } from "../obs/scrape.js";
 import { PostgresJournal, type PostgresJournalOptions } from "../../src/journal/postgres.js";
 import { sessionLockKey } from "../../src/journal/postgres-lock.js";
+import { eventually } from "../fixtures/eventually.js";
 import { inputEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
 
@@ -45,15 +46,6 @@ async function cluster(opts: PostgresJournalOptions = {}): Promise<{
     return true;
   };
   return { a, b, free };
-}
-
-/** Polls `check` every 10 ms until it holds, failing after `deadlineMs`. */
-async function eventually(check: () => Promise<boolean> | boolean, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("condition not reached before the deadline");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("postgres session leases", () => {
@@ -108,7 +100,7 @@ describe("postgres session leases", () => {
     const { a, free } = await cluster({ sessionLeaseMs: 20 });
     const release = await a.tryLockSession("s");
     await release?.();
-    await eventually(async () => a.locks.parked.length === 0 && (await free("s")));
+    await eventually("the lease to end", async () => a.locks.parked.length === 0 && (await free("s")));
   });
 
   it("withLeasesOffEveryLockIsLetGoWhenItsOperationEnds", async () => {
@@ -173,7 +165,10 @@ describe("postgres session leases", () => {
     expect(pid).toBeTypeOf("number");
     const killed = await raws[0]!.query<{ ok: boolean }>("SELECT pg_terminate_backend($1) AS ok", [pid]);
     expect(killed.rows[0]?.ok).toBe(true);
-    await eventually(async () => a.locks.parked.length === 0 && (await free("s1")) && (await free("s2")));
+    await eventually(
+      "the parked leases to be let go",
+      async () => a.locks.parked.length === 0 && (await free("s1")) && (await free("s2")),
+    );
   });
 
   it("manySessionsShareAFewLockConnections", async () => {
@@ -204,7 +199,7 @@ describe("postgres session leases", () => {
     const pid = holder.rows[0]?.pid;
     expect(pid).toBeTypeOf("number");
     await raws[0]!.query("SELECT pg_terminate_backend($1)", [pid]);
-    await eventually(() => a.locks.parked.length === 0);
+    await eventually("the dead connection's leases to go", () => a.locks.parked.length === 0);
     // Another host takes both at once; this host locks again on a new connection.
     const taken = await Promise.all(["s1", "s2"].map((s) => b.tryLockSession(s)));
     expect(taken.every((r) => typeof r === "function")).toBe(true);
@@ -260,13 +255,13 @@ describe("postgres session leases", () => {
     expect(pid).toBeTypeOf("number");
     const taking = b.tryLockSession("s");
     // B asked and is retrying: its connection's last statement is a plain try.
-    await eventually(async () => {
+    await eventually("B to be retrying", async () => {
       const row = await raw.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE pid = $1", [pid]);
       return row.rows[0]?.query.startsWith("SELECT pg_try_advisory_lock") === true;
     });
     // The connection dies under B's wait; B's next try runs on a new one, and is granted once A lets go.
     await raw.query("SELECT pg_terminate_backend($1)", [pid]);
-    await eventually(() => b.locks.lanePids[0] !== pid);
+    await eventually("B's connection to be replaced", () => b.locks.lanePids[0] !== pid);
     await releaseA?.();
     const releaseB = await taking;
     expect(releaseB).toBeTypeOf("function");
@@ -309,7 +304,7 @@ describe("postgres session leases", () => {
       await blocker.query("ROLLBACK");
     }
     // The given-up backend ends once its wait does, and the session can be locked again.
-    await eventually(async () => {
+    await eventually("the session to be free again", async () => {
       const release = await a.tryLockSession("s").catch(() => undefined);
       await release?.();
       return release !== undefined;

@@ -188,11 +188,4 @@ export function grpcCodeOf(err: unknown): number | undefined {
   return undefined;
 }
 
-/** Polls `check` until it returns true or `ms` elapse (then fails with `what`). */
-export async function eventually(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { eventually } from "../fixtures/eventually.js";
