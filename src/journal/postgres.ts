@@ -189,14 +189,14 @@ export class PostgresJournal implements Journal {
     const lockOpts = { ...target.lockOptions, ...definedOnly(opts) };
     // Checked before anything connects, so a bad value leaves nothing open.
     const lockSettings = {
-      maxHeld: positive(lockOpts.maxSessionLocks, 256, "maxSessionLocks"),
-      lanes: positive(lockOpts.sessionLockConnections, 4, "sessionLockConnections"),
-      leaseMs: nonNegative(lockOpts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
-      handoverMs: nonNegative(lockOpts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
-      statementTimeoutMs: positive(opts.sessionLockStatementTimeoutMs, 10_000, "sessionLockStatementTimeoutMs"),
+      maxHeld: wholeAtLeast(1, lockOpts.maxSessionLocks, 256, "maxSessionLocks"),
+      lanes: wholeAtLeast(1, lockOpts.sessionLockConnections, 4, "sessionLockConnections"),
+      leaseMs: wholeAtLeast(0, lockOpts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
+      handoverMs: wholeAtLeast(0, lockOpts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
+      statementTimeoutMs: wholeAtLeast(1, opts.sessionLockStatementTimeoutMs, 10_000, "sessionLockStatementTimeoutMs"),
     };
     const config = poolConfig(target.url, schema);
-    const pool = new pg.Pool({ ...config, max: positive(opts.poolSize, 10, "poolSize") });
+    const pool = new pg.Pool({ ...config, max: wholeAtLeast(1, opts.poolSize, 10, "poolSize") });
     // An idle connection that drops is removed by the pool; the next checkout reconnects.
     pool.on("error", () => undefined);
     try {
@@ -1000,17 +1000,14 @@ function definedOnly(opts: PostgresJournalOptions): LockOptions {
   return out;
 }
 
-function nonNegative(value: number | undefined, fallback: number, what: string): number {
+/** `value` (or `fallback` when absent) as a whole number of at least `min`; INVALID_ARGUMENT otherwise. */
+function wholeAtLeast(min: 0 | 1, value: number | undefined, fallback: number, what: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new HostError(ErrorCode.InvalidArgument, `${what} must be a non-negative integer, got ${value}`);
-  return value;
-}
-
-function positive(value: number | undefined, fallback: number, what: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new HostError(ErrorCode.InvalidArgument, `${what} must be a positive integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new HostError(
+      ErrorCode.InvalidArgument,
+      `${what} must be a ${min === 0 ? "non-negative" : "positive"} integer, got ${value}`,
+    );
   return value;
 }
 
