@@ -73,7 +73,8 @@ export class GrpcApi implements SessionsApi {
       }
     }
     const res = await call.result();
-    return { session: res.session, output: res.outputs.join("\n"), lastSeq: res.lastSeq, records: [...res.records] };
+    const lastSeq = Number(res.lastSeq);
+    return { session: res.session, output: res.outputs.join("\n"), lastSeq, records: [...res.records] };
   }
 
   async replay(session: string): Promise<{ outputs: string[]; modelCalls: number }> {
@@ -106,8 +107,9 @@ export class GrpcApi implements SessionsApi {
     return this.client.sessions.suspend(session);
   }
 
-  upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome> {
-    return this.client.versions.upgrade(p.session, p.toVersion);
+  async upgrade(p: { session: string; toVersion: string }): Promise<UpgradeOutcome> {
+    const r = await this.client.versions.upgrade(p.session, p.toVersion);
+    return { ...r, upgradeSeq: Number(r.upgradeSeq) };
   }
 
   async resume(session: string): Promise<Session> {
@@ -119,14 +121,17 @@ export class GrpcApi implements SessionsApi {
     return { session: r.session, outputs: [...r.outputs] };
   }
 
-  approve(p: Parameters<SessionsApi["approve"]>[0]): Promise<DecisionOutcome> {
+  async approve(p: Parameters<SessionsApi["approve"]>[0]): Promise<DecisionOutcome> {
     const req = { session: p.session, reason: p.reason, ...(p.tuple ? { tuple: p.tuple } : {}) };
-    return p.approved ? this.client.sessions.approve(req) : this.client.sessions.deny(req);
+    const res = await (p.approved ? this.client.sessions.approve(req) : this.client.sessions.deny(req));
+    return { ...res, requestSeq: Number(res.requestSeq) };
   }
 
-  answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
-    if (p.choice !== undefined) return this.client.sessions.answer({ session: p.session, choice: p.choice });
-    return this.client.sessions.answer({ session: p.session, text: p.text ?? "" });
+  async answer(p: { session: string; text?: string; choice?: number }): Promise<DecisionOutcome> {
+    const res = await (p.choice !== undefined
+      ? this.client.sessions.answer({ session: p.session, choice: p.choice })
+      : this.client.sessions.answer({ session: p.session, text: p.text ?? "" }));
+    return { ...res, requestSeq: Number(res.requestSeq) };
   }
 
   cancel(p: { session: string; executionId?: string; reason: string }): Promise<Session> {

@@ -4,7 +4,7 @@
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import type { Question } from "../controller/questions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { TURN_ANNOTATION, type TurnAnnotation } from "../wire/annotations.js";
+import { turnOf } from "./turn.js";
 
 export interface PendingTuple {
   readonly executionId: string;
@@ -12,22 +12,11 @@ export interface PendingTuple {
   readonly requestSeq: number;
 }
 
-/** The session's turn annotation (the host's status of its last turn), when it carries one. */
-function turnOf(session: Session): TurnAnnotation | undefined {
-  const raw = session.annotations[TURN_ANNOTATION];
-  if (raw === undefined) return undefined;
-  try {
-    return JSON.parse(raw) as TurnAnnotation;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The session's own decided-but-not-resumed gate, from the host's turn annotation. */
 function decidedTuple(session: Session): PendingTuple | undefined {
   const t = turnOf(session);
   if (t === undefined || t.status !== "decided" || t.inherited === true || t.gate === undefined) return undefined;
-  return { executionId: t.gate.execution_id, toolCallId: t.gate.tool_call_id, requestSeq: t.gate.request_seq };
+  return { executionId: t.gate.executionId, toolCallId: t.gate.toolCallId, requestSeq: Number(t.gate.requestSeq) };
 }
 
 /**
@@ -51,14 +40,14 @@ export function pendingTuple(session: Session): PendingTuple {
 export function pendingQuestion(session: Session, tuple: PendingTuple): Question {
   const t = turnOf(session);
   const g = t?.gate;
-  if (t === undefined || g === undefined || g.execution_id !== tuple.executionId || g.tool_call_id !== tuple.toolCallId)
+  if (t === undefined || g === undefined || g.executionId !== tuple.executionId || g.toolCallId !== tuple.toolCallId)
     throw new HostError(ErrorCode.FailedPrecondition, `the pending approval (call ${tuple.toolCallId}) is not in view`);
   if (t.wait !== "question" || t.question === undefined)
     throw new HostError(
       ErrorCode.FailedPrecondition,
       `the pending approval (call ${tuple.toolCallId}) is not a question; use approve`,
     );
-  return { question: t.question.text, choices: t.question.choices, allowFreeText: t.question.allow_free_text };
+  return { question: t.question.text, choices: t.question.choices, allowFreeText: t.question.allowFreeText };
 }
 
 /** The answer text for a free-text answer or choice N (1-based). */

@@ -3,9 +3,10 @@
 // the stream ended, or with the HarnessHostError that ended it (CANCELLED when the caller left the
 // loop early or aborted); the stream is cancelled whenever its consumer stops.
 import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
-import type { ExecUpdate, Session } from "../gen/agentsessions/v1/session_pb.js";
+import type { ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import { messageText } from "../model/text.js";
 import { clientError, HarnessHostError } from "./errors.js";
+import { type Session, withTurn } from "./turn.js";
 
 /** One update of a running turn. */
 export type ExecEvent =
@@ -24,7 +25,7 @@ export interface ExecResult {
   /** Every record the turn committed. */
   readonly records: readonly LogRecord[];
   /** The seq of the turn's last record (the session head when it committed none). */
-  readonly lastSeq: number;
+  readonly lastSeq: bigint;
 }
 
 /** The OUTPUT text of a record, or undefined when it is not an OUTPUT message. */
@@ -47,7 +48,7 @@ function eventOf(update: ExecUpdate): ExecEvent | undefined {
   const u = update.update;
   switch (u.case) {
     case "session":
-      return { kind: "session", session: u.value };
+      return { kind: "session", session: withTurn(u.value) };
     case "record": {
       const output = outputOf(u.value);
       return output !== undefined ? { kind: "record", record: u.value, output } : { kind: "record", record: u.value };
@@ -115,7 +116,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
         session,
         outputs: outputsOf(records),
         records,
-        lastSeq: Number(last ? last.seq : session.lastSeq),
+        lastSeq: last ? last.seq : session.lastSeq,
       });
     } catch (err) {
       const e = clientError(err);

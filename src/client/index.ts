@@ -10,8 +10,11 @@ export type {
   GateTuple,
   ListOptions,
   ResumeResult,
+  Seq,
   SuspendResult,
 } from "./sessions.js";
+export { turnOf } from "./turn.js";
+export type { Session, Turn } from "./turn.js";
 export { COMPUTE_STATE_WORDS } from "../wire/compute-states.js";
 export { TURN_STATUS_WORDS, type TurnStatusWord } from "../wire/annotations.js";
 export type { ComputeStateWord } from "../wire/compute-states.js";
@@ -27,7 +30,6 @@ export { EFFECTS_ANNOTATION } from "../wire/annotations.js";
 export { HarnessHostError, isHarnessHostError, STATUS_CODES } from "./errors.js";
 export type { StatusCode } from "./errors.js";
 export { ComputeState, ExecState } from "../gen/agentsessions/v1/session_pb.js";
-export type { Session } from "../gen/agentsessions/v1/session_pb.js";
 export { EventKind } from "../gen/agentsessions/v1/common_pb.js";
 export type { Event, LogRecord, Message } from "../gen/agentsessions/v1/common_pb.js";
 export { HarnessSource, HarnessState, RegisterOutcome } from "../gen/agentsessions/v1/harness_registry_pb.js";

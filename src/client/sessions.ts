@@ -2,9 +2,10 @@
 // and reports failures as HarnessHostError; a gate decision is sent with the explicit tuple the caller
 // gives, else the tuple read from the session's pending_approval; list and replay fetch lazily, page by
 // page, as the caller iterates; a filtered list asks harnesshost.v1.Console.ListSessions (the host
-// filters, so a filter costs no pages of non-matching sessions), an unfiltered one the wire's ListSessions.
+// filters, so a filter costs no pages of non-matching sessions), an unfiltered one the wire's ListSessions;
+// every Session returned carries its typed `turn`, and every seq in a result is a bigint (docs/client.md).
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
-import type { Sessions, Session } from "../gen/agentsessions/v1/session_pb.js";
+import type { Sessions, Session as WireSession } from "../gen/agentsessions/v1/session_pb.js";
 import type { Console } from "../gen/harnesshost/v1/console_pb.js";
 import { jsonlLine } from "../journal/export.js";
 import { textMessage } from "../model/text.js";
@@ -13,6 +14,13 @@ import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./
 import { call, HarnessHostError, stream } from "./errors.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
+import { type Session, withTurn } from "./turn.js";
+
+/**
+ * A sequence number given to the client: a number or a bigint (a result's seq fed back as is). Every
+ * seq the client returns is a bigint, as the wire's int64 fields are.
+ */
+export type Seq = number | bigint;
 
 export interface ExecOptions {
   /** The session to continue; omit it (and name a harness) to create a session. */
@@ -22,7 +30,7 @@ export interface ExecOptions {
   /** The turn's user input: one text, or several messages' texts. */
   readonly input: string | readonly string[];
   /** Refuse the turn (ABORTED) unless the session's head is this seq. */
-  readonly expectedLastSeq?: number;
+  readonly expectedLastSeq?: Seq;
   /** Opaque per-execution config, journaled verbatim. */
   readonly config?: Uint8Array;
 }
@@ -42,7 +50,7 @@ export interface CreateOptions {
 export interface GateTuple {
   readonly executionId: string;
   readonly toolCallId: string;
-  readonly requestSeq: number;
+  readonly requestSeq: Seq;
 }
 
 export interface SuspendResult {
@@ -62,7 +70,7 @@ export interface DecisionResult {
   /** The gate that was decided. */
   readonly executionId: string;
   readonly toolCallId: string;
-  readonly requestSeq: number;
+  readonly requestSeq: bigint;
   readonly approved: boolean;
   /** The APPROVAL_RESULT record (an exact retry returns the same one). */
   readonly decision: LogRecord;
@@ -136,8 +144,8 @@ export class SessionsClient {
   }
 
   /** Creates an empty session (no turn yet). */
-  create(p: CreateOptions = {}, options?: CallOptions): Promise<Session> {
-    return call(() =>
+  async create(p: CreateOptions = {}, options?: CallOptions): Promise<Session> {
+    const s = await call(() =>
       this.stub.createSession(
         {
           session: {
@@ -149,30 +157,39 @@ export class SessionsClient {
         this.opts(options),
       ),
     );
+    return withTurn(s);
   }
 
-  get(session: string, options?: CallOptions): Promise<Session> {
-    return call(() => this.stub.getSession({ uid: session }, this.opts(options)));
+  async get(session: string, options?: CallOptions): Promise<Session> {
+    return withTurn(await call(() => this.stub.getSession({ uid: session }, this.opts(options))));
   }
 
   /** One page of a project's sessions, newest first, narrowed by the filters given. */
-  listPage(
+  async listPage(
     p: ListOptions & { pageToken?: string } = {},
     options?: CallOptions,
   ): Promise<{ sessions: Session[]; nextPageToken: string }> {
     const page = { project: p.project ?? "", pageSize: p.pageSize ?? 0, pageToken: p.pageToken ?? "" };
-    if (!filtered(p)) return call(() => this.stub.listSessions(page, this.opts(options)));
-    return call(() =>
-      this.views().listSessions(
-        {
-          ...page,
-          harness: p.harness ?? "",
-          states: [...(p.states ?? [])],
-          parentUid: p.parentUid ?? "",
-          turns: [...(p.turns ?? [])],
-        },
-        this.opts(options),
-      ),
+    const res = await call<{ sessions: WireSession[]; nextPageToken: string }>(() =>
+      filtered(p) ? this.filteredPage(p, page, options) : this.stub.listSessions(page, this.opts(options)),
+    );
+    return { sessions: res.sessions.map(withTurn), nextPageToken: res.nextPageToken };
+  }
+
+  private filteredPage(
+    p: ListOptions,
+    page: { project: string; pageSize: number; pageToken: string },
+    options: CallOptions | undefined,
+  ) {
+    return this.views().listSessions(
+      {
+        ...page,
+        harness: p.harness ?? "",
+        states: [...(p.states ?? [])],
+        parentUid: p.parentUid ?? "",
+        turns: [...(p.turns ?? [])],
+      },
+      this.opts(options),
     );
   }
 
@@ -187,11 +204,7 @@ export class SessionsClient {
   }
 
   /** The session's records from the journal, in seq order (a range with fromSeq/toSeq). */
-  replay(
-    session: string,
-    range: { fromSeq?: number; toSeq?: number } = {},
-    options?: CallOptions,
-  ): AsyncIterable<LogRecord> {
+  replay(session: string, range: { fromSeq?: Seq; toSeq?: Seq } = {}, options?: CallOptions): AsyncIterable<LogRecord> {
     return stream(
       this.stub.replay(
         {
@@ -221,7 +234,7 @@ export class SessionsClient {
    * the reference's client), named `childNames` in order when given (as many as children).
    */
   async fork(
-    p: { session: string; atSeq?: number; count?: number; childNames?: readonly string[] },
+    p: { session: string; atSeq?: Seq; count?: number; childNames?: readonly string[] },
     options?: CallOptions,
   ): Promise<Session[]> {
     const res = await call(() =>
@@ -235,14 +248,14 @@ export class SessionsClient {
         this.opts(options),
       ),
     );
-    return res.children;
+    return res.children.map(withTurn);
   }
 
   /** Snapshots the session's compute and frees it. */
   async suspend(session: string, options?: CallOptions): Promise<SuspendResult> {
-    const s = await call(() => this.stub.suspend({ session }, this.opts(options)));
+    const s = withTurn(await call(() => this.stub.suspend({ session }, this.opts(options))));
     let snapshot = { memory: false, digest: "", local: "" };
-    for await (const rec of this.replay(session, { fromSeq: Number(s.lastSeq), toSeq: Number(s.lastSeq) }, options)) {
+    for await (const rec of this.replay(session, { fromSeq: s.lastSeq, toSeq: s.lastSeq }, options)) {
       if (rec.event?.body.case === "lifecycle") {
         const l = rec.event.body.value;
         snapshot = { memory: l.snapshotMemory, digest: l.snapshotExternalUri, local: l.snapshotLocal };
@@ -254,10 +267,10 @@ export class SessionsClient {
   /** Restores the session's compute and re-drives an interrupted or decided turn. */
   async resume(session: string, options?: CallOptions): Promise<ResumeResult> {
     const before = await this.get(session, options);
-    const after = await call(() => this.stub.resume({ session }, this.opts(options)));
+    const after = withTurn(await call(() => this.stub.resume({ session }, this.opts(options))));
     const records: LogRecord[] = [];
     if (after.lastSeq > before.lastSeq) {
-      const range = { fromSeq: Number(before.lastSeq) + 1, toSeq: Number(after.lastSeq) };
+      const range = { fromSeq: before.lastSeq + 1n, toSeq: after.lastSeq };
       for await (const rec of this.replay(session, range, options)) records.push(rec);
     }
     return { session: after, outputs: outputsOf(records) };
@@ -269,11 +282,13 @@ export class SessionsClient {
    * changes. With `executionId`, only that turn is cancelled (a turn that already ended: no-op).
    * Resolves to the session afterwards.
    */
-  cancel(p: { session: string; executionId?: string; reason?: string }, options?: CallOptions): Promise<Session> {
-    return call(() =>
-      this.stub.cancel(
-        { session: p.session, executionId: p.executionId ?? "", reason: p.reason ?? "" },
-        this.opts(options),
+  async cancel(p: { session: string; executionId?: string; reason?: string }, options?: CallOptions): Promise<Session> {
+    return withTurn(
+      await call(() =>
+        this.stub.cancel(
+          { session: p.session, executionId: p.executionId ?? "", reason: p.reason ?? "" },
+          this.opts(options),
+        ),
       ),
     );
   }
@@ -283,8 +298,8 @@ export class SessionsClient {
    * fork children keep theirs. Refused (ABORTED) while a turn runs on it. Resolves to the session as
    * it was; afterwards it is NOT_FOUND.
    */
-  delete(session: string, options?: CallOptions): Promise<Session> {
-    return call(() => this.stub.deleteSession({ uid: session }, this.opts(options)));
+  async delete(session: string, options?: CallOptions): Promise<Session> {
+    return withTurn(await call(() => this.stub.deleteSession({ uid: session }, this.opts(options))));
   }
 
   /**
@@ -324,7 +339,7 @@ export class SessionsClient {
 
   private async decide(
     session: string,
-    tuple: PendingTuple,
+    tuple: PendingTuple | GateTuple,
     approved: boolean,
     reason: string,
     options: CallOptions | undefined,
@@ -344,6 +359,7 @@ export class SessionsClient {
     );
     if (!res.session || !res.decision)
       throw new HarnessHostError("INTERNAL", "Approve answered without a session or decision");
-    return { session: res.session, ...tuple, approved, decision: res.decision };
+    const gate = { executionId: tuple.executionId, toolCallId: tuple.toolCallId, requestSeq: BigInt(tuple.requestSeq) };
+    return { session: withTurn(res.session), ...gate, approved, decision: res.decision };
   }
 }

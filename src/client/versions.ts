@@ -11,7 +11,7 @@ export interface UpgradeResult {
   readonly fromVersion: string;
   readonly toVersion: string;
   /** Seq of the upgrade record; 0 when the session already was on the version (nothing written). */
-  readonly upgradeSeq: number;
+  readonly upgradeSeq: bigint;
   /** Completed turns replayed under the new version (stateless tier). */
   readonly replayedTurns: number;
   /** Memory tier: the migrated snapshot the session resumes from. */
@@ -38,7 +38,7 @@ export class VersionsClient {
     return {
       fromVersion: r.fromVersion,
       toVersion: r.toVersion,
-      upgradeSeq: Number(r.upgradeSeq),
+      upgradeSeq: r.upgradeSeq,
       replayedTurns: Number(r.replayedTurns),
       snapshot: r.snapshot,
     };

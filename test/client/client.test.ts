@@ -14,7 +14,6 @@ import {
   type HarnessHostClient,
 } from "../../src/client/index.js";
 import { Host } from "../../src/host/host.js";
-import { TURN_ANNOTATION, type TurnAnnotation } from "../../src/wire/annotations.js";
 import { parseHarnessFlag } from "../../src/host/config.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
 
@@ -64,7 +63,7 @@ describe("harnesshost/client", () => {
     expect(events.filter((e) => e.kind === "record" && e.output !== undefined)).toMatchObject([{ output: "echo:hi" }]);
     const res = await call.result();
     expect(res.outputs).toEqual(["echo:hi"]);
-    expect(res.lastSeq).toBe(Number(res.session.lastSeq));
+    expect(res.lastSeq).toBe(res.session.lastSeq);
     expect(res.records.length).toBe(events.filter((e) => e.kind === "record").length);
     expect(res.session.execState).toBe(ExecState.EXEC_COMPLETED);
   });
@@ -102,7 +101,7 @@ describe("harnesshost/client", () => {
     const uid = parked.session.metadata?.uid ?? "";
     expect(parked.session.pendingApproval?.requestSeq).toBeGreaterThan(0n);
     const decided = await client.sessions.approve({ session: uid, reason: "fine" });
-    expect(decided).toMatchObject({ approved: true, requestSeq: Number(parked.session.pendingApproval?.requestSeq) });
+    expect(decided).toMatchObject({ approved: true, requestSeq: parked.session.pendingApproval?.requestSeq });
     expect((await client.sessions.resume(uid)).outputs).toEqual(["receipt: approved"]);
 
     const other = await client.sessions.exec({ harness: "ask", input: "again" }).result();
@@ -117,16 +116,79 @@ describe("harnesshost/client", () => {
   it("answer resolves a choice to the recorded question's text; a choice out of range sends nothing", async () => {
     const parked = await client.sessions.exec({ harness: "asker", input: "q" }).result();
     const uid = parked.session.metadata?.uid ?? "";
-    const turn = JSON.parse(parked.session.annotations[TURN_ANNOTATION] ?? "{}") as TurnAnnotation;
-    expect(turn).toMatchObject({
+    expect(parked.session.turn).toMatchObject({
+      status: "awaiting",
       wait: "question",
-      question: { text: "which colour?", choices: ["red", "blue"], allow_free_text: false },
+      next: "answer",
+      question: { text: "which colour?", choices: ["red", "blue"], allowFreeText: false },
     });
     const bad = await failure(client.sessions.answer({ session: uid, choice: 3 }));
     expect(bad.code).toBe("INVALID_ARGUMENT");
     expect((await client.sessions.get(uid)).lastSeq).toBe(parked.session.lastSeq);
     await client.sessions.answer({ session: uid, choice: 2 });
     expect((await client.sessions.resume(uid)).outputs).toEqual(["answer: blue"]);
+  });
+
+  it("everySeqInTheClientsResultsIsABigintEqualToTheWiresOwn", async () => {
+    const parked = await client.sessions.exec({ harness: "ask", input: "seqs" }).result();
+    const uid = parked.session.metadata?.uid ?? "";
+    const pending = parked.session.pendingApproval?.requestSeq;
+    expect(typeof pending).toBe("bigint");
+    expect(typeof parked.lastSeq).toBe("bigint");
+    expect(parked.lastSeq).toBe(parked.session.lastSeq);
+    expect(parked.session.turn?.gate?.requestSeq).toBe(pending);
+    const decided = await client.sessions.approve({ session: uid });
+    // The decided gate is the pending one, compared as it is sent: no conversion on either side.
+    expect(decided.requestSeq).toBe(pending);
+    expect(decided.session.turn?.gate?.requestSeq).toBe(pending);
+    // A result's seq is accepted back as is (as is a plain number): an exact retry of the same gate.
+    const again = await client.sessions.approve({
+      session: uid,
+      tuple: { executionId: decided.executionId, toolCallId: decided.toolCallId, requestSeq: decided.requestSeq },
+    });
+    expect(again.decision.seq).toBe(decided.decision.seq);
+    const numbered = await client.sessions.approve({
+      session: uid,
+      tuple: { executionId: decided.executionId, toolCallId: decided.toolCallId, requestSeq: Number(pending) },
+    });
+    expect(numbered.decision.seq).toBe(decided.decision.seq);
+    const records: bigint[] = [];
+    for await (const rec of client.sessions.replay(uid, { fromSeq: parked.lastSeq, toSeq: parked.lastSeq }))
+      records.push(rec.seq);
+    expect(records).toEqual([parked.lastSeq]);
+  });
+
+  it("theTurnStatusIsATypedFieldOfEverySessionTheClientReturns", async () => {
+    const done = await client.sessions.exec({ harness: "echo", input: "t" }).result();
+    expect(done.session.turn).toEqual({ status: "completed" });
+    const uid = done.session.metadata?.uid ?? "";
+    expect((await client.sessions.get(uid)).turn?.status).toBe("completed");
+    const listed = (await client.sessions.listPage({ pageSize: 500 })).sessions.find((s) => s.metadata?.uid === uid);
+    expect(listed?.turn?.status).toBe("completed");
+    const filtered = (await client.sessions.listPage({ harness: "echo", pageSize: 500 })).sessions;
+    expect(filtered.every((s) => s.turn !== undefined)).toBe(true);
+    const created = await client.sessions.create({ harness: "echo" });
+    expect((await client.sessions.get(created.metadata?.uid ?? "")).turn).toEqual({ status: "new", next: "exec" });
+
+    const parked = await client.sessions.exec({ harness: "ask", input: "typed" }).result();
+    const pid = parked.session.metadata?.uid ?? "";
+    expect(parked.session.turn).toMatchObject({
+      status: "awaiting",
+      wait: "approval",
+      next: "approve",
+      gate: {
+        executionId: parked.session.pendingApproval?.executionId,
+        toolCallId: parked.session.pendingApproval?.toolCallId,
+      },
+    });
+    const decided = await client.sessions.deny({ session: pid, reason: "no" });
+    expect(decided.session.turn).toMatchObject({ status: "decided", approved: false, next: "resume" });
+    const [child] = await client.sessions.fork({ session: pid });
+    expect((await client.sessions.get(child?.metadata?.uid ?? "")).turn).toMatchObject({
+      status: "decided",
+      inherited: true,
+    });
+    expect((await client.sessions.resume(pid)).session.turn?.status).toBe("completed");
   });
 
   it("errors carry the gRPC status name and the server's message", async () => {
