@@ -176,6 +176,7 @@ export class Host {
           runtime,
           descriptorId: spec.descriptorId,
           checkpointPolicy: spec.checkpointPolicy,
+          origin: { runtime: spec.runtime, target: spec.target },
         });
       }
     } catch (err) {

@@ -1,5 +1,6 @@
 // What placement knows about a harness it serves: the runtime it is placed on and its policies.
 // Invariant: a session's harness name resolves to exactly one entry on this host.
+import type { RuntimeKind } from "../runtime/table.js";
 import type { Runtime } from "../runtime/types.js";
 
 /** When a memory actor's state is checkpointed (docs/protocol.md §9.4). */
@@ -33,6 +34,11 @@ export interface HarnessEntry {
    * harnesshost.dev/harness-uid) and never runs on another registration of the same key.
    */
   readonly registrationUid?: string;
+  /**
+   * A static entry's `--harness` runtime and target as configured (a built-in name, a module path, a
+   * node address or an image directory): what Console.ListHarnessOrigins shows.
+   */
+  readonly origin?: { readonly runtime: RuntimeKind; readonly target: string };
 }
 
 /** Resolves harness names; throws HostError InvalidArgument for an unknown name. */

@@ -36,6 +36,11 @@ async function importHarnessModule(target: string): Promise<unknown> {
   return tsx.tsImport(url, import.meta.url);
 }
 
+/** Whether `target` names a harness built into harnesshost (not a module path). */
+export function isBuiltinHarness(target: string): boolean {
+  return Object.hasOwn(builtinHarnesses, target);
+}
+
 /** A built-in harness name, or a module whose default export is a harness factory. */
 export async function loadHarnessFactory(target: string): Promise<HarnessFactory> {
   const builtin = builtinHarnesses[target];

@@ -1,5 +1,6 @@
 // harnesshost.v1.Console: the read-only views the operator console needs beyond Sessions (chain check,
-// fork children, snapshots, the inbox of waiting turns, JSONL export, the filtered session list). Invariants: nothing here writes
+// fork children, snapshots, the inbox of waiting turns, JSONL export, the filtered session list, where
+// the configured harnesses come from). Invariants: nothing here writes
 // to the journal or the snapshot store; every request is validated before anything is read; every
 // answer is bounded (children ≤ MAX_CHILDREN, one ListWaiting call looks at ≤ WAITING_SCAN sessions,
 // context ≤ CONTEXT_RECORDS, export is streamed in chunks of ≤ EXPORT_CHUNK_LINES lines).
@@ -13,6 +14,7 @@ import {
   type ExportSessionResponse,
   ExportSessionResponseSchema,
   InspectSessionResponseSchema,
+  ListHarnessOriginsResponseSchema,
   ListSessionsResponseSchema,
   ListWaitingResponseSchema,
   type WaitingTurn,
@@ -25,6 +27,7 @@ import { exportJsonl } from "../journal/export.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
+import { harnessOrigins } from "./harness-origins.js";
 import { boundedId, optionalId } from "./edge-limits.js";
 import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
@@ -161,6 +164,10 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
         ListSessionsResponseSchema,
         withinBytes(page.infos, page.sessions, page.nextPageToken, limits.listPageBytes),
       );
+    },
+
+    async listHarnessOrigins() {
+      return create(ListHarnessOriginsResponseSchema, { origins: harnessOrigins(host) });
     },
 
     async *exportSession(req): AsyncGenerator<ExportSessionResponse> {

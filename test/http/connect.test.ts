@@ -2,7 +2,7 @@
 // Connect protocol, served by the very handler objects the gRPC listener serves, behind the same auth,
 // with the same status codes, the same listen policy, and no way in for another origin.
 import { request } from "node:http";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -15,6 +15,7 @@ import { exportJsonl } from "../../src/journal/export.js";
 import { ConsoleAssets } from "../../src/http/assets.js";
 import { WAITING_SCAN } from "../../src/server/console-service.js";
 import { checkListenAddresses } from "../../src/server/listen-policy.js";
+import { parseHarnessFlag } from "../../src/host/config.js";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 
 let fx: Fixture | undefined;
@@ -214,6 +215,31 @@ describe("HTTP listener", () => {
     expect(checkListenAddresses("127.0.0.1:7233", "127.0.0.1:7234", false, "off").http).toBeUndefined();
     const f = (fx = await startFixture({ httpAddr: "off" }));
     expect(f.server.httpUrl).toBeUndefined();
+  });
+
+  it("harnessOriginsSayWhereEachConfiguredHarnessComesFrom: built-in, a module's absolute path, a node's address", async () => {
+    const module = join(import.meta.dirname, "../fixtures/harnesses/versioned-v1.ts");
+    const f = (fx = await startFixture({
+      httpAddr: "127.0.0.1:0",
+      config: {
+        harnesses: [
+          parseHarnessFlag(`greeter=local:${relative(process.cwd(), module)}`),
+          parseHarnessFlag("far=remote:unix:///tmp/hh-origins-nonexistent.sock"),
+        ],
+      },
+    }));
+    const { origins } = await httpClients(f.server.httpUrl!).views.listHarnessOrigins({});
+    const by = new Map(origins.map((o) => [o.name, o]));
+    expect(origins.map((o) => o.name)).toEqual([...by.keys()].sort());
+    expect(by.get("greeter")).toMatchObject({ runtime: "local", builtin: false, module, address: "" });
+    expect(by.get("far")).toMatchObject({
+      runtime: "remote",
+      builtin: false,
+      module: "",
+      address: "unix:///tmp/hh-origins-nonexistent.sock",
+    });
+    expect(by.get("echo")).toMatchObject({ runtime: "local", builtin: true, module: "", address: "" });
+    expect(by.get("counter")).toMatchObject({ runtime: "spawned", builtin: true, module: "" });
   });
 
   it("consoleViews: the chain check, the inbox of waiting turns and the JSONL export", async () => {

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harnesshost/v1/console.proto.
  */
 export const file_harnesshost_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("ChxoYXJuZXNzaG9zdC92MS9jb25zb2xlLnByb3RvEg5oYXJuZXNzaG9zdC52MSIoChVJbnNwZWN0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJ0CgpDaGFpbkNoZWNrEgoKAm9rGAEgASgIEg8KB3JlY29yZHMYAiABKAMSEAoIaGVhZF9zZXEYAyABKAMSDwoHZmFpbHVyZRgEIAEoCRIVCg1maXJzdF9iYWRfc2VxGAUgASgDEg8KB21lc3NhZ2UYBiABKAkifgoMU25hcHNob3RJbmZvEg4KBmRpZ2VzdBgBIAEoCRISCgpzaXplX2J5dGVzGAIgASgDEgsKA3NlcRgDIAEoAxIMCgR0aWVyGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoWSW5zcGVjdFNlc3Npb25SZXNwb25zZRIpCgVjaGFpbhgBIAEoCzIaLmhhcm5lc3Nob3N0LnYxLkNoYWluQ2hlY2sSKwoIY2hpbGRyZW4YAiADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SGgoSY2hpbGRyZW5fdHJ1bmNhdGVkGAQgASgIEi8KCXNuYXBzaG90cxgDIAMoCzIcLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90SW5mbyI5ChJMaXN0V2FpdGluZ1JlcXVlc3QSDwoHcHJvamVjdBgBIAEoCRISCgpwYWdlX3Rva2VuGAIgASgJIpcBCgtXYWl0aW5nVHVybhIqCgdzZXNzaW9uGAEgASgLMhkuYWdlbnRzZXNzaW9ucy52MS5TZXNzaW9uEi4KCXRvb2xfY2FsbBgCIAEoCzIbLmFnZW50c2Vzc2lvbnMudjEuTG9nUmVjb3JkEiwKB2NvbnRleHQYAyADKAsyGy5hZ2VudHNlc3Npb25zLnYxLkxvZ1JlY29yZCJtChNMaXN0V2FpdGluZ1Jlc3BvbnNlEiwKB3dhaXRpbmcYASADKAsyGy5oYXJuZXNzaG9zdC52MS5XYWl0aW5nVHVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDwoHc2Nhbm5lZBgDIAEoBSInChRFeHBvcnRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiYKFUV4cG9ydFNlc3Npb25SZXNwb25zZRINCgVqc29ubBgBIAEoCSKRAQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdwcm9qZWN0GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSDgoGc3RhdGVzGAUgAygJEhIKCnBhcmVudF91aWQYBiABKAkSDQoFdHVybnMYByADKAkiXAoUTGlzdFNlc3Npb25zUmVzcG9uc2USKwoIc2Vzc2lvbnMYASADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMv0CCgdDb25zb2xlEl8KDkluc3BlY3RTZXNzaW9uEiUuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXF1ZXN0GiYuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXNwb25zZRJWCgtMaXN0V2FpdGluZxIiLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVxdWVzdBojLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVzcG9uc2USXgoNRXhwb3J0U2Vzc2lvbhIkLmhhcm5lc3Nob3N0LnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiUuaGFybmVzc2hvc3QudjEuRXhwb3J0U2Vzc2lvblJlc3BvbnNlMAESWQoMTGlzdFNlc3Npb25zEiMuaGFybmVzc2hvc3QudjEuTGlzdFNlc3Npb25zUmVxdWVzdBokLmhhcm5lc3Nob3N0LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_agentsessions_v1_common, file_agentsessions_v1_session, file_google_protobuf_timestamp]);
+  fileDesc("ChxoYXJuZXNzaG9zdC92MS9jb25zb2xlLnByb3RvEg5oYXJuZXNzaG9zdC52MSIoChVJbnNwZWN0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJ0CgpDaGFpbkNoZWNrEgoKAm9rGAEgASgIEg8KB3JlY29yZHMYAiABKAMSEAoIaGVhZF9zZXEYAyABKAMSDwoHZmFpbHVyZRgEIAEoCRIVCg1maXJzdF9iYWRfc2VxGAUgASgDEg8KB21lc3NhZ2UYBiABKAkifgoMU25hcHNob3RJbmZvEg4KBmRpZ2VzdBgBIAEoCRISCgpzaXplX2J5dGVzGAIgASgDEgsKA3NlcRgDIAEoAxIMCgR0aWVyGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoWSW5zcGVjdFNlc3Npb25SZXNwb25zZRIpCgVjaGFpbhgBIAEoCzIaLmhhcm5lc3Nob3N0LnYxLkNoYWluQ2hlY2sSKwoIY2hpbGRyZW4YAiADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SGgoSY2hpbGRyZW5fdHJ1bmNhdGVkGAQgASgIEi8KCXNuYXBzaG90cxgDIAMoCzIcLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90SW5mbyI5ChJMaXN0V2FpdGluZ1JlcXVlc3QSDwoHcHJvamVjdBgBIAEoCRISCgpwYWdlX3Rva2VuGAIgASgJIpcBCgtXYWl0aW5nVHVybhIqCgdzZXNzaW9uGAEgASgLMhkuYWdlbnRzZXNzaW9ucy52MS5TZXNzaW9uEi4KCXRvb2xfY2FsbBgCIAEoCzIbLmFnZW50c2Vzc2lvbnMudjEuTG9nUmVjb3JkEiwKB2NvbnRleHQYAyADKAsyGy5hZ2VudHNlc3Npb25zLnYxLkxvZ1JlY29yZCJtChNMaXN0V2FpdGluZ1Jlc3BvbnNlEiwKB3dhaXRpbmcYASADKAsyGy5oYXJuZXNzaG9zdC52MS5XYWl0aW5nVHVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDwoHc2Nhbm5lZBgDIAEoBSInChRFeHBvcnRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiYKFUV4cG9ydFNlc3Npb25SZXNwb25zZRINCgVqc29ubBgBIAEoCSKRAQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdwcm9qZWN0GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSDgoGc3RhdGVzGAUgAygJEhIKCnBhcmVudF91aWQYBiABKAkSDQoFdHVybnMYByADKAkiXAoUTGlzdFNlc3Npb25zUmVzcG9uc2USKwoIc2Vzc2lvbnMYASADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhsKGUxpc3RIYXJuZXNzT3JpZ2luc1JlcXVlc3QicQoNSGFybmVzc09yaWdpbhIMCgRuYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSDwoHcnVudGltZRgDIAEoCRIPCgdidWlsdGluGAQgASgIEg4KBm1vZHVsZRgFIAEoCRIPCgdhZGRyZXNzGAYgASgJIkwKGkxpc3RIYXJuZXNzT3JpZ2luc1Jlc3BvbnNlEi4KB29yaWdpbnMYASADKAsyHS5oYXJuZXNzaG9zdC52MS5IYXJuZXNzT3JpZ2luMuoDCgdDb25zb2xlEl8KDkluc3BlY3RTZXNzaW9uEiUuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXF1ZXN0GiYuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXNwb25zZRJWCgtMaXN0V2FpdGluZxIiLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVxdWVzdBojLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVzcG9uc2USXgoNRXhwb3J0U2Vzc2lvbhIkLmhhcm5lc3Nob3N0LnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiUuaGFybmVzc2hvc3QudjEuRXhwb3J0U2Vzc2lvblJlc3BvbnNlMAESWQoMTGlzdFNlc3Npb25zEiMuaGFybmVzc2hvc3QudjEuTGlzdFNlc3Npb25zUmVxdWVzdBokLmhhcm5lc3Nob3N0LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEmsKEkxpc3RIYXJuZXNzT3JpZ2lucxIpLmhhcm5lc3Nob3N0LnYxLkxpc3RIYXJuZXNzT3JpZ2luc1JlcXVlc3QaKi5oYXJuZXNzaG9zdC52MS5MaXN0SGFybmVzc09yaWdpbnNSZXNwb25zZWIGcHJvdG8z", [file_agentsessions_v1_common, file_agentsessions_v1_session, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message harnesshost.v1.InspectSessionRequest
@@ -394,6 +394,93 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
   messageDesc(file_harnesshost_v1_console, 10);
 
 /**
+ * @generated from message harnesshost.v1.ListHarnessOriginsRequest
+ */
+export type ListHarnessOriginsRequest = Message<"harnesshost.v1.ListHarnessOriginsRequest"> & {
+};
+
+/**
+ * Describes the message harnesshost.v1.ListHarnessOriginsRequest.
+ * Use `create(ListHarnessOriginsRequestSchema)` to create a new message.
+ */
+export const ListHarnessOriginsRequestSchema: GenMessage<ListHarnessOriginsRequest> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_console, 11);
+
+/**
+ * Where one harness this host was started with comes from.
+ *
+ * @generated from message harnesshost.v1.HarnessOrigin
+ */
+export type HarnessOrigin = Message<"harnesshost.v1.HarnessOrigin"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * "" for an unversioned entry.
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
+
+  /**
+   * local (in the host's process), spawned (in a harness node process the host starts), remote (a
+   * harness node already running at address) or vm (a microVM image).
+   *
+   * @generated from field: string runtime = 3;
+   */
+  runtime: string;
+
+  /**
+   * True for a harness built into harnesshost (module and address are then empty).
+   *
+   * @generated from field: bool builtin = 4;
+   */
+  builtin: boolean;
+
+  /**
+   * The harness module's absolute path (local and spawned runtimes, not built-in).
+   *
+   * @generated from field: string module = 5;
+   */
+  module: string;
+
+  /**
+   * The node's address (remote) or the image directory (vm).
+   *
+   * @generated from field: string address = 6;
+   */
+  address: string;
+};
+
+/**
+ * Describes the message harnesshost.v1.HarnessOrigin.
+ * Use `create(HarnessOriginSchema)` to create a new message.
+ */
+export const HarnessOriginSchema: GenMessage<HarnessOrigin> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_console, 12);
+
+/**
+ * @generated from message harnesshost.v1.ListHarnessOriginsResponse
+ */
+export type ListHarnessOriginsResponse = Message<"harnesshost.v1.ListHarnessOriginsResponse"> & {
+  /**
+   * In name order, then version order; at most one per configured entry (a host has few).
+   *
+   * @generated from field: repeated harnesshost.v1.HarnessOrigin origins = 1;
+   */
+  origins: HarnessOrigin[];
+};
+
+/**
+ * Describes the message harnesshost.v1.ListHarnessOriginsResponse.
+ * Use `create(ListHarnessOriginsResponseSchema)` to create a new message.
+ */
+export const ListHarnessOriginsResponseSchema: GenMessage<ListHarnessOriginsResponse> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_console, 13);
+
+/**
  * @generated from service harnesshost.v1.Console
  */
 export const Console: GenService<{
@@ -437,6 +524,17 @@ export const Console: GenService<{
     methodKind: "unary";
     input: typeof ListSessionsRequestSchema;
     output: typeof ListSessionsResponseSchema;
+  },
+  /**
+   * How this host serves the harnesses it was started with (the built-ins and serve --harness): the
+   * runtime and the module path or address. A registered harness carries its own in its spec.
+   *
+   * @generated from rpc harnesshost.v1.Console.ListHarnessOrigins
+   */
+  listHarnessOrigins: {
+    methodKind: "unary";
+    input: typeof ListHarnessOriginsRequestSchema;
+    output: typeof ListHarnessOriginsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harnesshost_v1_console, 0);
