@@ -1,7 +1,9 @@
 // The console's only way to the host: Connect clients for Sessions, the read-only registry and the
 // Console views, same-origin, with the tab's bearer token. Invariants: the token lives in this tab's
 // sessionStorage only (asked once, kept for the tab, never in a URL or localStorage); every failure
-// reaches the UI as an ApiError carrying the status code name and message — nothing fails silently.
+// reaches the UI as an ApiError carrying the status code name and message — nothing fails silently;
+// the token field is offered only once the host has asked for a token (a refusal for a missing or
+// wrong one) or one is set, so a host without tokens shows none.
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
@@ -55,8 +57,29 @@ function codeName(code: Code): string {
   return (Code[code] ?? `code_${code}`).replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
+let tokenAsked = false;
+const tokenAskedListeners = new Set<() => void>();
+
+/** Whether the host refused a call for want of the right token in this tab (or a token is set). */
+export function tokenWanted(): boolean {
+  return tokenAsked || getToken() !== "";
+}
+
+/** Calls `fn` when the host first refuses a call for its token; returns the unsubscribe. */
+export function onTokenWanted(fn: () => void): () => void {
+  tokenAskedListeners.add(fn);
+  return () => tokenAskedListeners.delete(fn);
+}
+
 export function apiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
-  const ce = ConnectError.from(err);
+  const e = err instanceof ApiError ? err : apiErrorOf(ConnectError.from(err));
+  if (e.auth && !tokenAsked) {
+    tokenAsked = true;
+    for (const fn of tokenAskedListeners) fn();
+  }
+  return e;
+}
+
+function apiErrorOf(ce: ConnectError): ApiError {
   return new ApiError(codeName(ce.code), ce.rawMessage);
 }

@@ -1,9 +1,9 @@
 // The console's shell: the token bar, the navigation and the hash router over the four views. Invariant:
-// the token is asked once and kept for the tab (api.ts); changing it re-renders every view so each
-// re-reads the host with it.
+// the token is asked once and kept for the tab (api.ts), and only by a host that wants one; changing
+// it re-renders every view so each re-reads the host with it.
 import { render } from "preact";
-import { useState } from "preact/hooks";
-import { getToken, setToken } from "./api.js";
+import { useEffect, useState } from "preact/hooks";
+import { getToken, onTokenWanted, setToken, tokenWanted } from "./api.js";
 import { useRoute } from "./ui.js";
 import { HarnessesView } from "./views/harnesses.js";
 import { InboxView } from "./views/inbox.js";
@@ -11,9 +11,13 @@ import { SessionView } from "./views/session.js";
 import { NewSession, SessionsView } from "./views/sessions.js";
 import "./style.css";
 
+/** The token field, shown only on a host that asked for a token (or once one is set in this tab). */
 function TokenBar({ onChange }: { onChange: () => void }) {
   const [value, setValue] = useState("");
+  const [wanted, setWanted] = useState(tokenWanted);
+  useEffect(() => onTokenWanted(() => setWanted(true)), []);
   const has = getToken() !== "";
+  if (!wanted) return null;
   return (
     <form
       class="token"
@@ -24,7 +28,7 @@ function TokenBar({ onChange }: { onChange: () => void }) {
         onChange();
       }}
     >
-      <span class="muted">{has ? "token set for this tab" : "no token"}</span>
+      <span class="muted">{has ? "token set for this tab" : "this host needs a token"}</span>
       <input
         type="password"
         name="token"

@@ -1,8 +1,11 @@
-// How a journal record reads on screen: its kind, a one-line summary, and the pairing of tool calls
-// with their approvals and results. Invariant: summaries are derived from the record alone plus the
-// pairing index of the records loaded — the payload itself is always available unabridged beside it.
+// How a journal record reads on screen: its kind, a one-line summary in an operator's words, the
+// pairing of tool calls with their approvals and results, and whether forking there means something.
+// Invariants: summaries are derived from the record alone plus the pairing index of the records
+// loaded — the payload itself, with the host's own wording (details such as `parked:…`), is always
+// available unabridged beside it; a summary never shows an internal encoding.
 import { toJsonString } from "@bufbuild/protobuf";
 import {
+  type Lifecycle,
   Lifecycle_Kind,
   type LogRecord,
   LogRecordSchema,
@@ -93,14 +96,92 @@ export function summaryOf(rec: LogRecord): string {
     case "usage":
       return `usage ${b.value.inputTokens} in / ${b.value.outputTokens} out`;
     case "lifecycle":
-      return `lifecycle ${(Lifecycle_Kind[b.value.kind] ?? String(b.value.kind)).replace("LIFECYCLE_", "").toLowerCase()}${b.value.detail ? ` ${b.value.detail}` : ""}`;
+      return lifecycleSummary(b.value);
     case "end":
-      return `end ${b.value.state}${b.value.error ? ` · ${b.value.error.description}` : ""}`;
+      return `turn ${END_WORDS[b.value.state] ?? b.value.state.toLowerCase()}${b.value.error ? ` · ${b.value.error.description}` : ""}`;
     case "error":
       return `error ${b.value.code}: ${b.value.description}`;
     case "executionStart":
-      return `execution start · ${b.value.harness}${b.value.resumeFromSeq > 0n ? ` · resume from ${b.value.resumeFromSeq}` : ""}`;
+      return `turn started · ${b.value.harness}${b.value.resumeFromSeq > 0n ? ` · re-driven from seq ${b.value.resumeFromSeq}` : ""}`;
     default:
       return "";
   }
+}
+
+const END_WORDS: Readonly<Record<string, string>> = {
+  COMPLETED: "completed",
+  FAILED: "failed",
+  CANCELED: "cancelled",
+  CANCELLED: "cancelled",
+};
+
+/** The host's park detail, `parked:<execution>:<call>:<request seq>` (src/controller/approvals.ts). */
+const PARKED = /^parked:(.+):([^:]+):(\d+)$/;
+const FORKED = /^parent@(\d+)$/;
+const UPGRADED = "harness-upgrade:";
+
+function snapshotWords(l: Lifecycle): string {
+  if (l.snapshotMemory) return ` · memory snapshot ${l.snapshotExternalUri.slice(0, 19)}…`;
+  return "";
+}
+
+/** A lifecycle record as an operator reads it (the raw detail stays in the payload). */
+export function lifecycleSummary(l: Lifecycle): string {
+  switch (l.kind) {
+    case Lifecycle_Kind.LIFECYCLE_SUSPEND: {
+      const parked = PARKED.exec(l.detail);
+      if (parked)
+        return `parked: waiting for a person on call ${parked[2]} (asked at seq ${parked[3]}); compute freed${snapshotWords(l)}`;
+      return `suspended: compute freed${snapshotWords(l)}`;
+    }
+    case Lifecycle_Kind.LIFECYCLE_RESUME:
+      return "resumed: compute restored";
+    case Lifecycle_Kind.LIFECYCLE_FORK: {
+      const at = FORKED.exec(l.detail);
+      return at ? `forked from the parent session at its seq ${at[1]}` : "forked from the parent session";
+    }
+    case Lifecycle_Kind.LIFECYCLE_BASELINE: {
+      if (l.detail.startsWith(UPGRADED)) {
+        try {
+          const u = JSON.parse(l.detail.slice(UPGRADED.length)) as { from?: unknown; to?: unknown };
+          if (typeof u.to === "string")
+            return `upgraded to version ${u.to}${typeof u.from === "string" && u.from !== "" ? ` (from ${u.from})` : ""}`;
+        } catch {
+          // Not the host's upgrade detail: shown as a baseline.
+        }
+      }
+      return "baseline: later turns start from here";
+    }
+    case Lifecycle_Kind.LIFECYCLE_CANCEL:
+      return `turn cancelled${l.detail ? `: ${l.detail}` : ""}`;
+    case Lifecycle_Kind.LIFECYCLE_UNSPECIFIED:
+      return "lifecycle event";
+    default:
+      return `lifecycle ${String(l.kind)}`;
+  }
+}
+
+/**
+ * Where forking means something, with why, by seq: where the session rests between turns (a turn's end,
+ * and the lifecycle records after it — the last of such a run, since forking at any of them gives the
+ * same child), and at the head of a session no turn is running on (fork it as it is now, e.g. while
+ * parked). Records inside a turn are not offered: a child forked there starts with half a turn, and a
+ * gate it inherits is not its own to decide.
+ */
+export function forkPoints(records: readonly LogRecord[], p: { head: number; running: boolean }): Map<number, string> {
+  const points = new Map<number, string>();
+  const resting: boolean[] = [];
+  records.forEach((rec, i) => {
+    const b = rec.event?.body;
+    const parks = b?.case === "lifecycle" && PARKED.test(b.value.detail);
+    resting[i] = b?.case === "end" || (b?.case === "lifecycle" && !parks && resting[i - 1] === true);
+  });
+  records.forEach((rec, i) => {
+    const seq = Number(rec.seq);
+    const next = records[i + 1];
+    const lastOfRun = next === undefined || !(next.event?.body.case === "lifecycle" && resting[i + 1] === true);
+    if (seq === p.head && !p.running) points.set(seq, "fork a new session as this one is now");
+    else if (resting[i] === true && lastOfRun) points.set(seq, "fork a new session after this turn");
+  });
+  return points;
 }

@@ -1,30 +1,14 @@
 // What the console calls a session's state, derived only from what the host serves: the turn status
-// annotation (harnesshost.dev/turn, the same one the CLI prints) and the compute tier, whose words are
-// the host's (wire/compute-states.ts: none, live, warm, cold, terminated). Invariant: a session that
-// needs a person or a resume says so before anything about its tier.
+// (the harnesshost.dev/turn annotation, read by the client's own parser — the same one the typed
+// client and the CLI use) and the compute tier, whose words are the host's (wire/compute-states.ts:
+// none, live, warm, cold, terminated). Invariants: State always says what the turn is doing (never the
+// tier's word, which has its own column); a session that needs a person or a resume says so.
 import type { Session } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { type Turn, turnOf } from "../../src/client/turn.js";
 import { COMPUTE_STATE_WORDS, type ComputeStateWord, computeStateWord } from "../../src/wire/compute-states.js";
 
-export const TURN_ANNOTATION = "harnesshost.dev/turn";
-
-export interface TurnInfo {
-  readonly status: string;
-  readonly wait?: string;
-  readonly approved?: boolean;
-  readonly error?: string;
-  readonly next?: string;
-}
-
-export function turnOf(session: Session): TurnInfo {
-  const raw = session.annotations[TURN_ANNOTATION];
-  if (raw === undefined) return { status: "unknown" };
-  try {
-    const parsed = JSON.parse(raw) as Partial<TurnInfo>;
-    return { ...parsed, status: typeof parsed.status === "string" ? parsed.status : "unknown" };
-  } catch {
-    return { status: "unknown" };
-  }
-}
+export { turnOf };
+export type { Turn };
 
 /** The compute tier in the one vocabulary the CLI's --state and Console.ListSessions accept. */
 export function tierOf(session: Session): ComputeStateWord {
@@ -32,11 +16,13 @@ export function tierOf(session: Session): ComputeStateWord {
 }
 
 /**
- * What the State column shows: the turn's status when it needs attention or is moving (waiting for a
- * person, needs resume, running, failed, new), otherwise the compute tier's word.
+ * What the State column shows — the turn's status in an operator's words: `waiting` (for a person),
+ * `needs resume` (decided or interrupted), `running`, `failed`, `new`, `completed`; `unknown` when the
+ * host sent no status.
  */
 export function stateOf(session: Session): string {
   const turn = turnOf(session);
+  if (turn === undefined) return "unknown";
   switch (turn.status) {
     case "awaiting":
       return "waiting";
@@ -49,10 +35,41 @@ export function stateOf(session: Session): string {
       return "failed";
     case "new":
       return "new";
-    default:
-      break;
+    case "completed":
+      return "completed";
+    default: {
+      const exhaustive: never = turn.status;
+      return String(exhaustive);
+    }
   }
-  return tierOf(session);
+}
+
+/**
+ * Why a new turn cannot start now, or undefined when it can: the host refuses new input while the
+ * session's own gate is open or decided without its receipt (docs/protocol.md §5.8), and while a turn
+ * runs.
+ */
+export function runBlockedBy(turn: Turn | undefined): string | undefined {
+  if (turn === undefined || turn.inherited === true) return undefined;
+  switch (turn.status) {
+    case "awaiting":
+      return turn.wait === "question"
+        ? "the turn is parked on a question: answer it, then resume"
+        : "the turn is parked on an approval: approve or deny it, then resume";
+    case "decided":
+      return "the turn's gate is decided: resume it to finish the turn";
+    case "running":
+      return "a turn is running";
+    case "new":
+    case "completed":
+    case "interrupted":
+    case "invalid":
+      return undefined;
+    default: {
+      const exhaustive: never = turn.status;
+      return String(exhaustive);
+    }
+  }
 }
 
 /** The tiers the Sessions view filters by on the host (harnesshost.v1.Console.ListSessions). */

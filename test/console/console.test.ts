@@ -17,6 +17,8 @@ const SHOTS = process.env["HARNESSHOST_SCREENSHOTS"]
   ? resolve(REPO, process.env["HARNESSHOST_SCREENSHOTS"])
   : mkdtempSync(join(tmpdir(), "hh-console-shots-"));
 const WAIT = 30_000;
+/** A harness module the main host is started with (`serve --harness greeter=local:…`). */
+const GREETER = join(REPO, "test/fixtures/harnesses/versioned-v1.ts");
 
 let consoleDir = "";
 let browser: Browser;
@@ -26,7 +28,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   consoleDir = await buildConsole();
   browser = await launchChromium();
-  host = await startConsoleHost(consoleDir);
+  host = await startConsoleHost(consoleDir, { harnesses: [`greeter=local:${GREETER}`] });
 }, 180_000);
 
 afterAll(async () => {
@@ -50,9 +52,10 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 /** Creates a session from the Sessions view with its first turn; resolves on its Session view. */
-async function newSession(page: Page, harness: string, input: string, url = host.url): Promise<string> {
+async function newSession(page: Page, harness: string, input: string, url = host.url, name = ""): Promise<string> {
   await page.goto(`${url}#/sessions`);
   await page.locator("select[name=harness]").first().selectOption(harness);
+  if (name !== "") await page.fill("input[name=name]", name);
   await page.fill("input[name=first-input]", input);
   await page.click("text=Create and run");
   await page.locator("[data-testid=session-uid]").waitFor({ timeout: WAIT });
@@ -81,8 +84,11 @@ async function runTurn(page: Page, input: string): Promise<string> {
 describe("operator console in a browser", () => {
   it("consoleCreatesASessionAndStreamsItsOutput: the first turn's output and records stream into the Session view", async () => {
     const page = await open(host.url);
-    const uid = await newSession(page, "echo", "hello console");
+    const older = await newSession(page, "echo", "an unnamed one first");
+    await turnOutput(page);
+    const uid = await newSession(page, "echo", "hello console", host.url, "first light");
     expect(await turnOutput(page)).toBe("echo:hello console");
+    expect(await page.locator("[data-testid=name]").textContent()).toBe("first light");
     await page.locator("[data-testid=timeline] tr[data-kind=end]").waitFor({ timeout: WAIT });
     const kinds = await page
       .locator("[data-testid=timeline] tbody tr")
@@ -98,6 +104,26 @@ describe("operator console in a browser", () => {
     await page.goto(`${host.url}#/sessions`);
     const row = page.locator(`[data-testid=sessions] tr[data-uid="${uid}"]`);
     await row.waitFor({ timeout: WAIT });
+    // consoleSessionsListShowsTheNameTheTurnAndTheSortOrder: the Name column holds the session's name;
+    // State is the turn's status, not the tier again; the date column is the one the list is sorted by.
+    const cells = async (): Promise<string[]> => row.locator("td").allTextContents();
+    expect((await cells())[1]).toBe("first light");
+    expect((await cells())[3]).toMatch(/^(none|live|warm|cold|terminated)$/);
+    expect((await cells())[4]).toBe("completed");
+    const header = page.locator("[data-testid=sessions] thead th").nth(6);
+    expect(await header.textContent()).toMatch(/^Created/);
+    expect(await header.getAttribute("aria-sort")).toBe("descending");
+    const olderRow = page.locator(`[data-testid=sessions] tr[data-uid="${older}"]`);
+    await olderRow.waitFor({ timeout: WAIT });
+    expect((await olderRow.locator("td").allTextContents())[1]).toBe("—");
+    const uids = await page
+      .locator("[data-testid=sessions] tbody tr")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-uid")));
+    expect(uids.indexOf(uid)).toBeLessThan(uids.indexOf(older));
+    const created = await page.locator("[data-testid=sessions] tbody tr td:nth-child(7)").allTextContents();
+    expect([...created].sort().reverse()).toEqual(created);
+    // consoleOffersNoTokenFieldOnAHostWithoutTokens: nothing here asks for a token.
+    expect(await page.locator("form.token").count()).toBe(0);
     await shot(page, "sessions");
     // The tier filter is the host's (Console.ListSessions): another tier hides the row, its own shows it.
     const tier = (await row.locator("td").nth(3).textContent()) ?? "";
@@ -113,6 +139,24 @@ describe("operator console in a browser", () => {
     const page = await open(host.url);
     const uid = await newSession(page, "ask", "ship it");
     await page.locator("[data-testid=state]", { hasText: "waiting" }).waitFor({ timeout: WAIT });
+    // consoleRunTurnIsOffWhileTheTurnIsParked: the host would refuse new input; the console says why.
+    expect(await page.locator("button", { hasText: "Run turn" }).isDisabled()).toBe(true);
+    expect(await page.locator("[data-testid=run-blocked]").textContent()).toContain("approve or deny it, then resume");
+    // consoleRecordsReadInAnOperatorsWords: the park reads as a wait for a person, not the host's encoding.
+    const park = page.locator("[data-testid=timeline] tr[data-kind=lifecycle]", { hasText: "parked" });
+    await park.waitFor({ timeout: WAIT });
+    expect(await park.locator("summary").textContent()).toMatch(
+      /^parked: waiting for a person on call w1 \(asked at seq \d+\); compute freed/,
+    );
+    const summaries = await page.locator("[data-testid=timeline] summary").allTextContents();
+    expect(summaries.filter((s) => /parked:[0-9a-f]|^lifecycle |^end [A-Z]|^execution start/.test(s))).toEqual([]);
+    // consoleOffersForkOnlyWhereAForkMeansSomething: at the head while parked, at the end once done —
+    // never inside the turn.
+    const forkKinds = async (): Promise<(string | null)[]> =>
+      page
+        .locator("[data-testid=timeline] tbody tr", { has: page.locator("button", { hasText: "Fork here" }) })
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
+    expect(await forkKinds()).toEqual(["lifecycle"]);
     // The State filter is the host's too (Console.ListSessions turns): "waiting" lists it, "completed" not.
     await page.goto(`${host.url}#/sessions`);
     const row = page.locator(`[data-testid=sessions] tr[data-uid="${uid}"]`);
@@ -141,21 +185,34 @@ describe("operator console in a browser", () => {
     });
     await approval.waitFor({ timeout: WAIT });
     await page.locator("[data-testid=timeline] tr[data-kind=tool]", { hasText: "result @" }).waitFor({ timeout: WAIT });
+    expect(await page.locator("button", { hasText: "Run turn" }).isDisabled()).toBe(false);
+    // The turn's end is followed by the resume record: one fork point for that resting state, the head.
+    expect(await forkKinds()).toEqual(["lifecycle"]);
     await shot(page, "receipt");
     await page.close();
   });
 
-  it("consoleForksAtASeqAndOpensTheChild: Fork here on seq 2 opens a child forked from the parent at 2", async () => {
+  it("consoleForksAtASeqAndOpensTheChild: Fork here on the turn's end opens a child forked from the parent there", async () => {
     const page = await open(host.url);
     const parent = await newSession(page, "echo", "to be forked");
     await turnOutput(page);
-    await page.locator("[data-testid=timeline] tr[data-seq='2'] button", { hasText: "Fork here" }).click();
+    const end = page.locator("[data-testid=timeline] tr[data-kind=end]");
+    await end.waitFor({ timeout: WAIT });
+    const endSeq = (await end.getAttribute("data-seq")) ?? "";
+    // Only the turn's end offers a fork (it is also the head); the records inside the turn do not.
+    const forkable = await page
+      .locator("[data-testid=timeline] tbody tr", { has: page.locator("button", { hasText: "Fork here" }) })
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-seq")));
+    expect(forkable).toEqual([endSeq]);
+    await end.locator("button", { hasText: "Fork here" }).click();
     await page.locator("[data-testid=session-uid]", { hasNotText: parent }).waitFor({ timeout: WAIT });
     const lineage = (await page.locator("[data-testid=lineage]").textContent()) ?? "";
-    expect(lineage).toContain(`forked from ${parent} at seq 2`);
-    expect(await page.locator("[data-testid=head]").textContent()).toBe("3");
+    expect(lineage).toContain(`forked from ${parent} at seq ${endSeq}`);
+    expect(await page.locator("[data-testid=head]").textContent()).toBe(String(Number(endSeq) + 1));
     await page
-      .locator("[data-testid=timeline] tr[data-kind=lifecycle]", { hasText: "fork" })
+      .locator("[data-testid=timeline] tr[data-kind=lifecycle]", {
+        hasText: `forked from the parent session at its seq ${endSeq}`,
+      })
       .waitFor({ timeout: WAIT });
     await shot(page, "fork");
     // The parent lists its child.
@@ -176,6 +233,16 @@ describe("operator console in a browser", () => {
       .locator("[data-testid=timeline] tr[data-kind=lifecycle]", { hasText: "resume" })
       .waitFor({ timeout: WAIT });
     expect(await runTurn(page, "a")).toBe("3");
+    // Fork is offered where the counter rests: after each turn (after turn 2: once, after the resume).
+    const forkable = await page
+      .locator("[data-testid=timeline] tbody tr", { has: page.locator("button", { hasText: "Fork here" }) })
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")));
+    expect(forkable).toEqual(["end", "lifecycle", "end"]);
+    const lifecycle = await page.locator("[data-testid=timeline] tr[data-kind=lifecycle] summary").allTextContents();
+    expect(lifecycle).toEqual([
+      expect.stringMatching(/^suspended: compute freed · memory snapshot sha256:[0-9a-f]{12}…$/),
+      "resumed: compute restored",
+    ]);
     await shot(page, "counter");
     await page.close();
   });
@@ -244,8 +311,24 @@ describe("operator console in a browser", () => {
     const counter = table.locator("tbody tr", { has: page.locator("td:first-child", { hasText: /^counter$/ }) });
     await counter.locator(".badge.ok", { hasText: "reachable" }).waitFor({ timeout: WAIT });
     const names = await table.locator("tbody tr td:first-child").allTextContents();
-    // Every built-in the host serves by default, in name order (one list: BUILTIN_STATICS).
-    expect(names).toEqual(BUILTIN_STATICS.map((h) => h.name).sort());
+    // Every built-in the host serves by default and the module it was started with, in name order.
+    expect(names).toEqual([...BUILTIN_STATICS.map((h) => h.name), "greeter"].sort());
+    // consoleShowsWhereEachHarnessComesFrom: a module given to serve --harness is not "static, built-in".
+    const row = async (name: string): Promise<string[]> =>
+      table
+        .locator("tbody tr", { has: page.locator("td:first-child", { hasText: new RegExp(`^${name}$`) }) })
+        .locator("td")
+        .allTextContents();
+    await table.locator("tbody tr td", { hasText: GREETER }).waitFor({ timeout: WAIT });
+    expect((await row("greeter")).slice(0, 5)).toEqual([
+      "greeter",
+      "serve --harness",
+      "stateless",
+      "in-process",
+      GREETER,
+    ]);
+    expect((await row("echo")).slice(0, 5)).toEqual(["echo", "built-in", "stateless", "in-process", ""]);
+    expect((await row("counter")).slice(0, 5)).toEqual(["counter", "built-in", "memory", "spawned node", ""]);
     await shot(page, "harnesses");
     await page.close();
   });
@@ -257,6 +340,8 @@ describe("operator console in a browser", () => {
       const error = page.locator("[data-testid=error]").first();
       await error.waitFor({ timeout: WAIT });
       expect(await error.textContent()).toContain("unauthenticated: missing bearer token");
+      // The token field appears once the host asked for a token.
+      await page.locator("form.token", { hasText: "this host needs a token" }).waitFor({ timeout: WAIT });
       await page.fill("input[name=token]", "wrong");
       await page.click(".token button");
       await page

@@ -1,31 +1,63 @@
-// The Harnesses view: the registry's entries (read-only over HTTP) with tier, runtime, address, version
-// and reachability as the host observes them. Invariant: reachability is asked of the host per entry
-// (GetHarness observe=true) and a failure to observe is shown, never hidden.
+// The Harnesses view: the registry's entries (read-only over HTTP) with where each comes from (built in,
+// a module given to serve --harness, a node address — Console.ListHarnessOrigins for the ones the host
+// was started with, the spec for registered ones), tier, runtime, version and reachability as the host
+// observes them. Invariant: reachability is asked of the host per entry (GetHarness observe=true) and a
+// failure to observe is shown, never hidden.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import {
   HarnessSource,
   HarnessState,
   type HarnessRegistration,
 } from "../../../src/gen/agentsessions/v1/harness_registry_pb.js";
+import type { HarnessOrigin } from "../../../src/gen/harnesshost/v1/console_pb.js";
 import { Resumability } from "../../../src/gen/agentsessions/v1/harness_pb.js";
-import { type ApiError, registry } from "../api.js";
+import { type ApiError, registry, views } from "../api.js";
 import { ErrorBox, attempt } from "../ui.js";
 
-function placement(h: HarnessRegistration): { runtime: string; address: string } {
+/** Where a harness comes from and how it runs, in an operator's words. */
+interface Origin {
+  /** built-in, serve --harness (configured at start-up) or registered. */
+  readonly source: string;
+  /** in the host's process, a node process the host spawns, a remote node, a VM, … */
+  readonly runtime: string;
+  /** The module path, node address or image directory ("" for a built-in). */
+  readonly where: string;
+}
+
+const RUNTIME_WORDS: Readonly<Record<string, string>> = {
+  local: "in-process",
+  spawned: "spawned node",
+  remote: "remote node",
+  vm: "microVM",
+};
+
+function originOf(h: HarnessRegistration, configured: HarnessOrigin | undefined): Origin {
+  if (h.source === HarnessSource.STATIC) {
+    if (configured === undefined) return { source: "configured", runtime: "", where: "" };
+    return {
+      source: configured.builtin ? "built-in" : "serve --harness",
+      runtime: RUNTIME_WORDS[configured.runtime] ?? configured.runtime,
+      where: configured.module || configured.address,
+    };
+  }
   const p = h.spec?.placement;
-  // A built-in (serve --harness or the defaults) carries no registered spec: the host places it itself.
-  if (p === undefined || p.case === undefined)
-    return { runtime: h.source === HarnessSource.STATIC ? "built-in" : "", address: "" };
-  switch (p.case) {
+  switch (p?.case) {
     case "remote":
-      return { runtime: "remote", address: p.value.address };
-    default:
-      return { runtime: p.case, address: JSON.stringify(p.value) };
+      return { source: "registered", runtime: "remote node", where: p.value.address };
+    case "substrate":
+      return { source: "registered", runtime: "substrate", where: `${p.value.atespace}/${p.value.template}` };
+    case undefined:
+      return { source: "registered", runtime: "", where: "" };
+    default: {
+      const exhaustive: never = p;
+      return { source: "registered", runtime: String(exhaustive), where: "" };
+    }
   }
 }
 
 export function HarnessesView() {
   const [list, setList] = useState<HarnessRegistration[] | undefined>();
+  const [origins, setOrigins] = useState<readonly HarnessOrigin[]>([]);
   const [error, setError] = useState<ApiError | undefined>();
   const load = useCallback(async () => {
     const all = await attempt(async () => {
@@ -47,8 +79,11 @@ export function HarnessesView() {
       );
     }, setError);
     if (all === undefined) return;
+    const configured = await attempt(() => views.listHarnessOrigins({}), setError);
+    if (configured === undefined) return;
     setError(undefined);
     setList(all);
+    setOrigins(configured.origins);
   }, []);
   useEffect(() => {
     void load();
@@ -67,14 +102,19 @@ export function HarnessesView() {
             <th>Source</th>
             <th>Tier</th>
             <th>Runtime</th>
-            <th>Address</th>
+            <th>Module or address</th>
             <th>Version</th>
             <th>Reachability</th>
           </tr>
         </thead>
         <tbody>
           {(list ?? []).map((h) => {
-            const { runtime, address } = placement(h);
+            const name = h.metadata?.name ?? "";
+            const version = h.observed?.version ?? "";
+            const configured =
+              origins.find((o) => o.name === name && o.version === version) ??
+              origins.find((o) => o.name === name && o.version === "");
+            const { source, runtime, where } = originOf(h, configured);
             const resumability = h.observed?.capabilities?.resumability ?? h.spec?.capabilities?.resumability;
             const tier =
               resumability === Resumability.REQUIRES_MEMORY_SNAPSHOT
@@ -85,10 +125,10 @@ export function HarnessesView() {
             return (
               <tr key={h.metadata?.name}>
                 <td>{h.metadata?.name}</td>
-                <td>{h.source === HarnessSource.STATIC ? "static" : "registered"}</td>
+                <td>{source}</td>
                 <td>{tier}</td>
                 <td>{runtime}</td>
-                <td class="mono small">{address}</td>
+                <td class="mono small">{where}</td>
                 <td>{h.observed?.version ?? ""}</td>
                 <td>
                   {h.state === HarnessState.RETIRED ? (

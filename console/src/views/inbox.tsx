@@ -80,7 +80,7 @@ export function InboxView() {
           return (
             <article class="card" key={uid} data-uid={uid}>
               <header>
-                <Link to={["session", uid]}>{uid}</Link> · {s.harness} · waiting for {turnOf(s).wait ?? "a decision"}
+                <Link to={["session", uid]}>{uid}</Link> · {s.harness} · waiting for {turnOf(s)?.wait ?? "a decision"}
               </header>
               <details>
                 <summary>Turn context ({w.context.length} records)</summary>

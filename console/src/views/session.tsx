@@ -9,7 +9,7 @@ import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
 import type { InspectSessionResponse } from "../../../src/gen/harnesshost/v1/console_pb.js";
 import { type ApiError, sessions, views } from "../api.js";
 import { kindOf, summaryOf, textOf } from "../records.js";
-import { stateOf, tierOf, turnOf } from "../state.js";
+import { runBlockedBy, stateOf, tierOf, turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time } from "../ui.js";
 import { Decision } from "./decision.js";
 import { Timeline } from "./timeline.js";
@@ -160,6 +160,7 @@ export function SessionView({ uid }: { uid: string }) {
   const chain = inspect?.chain;
   const turn = session ? turnOf(session) : undefined;
   const needsResume = turn?.status === "decided" || turn?.status === "interrupted";
+  const blocked = live?.running === true ? "a turn is running" : runBlockedBy(turn);
   return (
     <section>
       <p class="crumbs">
@@ -172,6 +173,8 @@ export function SessionView({ uid }: { uid: string }) {
             {uid}
           </h2>
           <dl>
+            <dt>Name</dt>
+            <dd data-testid="name">{session.metadata?.name ? session.metadata.name : <span class="muted">—</span>}</dd>
             <dt>Harness</dt>
             <dd>{session.harness}</dd>
             <dt>Tier</dt>
@@ -254,11 +257,17 @@ export function SessionView({ uid }: { uid: string }) {
               name="input"
               placeholder="Input for a new turn"
               value={input}
+              disabled={blocked !== undefined}
               onInput={(e) => setInput(e.currentTarget.value)}
             />
-            <button type="submit" disabled={live?.running === true}>
+            <button type="submit" disabled={blocked !== undefined} title={blocked}>
               Run turn
             </button>
+            {blocked !== undefined && live?.running !== true ? (
+              <span class="muted" data-testid="run-blocked">
+                {blocked}
+              </span>
+            ) : null}
           </form>
           <div class="row">
             <button
@@ -307,6 +316,7 @@ export function SessionView({ uid }: { uid: string }) {
         <Timeline
           uid={uid}
           head={head}
+          running={turn?.status === "running" || live?.running === true}
           badSeq={chain && !chain.ok ? Number(chain.firstBadSeq) : undefined}
           onFork={(seq) => void fork(seq)}
           onLoaded={timelineLoaded}

@@ -156,7 +156,9 @@ export function SessionsView() {
             <th>Tier</th>
             <th>State</th>
             <th class="num">Head seq</th>
-            <th>Updated</th>
+            <th aria-sort="descending" title="The host lists sessions newest first">
+              Created ↓
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -167,14 +169,14 @@ export function SessionsView() {
                 <td class="mono">
                   <Link to={["session", uid]}>{uid}</Link>
                 </td>
-                <td>{s.metadata?.name}</td>
+                <td>{s.metadata?.name ? s.metadata.name : <span class="muted">—</span>}</td>
                 <td>{s.harness}</td>
                 <td>{tierOf(s)}</td>
                 <td>
                   <span class={`state state-${stateOf(s).replace(" ", "-")}`}>{stateOf(s)}</span>
                 </td>
                 <td class="num">{String(s.lastSeq)}</td>
-                <td>{time(s.metadata?.updateTime)}</td>
+                <td>{time(s.metadata?.createTime)}</td>
               </tr>
             );
           })}
@@ -202,6 +204,7 @@ export function SessionsView() {
 export function NewSession() {
   const [names, setNames] = useState<string[]>([]);
   const [harness, setHarness] = useState("");
+  const [name, setName] = useState("");
   const [text, setText] = useState("");
   const [error, setError] = useState<ApiError | undefined>();
   useEffect(() => {
@@ -217,7 +220,7 @@ export function NewSession() {
       class="new-session row"
       onSubmit={async (e) => {
         e.preventDefault();
-        const s = await attempt(() => sessions.createSession({ session: { harness } }), setError);
+        const s = await attempt(() => sessions.createSession({ session: { harness, metadata: { name } } }), setError);
         const uid = s?.metadata?.uid;
         if (!uid) return;
         if (text !== "") runOnOpen(uid, text);
@@ -232,6 +235,7 @@ export function NewSession() {
           </option>
         ))}
       </select>
+      <input name="name" placeholder="Name (optional)" value={name} onInput={(e) => setName(e.currentTarget.value)} />
       <input
         name="first-input"
         placeholder="First input"

@@ -5,7 +5,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import { type ApiError, sessions } from "../api.js";
-import { type CallLinks, callIdOf, kindOf, linksOf, payloadJson, summaryOf } from "../records.js";
+import { type CallLinks, callIdOf, forkPoints, kindOf, linksOf, payloadJson, summaryOf } from "../records.js";
 import { ErrorBox, attempt, time } from "../ui.js";
 
 export const WINDOW = 100;
@@ -27,12 +27,15 @@ function pairing(rec: LogRecord, links: Map<string, CallLinks>): string {
 export function Timeline({
   uid,
   head,
+  running,
   badSeq,
   onFork,
   onLoaded,
 }: {
   uid: string;
   head: number;
+  /** A turn is running: the head is not a resting point to fork at. */
+  running: boolean;
   badSeq?: number;
   onFork: (seq: number) => void;
   /** Called after each window is on screen. */
@@ -68,6 +71,7 @@ export function Timeline({
   }, [load]);
 
   const links = linksOf(records);
+  const forks = forkPoints(records, { head, running });
   return (
     <section class="timeline">
       <div class="pager">
@@ -108,6 +112,7 @@ export function Timeline({
           {records.map((rec) => {
             const seq = Number(rec.seq);
             const pair = pairing(rec, links);
+            const fork = forks.get(seq);
             return (
               <tr key={seq} data-seq={seq} data-kind={kindOf(rec)} class={badSeq === seq ? "bad" : ""}>
                 <td class="num mono">{seq}</td>
@@ -125,14 +130,11 @@ export function Timeline({
                   </details>
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    class="small"
-                    title={`Fork a new session at seq ${seq}`}
-                    onClick={() => onFork(seq)}
-                  >
-                    Fork here
-                  </button>
+                  {fork !== undefined ? (
+                    <button type="button" class="small" title={`${fork} (at seq ${seq})`} onClick={() => onFork(seq)}>
+                      Fork here
+                    </button>
+                  ) : null}
                 </td>
               </tr>
             );
