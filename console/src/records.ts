@@ -18,6 +18,29 @@ export function kindOf(rec: LogRecord): string {
   return rec.event?.body.case ?? "unknown";
 }
 
+type Kind = NonNullable<NonNullable<LogRecord["event"]>["body"]["case"]>;
+
+const KIND_LABELS: Readonly<Record<Kind, string>> = {
+  message: "message",
+  model: "model call",
+  tool: "tool call",
+  result: "tool result",
+  approval: "approval asked",
+  approvalResult: "decision",
+  usage: "usage",
+  lifecycle: "lifecycle",
+  end: "turn end",
+  error: "error",
+  executionStart: "turn start",
+  parked: "parked",
+};
+
+/** The record's kind as the timeline labels it (kindOf is the wire's name, kept in data-kind). */
+export function kindLabel(rec: LogRecord): string {
+  const kind = rec.event?.body.case;
+  return kind === undefined ? "unknown" : KIND_LABELS[kind];
+}
+
 export function textOf(message: Message | undefined): string {
   return (message?.parts ?? [])
     .map((p) => (p.part.case === "text" ? p.part.value.text : p.part.case ? `[${p.part.case}]` : ""))
@@ -135,7 +158,7 @@ export function lifecycleSummary(l: Lifecycle): string {
       return `suspended: compute freed${snapshotWords(l)}`;
     }
     case Lifecycle_Kind.LIFECYCLE_RESUME:
-      return "resumed: compute restored";
+      return "resumed";
     case Lifecycle_Kind.LIFECYCLE_FORK: {
       const at = FORKED.exec(l.detail);
       return at ? `forked from the parent session at its seq ${at[1]}` : "forked from the parent session";

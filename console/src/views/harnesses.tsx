@@ -128,7 +128,7 @@ export function HarnessesView() {
                 <td>{source}</td>
                 <td>{tier}</td>
                 <td>{runtime}</td>
-                <td class="mono small">{where}</td>
+                <td class="mono small">{where || <span class="muted">—</span>}</td>
                 <td>{h.observed?.version ?? ""}</td>
                 <td>
                   {h.state === HarnessState.RETIRED ? (

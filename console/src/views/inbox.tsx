@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { WaitingTurn } from "../../../src/gen/harnesshost/v1/console_pb.js";
 import { type ApiError, sessions, views } from "../api.js";
-import { kindOf, summaryOf } from "../records.js";
+import { summaryOf } from "../records.js";
 import { turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, useVisibleInterval } from "../ui.js";
 import { Decision } from "./decision.js";
@@ -87,7 +87,7 @@ export function InboxView() {
                 <ul class="context">
                   {w.context.map((r) => (
                     <li key={String(r.seq)}>
-                      <span class="mono">{String(r.seq)}</span> {kindOf(r)} {summaryOf(r)}
+                      <span class="mono">{String(r.seq)}</span> {summaryOf(r)}
                     </li>
                   ))}
                 </ul>

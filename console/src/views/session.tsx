@@ -8,7 +8,7 @@ import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
 import type { InspectSessionResponse } from "../../../src/gen/harnesshost/v1/console_pb.js";
 import { type ApiError, sessions, views } from "../api.js";
-import { kindOf, summaryOf, textOf } from "../records.js";
+import { summaryOf, textOf } from "../records.js";
 import { runBlockedBy, stateOf, tierOf, turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time } from "../ui.js";
 import { Decision } from "./decision.js";
@@ -25,6 +25,8 @@ interface LiveTurn {
   text: string;
   lines: string[];
   running: boolean;
+  /** The turn ended parked on a gate (read from the session after the stream ended). */
+  parked?: boolean;
 }
 
 export function SessionView({ uid }: { uid: string }) {
@@ -44,9 +46,9 @@ export function SessionView({ uid }: { uid: string }) {
   const [busy, setBusy] = useState("");
   const [exported, setExported] = useState<{ url: string; lines: number } | undefined>();
 
-  const reload = useCallback(async () => {
+  const reload = useCallback(async (): Promise<Session | undefined> => {
     const s = await attempt(() => sessions.getSession({ uid }), setError);
-    if (s === undefined || current.current !== uid) return;
+    if (s === undefined || current.current !== uid) return undefined;
     setError(undefined);
     setSession(s);
     const gate = s.pendingApproval;
@@ -63,6 +65,7 @@ export function SessionView({ uid }: { uid: string }) {
       }, setError);
       if (current.current === uid) setCall(found);
     } else setCall(undefined);
+    return s;
   }, [uid]);
 
   // The chain check re-reads and re-hashes every record (≈ 0.8 s at 10,000 records on the bench
@@ -94,7 +97,7 @@ export function SessionView({ uid }: { uid: string }) {
           if (u.update.case === "delta") output += u.update.value.chunk;
           else if (u.update.case === "record") {
             const rec = u.update.value;
-            lines.push(`${rec.seq} ${kindOf(rec)} ${summaryOf(rec)}`);
+            lines.push(`${rec.seq} ${summaryOf(rec)}`);
             if (rec.event?.body.case === "message" && rec.event.body.value.role !== "user")
               output = textOf(rec.event.body.value);
           }
@@ -102,7 +105,8 @@ export function SessionView({ uid }: { uid: string }) {
         }
       }, setError);
       show(false);
-      await reload();
+      const after = await reload();
+      if (after !== undefined && turnOf(after)?.status === "awaiting") setLive((l) => l && { ...l, parked: true });
       setVerifyAsked((n) => n + 1);
     },
     [uid, reload],
@@ -304,7 +308,13 @@ export function SessionView({ uid }: { uid: string }) {
       ) : null}
       {live ? (
         <div class="live" data-testid="live">
-          <div class="live-head">{live.running ? "turn running…" : "turn finished"}</div>
+          <div class="live-head">
+            {live.running
+              ? "turn running…"
+              : live.parked
+                ? "turn parked: waiting for a person (decide above, then resume)"
+                : "turn finished"}
+          </div>
           <pre data-testid="live-output">{live.text}</pre>
           <details>
             <summary>{live.lines.length} records streamed</summary>

@@ -5,7 +5,16 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import { type ApiError, sessions } from "../api.js";
-import { type CallLinks, callIdOf, forkPoints, kindOf, linksOf, payloadJson, summaryOf } from "../records.js";
+import {
+  type CallLinks,
+  callIdOf,
+  forkPoints,
+  kindLabel,
+  kindOf,
+  linksOf,
+  payloadJson,
+  summaryOf,
+} from "../records.js";
 import { ErrorBox, attempt, time } from "../ui.js";
 
 export const WINDOW = 100;
@@ -117,9 +126,9 @@ export function Timeline({
               <tr key={seq} data-seq={seq} data-kind={kindOf(rec)} class={badSeq === seq ? "bad" : ""}>
                 <td class="num mono">{seq}</td>
                 <td>
-                  <span class={`kind kind-${kindOf(rec)}`}>{kindOf(rec)}</span>
+                  <span class={`kind kind-${kindOf(rec)}`}>{kindLabel(rec)}</span>
                 </td>
-                <td class="mono small">{time(rec.event?.ts)}</td>
+                <td class="mono small">{rec.event?.ts ? time(rec.event.ts) : <span class="muted">—</span>}</td>
                 <td>
                   <details>
                     <summary>
