@@ -11,6 +11,7 @@ import {
   HarnessHostError,
   isHarnessHostError,
   type ExecEvent,
+  type ExecResult,
   type HarnessHostClient,
 } from "../../src/client/index.js";
 import { Host } from "../../src/host/host.js";
@@ -114,8 +115,7 @@ describe("harnesshost/client", () => {
   });
 
   it("answer resolves a choice to the recorded question's text; a choice out of range sends nothing", async () => {
-    const parked = await client.sessions.exec({ harness: "asker", input: "q" }).result();
-    const uid = parked.session.metadata?.uid ?? "";
+    const { res: parked, uid } = await execOn("asker", "q");
     expect(parked.session.turn).toMatchObject({
       status: "awaiting",
       wait: "question",
@@ -170,8 +170,7 @@ describe("harnesshost/client", () => {
     const created = await client.sessions.create({ harness: "echo" });
     expect((await client.sessions.get(created.metadata?.uid ?? "")).turn).toEqual({ status: "new", next: "exec" });
 
-    const parked = await client.sessions.exec({ harness: "ask", input: "typed" }).result();
-    const pid = parked.session.metadata?.uid ?? "";
+    const { res: parked, uid: pid } = await execOn("ask", "typed");
     expect(parked.session.turn).toMatchObject({
       status: "awaiting",
       wait: "approval",
@@ -251,4 +250,9 @@ describe("harnesshost/client", () => {
 async function newEcho(): Promise<{ uid: string }> {
   const { session } = await client.sessions.exec({ harness: "echo", input: "e" }).result();
   return { uid: session.metadata?.uid ?? "" };
+}
+
+async function execOn(harness: string, input: string): Promise<{ res: ExecResult; uid: string }> {
+  const res = await client.sessions.exec({ harness, input }).result();
+  return { res, uid: res.session.metadata?.uid ?? "" };
 }
