@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Optional, Set, TextIO, Union
+from typing import Any, AsyncIterator, Dict, Optional, Set, TextIO, Union
 
 import grpc
 from grpc import aio
@@ -117,7 +117,7 @@ class HarnessServicer:
 
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
-        self._running: dict = {}  # session uid -> _Turn ("" sessions are not tracked: throwaway, §4.9.4)
+        self._running: Dict[str, _Turn] = {}  # session uid -> _Turn ("" sessions are not tracked: throwaway, §4.9.4)
         self._turns: Set[_Turn] = set()
 
     async def describe(self, _request: Any, _context: Any) -> Any:
@@ -347,20 +347,38 @@ def serve(
     asyncio.run(main())
 
 
+_shared_loop: Optional[asyncio.AbstractEventLoop] = None
+_shared_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """The process's one background event loop (grpc.aio polls from one loop per process: nodes on
+    several loops make its completion queue fail with EAGAIN)."""
+    global _shared_loop
+    with _shared_lock:
+        if _shared_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="harnesshost-nodes", daemon=True).start()
+            _shared_loop = loop
+        return _shared_loop
+
+
 class BackgroundNode:
-    """A node served on its own event loop in a daemon thread (tests, notebooks, embedding)."""
+    """A node served on the process's background event loop, in a daemon thread (tests, notebooks,
+    embedding). Every background node of a process shares that loop."""
 
     def __init__(self, harness: Union[Harness, type], listen: str) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="harnesshost-node", daemon=True)
-        self._thread.start()
+        self._loop = _background_loop()
         self._node: Node = asyncio.run_coroutine_threadsafe(serve_async(harness, listen), self._loop).result()
         self.address = self._node.address
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The node's event loop (an AsyncSink's calls run on it)."""
+        return self._loop
+
     def close(self) -> None:
         asyncio.run_coroutine_threadsafe(self._node.close(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
 
 
 def serve_in_thread(harness: Union[Harness, type], listen: str) -> BackgroundNode:

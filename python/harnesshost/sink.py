@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import threading
-from typing import Any, Awaitable, Callable, Optional, Sequence, TypeVar, Union
+from typing import Any, Awaitable, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _proto
 from .errors import ApprovalParked, ApprovalRef, Cancelled, HarnessError, ProtocolViolation, StatusCode
@@ -112,7 +112,7 @@ class AsyncSink:
         model: Union[str, ModelRequest],
         messages: Sequence[Message] = (),
         *,
-        params: Optional[dict] = None,
+        params: Optional[Mapping[str, str]] = None,
         tools: Sequence[ToolDefinition] = (),
     ) -> ModelResponse:
         """Asks the host's model and waits for its answer (EVENT_MODEL_CALL). The host journals the
@@ -311,7 +311,7 @@ class Sink:
         model: Union[str, ModelRequest],
         messages: Sequence[Message] = (),
         *,
-        params: Optional[dict] = None,
+        params: Optional[Mapping[str, str]] = None,
         tools: Sequence[ToolDefinition] = (),
     ) -> ModelResponse:
         return self._call(self._inner.model(model, messages, params=params, tools=tools))

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
+from google.protobuf import json_format
+
 from . import _proto
 from .errors import HarnessError, StatusCode
 
@@ -188,19 +190,17 @@ class ModelRequest:
     tools: Sequence[ToolDefinition] = ()
 
     def to_proto(self, correlation_id: str) -> Any:
-        tools = []
-        for t in self.tools:
-            d: dict = {"name": t.name, "description": t.description}
-            if t.input_schema is not None:
-                d["input_schema"] = check_json(t.input_schema, f"tool {t.name} input_schema")
-            tools.append(d)
-        return _proto.message_class("ModelCall")(
+        call = _proto.message_class("ModelCall")(
             model=self.model,
             params=dict(self.params),
             id=correlation_id,
             messages=[m.to_proto() for m in self.messages],
-            tools=tools,
         )
+        for t in self.tools:
+            tool = call.tools.add(name=t.name, description=t.description)
+            if t.input_schema is not None:
+                tool.input_schema.update(check_json(dict(t.input_schema), f"tool {t.name} input_schema"))
+        return call
 
 
 @dataclass(frozen=True)
@@ -229,13 +229,14 @@ class ToolCall:
     mediation: Mediation = Mediation.CONTROLLER_MEDIATED
 
     def to_proto(self) -> Any:
-        return _proto.message_class("ToolCall")(
+        call = _proto.message_class("ToolCall")(
             id=self.id,
             tool=self.tool,
-            args=check_json(dict(self.args), f"tool call {self.id} args"),
             mediation=_proto.enum_number("Mediation", self.mediation.value),
             idempotency_key=self.idempotency_key,
         )
+        call.args.update(check_json(dict(self.args), f"tool call {self.id} args"))
+        return call
 
 
 @dataclass(frozen=True)
@@ -257,21 +258,16 @@ class ToolResult:
         return self.code is ResultCode.APPROVAL_DENIED
 
     def to_proto(self) -> Any:
-        kwargs: dict = {
-            "id": self.id,
-            "is_error": self.is_error,
-            "error": self.error,
-            "code": _result_code_number(self.code),
-        }
+        result = _proto.message_class("ToolResult")(
+            id=self.id, is_error=self.is_error, error=self.error, code=_result_code_number(self.code)
+        )
         if self.output is not None:
-            kwargs["output"] = check_json(dict(self.output), f"tool result {self.id} output")
-        return _proto.message_class("ToolResult")(**kwargs)
+            result.output.update(check_json(dict(self.output), f"tool result {self.id} output"))
+        return result
 
     @staticmethod
     def from_proto(r: Any) -> "ToolResult":
-        from google.protobuf import json_format
-
-        output = json_format.MessageToDict(r.output) if r.HasField("output") else None
+        output = _plain(json_format.MessageToDict(r.output)) if r.HasField("output") else None
         return ToolResult(
             id=r.id,
             output=output,
@@ -289,6 +285,17 @@ class AskAnswer:
 
     text: str
     declined: bool
+
+
+def _plain(value: JsonValue) -> JsonValue:
+    """A Struct's JSON with integral numbers as ints (a Struct holds every number as a double)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def check_json(value: JsonValue, where: str) -> JsonValue:
