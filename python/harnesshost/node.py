@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Dict, Optional, Set, TextIO, Union
 
@@ -42,6 +43,8 @@ REQUEST_ID_HEADER = "x-request-id"
 VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: How long ``close`` lets in-flight calls finish before cutting them (seconds).
 CLOSE_GRACE_S = 2.0
+#: Worker threads for plain-function ``run``s: that many turns of one node run at once; more wait.
+SYNC_RUN_THREADS = 32
 
 _TURN_DONE = object()
 
@@ -119,6 +122,9 @@ class HarnessServicer:
         self.harness = harness
         self._running: Dict[str, _Turn] = {}  # session uid -> _Turn ("" sessions are not tracked: throwaway, §4.9.4)
         self._turns: Set[_Turn] = set()
+        # Made up front, so the modules a plain run needs are loaded before the first turn (an image
+        # build's probe sees only what serving and Describe load).
+        self._workers = ThreadPoolExecutor(max_workers=SYNC_RUN_THREADS, thread_name_prefix="harnesshost-run")
 
     async def describe(self, _request: Any, _context: Any) -> Any:
         return self.harness.describe().to_proto()
@@ -126,6 +132,11 @@ class HarnessServicer:
     def cancel_all(self, reason: str) -> None:
         for turn in list(self._turns):
             turn.cancellation.cancel(reason)
+
+    def shutdown(self) -> None:
+        """Cancels running turns; worker threads of plain runs end when their runs return."""
+        self.cancel_all("harness node shutting down")
+        self._workers.shutdown(wait=False)
 
     async def connect(self, requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
         frames = requests.__aiter__()
@@ -177,7 +188,7 @@ class HarnessServicer:
                 await _cancellable(self.harness.run(start, sink), cancellation)
             else:
                 loop = asyncio.get_running_loop()
-                await loop.run_in_executor(None, self.harness.run, start, Sink(sink, loop))
+                await loop.run_in_executor(self._workers, self.harness.run, start, Sink(sink, loop))
         except asyncio.CancelledError as err:
             failure = Cancelled(cancellation.reason) if cancellation.is_set() else err
             if not cancellation.is_set():
@@ -295,7 +306,7 @@ class Node:
 
     async def close(self, grace: float = CLOSE_GRACE_S) -> None:
         """Cancels running turns and stops the server, cutting calls still open after ``grace`` seconds."""
-        self._servicer.cancel_all("harness node shutting down")
+        self._servicer.shutdown()
         await self._server.stop(grace)
 
 

@@ -38,8 +38,12 @@ class HostProcess:
         self.stderr: List[str] = []
         self._listening = threading.Event()
         self._addr = ""
-        threading.Thread(target=self._drain, args=(self.proc.stderr, True), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.proc.stdout, False), daemon=True).start()
+        self._drains = [
+            threading.Thread(target=self._drain, args=(self.proc.stderr, True), daemon=True),
+            threading.Thread(target=self._drain, args=(self.proc.stdout, False), daemon=True),
+        ]
+        for t in self._drains:
+            t.start()
         if not self._listening.wait(START_DEADLINE_S) or not self._addr:
             self.kill()
             raise RuntimeError(f"the host did not start listening:\n{''.join(self.stderr)}")
@@ -73,6 +77,11 @@ class HostProcess:
     def _close_channel(self) -> None:
         if hasattr(self, "channel"):
             self.channel.close()
+        for t in self._drains:
+            t.join(START_DEADLINE_S)  # the process exited: its pipes are at their end
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
     # -- Sessions client ----------------------------------------------------------------------------
 
