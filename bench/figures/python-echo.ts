@@ -21,13 +21,19 @@ const PYTHON = "/usr/bin/python3";
 const SRC_BIN = resolve(ROOT, "scripts/harnesshost-src.mjs");
 
 /** Starts a node process; resolves with the address its first stdout line names (`ready ADDR` or JSON). */
-function startNode(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; address: string }> {
+function startNode(
+  cmd: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; address: string }> {
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (c: string) => (stderr += c));
   return new Promise((res, rej) => {
     child.once("error", rej);
-    child.once("exit", (code) => rej(new Unavailable(`${args.join(" ")} exited (${String(code)}): ${stderr.slice(-500)}`)));
+    child.once("exit", (code) =>
+      rej(new Unavailable(`${args.join(" ")} exited (${String(code)}): ${stderr.slice(-500)}`)),
+    );
     createInterface({ input: child.stdout! }).once("line", (line) => {
       const ready = /^ready (\S+)$/.exec(line);
       const address = ready?.[1] ?? (JSON.parse(line) as { address?: string }).address;
@@ -89,7 +95,10 @@ export const pythonEcho: Figure = {
           value: round(ratio),
           unit: "×",
           measured: sampleOf(pyS.ms.map(round), "ms", true),
-          baseline: { ...sampleOf(tsS.ms.map(round), "ms", true), what: "the TypeScript node's echo turn (--no-actors)" },
+          baseline: {
+            ...sampleOf(tsS.ms.map(round), "ms", true),
+            what: "the TypeScript node's echo turn (--no-actors)",
+          },
           ratio: round(ratio),
           details: { warmupTurns: warmup, measuredTurnsEach: measured, transport: "unix", runtime: "remote" },
         };

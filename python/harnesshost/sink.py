@@ -306,15 +306,9 @@ class Sink:
     def output(self, text: str) -> None:
         self._call(self._inner.output(text))
 
-    def model(
-        self,
-        model: Union[str, ModelRequest],
-        messages: Sequence[Message] = (),
-        *,
-        params: Optional[Mapping[str, str]] = None,
-        tools: Sequence[ToolDefinition] = (),
-    ) -> ModelResponse:
-        return self._call(self._inner.model(model, messages, params=params, tools=tools))
+    def model(self, model: Union[str, ModelRequest], messages: Sequence[Message] = (), **options: Any) -> ModelResponse:
+        """``AsyncSink.model``, blocking (``params=``, ``tools=`` as there)."""
+        return self._call(self._inner.model(model, messages, **options))
 
     def tool_call(self, call: ToolCall) -> ToolResult:
         return self._call(self._inner.tool_call(call))

@@ -29,7 +29,7 @@ from harnesshost import (
     ToolCall,
     serve_in_thread,
 )
-from realhost import HostProcess, kind, outputs
+from realhost import HostProcess, Turn, kind, outputs
 
 WAIT_S = 60.0
 
@@ -243,26 +243,30 @@ class RealHostTest(unittest.TestCase):
         self.assertNotIn("END", kinds)
         self.assertEqual(outputs(h.records(session)), ["waiting"])
 
-    def test_aToolCallWithoutAnIdempotencyKeyIsRefusedByTheHostWithAClearError(self) -> None:
+    def _refused(self, text: str) -> "tuple[str, List[str]]":
+        """Runs a turn that must fail INVALID_ARGUMENT; its error details and the session's journal kinds."""
         h = self.host()
+        turn = Turn()
         with self.assertRaises(grpc.RpcError) as refused:
-            h.exec("no key", harness="probe")
+            for update in h.exec_stream(text, harness="probe"):
+                turn.take(update)
         self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        self.assertIn("idempotency", refused.exception.details())
+        return refused.exception.details(), [kind(r) for r in h.records(turn.session)]
+
+    def test_aToolCallWithoutAnIdempotencyKeyIsRefusedByTheHostWithAClearError(self) -> None:
+        details, kinds = self._refused("no key")
+        self.assertIn("idempotency", details)
+        self.assertNotIn("TOOL_CALL", kinds)
 
     def test_argumentsThatAreNotJsonAreRefusedBeforeTheyReachTheWire(self) -> None:
-        h = self.host()
-        with self.assertRaises(grpc.RpcError) as refused:
-            h.exec("nan", harness="probe")
-        self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        self.assertIn("tool call w1 args: $.n is nan, not a JSON number", refused.exception.details())
+        details, kinds = self._refused("nan")
+        self.assertIn("tool call w1 args: $.n is nan, not a JSON number", details)
+        self.assertNotIn("TOOL_CALL", kinds)
 
     def test_aFailedSinkCallIsStickyEvenWhenTheHarnessCatchesIt(self) -> None:
-        h = self.host()
-        with self.assertRaises(grpc.RpcError) as refused:
-            h.exec("swallow", harness="probe")
-        self.assertEqual(refused.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        self.assertIn("is inf, not a JSON number", refused.exception.details())
+        details, kinds = self._refused("swallow")
+        self.assertIn("is inf, not a JSON number", details)
+        self.assertNotIn("OUTPUT", kinds)  # the output after the caught failure was refused too
 
     def test_aSinkUsedAfterTheTurnEndedFails(self) -> None:
         h = self.host()

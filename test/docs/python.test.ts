@@ -49,7 +49,9 @@ describe("docs/python.md", () => {
     const lines = out.split("\n");
     expect(lines).toContain("0.1.0");
     expect(lines).toContain(`ready unix://${join(dir, "pyecho.sock")}`);
-    expect(out).toMatch(/^OK: 7 passed, 0 failed, 1 skipped — unix:\/\/\S+pyecho\.sock \(stateless, descriptor pyecho\)/m);
+    expect(out).toMatch(
+      /^OK: 7 passed, 0 failed, 1 skipped — unix:\/\/\S+pyecho\.sock \(stateless, descriptor pyecho\)/m,
+    );
   }, 300_000);
 
   it.skipIf(vmSkipReason() !== undefined)(
@@ -62,7 +64,9 @@ describe("docs/python.md", () => {
       expect(out).toMatch(/^image \S+pycounter-sdk sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
       for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
         expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
-      expect(out).toMatch(/^OK: 6 passed, 0 failed, 1 skipped — vm:\S+pycounter-sdk \(memory, descriptor pycounter-sdk\)/m);
+      expect(out).toMatch(
+        /^OK: 6 passed, 0 failed, 1 skipped — vm:\S+pycounter-sdk \(memory, descriptor pycounter-sdk\)/m,
+      );
     },
     900_000,
   );

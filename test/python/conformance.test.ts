@@ -25,22 +25,26 @@ describe("Python SDK examples under the conformance suite", () => {
   it.each([
     ["echo.py", "pyecho"],
     ["notes.py", "pynotes"],
-  ])("theStatelessExample %s passesEveryStatelessCheckOnItsAddress", async (example, id) => {
-    const node = await startExample(example, `unix://${join(dir, `${id}.sock`)}`);
-    nodes.push(node);
-    const report = await runConformance({ harness: node.address });
-    const summary = report.checks.map((c) => `${c.id} ${c.status}: ${c.evidence}`).join("\n");
-    expect(report.tier, summary).toBe("stateless");
-    expect(report.descriptorId).toBe(id);
-    expect(report.failed, summary).toBe(0);
-    expect(report.checks.filter((c) => c.status === "pass").map((c) => c.id)).toEqual([
-      "stateless.describe-valid",
-      "stateless.live-turns-chain",
-      "stateless.replay-byte-identical",
-      "stateless.restart-continues",
-      "stateless.historical-fork",
-      "stateless.suspend-resume",
-      "stateless.model-cut-redrive",
-    ]);
-  }, 300_000);
+  ])(
+    "theStatelessExample %s passesEveryStatelessCheckOnItsAddress",
+    async (example, id) => {
+      const node = await startExample(example, `unix://${join(dir, `${id}.sock`)}`);
+      nodes.push(node);
+      const report = await runConformance({ harness: node.address });
+      const summary = report.checks.map((c) => `${c.id} ${c.status}: ${c.evidence}`).join("\n");
+      expect(report.tier, summary).toBe("stateless");
+      expect(report.descriptorId).toBe(id);
+      expect(report.failed, summary).toBe(0);
+      expect(report.checks.filter((c) => c.status === "pass").map((c) => c.id)).toEqual([
+        "stateless.describe-valid",
+        "stateless.live-turns-chain",
+        "stateless.replay-byte-identical",
+        "stateless.restart-continues",
+        "stateless.historical-fork",
+        "stateless.suspend-resume",
+        "stateless.model-cut-redrive",
+      ]);
+    },
+    300_000,
+  );
 });

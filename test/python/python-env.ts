@@ -48,7 +48,9 @@ export function startExample(example: string, listen: string): Promise<PythonNod
   child.stderr?.setEncoding("utf8").on("data", (c: string) => (stderr += c));
   return new Promise((resolvePromise, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`${example} exited (${String(code)}) before it was ready:\n${stderr}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`${example} exited (${String(code)}) before it was ready:\n${stderr}`)),
+    );
     createInterface({ input: child.stdout! }).on("line", (line) => {
       if (line.startsWith("ready ")) resolvePromise({ address: line.slice("ready ".length), child });
     });

@@ -40,7 +40,10 @@ describe("the Python SDK", () => {
   it("installsOfflineWithPipAndImportsAsOneModuleWithItsTypeMarker", async () => {
     const r = await run(
       PYTHON,
-      ["-c", "import harnesshost, os; print(harnesshost.__file__); print(os.path.exists(os.path.join(os.path.dirname(harnesshost.__file__), 'py.typed')))"],
+      [
+        "-c",
+        "import harnesshost, os; print(harnesshost.__file__); print(os.path.exists(os.path.join(os.path.dirname(harnesshost.__file__), 'py.typed')))",
+      ],
       { PYTHONPATH: site },
     );
     expect(r.code, r.stderr).toBe(0);
