@@ -27,6 +27,8 @@ from harnesshost import (
     StartInfo,
     StatusCode,
     ToolCall,
+    ToolResult,
+    Usage,
     serve_in_thread,
 )
 from realhost import HostProcess, Turn, kind, outputs
@@ -82,6 +84,10 @@ class Probe(Harness):
             except HarnessError:
                 pass  # caught, but the failure is sticky: the next call fails the same way
             await sink.output("after the failure")
+        elif text == "local":
+            await sink.report(ToolResult("local-1", output={"sum": 3}))
+            await sink.usage(Usage(model="echo", input_tokens=5, output_tokens=2))
+            await sink.output("reported")
         elif text == "late":
             self.late_sink = sink
             await sink.output("returning")
@@ -140,6 +146,14 @@ class RealHostTest(unittest.TestCase):
         turn = self.host().exec("model hi", harness="probe")
         self.assertEqual(turn.outputs, ["echo:hi", "got echo:hi"])
         self.assertEqual(turn.kinds, ["EXECUTION_START", "INPUT", "MODEL_CALL", "OUTPUT", "OUTPUT", "END"])
+
+    def test_aLocalToolsResultAndUsageAreJournaledInCallOrder(self) -> None:
+        turn = self.host().exec("local", harness="probe")
+        self.assertEqual(turn.kinds, ["EXECUTION_START", "INPUT", "TOOL_RESULT", "USAGE", "OUTPUT", "END"])
+        result = turn.records[2].event.result
+        self.assertEqual((result.id, result.output["sum"]), ("local-1", 3))
+        usage = turn.records[3].event.usage
+        self.assertEqual((usage.model, usage.input_tokens, usage.output_tokens), ("echo", 5, 2))
 
     def test_aPlainFunctionHarnessRunsInAThreadWithTheBlockingSink(self) -> None:
         turn = self.host().exec("plain", harness="sync")

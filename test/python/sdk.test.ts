@@ -60,6 +60,8 @@ describe("the Python SDK", () => {
     expect(r.stderr).not.toMatch(/\.\.\. skipped/);
     for (const name of [
       "test_aModelCallIsAnsweredByTheHostsModelAndJournaled",
+      "test_aLocalToolsResultAndUsageAreJournaledInCallOrder",
+      "test_aPlainFunctionHarnessRunsInAThreadWithTheBlockingSink",
       "test_aToolCallRunsAtMostOnceAcrossAHostKill",
       "test_anApprovalGateParksTheTurnAndAnApprovedResumeRunsTheToolOnce",
       "test_aQuestionParksTheTurnAndTheAnswerReachesTheHarness",
