@@ -43,10 +43,11 @@ REQUEST_ID_HEADER = "x-request-id"
 VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: How long ``close`` lets in-flight calls finish before cutting them (seconds).
 CLOSE_GRACE_S = 2.0
+#: Events a turn may have sent that the host has not read yet; the next sink call waits.
+EVENT_BUFFER = 16
 #: Worker threads for plain-function ``run``s: that many turns of one node run at once; more wait.
 SYNC_RUN_THREADS = 32
 
-_TURN_DONE = object()
 
 
 def start_info_of(frame: Any, metadata: Any = ()) -> StartInfo:
@@ -152,7 +153,9 @@ class HarnessServicer:
         if start.session_uid != "" and start.session_uid in self._running:
             await context.abort(StatusCode.ABORTED, f"session {start.session_uid} is mid-turn on this node")
             return
-        events: "asyncio.Queue[Any]" = asyncio.Queue()
+        # Bounded: a harness that emits faster than the host reads waits at its sink call (and lets
+        # the event loop run) instead of filling memory.
+        events: "asyncio.Queue[Any]" = asyncio.Queue(maxsize=EVENT_BUFFER)
         replies: "asyncio.Queue[Any]" = asyncio.Queue()
         cancellation = Cancellation()
         sink = AsyncSink(start.execution_id, start.session_uid, events.put, replies, cancellation)
@@ -162,19 +165,26 @@ class HarnessServicer:
         self._turns.add(turn)
         pump = asyncio.ensure_future(_pump(frames, replies, cancellation))
         running = asyncio.ensure_future(self._run(turn))
-        running.add_done_callback(lambda _: events.put_nowait(_TURN_DONE))
+        get: "Optional[asyncio.Future[Any]]" = None
         try:
             while True:
-                event = await events.get()
-                if event is _TURN_DONE:
-                    break
-                yield event
-            yield running.result()
+                get = asyncio.ensure_future(events.get())
+                await asyncio.wait({get, running}, return_when=asyncio.FIRST_COMPLETED)
+                if get.done():
+                    yield get.result()
+                    continue
+                get.cancel()  # not done: it took nothing
+                while not events.empty():
+                    yield events.get_nowait()
+                yield running.result()
+                return
         finally:
             # Normal end, or the host went away (the handler is cancelled): either way the turn is over.
             cancellation.cancel("the host went away")
             running.cancel()
             pump.cancel()
+            if get is not None:
+                get.cancel()
             self._turns.discard(turn)
             if self._running.get(start.session_uid) is turn:
                 del self._running[start.session_uid]

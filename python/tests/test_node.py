@@ -30,6 +30,10 @@ class Modeller(Harness):
         self.started.set()
         if start.inputs and start.inputs[0].text == "wait":
             await asyncio.Event().wait()
+        if start.inputs and start.inputs[0].text == "burst":
+            for i in range(500):  # never awaits anything but the sink: the node must still stream
+                await sink.output(str(i))
+            return
         answer = await sink.model("echo", [Message("user", "hi")])
         await sink.output(answer.text)
 
@@ -148,6 +152,14 @@ class NodeProtocolTest(unittest.TestCase):
         self.assertTrue(all(e.execution_id == "00000000000000aa" for e in (out, end)))
         s.close()
         self.assertEqual(s.rest(), [])
+
+    def test_aBurstOfSinkCallsStreamsEveryEventInOrderThenOneEnd(self) -> None:
+        s = Stream(self.channel)
+        s.send(start_frame(text="burst"))
+        s.close()
+        events = s.rest()
+        self.assertEqual([e.message.parts[0].text.text for e in events[:-1]], [str(i) for i in range(500)])
+        self.assertEqual((self.kind(events[-1]), events[-1].end.state), ("EVENT_END", "COMPLETED"))
 
     def test_aCancelFrameEndsTheTurnCanceled(self) -> None:
         s = Stream(self.channel)
