@@ -30,6 +30,11 @@ class Modeller(Harness):
         self.started.set()
         if start.inputs and start.inputs[0].text == "wait":
             await asyncio.Event().wait()
+        if start.inputs and start.inputs[0].text == "endless":
+            i = 0
+            while True:  # awaits only the sink: without backpressure it would never let the loop run
+                await sink.output(str(i))
+                i += 1
         if start.inputs and start.inputs[0].text == "burst":
             for i in range(500):  # never awaits anything but the sink: the node must still stream
                 await sink.output(str(i))
@@ -160,6 +165,16 @@ class NodeProtocolTest(unittest.TestCase):
         events = s.rest()
         self.assertEqual([e.message.parts[0].text.text for e in events[:-1]], [str(i) for i in range(500)])
         self.assertEqual((self.kind(events[-1]), events[-1].end.state), ("EVENT_END", "COMPLETED"))
+
+    def test_aHarnessThatNeverStopsEmittingStillStreamsAndCanBeCancelled(self) -> None:
+        s = Stream(self.channel)
+        s.send(start_frame(text="endless"))
+        first = s.next()
+        self.assertEqual(first.message.parts[0].text.text, "0")
+        s.send(frame(session="sess-a", execution_id="00000000000000aa", cancel={"reason": "enough"}))
+        s.close()
+        end = s.rest()[-1]
+        self.assertEqual((self.kind(end), end.end.state), ("EVENT_END", "CANCELED"))
 
     def test_aCancelFrameEndsTheTurnCanceled(self) -> None:
         s = Stream(self.channel)
