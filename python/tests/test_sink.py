@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import unittest
@@ -31,7 +32,10 @@ from harnesshost import (
     Usage,
     serve_in_thread,
 )
-from realhost import HostProcess, Turn, kind, outputs
+from realhost import ROOT, HostProcess, Turn, kind, outputs
+
+sys.path.insert(0, os.path.join(ROOT, "python", "examples"))
+from notes import Notes  # noqa: E402  (the docs' example, served as written)
 
 WAIT_S = 60.0
 
@@ -122,6 +126,7 @@ class RealHostTest(unittest.TestCase):
         self.nodes = [
             serve_in_thread(self.probe, f"unix://{self.dir}/probe.sock"),
             serve_in_thread(self.sync, f"unix://{self.dir}/sync.sock"),
+            serve_in_thread(Notes(), f"unix://{self.dir}/notes.sock"),
         ]
         self.hosts: List[HostProcess] = []
 
@@ -136,7 +141,11 @@ class RealHostTest(unittest.TestCase):
     def host(self) -> HostProcess:
         h = HostProcess(
             os.path.join(self.dir, "data"),
-            [f"probe=remote:{self.nodes[0].address}", f"sync=remote:{self.nodes[1].address}"],
+            [
+                f"probe=remote:{self.nodes[0].address}",
+                f"sync=remote:{self.nodes[1].address}",
+                f"notes=remote:{self.nodes[2].address}",
+            ],
             ["--tool-without-approval", "notes.write"],
         )
         self.hosts.append(h)
@@ -208,6 +217,21 @@ class RealHostTest(unittest.TestCase):
         h.resume(turn.session)
         self.assertEqual(outputs(h.records(turn.session)), ["denied"])
         self.assertFalse(os.path.exists(os.path.join(self.dir, "data", "sandbox", turn.session, "applied.jsonl")))
+
+    def test_theNotesExampleWritesOnlyAfterAnApprovalAndAnswersOtherwiseOverTheConversation(self) -> None:
+        h = self.host()
+        first = h.exec("hello", harness="notes")
+        self.assertEqual(first.outputs, ["echo:hello"])
+        turn = h.exec("remember buy milk", session=first.session)
+        assert turn.final is not None
+        self.assertEqual(turn.final.pending_approval.tool_call_id, "write-1")
+        applied = os.path.join(self.dir, "data", "sandbox", first.session, "applied.jsonl")
+        self.assertFalse(os.path.exists(applied))
+        h.approve(first.session, turn.final.pending_approval, True)
+        h.resume(first.session)
+        self.assertEqual(outputs(h.records(first.session))[-1], "saved 8 bytes")
+        with open(os.path.join(self.dir, "data", "sandbox", first.session, "notes", "notes.txt")) as f:
+            self.assertEqual(f.read(), "buy milk")
 
     def test_aQuestionParksTheTurnAndTheAnswerReachesTheHarness(self) -> None:
         h = self.host()

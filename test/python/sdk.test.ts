@@ -65,6 +65,7 @@ describe("the Python SDK", () => {
       "test_aToolCallRunsAtMostOnceAcrossAHostKill",
       "test_anApprovalGateParksTheTurnAndAnApprovedResumeRunsTheToolOnce",
       "test_aQuestionParksTheTurnAndTheAnswerReachesTheHarness",
+      "test_theNotesExampleWritesOnlyAfterAnApprovalAndAnswersOtherwiseOverTheConversation",
       "test_cancelReachesAnAsyncRunAndTheTurnStaysResumable",
       "test_cancelReachesAPlainFunctionRunThroughSinkCancelled",
       "test_aToolCallWithoutAnIdempotencyKeyIsRefusedByTheHostWithAClearError",
