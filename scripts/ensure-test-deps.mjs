@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes sure the system dependencies of the test suite exist before vitest runs: Python grpcio and
-// protobuf for the system interpreter (the interop tests) and a PostgreSQL answering where the tests
+// protobuf for the system interpreter (the interop tests), pip, venv and mypy (the Python SDK's tests) and a PostgreSQL answering where the tests
 // look for it (HARNESSHOST_TEST_PG_URL, default 127.0.0.1:5432). Idempotent: when everything is
 // present it does nothing and prints nothing. Invariant: it exits 0 only when the suite's
 // dependencies are there; anything missing that it cannot fix exits 1 with the command that fixes it
@@ -49,7 +49,18 @@ function pythonGrpcPresent() {
 
 function ensurePythonGrpc() {
   // openssl makes the TLS test's certificate; slim images can lack it.
-  const packages = [...(pythonGrpcPresent() ? [] : PY_PACKAGES), ...(onPath("openssl") ? [] : ["openssl"])];
+  // The Python SDK's tests (test/python, test/docs/python.test.ts) install it with Debian's pip into a
+  // venv and check it with Debian's mypy.
+  const sdkTools = [
+    ["python3-pip", () => run(PYTHON, ["-c", "import pip"]).ok],
+    ["python3-venv", () => run(PYTHON, ["-c", "import ensurepip, venv"]).ok],
+    ["mypy", () => onPath("mypy")],
+  ];
+  const packages = [
+    ...(pythonGrpcPresent() ? [] : PY_PACKAGES),
+    ...(onPath("openssl") ? [] : ["openssl"]),
+    ...sdkTools.filter(([, present]) => !present()).map(([name]) => name),
+  ];
   if (packages.length === 0) return;
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   if (!isRoot || !onPath("apt-get")) {

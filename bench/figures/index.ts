@@ -18,6 +18,7 @@ import { turnLatency } from "./turn-latency.js";
 import { obsOverhead } from "./obs-overhead.js";
 import { pgScaleout } from "./pg-scaleout.js";
 import { postgresFigures } from "./postgres.js";
+import { pythonEcho } from "./python-echo.js";
 
 export const figures: readonly Figure[] = [
   journalAppend,
@@ -29,6 +30,7 @@ export const figures: readonly Figure[] = [
   suspendResume,
   memoryTier,
   turnLatency,
+  pythonEcho,
   forkFanout,
   concurrentTurns,
   sessionMemory,

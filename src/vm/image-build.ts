@@ -135,20 +135,28 @@ const ProbeAnswer = z.union([
   z.object({ error: z.string() }),
 ]);
 
-/** Runs the program on the build machine (probe.py) and lists the interpreter files it loaded. */
+/** Runs the program on the build machine (probe.py) and lists the interpreter files it loaded. Each
+ * included directory is importable by its name, as it is in the guest (/app/<name> beside the program):
+ * `--include python/harnesshost` makes the SDK package importable wherever the program lives. */
 async function probe(
   scripts: string,
   program: string,
+  includes: readonly string[],
   args: readonly string[],
 ): Promise<{ files: string[]; executable: string }> {
   const port = await freePort();
+  const importable = [...new Set(includes.map((d) => dirname(d)))].join(":");
   const child = spawn(
     HOST_PYTHON,
     ["-B", "-s", join(scripts, "probe.py"), String(port), String(PROBE_DEADLINE_S), program, ...args],
     {
       cwd: dirname(program),
       stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        LANG: "C.UTF-8",
+        ...(importable !== "" ? { PYTHONPATH: importable } : {}),
+      },
     },
   );
   let stdout = "";
@@ -233,7 +241,7 @@ async function addPython(
   includes: readonly string[],
   args: readonly string[],
 ): Promise<string[]> {
-  const loaded = await probe(scripts, program, args);
+  const loaded = await probe(scripts, program, includes, args);
   const system = loaded.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib"));
   const outside = loaded.files.filter(
     (f) => !system.includes(f) && !under(f, scripts) && f !== program && !includes.some((d) => under(f, d)),
