@@ -38,14 +38,19 @@ export function expecting(check: (req: ModelRequest) => void, reply: Message): S
   };
 }
 
-/** The text of a request's last message (what the harness just sent: the user's input or a tool result). */
+/**
+ * The text of a request's last message — what the harness just sent: the user's input, or a tool
+ * result as its output's JSON (`error: …` for an error result: a denial, bad arguments, a failed run).
+ */
 export function lastText(req: ModelRequest): string {
   const last = req.messages.at(-1);
   if (!last) return "";
   const text = messageText(last);
   if (text !== "") return text;
-  const result = last.parts.find((p) => p.part.case === "toolResult");
-  return result?.part.case === "toolResult" ? JSON.stringify(result.part.value.output ?? {}) : "";
+  const found = last.parts.find((p) => p.part.case === "toolResult");
+  if (found?.part.case !== "toolResult") return "";
+  const result = found.part.value;
+  return result.isError ? `error: ${result.error}` : JSON.stringify(result.output ?? {});
 }
 
 /** What to answer once the script is used up; default: fail the call (see ScriptedModel). */
