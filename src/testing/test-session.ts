@@ -6,7 +6,7 @@ import type { ApprovalRef } from "../controller/approvals.js";
 import { ASK_TOOL, questionOf } from "../controller/questions.js";
 import { answerText } from "../client/decisions.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { EventKind, type Message } from "../gen/agentsessions/v1/common_pb.js";
+import { EventKind, Lifecycle_Kind, type Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { Host } from "../host/host.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { newSessionUid } from "../controller/ids.js";
@@ -35,8 +35,13 @@ export interface TurnOutcome {
   readonly parked?: PendingGate;
 }
 
-/** A record's kind without its `EVENT_` prefix: `INPUT`, `MODEL_CALL`, `TOOL_CALL`, … */
+/**
+ * A record's kind without its `EVENT_` prefix — `INPUT`, `MODEL_CALL`, `TOOL_CALL`, … — and a lifecycle
+ * record's own kind (`LIFECYCLE_SUSPEND`, `LIFECYCLE_RESUME`, `LIFECYCLE_FORK`, …).
+ */
 export function recordKind(record: JournalRecord): string {
+  const body = record.event.body;
+  if (body.case === "lifecycle") return Lifecycle_Kind[body.value.kind] ?? "LIFECYCLE";
   return (EventKind[record.event.kind] ?? String(record.event.kind)).replace(/^EVENT_/, "");
 }
 
