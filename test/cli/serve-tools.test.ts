@@ -19,25 +19,16 @@ let server = "";
 
 beforeAll(async () => {
   server = `127.0.0.1:${await freePort()}`;
-  serve = await ServeProcess.start({
-    args: [
-      "--data",
-      join(dir, "data"),
-      "--addr",
-      server,
-      "--registry-addr",
-      "off",
-      "--http-addr",
-      "off",
-      "--harness",
-      `desk=local:${join(fixtures, "desk-harness.ts")}`,
-      "--tools",
-      join(fixtures, "desk-tools.ts"),
-      "--log-level",
-      "warn",
-    ],
-    env: { ...process.env, DESK_LOG: deskLog },
-  });
+  const flags = {
+    "--data": join(dir, "data"),
+    "--addr": server,
+    "--registry-addr": "off",
+    "--http-addr": "off",
+    "--harness": `desk=local:${join(fixtures, "desk-harness.ts")}`,
+    "--tools": join(fixtures, "desk-tools.ts"),
+    "--log-level": "warn",
+  };
+  serve = await ServeProcess.start({ args: Object.entries(flags).flat(), env: { ...process.env, DESK_LOG: deskLog } });
 }, 300_000);
 
 afterAll(async () => {
