@@ -118,6 +118,8 @@ interface Receipt {
 /** The outputs of completed runs by (session, key), kept in a JSON-lines file (missing file: none). */
 class Receipts {
   private loaded: Map<string, Receipt> | undefined;
+  /** The file ends inside a line (a torn append): the next receipt starts on a new line. */
+  private torn = false;
   constructor(private readonly file: string) {}
 
   private all(): Map<string, Receipt> {
@@ -130,10 +132,12 @@ class Receipts {
       // no receipts yet
     }
     for (const line of text.split("\n")) {
-      if (line.trim() === "") continue;
-      const r = JSON.parse(line) as Receipt;
-      map.set(receiptKey(r.session, r.key), r);
+      // A line that does not parse — the torn tail of a host that died while appending it — is no
+      // receipt: that run did not complete, so it runs again, as if the host had died inside it.
+      const r = line.trim() === "" ? undefined : parseReceipt(line);
+      if (r) map.set(receiptKey(r.session, r.key), r);
     }
+    this.torn = text !== "" && !text.endsWith("\n");
     this.loaded = map;
     return map;
   }
@@ -143,9 +147,27 @@ class Receipts {
   }
 
   put(r: Receipt): void {
+    const map = this.all();
     mkdirSync(dirname(this.file), { recursive: true });
-    appendFileSync(this.file, `${JSON.stringify(r)}\n`, "utf8");
-    this.all().set(receiptKey(r.session, r.key), r);
+    appendFileSync(this.file, `${this.torn ? "\n" : ""}${JSON.stringify(r)}\n`, "utf8");
+    this.torn = false;
+    map.set(receiptKey(r.session, r.key), r);
+  }
+}
+
+const ReceiptLine = z.object({
+  session: z.string(),
+  key: z.string(),
+  tool: z.string(),
+  output: z.record(z.string(), z.json()),
+});
+
+function parseReceipt(line: string): Receipt | undefined {
+  try {
+    const r = ReceiptLine.safeParse(JSON.parse(line));
+    return r.success ? (r.data as Receipt) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
