@@ -158,6 +158,17 @@ describe("harnesshost/testing", () => {
     await child!.verify();
   });
 
+  it("aMemoryHarnessModuleOnTheSpawnedRuntimeKeepsItsRamAcrossASuspend", async () => {
+    const tally = join(REPO, "docs/examples/tally.ts");
+    const t = await host({ harnesses: { tally: { module: tally, runtime: "spawned" } } });
+    const s = await t.session();
+    await s.exec("a b");
+    await s.suspend();
+    expect((await s.exec("a")).text).toBe("a=2 (3 words)");
+    const local = await host({ harnesses: { tally } });
+    await expect((await local.session()).exec("a")).rejects.toThrow(/memory/i);
+  }, 120_000);
+
   it("harnessesAreGivenAsObjectsFactoriesOrModulePaths", async () => {
     const object = desk();
     const t = await host({
