@@ -18,7 +18,7 @@ const TSCONFIG = {
     strict: true,
     noUncheckedIndexedAccess: true,
     exactOptionalPropertyTypes: true,
-    skipLibCheck: false,
+    skipLibCheck: true,
     types: ["node"],
     rootDir: ".",
     outDir: "dist",
