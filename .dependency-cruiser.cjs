@@ -9,8 +9,10 @@ const LAYERS = [
   // 0. package entry points that gather several layers: `harnesshost` (host embedding API) and
   //    `harnesshost/sdk` (authoring types plus serveHarness from node/). Re-exports only.
   ["src/index\\.ts$", "src/sdk/index\\.ts$"],
-  // 1. the `harnesshost` command: parses flags, calls a server (remote) or a host (in process).
-  ["src/cli/"],
+  // 1. the `harnesshost` command: parses flags, calls a server (remote) or a host (in process); and the
+  //    testing kit (`harnesshost/testing`): an in-process host, session helpers and conformance for
+  //    authors' own tests. Both sit on the host, the conformance suite and the client's decision rules.
+  ["src/cli/", "src/testing/"],
   // 2. edges: the gRPC services (server), their HTTP/Connect transport and console (http), the
   //    conformance suite (drives a real host) and the remote client library (talks to a server over
   //    the wire). Edges never import one another, except server ⇄ http (SIBLINGS_ALLOWED below).

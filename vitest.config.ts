@@ -10,7 +10,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^harnesshost$/, replacement: src("index.ts") },
-      { find: /^harnesshost\/(sdk|agent|client|conformance)$/, replacement: src("$1/index.ts") },
+      { find: /^harnesshost\/(sdk|agent|client|conformance|testing)$/, replacement: src("$1/index.ts") },
     ],
   },
   test: {

@@ -11,6 +11,8 @@ export { startServer, DEFAULT_GRACE_MS } from "./server/server.js";
 export type { RunningServer, ServerOptions, TlsFiles } from "./server/server.js";
 export { ErrorCode, HostError, isHostError } from "./errors/index.js";
 export type { ToolCallContext, ToolExecutor } from "./controller/tools.js";
+export { hostTool } from "./controller/host-tools.js";
+export type { HostTool, HostToolContext, HostToolOutput, HostTools } from "./controller/host-tools.js";
 export type { ModelProvider, InvokeOptions } from "./model/types.js";
 export { echoModel, openAICompatible } from "./model/index.js";
 export type { OpenAICompatibleOptions } from "./model/index.js";

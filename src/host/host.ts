@@ -18,6 +18,7 @@ import type { ToolExecutor } from "../controller/tools.js";
 import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js";
 import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
 import { toolPolicy } from "../controller/tool-policy.js";
+import { checkHostTools, HostToolExecutor, type HostTools, withHostTools } from "../controller/host-tools.js";
 import { EffectRegistry } from "../effects/registry.js";
 import { type Log, silentLog } from "../obs/log.js";
 import { HostMetrics } from "../obs/metrics.js";
@@ -43,6 +44,11 @@ export interface NewSession {
 export interface HostOverrides {
   readonly model?: ModelProvider;
   readonly tools?: ToolExecutor;
+  /**
+   * Your own host-mediated tools (`serve --tools MODULE`), served besides the built-ins (or `tools`);
+   * receipts of completed runs in <data>/tool-receipts.jsonl. A name the host already executes is refused.
+   */
+  readonly hostTools?: HostTools;
   readonly journal?: Journal;
   readonly snapshots?: SnapshotStore;
   /** Effect handlers; default: a registry with the built-ins (audit when configured, webhook, metrics). */
@@ -98,6 +104,9 @@ export function modelFlagOptions(config: HostConfig): ModelFlagOptions {
   };
 }
 
+/** The tools the host executes itself (`demo.write`, the notes example's); a tools module cannot replace them. */
+export const BUILTIN_TOOL_NAMES: readonly string[] = [DEMO_WRITE_TOOL, NOTES_READ_TOOL, NOTES_WRITE_TOOL];
+
 /** The executors a host has without overrides: `demo.write` and the notes example's tools. */
 export function builtinTools(dataDir: string): ToolExecutor {
   const notes = new NotesExecutor(dataDir);
@@ -141,6 +150,10 @@ export class Host {
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
     const config = HostConfig.parse(input);
+    // Checked before anything opens: a bad definition changes nothing.
+    const ownTools = overrides.hostTools
+      ? checkHostTools(overrides.hostTools, "host tools", BUILTIN_TOOL_NAMES)
+      : undefined;
     const log = overrides.logger ?? silentLog;
     const hostMetrics = overrides.metrics === false ? undefined : (overrides.metrics ?? new HostMetrics());
     const rawJournal =
@@ -184,7 +197,9 @@ export class Host {
       await journal.close();
       throw err;
     }
-    const tools = instrumentTools(overrides.tools ?? builtinTools(config.dataDir));
+    const base = overrides.tools ?? builtinTools(config.dataDir);
+    const own = ownTools ? new HostToolExecutor(ownTools, join(config.dataDir, "tool-receipts.jsonl")) : undefined;
+    const tools = instrumentTools(own ? withHostTools(base, own) : base);
     const effects = overrides.effects ?? new EffectRegistry(log);
     const metrics = overrides.effects
       ? new MetricsCounters()

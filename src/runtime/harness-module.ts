@@ -15,7 +15,7 @@ const TSX_API = "tsx/esm/api";
  * CLI runs without a TypeScript loader) is imported through tsx when tsx is installed; without tsx the
  * error says how to go on.
  */
-async function importHarnessModule(target: string): Promise<unknown> {
+export async function importHarnessModule(target: string): Promise<unknown> {
   const url = pathToFileURL(resolve(target)).href;
   try {
     return await import(url);

@@ -13,7 +13,7 @@ import { MemoryJournal } from "../../src/journal/memory.js";
 import { ModelInterruptedError, ModelRequestError, ModelUnavailableError } from "../../src/model/types.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { Harness } from "../../src/sdk/types.js";
-import { calls, say, ScriptedModel } from "./scripted-model.js";
+import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
 
 const S = "sess-0000000000000000000000a1";
 const signal = () => new AbortController().signal;

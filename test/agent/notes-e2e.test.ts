@@ -11,7 +11,7 @@ import { messageText, textMessage } from "../../src/model/text.js";
 import type { Host } from "../../src/host/host.js";
 import { ChatEndpoint, contentText } from "../fixtures/chat-endpoint.js";
 import { notesModel } from "../fixtures/notes-model.js";
-import { calls, say, ScriptedModel } from "./scripted-model.js";
+import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { sessionView } from "../../src/host/session-proto.js";
 import { COMPACTION_ANNOTATION } from "../../src/wire/annotations.js";

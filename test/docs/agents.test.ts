@@ -9,7 +9,7 @@ import { execTurn, replaySession } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { textMessage } from "../../src/model/text.js";
-import { calls, say, ScriptedModel } from "../agent/scripted-model.js";
+import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const S = "sess-0000000000000000000000d1";

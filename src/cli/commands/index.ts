@@ -128,6 +128,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./conformance.js")).conformanceCommand,
   },
   {
+    name: "init",
+    summary: "write a new harness project into DIR: a harness, an agent with a tool, tests, tsconfig (offline)",
+    load: async () => (await import("./init.js")).initCommand,
+  },
+  {
     name: "image",
     summary: "build a vm harness image (kernel + initramfs) for the vm runtime",
     load: async () => (await import("./image.js")).imageCommand,

@@ -21,6 +21,7 @@ import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { HostMetrics } from "../../obs/metrics.js";
 import { startTracing, stopTracing } from "../../obs/trace.js";
 import { type MetricsServer, parseHostPort, serveMetrics } from "../../obs/metrics-http.js";
+import { loadToolsModule } from "../../host/tool-module.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../../obs/log.js";
 
@@ -162,7 +163,7 @@ function stopSignal(): Promise<NodeJS.Signals | "npx-exited"> {
 export const serveCommand: Command = {
   name: "serve",
   usage:
-    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234|off] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>|name=ADDRESS]… [--checkpoint-policy name=every-turn|on-suspend]… [--project P] [--model echo|URL|ID] [--model-name M] [--model-url URL] [--model-path PATH[?QUERY]] [--model-auth-header H] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--log-level info] [--log-format json|pretty] [--log-payloads] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]] [--version]",
+    "serve [--data DIR] [--journal URL] [--addr 127.0.0.1:7233] [--registry-addr 127.0.0.1:7234|off] [--http-addr 127.0.0.1:7235|off] [--harness name=<local|spawned|remote|vm>:<target>|name=ADDRESS]… [--checkpoint-policy name=every-turn|on-suspend]… [--project P] [--model echo|URL|ID] [--model-name M] [--model-url URL] [--model-path PATH[?QUERY]] [--model-auth-header H] [--node-idle-ms N] [--audit-file F.jsonl] [--gc-interval-ms N] [--token-file F] [--tls-cert F --tls-key F] [--limit NAME=VALUE]… [--tool-without-approval TOOL]… [--tools MODULE] [--log-level info] [--log-format json|pretty] [--log-payloads] [--metrics-addr 127.0.0.1:9464] [--pid-file F] [--detach [--log-file F]] [--version]",
   options: {
     data: { type: "string" },
     journal: { type: "string" },
@@ -191,6 +192,7 @@ export const serveCommand: Command = {
     "metrics-addr": { type: "string" },
     limit: { type: "string", multiple: true },
     "tool-without-approval": { type: "string", multiple: true },
+    tools: { type: "string" },
     "pid-file": { type: "string" },
     detach: { type: "boolean" },
     "log-file": { type: "string" },
@@ -225,6 +227,9 @@ export const serveCommand: Command = {
     } catch (err) {
       throw new UsageError(err instanceof Error ? err.message : String(err), false);
     }
+    // Your own tools (docs/harness-authoring.md): loaded and checked before anything is opened or served.
+    const toolsModule = str(ctx.values, "tools");
+    const hostTools = toolsModule !== undefined ? await loadToolsModule(toolsModule) : undefined;
     if (ctx.values["detach"] === true)
       return detach("serve", ctx.argv, logFile ?? join(config.dataDir, "serve.log"), ctx);
     const logger = createLog({ level, format });
@@ -232,7 +237,12 @@ export const serveCommand: Command = {
     await startTracing(process.env);
     const metrics = new HostMetrics();
     metrics.collectProcessMetrics();
-    const host = await Host.open(config, { logger, metrics, logPayloads: ctx.values["log-payloads"] === true });
+    const host = await Host.open(config, {
+      logger,
+      metrics,
+      logPayloads: ctx.values["log-payloads"] === true,
+      ...(hostTools ? { hostTools } : {}),
+    });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
     if (config.harnesses?.some((h) => h.runtime === "vm")) {
       const accel = chooseAccel();

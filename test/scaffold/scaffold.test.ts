@@ -1,0 +1,119 @@
+// `harnesshost init` as a new user runs it (docs/testing.md §7): the packed tarball installed into an
+// empty directory, `npx harnesshost init my-agent` there, then the project's own `npm test`, `npm run
+// typecheck`, `npm run conformance` and `npm run serve` — the scripts as written, nothing rewritten.
+// The install is offline (test/package/consumer.ts): the tarball and its dependency closure; the
+// project's build tools (typescript and @types/node, devDependencies that closure leaves out) are the
+// versions this repository pins, linked into the install. The time from `init` to the first
+// passing `npm test` is printed (a figure for the report, never asserted).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../docs/sh-script.js";
+import { installConsumer } from "../package/consumer.js";
+import { packRepo, REPO, run, type Packed } from "../package/packed.js";
+
+let packed: Packed;
+let consumer = "";
+let project = "";
+let serving: ChildProcess | undefined;
+
+beforeAll(async () => {
+  packed = await packRepo();
+  consumer = join(packed.dir, "consumer");
+  await installConsumer(packed.tarball, consumer);
+  const modules = join(consumer, "node_modules");
+  mkdirSync(join(modules, "@types"), { recursive: true });
+  // @types/node may already be there (a runtime dependency's dependency, at the lock's version).
+  for (const dep of ["typescript", "@types/node"])
+    if (!existsSync(join(modules, dep))) symlinkSync(join(REPO, "node_modules", dep), join(modules, dep));
+  symlinkSync("../typescript/bin/tsc", join(modules, ".bin/tsc"));
+  project = join(consumer, "my-agent");
+}, 600_000);
+
+afterAll(() => {
+  if (serving?.pid !== undefined && serving.exitCode === null) process.kill(-serving.pid, "SIGKILL");
+  rmSync(packed.dir, { recursive: true, force: true });
+});
+
+/** A command in `cwd`; its exit status and output (never throws on a non-zero exit). */
+async function inDir(
+  cwd: string,
+  cmd: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+/** Resolves once the child's stderr matched `pattern` (rejects if it exits first). */
+function waitForStderr(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      text += chunk;
+      if (pattern.test(text)) resolve(text);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code} before ${pattern}: ${text}`)));
+  });
+}
+
+describe("a project from harnesshost init", () => {
+  it("aScaffoldedProjectPassesItsOwnTestsTypeCheckAndConformance", async () => {
+    const started = performance.now();
+    const init = await inDir(consumer, "npx", ["harnesshost", "init", "my-agent"]);
+    expect(init.code, init.stderr).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as {
+      type: string;
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.type).toBe("module");
+    expect(pkg.dependencies["harnesshost"]).toBe(packed.version);
+
+    const test = await inDir(project, "npm", ["test"]);
+    expect(test.code, `${test.stdout}\n${test.stderr}`).toBe(0);
+    expect(test.stdout).toMatch(/^# pass 3$/m);
+    expect(test.stdout).toMatch(/^# fail 0$/m);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`scaffold: npx harnesshost init → first passing npm test: ${seconds} s (install done beforehand)`);
+
+    const typecheck = await inDir(project, "npm", ["run", "typecheck"]);
+    expect(typecheck.code, `${typecheck.stdout}\n${typecheck.stderr}`).toBe(0);
+
+    const conformance = await inDir(project, "npm", ["run", "conformance"]);
+    expect(conformance.code, `${conformance.stdout}\n${conformance.stderr}`).toBe(0);
+    expect(conformance.stdout.match(/^OK: \d+ passed, 0 failed/gm)).toHaveLength(2);
+  }, 600_000);
+
+  it("itsServeScriptServesBothHarnessesWithItsTools", async () => {
+    const addr = `127.0.0.1:${await freePort()}`;
+    serving = spawn(
+      "npm",
+      ["run", "serve", "--", "--addr", addr, "--registry-addr", "off", "--http-addr", "off", "--log-level", "warn"],
+      { cwd: project, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const listening = await waitForStderr(serving, /harnesshost listening .*\n/);
+    expect(listening).toMatch(/harnesses=\S*greeter\S*/);
+    expect(listening).toMatch(/harnesses=\S*desk\S*/);
+    const greet = await inDir(project, "npx", [
+      "harnesshost",
+      "exec",
+      "--server",
+      addr,
+      "--harness",
+      "greeter",
+      "--input",
+      "Ada",
+    ]);
+    expect(greet.code, greet.stderr).toBe(0);
+    expect(greet.stdout).toContain("echo:Ada");
+    const stopped = new Promise((resolve) => serving?.once("exit", resolve));
+    process.kill(-(serving.pid ?? 0), "SIGTERM");
+    await stopped;
+  }, 300_000);
+});
