@@ -4,12 +4,22 @@
 // stopped by its npx's exit, ~0.5 s after returning); `--detach --log-file F` starts and logs to F (it
 // always exited 2); a foreground server started by npx still stops when that npx is killed.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { eventually } from "../fixtures/eventually.js";
 import { bash, freePort, stopPidFiles } from "../docs/sh-script.js";
-import { projectWorkdir } from "../package/shared.js";
+import { projectWorkdir as newProject } from "../package/shared.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+async function projectWorkdir(prefix: string): Promise<string> {
+  const dir = await newProject(prefix);
+  dirs.push(dir);
+  return dir;
+}
 
 function alive(pid: number): boolean {
   try {
@@ -23,8 +33,8 @@ function alive(pid: number): boolean {
 const LAUNCHERS = [
   ["npx", "npx harnesshost"],
   ["npm exec", "npm exec harnesshost --"],
-  ["./node_modules/.bin", "../node_modules/.bin/harnesshost"],
-  ["node bin", "node ../node_modules/harnesshost/bin/harnesshost.js"],
+  ["./node_modules/.bin", "./node_modules/.bin/harnesshost"],
+  ["node bin", "node ./node_modules/harnesshost/bin/harnesshost.js"],
 ] as const;
 
 describe("--detach from the installed package", () => {

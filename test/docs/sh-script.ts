@@ -47,11 +47,21 @@ export function strictScript(script: string): string {
   return `set -euo pipefail\ntrap 'echo "sh-script: exit $? at document line $((LINENO - 3)): $BASH_COMMAND" >&2' ERR\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
 }
 
+/** The pid files under `dir`, not looking into node_modules (a project's, or a link to one). */
+function pidFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== "node_modules") out.push(...pidFiles(path));
+    else if (entry.isFile() && entry.name.endsWith(".pid")) out.push(path);
+  }
+  return out;
+}
+
 /** Stops every harnesshost process a pid file under `dir` names (cleanup after a failed script). */
 export function stopPidFiles(dir: string): void {
-  const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".pid"));
-  for (const file of files) {
-    const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+  for (const file of pidFiles(dir)) {
+    const pid = Number(readFileSync(file, "utf8").trim());
     if (!Number.isSafeInteger(pid) || pid <= 1) continue;
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("harnesshost")) process.kill(pid, "SIGKILL");

@@ -183,7 +183,7 @@ register("data:text/javascript," + encodeURIComponent(
       });
       for (const [i, example] of useFromCodeExamples().entries()) {
         const file = join(project, `readme-${i + 1}.mjs`);
-        writeFileSync(file, pointAt(example.code, listening[1] ?? "", listening[2] ?? ""));
+        writeFileSync(file, pointAt(example.code, listening[1] ?? "", listening[2] ?? "", project));
         const res = await inProject(process.execPath, [file]);
         expect(res.stderr).toBe("");
         expect(res.stdout.trimEnd().split("\n")).toEqual(example.expected);

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -14,6 +15,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,7 +48,7 @@ export function treeHash(): string {
 
 /** The packed tarball and the installed project for this tree. */
 export interface SharedPackage extends Packed {
-  /** A project (package.json, lockfile, node_modules) with the tarball installed; never write in it. */
+  /** A project (package.json, lockfile, node_modules) with the tarball and tsx installed; never write in it. */
   readonly project: string;
 }
 
@@ -101,7 +103,8 @@ async function build(): Promise<SharedPackage> {
   try {
     const packed = await packRepo();
     const project = join(packed.dir, "project");
-    await installConsumer(packed.tarball, project);
+    // tsx, typescript and @types/node too: docs/harness-authoring.md §0 has authors add them.
+    await installConsumer(packed.tarball, project, ["tsx", "typescript", "@types/node"]);
     // Older trees of this checkout are dropped (each holds an installed node_modules).
     for (const old of readdirSync(CACHE))
       if (old !== key && !old.endsWith(".lock")) rmSync(join(CACHE, old), { recursive: true, force: true });
@@ -119,8 +122,16 @@ async function build(): Promise<SharedPackage> {
   }
 }
 
-/** A fresh empty folder inside the shared project, where `npx harnesshost` runs the installed package. */
+/**
+ * A fresh project folder of its own, as a user's project root is: the shared project's package.json
+ * and a link to its node_modules, so `npx harnesshost` runs the installed package and the paths the
+ * docs give (`./node_modules/harnesshost/docs/examples/…`) resolve from it. Short (under the system
+ * temp folder): unix sockets live in it.
+ */
 export async function projectWorkdir(prefix: string): Promise<string> {
   const { project } = await sharedPackage();
-  return mkdtempSync(join(project, `${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `hh-${prefix}-`));
+  copyFileSync(join(project, "package.json"), join(dir, "package.json"));
+  symlinkSync(join(project, "node_modules"), join(dir, "node_modules"), "dir");
+  return dir;
 }
