@@ -194,5 +194,5 @@ describe("background servers (real bin)", () => {
     const block = shBlocks(readFileSync(join(REPO, "docs/cli.md"), "utf8"), "Background servers").join("\n");
     const out = await runDoc(block, work).finally(() => rmSync(work, { recursive: true, force: true }));
     expect(out).toMatch(/^echo:hi\nstopped pid \d+\n$/);
-  }, 300_000);
+  }, 600_000);
 });

@@ -60,7 +60,7 @@ describe("--detach from the installed package", () => {
       expect(log).not.toContain("npx-exited");
       expect(log).toContain('"signal":"SIGTERM"');
       expect(existsSync(join(work, ".harnesshost/serve.log"))).toBe(false);
-    }, 300_000);
+    }, 600_000);
   }
 
   it("aDetachedNodeOutlivesTheNpxThatStartedIt, with --log-file", async () => {
@@ -78,7 +78,7 @@ describe("--detach from the installed package", () => {
     } finally {
       stopPidFiles(work);
     }
-  }, 300_000);
+  }, 600_000);
 
   it("aForegroundServerStartedByNpxStopsWhenThatNpxIsKilled (real npx)", async () => {
     const work = await projectWorkdir("foreground");
@@ -117,5 +117,5 @@ describe("--detach from the installed package", () => {
       npx.kill("SIGKILL");
       stopPidFiles(work);
     }
-  }, 300_000);
+  }, 600_000);
 });

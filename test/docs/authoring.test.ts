@@ -149,21 +149,21 @@ describe("docs/harness-authoring.md", () => {
     expect(lines).toContain("echo:MAKE SOME NOISE");
     expect(out).toContain("echo:MAKE SOME NOISE\necho:HELLO\necho:MAKE SOME NOISE\n");
     expect(out).toMatch(/^ok sess-[0-9a-f]{24} 10 records$/m);
-  }, 300_000);
+  }, 600_000);
 
   it("section 7: tally on the spawned runtime continues across suspend and resume", async () => {
     const out = await runDoc(shBlocksOf(7).join("\n"), await tempDir());
     expect(out).toMatch(/ compute=COLD .*snapshot memory=true digest=sha256:[0-9a-f]{64}$/m);
     expect(out).toMatch(/ compute=LIVE /);
     expect(out.split("\n")).toContain("to=3 do=1 (8 words)");
-  }, 300_000);
+  }, 600_000);
 
   it("section 8: the conformance suite passes shout, as the guide says", async () => {
     const claimed = /# (OK: \d+ passed, 0 failed, \d+ skipped)/.exec(shBlocksOf(8).join("\n"))?.[1];
     expect(claimed, "the guide states the conformance result").toBeDefined();
     const out = await runDoc(shBlocksOf(8).join("\n"), await tempDir());
     expect(out).toContain(claimed!);
-  }, 300_000);
+  }, 600_000);
 
   it("section 0: its tsconfig type-checks a strict consumer (top-level await, every entry point), and the .js it emits passes conformance (docs/conformance.md's CI line)", async () => {
     // §0's `npm install` lines are what the shared project did (offline, from the packed tarball).
@@ -184,7 +184,7 @@ describe("docs/harness-authoring.md", () => {
     expect(conformance).toContain("./dist/my-harness.js");
     await runDoc(conformance, dir);
     expect(readFileSync(join(dir, "conformance.xml"), "utf8")).toMatch(/<testsuites[^>]* failures="0"/);
-  }, 300_000);
+  }, 600_000);
 });
 
 /** A consumer's module: top-level await, the client, the SDK and the agent kit, all under --strict. */

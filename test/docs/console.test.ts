@@ -36,5 +36,5 @@ describe("docs/console.md", () => {
     expect(lines).toContain('{"code":"permission_denied","message":"invalid bearer token"} 403');
     expect(lines).toContain("{}");
     expect(lines.filter((l) => /^stopped pid \d+$/.test(l))).toHaveLength(2);
-  }, 300_000);
+  }, 600_000);
 });

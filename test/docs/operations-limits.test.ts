@@ -24,7 +24,7 @@ describe("docs/operations.md limits", () => {
     const doc = readFileSync(join(repo, "docs/operations.md"), "utf8");
     const out = await runDoc(shBlocks(doc, "Limits").join("\n"), dir);
     expect(out).toMatch(/^stopped pid \d+$/m);
-  }, 200_000);
+  }, 600_000);
 
   it("serve refuses an unknown limit with exit 2 naming it", async () => {
     const run = promisify(execFile);

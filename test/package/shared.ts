@@ -15,11 +15,13 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inject } from "vitest";
 import { eventually } from "../fixtures/eventually.js";
 import { installConsumer } from "./consumer.js";
 import { type Packed, packRepo, REPO } from "./packed.js";
@@ -70,7 +72,13 @@ export function sharedPackage(): Promise<SharedPackage> {
 }
 
 async function build(): Promise<SharedPackage> {
-  const key = treeHash();
+  // The run's hash (tree-hash-setup.ts), so every file and worker agrees; computed here outside vitest.
+  let key: string;
+  try {
+    key = inject("packTreeHash") ?? treeHash();
+  } catch {
+    key = treeHash();
+  }
   const done = join(CACHE, key);
   const meta = join(done, "packed.json");
   const lock = join(CACHE, `${key}.lock`);
@@ -105,9 +113,13 @@ async function build(): Promise<SharedPackage> {
     const project = join(packed.dir, "project");
     // tsx, typescript and @types/node too: docs/harness-authoring.md §0 has authors add them.
     await installConsumer(packed.tarball, project, ["tsx", "typescript", "@types/node"]);
-    // Older trees of this checkout are dropped (each holds an installed node_modules).
-    for (const old of readdirSync(CACHE))
-      if (old !== key && !old.endsWith(".lock")) rmSync(join(CACHE, old), { recursive: true, force: true });
+    // Older trees of this checkout are dropped (each holds an installed node_modules) once no run can
+    // still be using them: a run takes its tree when it starts, so an hour-old one is long done.
+    for (const old of readdirSync(CACHE)) {
+      const path = join(CACHE, old);
+      if (old !== key && !old.endsWith(".lock") && Date.now() - statSync(path).mtimeMs > 3_600_000)
+        rmSync(path, { recursive: true, force: true });
+    }
     const shared: SharedPackage = {
       ...packed,
       dir: done,
