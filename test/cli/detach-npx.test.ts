@@ -83,22 +83,8 @@ describe("--detach from the installed package", () => {
   it("aForegroundServerStartedByNpxStopsWhenThatNpxIsKilled (real npx)", async () => {
     const work = await projectWorkdir("foreground");
     const [p1, p2] = [await freePort(), await freePort()];
-    const npx = spawn(
-      "npx",
-      [
-        "harnesshost",
-        "serve",
-        "--pid-file",
-        "f.pid",
-        "--addr",
-        `127.0.0.1:${p1}`,
-        "--registry-addr",
-        `127.0.0.1:${p2}`,
-        "--http-addr",
-        "off",
-      ],
-      { cwd: work, stdio: ["ignore", "ignore", "pipe"] },
-    );
+    const args = `harnesshost serve --pid-file f.pid --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr off`;
+    const npx = spawn("npx", args.split(" "), { cwd: work, stdio: ["ignore", "ignore", "pipe"] });
     try {
       await new Promise<void>((resolve, reject) => {
         let text = "";
