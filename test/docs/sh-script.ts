@@ -1,6 +1,6 @@
 // Runs the ```sh blocks of a Markdown document as a test script: extraction, free ports, strict mode.
 // Invariant: the commands run are the document's, changed only by the caller's explicit substitutions
-// (paths, ports, the checkout's bin) — no wait is injected, so a race in the text fails here too.
+// (paths and ports; npx-doc.ts lists the ones doc tests make) — no wait is injected, so a race in the text fails here too.
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
