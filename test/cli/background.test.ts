@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runDoc } from "../docs/npx-doc.js";
-import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "../docs/sh-script.js";
+import { freePort, shBlocks, stopPidFiles } from "../docs/sh-script.js";
 import { projectWorkdir } from "../package/shared.js";
 import { BIN, hh, REPO } from "./bin.js";
 
