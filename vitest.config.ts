@@ -16,7 +16,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // Child-process tests run the compiled CLI (bin/harnesshost.js); this rebuilds dist/ first when stale.
-    globalSetup: ["./test/support/dist-current.ts"],
+    // …and test/package/tree-hash-setup.ts fixes which tree the packed-tarball tests share this run.
+    globalSetup: ["./test/support/dist-current.ts", "./test/package/tree-hash-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

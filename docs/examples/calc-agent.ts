@@ -3,8 +3,8 @@
 // operator's approval above 100.00), a budget and compaction. Invariant: every part is a kit part, so
 // the agent is STATELESS_REPLAY: replay makes zero model calls and a re-driven turn makes the same calls.
 import { z } from "zod";
-import { agent, budget, compact, infer, system, tool } from "../../src/agent/index.js";
-import type { Harness } from "../../src/sdk/index.js";
+import { agent, budget, compact, infer, system, tool } from "harnesshost/agent";
+import type { Harness } from "harnesshost/sdk";
 
 const add = tool({
   name: "add",

@@ -1,8 +1,8 @@
 // An example stateless harness (docs/harness-authoring.md): it asks the model to repeat the last input
 // in capitals. Invariant: one turn is exactly one sink.model call whose request depends only on the
 // turn's inputs, so the host can replay it from the journal (STATELESS_REPLAY).
-import { create, HarnessDescriptorSchema, Resumability, textMessage, textOf } from "../../src/sdk/index.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/index.js";
+import { create, HarnessDescriptorSchema, Resumability, textMessage, textOf } from "harnesshost/sdk";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "harnesshost/sdk";
 
 export class Shout implements Harness {
   describe(): HarnessDescriptor {

@@ -1,8 +1,8 @@
 // An example memory-tier harness (docs/harness-authoring.md): it counts words across turns in an
 // ordinary Map. Invariant (I4): the counts live only in RAM and are never rebuilt from start.history,
 // so the harness declares REQUIRES_MEMORY_SNAPSHOT and the host restores them from a memory snapshot.
-import { create, HarnessDescriptorSchema, Resumability, textOf } from "../../src/sdk/index.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/index.js";
+import { create, HarnessDescriptorSchema, Resumability, textOf } from "harnesshost/sdk";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "harnesshost/sdk";
 
 export class Tally implements Harness {
   /** Word → times seen in this session. Plain data: the snapshot codec captures it as is. */

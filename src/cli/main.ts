@@ -6,7 +6,9 @@
 // scripts write them.
 import { parseArgs } from "node:util";
 import { packageVersion } from "./version.js";
-import { HOST_FLAG_HELP, UsageError, type Command, type CommandIo } from "./command.js";
+import { UsageError, type Command, type CommandIo } from "./command.js";
+import { didYouMean } from "../errors/suggest.js";
+import { flagLines, usageLines } from "./help-text.js";
 import { cliFailure, ExitCode } from "./exit-codes.js";
 import { commands } from "./commands/index.js";
 import { acceptGoStyleFlags } from "./go-flags.js";
@@ -20,17 +22,25 @@ function help(io: CommandIo): void {
 }
 
 const EXIT_LINE =
-  "exit status: 0 ok, 1 check failed, 2 usage, 3 not found, 4 refused (precondition), 5 busy/aborted, 6 unavailable/unauthenticated, 7 data loss (docs/cli.md)";
+  "exit status: 0 ok, 1 check failed, 2 usage, 3 not found, 4 refused (precondition), 5 busy/aborted, 6 unavailable/unauthenticated, 7 data loss, 8 parked (exec: waiting for approve/answer) (docs/cli.md)";
 
-/** A command's --help: its usage, the shared connection flags it accepts, and the exit statuses. */
+/** A command's --help: its usage (wrapped), every flag it accepts with its meaning here, and the exit statuses. */
 function commandHelp(command: Command, io: CommandIo): void {
-  io.out(`usage: harnesshost ${command.usage}`);
-  const shared = Object.entries(HOST_FLAG_HELP).filter(([flag]) => flag in command.options);
-  if (shared.length > 0) {
-    io.out("\nconnection and output flags:");
-    for (const [flag, text] of shared) io.out(`  --${flag.padEnd(11)} ${text}`);
-  }
+  for (const line of usageLines(command.usage)) io.out(line);
+  io.out("\nflags:");
+  for (const line of flagLines(command)) io.out(line);
   io.out(`\n${EXIT_LINE}`);
+}
+
+/** parseArgs' "Unknown option '--x'" as our one line, with the closest flag the command has. */
+function unknownFlag(message: string, command: Command): string | undefined {
+  const flag = /^Unknown option '(-{1,2}[^'=]+)/.exec(message)?.[1];
+  if (flag === undefined) return undefined;
+  const hint = didYouMean(
+    flag,
+    Object.keys(command.options).map((o) => `--${o}`),
+  );
+  return `unknown flag ${flag}${hint}; \`harnesshost ${command.name} --help\` lists its flags`;
 }
 
 /** Exit status when the reader of stdout went away (`… | head`): 128 + SIGPIPE, as Unix tools do. */
@@ -61,8 +71,11 @@ export async function main(argv: readonly string[], io: CommandIo = processIo())
   }
   const entry = commands.find((c) => c.name === name);
   if (!entry) {
-    io.err(`harnesshost: unknown command ${JSON.stringify(name)}`);
-    help(io);
+    const hint = didYouMean(
+      name,
+      commands.map((c) => c.name),
+    );
+    io.err(`harnesshost: unknown command ${JSON.stringify(name)}${hint}; \`harnesshost --help\` lists the commands`);
     return ExitCode.Usage;
   }
   const command: Command = await entry.load();
@@ -77,7 +90,9 @@ export async function main(argv: readonly string[], io: CommandIo = processIo())
       const args = acceptGoStyleFlags(rest, command.options);
       parsed = parseArgs({ args, options: command.options, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
+      const message = err instanceof Error ? err.message : String(err);
+      const unknown = unknownFlag(message, command);
+      throw unknown !== undefined ? new UsageError(unknown, false) : new UsageError(message);
     }
     const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
     server = typeof values["server"] === "string" ? values["server"] : undefined;
@@ -95,7 +110,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo())
     else if (err instanceof UsageError)
       io.err(
         err.showUsage
-          ? `harnesshost ${name}: ${err.message}\nusage: harnesshost ${command.usage}`
+          ? [`harnesshost ${name}: ${err.message}`, ...usageLines(command.usage)].join("\n")
           : `harnesshost ${name}: ${err.message}`,
       );
     else io.err(`harnesshost: ${failure.message}`);

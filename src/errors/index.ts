@@ -130,6 +130,11 @@ export const ExitCode = {
   Unavailable: 6,
   /** Stored records or snapshots fail verification or are missing. */
   DataLoss: 7,
+  /**
+   * Not a failure: `exec`'s turn parked on an approval or a question (committed; `approve`/`answer`,
+   * then `resume`). Distinct from 0 so a script tells parked from completed without a second call.
+   */
+  Parked: 8,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

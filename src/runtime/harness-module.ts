@@ -1,6 +1,8 @@
 // Loads the harness factory a spec names: a built-in harness by name, or a module whose default export
 // is a factory. Invariant: a name that is neither a built-in nor a .js/.mjs/.ts path is refused
-// INVALID_ARGUMENT naming the built-ins; a TypeScript module loads through tsx or fails saying how to go on.
+// INVALID_ARGUMENT naming the built-ins; a module path that names no file is NOT_FOUND naming the path it
+// looked at; a TypeScript module loads through tsx or fails saying how to go on.
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { builtinHarnesses } from "../../harnesses/index.js";
@@ -51,6 +53,12 @@ export async function loadHarnessFactory(target: string): Promise<HarnessFactory
       `unknown built-in harness "${target}" (built-ins: ${Object.keys(builtinHarnesses).join(", ")}); a module path must end in .js, .mjs or .ts`,
     );
   }
+  const path = resolve(target);
+  if (!existsSync(path))
+    throw new HostError(
+      ErrorCode.NotFound,
+      `harness module ${target} not found${path === target ? "" : ` (no file at ${path})`}: check the path (it is relative to the current directory)`,
+    );
   const mod = (await importHarnessModule(target)) as { default?: unknown };
   if (typeof mod.default !== "function")
     throw new HostError(ErrorCode.InvalidArgument, `harness module ${target} has no default export factory`);

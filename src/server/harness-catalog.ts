@@ -167,7 +167,7 @@ export class HarnessCatalog {
       if (existing && existing.specDigest !== checked.digest) {
         throw new HostError(
           ErrorCode.AlreadyExists,
-          `harness "${name}" is registered with a different spec; registrations are immutable, use a new name`,
+          `harness "${name}" is registered with a different spec; registrations are immutable: use a new name, or release this one (\`harnesshost harness retire --name ${name}\`, then \`harnesshost harness free --name ${name}\`)`,
         );
       }
       servablePlacement(checked.spec);

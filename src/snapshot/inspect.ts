@@ -179,7 +179,7 @@ class StateInspector implements StateGraphFacts {
     }
     if (isNativeClass(proto)) return this.fail(className(proto));
     return this.fail(
-      `instance of unregistered class ${className(proto)} (register it in classes to keep its prototype)`,
+      `instance of unregistered class ${className(proto)} (list it in the harness's snapshotClasses to keep its prototype)`,
     );
   }
 

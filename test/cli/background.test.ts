@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "../docs/sh-script.js";
+import { runDoc } from "../docs/npx-doc.js";
+import { freePort, shBlocks, stopPidFiles } from "../docs/sh-script.js";
+import { projectWorkdir } from "../package/shared.js";
 import { BIN, hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-background-"));
@@ -187,19 +189,10 @@ describe("background servers (real bin)", () => {
     expect(existsSync(pidFile)).toBe(false);
   }, 300_000);
 
-  it("cliDocBackgroundExampleRunsAsWritten: docs/cli.md's block, with free ports and this checkout's bin", async () => {
-    const work = mkdtempSync(join(dir, "doc-"));
-    const [p1, p2] = [await freePort(), await freePort()];
-    const bin = `node ${join(REPO, "bin/harnesshost.js")}`;
-    const script = shBlocks(readFileSync(join(REPO, "docs/cli.md"), "utf8"), "Background servers")
-      .join("\n")
-      .replaceAll(
-        "npx harnesshost serve",
-        `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
-      )
-      .replaceAll("npx harnesshost", bin)
-      .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`);
-    const out = await bash(strictScript(script), work, 240_000).finally(() => stopPidFiles(work));
+  it("cliDocBackgroundExampleRunsAsWritten: docs/cli.md's block through real npx from the installed tarball", async () => {
+    const work = await projectWorkdir("cli-doc");
+    const block = shBlocks(readFileSync(join(REPO, "docs/cli.md"), "utf8"), "Background servers").join("\n");
+    const out = await runDoc(block, work).finally(() => rmSync(work, { recursive: true, force: true }));
     expect(out).toMatch(/^echo:hi\nstopped pid \d+\n$/);
-  }, 300_000);
+  }, 600_000);
 });

@@ -182,7 +182,7 @@ describe("cancel and delete on a PostgreSQL journal (real bin)", () => {
     const journal = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}schema=${schema}`;
     try {
       const first = await hh(dir, "exec", "--journal", journal, "--harness", "ask", "--input", "hello", "--json");
-      expect(first.code).toBe(0);
+      expect(first.code).toBe(8); // parked
       const s = (JSON.parse(first.stdout) as { session: string }).session;
       const child = (await hh(dir, "fork", "--journal", journal, "--session", s)).stdout.trim();
       const cancelled = await hh(dir, "cancel", "--journal", journal, "--session", s, "--json");

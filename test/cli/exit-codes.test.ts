@@ -46,7 +46,7 @@ describe("exit codes (real bin)", () => {
 
   it("an unknown session exits 3 (NOT_FOUND); a refused precondition exits 4 (FAILED_PRECONDITION)", async () => {
     const first = await hh(dir, "exec", "--journal", journal, "--harness", "ask", "--input", "hi", "--json");
-    expect(first.code).toBe(0);
+    expect(first.code).toBe(ExitCode.Parked);
     const s = (JSON.parse(first.stdout) as { session: string }).session;
     const missing = await hh(dir, "get", "--journal", journal, "--session", "sess-000000000000000000000000", "--json");
     expect(missing.code).toBe(ExitCode.NotFound);

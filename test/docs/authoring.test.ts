@@ -1,9 +1,10 @@
 // docs/harness-authoring.md is executed: its example modules are the files it lists, its ```sh blocks
-// run as written (pointed at this checkout, with temp sockets and free ports), and the outputs it
-// claims are the outputs the commands print. The codec notes (registered classes, #private fields)
+// run as written through real npx in a project that installed the packed tarball (test/docs/npx-doc.ts
+// says what is changed: ports, /tmp sockets; the examples run from node_modules/harnesshost/docs/examples
+// as the guide says), its tsconfig type-checks a strict consumer, and the outputs it claims are the
+// outputs the commands print. The codec notes (registered classes, #private fields)
 // are checked against the snapshot codec the nodes use.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import shout from "../../docs/examples/shout.js";
@@ -21,7 +22,9 @@ import {
   type StartInfo,
 } from "../../src/sdk/index.js";
 import { decodeActor, encodeActor } from "../../src/snapshot/codec.js";
-import { bash as runBash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
+import { projectWorkdir } from "../package/shared.js";
+import { runDoc } from "./npx-doc.js";
+import { codeBlocks, shBlocks } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const guide = readFileSync(join(repo, "docs/harness-authoring.md"), "utf8");
@@ -30,45 +33,13 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "hh-authoring-"));
+async function tempDir(): Promise<string> {
+  const dir = await projectWorkdir("authoring");
   dirs.push(dir);
   return dir;
 }
 
 const shBlocksOf = (n: number): string[] => shBlocks(guide, `${n}. `);
-
-/**
- * Points a guide script at this checkout: `npx harnesshost` runs bin/harnesshost.js (the CLI from source), example paths
- * are absolute, sockets live in `dir`, and every 127.0.0.1 port gets a free one. Nothing is awaited
- * that the guide does not await.
- */
-async function localize(script: string, dir: string): Promise<string> {
-  const ports = new Map<string, string>();
-  for (const m of script.matchAll(/127\.0\.0\.1:(\d+)/g)) ports.set(m[1]!, "");
-  for (const fixed of ["7233", "7234"]) ports.set(fixed, "");
-  for (const p of ports.keys()) ports.set(p, String(await freePort()));
-  const lines = script
-    .replace(/\\\n\s*/g, " ")
-    .split("\n")
-    .map((raw) => {
-      let line = raw
-        .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
-        .replaceAll("./docs/examples/", `${join(repo, "docs/examples")}/`)
-        .replaceAll("/tmp/shout.sock", join(dir, "shout.sock"));
-      if (/ serve /.test(line) && !line.includes("--addr"))
-        line = line.replace(
-          " serve ",
-          " serve --addr 127.0.0.1:7233 --registry-addr 127.0.0.1:7234 --http-addr 127.0.0.1:0 ",
-        );
-      return line.replace(/127\.0\.0\.1:(\d+)/g, (_, p: string) => `127.0.0.1:${ports.get(p) ?? p}`);
-    });
-  return strictScript(lines.join("\n"));
-}
-
-/** Runs a localized script in `cwd`; whatever it started and did not stop is stopped afterwards. */
-const bash = (script: string, cwd: string): Promise<string> =>
-  runBash(script, cwd, 280_000).finally(() => stopPidFiles(cwd));
 
 describe("docs/harness-authoring.md", () => {
   it("lists the example modules exactly as they are in docs/examples", () => {
@@ -170,8 +141,7 @@ describe("docs/harness-authoring.md", () => {
   });
 
   it("sections 5 and 6: serve shout as a node, register it, exec, replay, verify", async () => {
-    const dir = tempDir();
-    const out = await bash(await localize([...shBlocksOf(5), ...shBlocksOf(6)].join("\n"), dir), dir);
+    const out = await runDoc([...shBlocksOf(5), ...shBlocksOf(6)].join("\n"), await tempDir());
     const lines = out.split("\n");
     expect(out).toMatch(
       /^created harness shout source=registered state=active address=unix:\/\/\S+shout\.sock digest=sha256:[0-9a-f]{64}$/m,
@@ -179,21 +149,58 @@ describe("docs/harness-authoring.md", () => {
     expect(lines).toContain("echo:MAKE SOME NOISE");
     expect(out).toContain("echo:MAKE SOME NOISE\necho:HELLO\necho:MAKE SOME NOISE\n");
     expect(out).toMatch(/^ok sess-[0-9a-f]{24} 10 records$/m);
-  }, 300_000);
+  }, 600_000);
 
   it("section 7: tally on the spawned runtime continues across suspend and resume", async () => {
-    const dir = tempDir();
-    const out = await bash(await localize(shBlocksOf(7).join("\n"), dir), dir);
+    const out = await runDoc(shBlocksOf(7).join("\n"), await tempDir());
     expect(out).toMatch(/ compute=COLD .*snapshot memory=true digest=sha256:[0-9a-f]{64}$/m);
     expect(out).toMatch(/ compute=LIVE /);
     expect(out.split("\n")).toContain("to=3 do=1 (8 words)");
-  }, 300_000);
+  }, 600_000);
 
   it("section 8: the conformance suite passes shout, as the guide says", async () => {
     const claimed = /# (OK: \d+ passed, 0 failed, \d+ skipped)/.exec(shBlocksOf(8).join("\n"))?.[1];
     expect(claimed, "the guide states the conformance result").toBeDefined();
-    const dir = tempDir();
-    const out = await bash(await localize(shBlocksOf(8).join("\n"), dir), dir);
+    const out = await runDoc(shBlocksOf(8).join("\n"), await tempDir());
     expect(out).toContain(claimed!);
-  }, 300_000);
+  }, 600_000);
+
+  it("section 0: its tsconfig type-checks a strict consumer (top-level await, every entry point), and the .js it emits passes conformance (docs/conformance.md's CI line)", async () => {
+    // §0's `npm install` lines are what the shared project did (offline, from the packed tarball).
+    const dir = await tempDir();
+    const [tsconfig] = codeBlocks(guide, "0. ", "json");
+    writeFileSync(join(dir, "tsconfig.json"), tsconfig ?? "");
+    mkdirSync(join(dir, "src"));
+    // "copy one into your project": the shipped example, as the package has it, is the harness.
+    copyFileSync(join(dir, "node_modules/harnesshost/docs/examples/shout.ts"), join(dir, "src/my-harness.ts"));
+    writeFileSync(join(dir, "src/drive.ts"), DRIVE_TS);
+    const [check] = shBlocksOf(0).slice(-1);
+    expect(check).toMatch(/^npx tsc -p \./);
+    const out = await runDoc(check ?? "", dir);
+    expect(out).toBe("");
+    const conformance = shBlocks(readFileSync(join(repo, "docs/conformance.md"), "utf8"), "Running it in CI").join(
+      "\n",
+    );
+    expect(conformance).toContain("./dist/my-harness.js");
+    await runDoc(conformance, dir);
+    expect(readFileSync(join(dir, "conformance.xml"), "utf8")).toMatch(/<testsuites[^>]* failures="0"/);
+  }, 600_000);
 });
+
+/** A consumer's module: top-level await, the client, the SDK and the agent kit, all under --strict. */
+const DRIVE_TS = `import { agent, system } from "harnesshost/agent";
+import { connect, isHarnessHostError } from "harnesshost/client";
+import { Resumability } from "harnesshost/sdk";
+
+const client = connect({ address: "127.0.0.1:7233", timeoutMs: 1000 });
+try {
+  const { outputs } = await client.sessions.exec({ harness: "echo", input: "hi" }).result();
+  console.log(outputs.join(","), Resumability.STATELESS_REPLAY);
+} catch (err) {
+  if (!isHarnessHostError(err)) throw err;
+  console.log(err.code);
+} finally {
+  client.close();
+}
+export const kit = typeof agent === "function" && typeof system === "function";
+`;

@@ -1,10 +1,12 @@
-// docs/console.md's HTTP examples run as written (ports and `npx harnesshost` pointed at this checkout),
-// and what each prints is what its comment says.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// docs/console.md's HTTP examples run as written — `npx harnesshost` through real npx in a project that
+// installed the packed tarball (test/docs/npx-doc.ts: ports remapped, nothing else) — and what each
+// prints is what its comment says.
+import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
+import { projectWorkdir } from "../package/shared.js";
+import { runDoc } from "./npx-doc.js";
+import { shBlocks } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const doc = readFileSync(join(repo, "docs/console.md"), "utf8");
@@ -13,19 +15,11 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function localize(script: string): Promise<string> {
-  let text = script.replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`);
-  for (const port of ["7233", "7234", "7235", "7243", "7244", "7245"])
-    text = text.replaceAll(`127.0.0.1:${port}`, `127.0.0.1:${await freePort()}`);
-  return strictScript(text);
-}
-
 describe("docs/console.md", () => {
   it("the API over HTTP: curl examples print what their comments say", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hh-console-doc-"));
+    const dir = await projectWorkdir("console-doc");
     dirs.push(dir);
-    const script = await localize(shBlocks(doc, "The API over HTTP").join("\n"));
-    const out = await bash(script, dir, 240_000).finally(() => stopPidFiles(dir));
+    const out = await runDoc(shBlocks(doc, "The API over HTTP").join("\n"), dir);
     const lines = out.split("\n");
     expect(lines[0]).toMatch(/^\{"metadata":\{.*"uid":"sess-[0-9a-f]{24}".*\},"harness":"echo"/);
     expect(lines).toContain('"chunk":"echo:hi"');
@@ -42,5 +36,5 @@ describe("docs/console.md", () => {
     expect(lines).toContain('{"code":"permission_denied","message":"invalid bearer token"} 403');
     expect(lines).toContain("{}");
     expect(lines.filter((l) => /^stopped pid \d+$/.test(l))).toHaveLength(2);
-  });
+  }, 600_000);
 });

@@ -20,7 +20,11 @@ export function useFromCodeExamples(): JsExample[] {
   }));
 }
 
-/** The example with the documented default addresses replaced by a running host's. */
-export function pointAt(code: string, addr: string, registryAddr: string): string {
-  return code.replaceAll("127.0.0.1:7233", addr).replaceAll("127.0.0.1:7234", registryAddr);
+/**
+ * The example with the documented default addresses replaced by a running host's, and its fixed
+ * `/tmp/` socket moved to `socketDir` when given (test files run in parallel).
+ */
+export function pointAt(code: string, addr: string, registryAddr: string, socketDir?: string): string {
+  const pointed = code.replaceAll("127.0.0.1:7233", addr).replaceAll("127.0.0.1:7234", registryAddr);
+  return socketDir === undefined ? pointed : pointed.replaceAll("unix:///tmp/", `unix://${socketDir}/`);
 }

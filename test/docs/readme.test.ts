@@ -1,10 +1,12 @@
-// The README's walkthroughs are executed as written (with ports, paths and `npx harnesshost` pointed
-// at this checkout), so the commands a newcomer copies keep working.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// The README's walkthroughs run as written — `npx harnesshost …` through real npx, in a project that
+// installed the packed tarball (test/docs/npx-doc.ts says what is changed: ports, /tmp sockets and
+// repository paths, and why), so the commands a newcomer copies keep working.
+import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bash as runBash, freePort, shBlocks, stopPidFiles, strictScript } from "./sh-script.js";
+import { projectWorkdir } from "../package/shared.js";
+import { runDoc } from "./npx-doc.js";
+import { shBlocks } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(repo, "README.md"), "utf8");
@@ -15,38 +17,15 @@ afterAll(() => {
 
 const blocks = (title: string): string[] => shBlocks(readme, title);
 
-/** Points a README script at this checkout, with fresh ports and a socket under `dir`. */
-async function localize(script: string, dir: string): Promise<string> {
-  const [p1, p2] = [await freePort(), await freePort()];
-  const bin = `node ${join(repo, "bin/harnesshost.js")}`;
-  return strictScript(
-    script
-      .replaceAll(
-        "npx harnesshost serve",
-        `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
-      )
-      .replaceAll("npx harnesshost", bin)
-      .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
-      .replaceAll("127.0.0.1:7234", `127.0.0.1:${p2}`)
-      .replaceAll("/tmp/x.sock", join(dir, "x.sock"))
-      .replaceAll("test/verify_chain.py", join(repo, "test/verify_chain.py")),
-  );
-}
-
-/** Runs a localized script in `cwd`; whatever it started and did not stop is stopped afterwards. */
-async function bash(script: string, cwd: string): Promise<string> {
-  try {
-    return await runBash(script, cwd, 900_000);
-  } finally {
-    stopPidFiles(cwd);
-  }
+async function workdir(): Promise<string> {
+  const dir = await projectWorkdir("readme");
+  dirs.push(dir);
+  return dir;
 }
 
 describe("README walkthroughs", () => {
   it("walkthrough 1 runs in-process: exec, replay, verify, export, fork", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
-    dirs.push(dir);
-    const out = await bash(await localize(blocks("Walkthrough 1").join("\n"), dir), dir);
+    const out = await runDoc(blocks("Walkthrough 1").join("\n"), await workdir());
     expect(out).toContain("echo:again\necho:hi\necho:again\n");
     expect(out).toMatch(/ok sess-[0-9a-f]{24} 10 records/);
     expect(out).toMatch(/ok 10 records/);
@@ -54,10 +33,8 @@ describe("README walkthroughs", () => {
   }, 900_000);
 
   it("walkthroughs 2, 3 and 4 run against a served host: a registered node, counter tiers, approvals", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
-    dirs.push(dir);
     const script = [...blocks("Walkthrough 2"), ...blocks("Walkthrough 3"), ...blocks("Walkthrough 4")].join("\n");
-    const out = await bash(await localize(script, dir), dir);
+    const out = await runDoc(script, await workdir());
     const lines = out.split("\n");
     expect(lines).toContain("echo:hi");
     expect(out).toMatch(/ok sess-[0-9a-f]{24}/);
@@ -92,20 +69,7 @@ describe("README walkthroughs", () => {
   }, 920_000);
 
   it("walkthrough 6 runs the notes agent against the fake model: approval, one write, read, replay", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hh-readme-"));
-    dirs.push(dir);
-    const [model, addr, registry, http] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const script = strictScript(
-      blocks("Walkthrough 6")
-        .join("\n")
-        .replaceAll("npx tsx test/fixtures/", `${join(repo, "node_modules/.bin/tsx")} ${join(repo, "test/fixtures")}/`)
-        .replaceAll("npx harnesshost", `node ${join(repo, "bin/harnesshost.js")}`)
-        .replaceAll("127.0.0.1:7240", `127.0.0.1:${model}`)
-        .replaceAll("127.0.0.1:7253", `127.0.0.1:${addr}`)
-        .replaceAll("127.0.0.1:7254", `127.0.0.1:${registry}`)
-        .replaceAll("127.0.0.1:7255", `127.0.0.1:${http}`),
-    );
-    const out = await bash(script, dir);
+    const out = await runDoc(blocks("Walkthrough 6").join("\n"), await workdir());
     const lines = out.split("\n");
     expect(out).toMatch(/^approved [0-9a-f]{16}\/1\.0:call_w request_seq=\d+ decision_seq=\d+; run resume/m);
     expect(

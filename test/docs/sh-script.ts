@@ -1,6 +1,6 @@
 // Runs the ```sh blocks of a Markdown document as a test script: extraction, free ports, strict mode.
 // Invariant: the commands run are the document's, changed only by the caller's explicit substitutions
-// (paths, ports, the checkout's bin) — no wait is injected, so a race in the text fails here too.
+// (paths and ports; npx-doc.ts lists the ones doc tests make) — no wait is injected, so a race in the text fails here too.
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -47,11 +47,21 @@ export function strictScript(script: string): string {
   return `set -euo pipefail\ntrap 'echo "sh-script: exit $? at document line $((LINENO - 3)): $BASH_COMMAND" >&2' ERR\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n${script}`;
 }
 
+/** The pid files under `dir`, not looking into node_modules (a project's, or a link to one). */
+function pidFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== "node_modules") out.push(...pidFiles(path));
+    else if (entry.isFile() && entry.name.endsWith(".pid")) out.push(path);
+  }
+  return out;
+}
+
 /** Stops every harnesshost process a pid file under `dir` names (cleanup after a failed script). */
 export function stopPidFiles(dir: string): void {
-  const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".pid"));
-  for (const file of files) {
-    const pid = Number(readFileSync(join(dir, file), "utf8").trim());
+  for (const file of pidFiles(dir)) {
+    const pid = Number(readFileSync(file, "utf8").trim());
     if (!Number.isSafeInteger(pid) || pid <= 1) continue;
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("harnesshost")) process.kill(pid, "SIGKILL");

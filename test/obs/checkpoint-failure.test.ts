@@ -73,6 +73,27 @@ describe("checkpoint failures", () => {
     );
   });
 
+  it("execWarnsWhenItsTurnsCheckpointFailedAndStillExits0", async () => {
+    // The turn is committed, so the exit status stays 0 (a non-zero one invites a retry of a turn that
+    // happened); the warning names the option the author must use, snapshotClasses, as the docs do.
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+    const code = await main(["exec", "--server", server.addr, "--harness", "notes", "--input", "x"], io);
+    expect(code).toBe(0);
+    expect(out).toEqual(["1"]);
+    const warning = err.filter((l) => l.startsWith("harnesshost: warning: "));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]).toMatch(
+      /checkpoint failed: .*unregistered class Note \(list it in the harness's snapshotClasses/,
+    );
+    expect(warning[0]).toMatch(/past seq 0, and suspend fails the same way/);
+    // A turn whose checkpoint succeeds prints no warning.
+    err.length = 0;
+    expect(await main(["exec", "--server", server.addr, "--harness", "counter", "--input", "x"], io)).toBe(0);
+    expect(err.filter((l) => l.includes("warning"))).toEqual([]);
+  });
+
   it("aSucceedingCheckpointShowsItsSeqAndNoFailure", async () => {
     const session = (await host.createSession({ harness: "counter" })).uid;
     expect(await turns(host, session, 1)).toEqual(["1"]);

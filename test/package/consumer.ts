@@ -16,7 +16,38 @@ interface LockEntry {
   readonly [k: string]: unknown;
 }
 
-export async function installConsumer(tarball: string, dir: string): Promise<void> {
+/** The lockfile entries `names` need: each package and, transitively, what it depends on (nested first). */
+function closure(names: readonly string[], packages: Record<string, LockEntry>): string[] {
+  const seen = new Set<string>();
+  const visit = (name: string, from: string): void => {
+    let base = from;
+    for (;;) {
+      const path = `${base === "" ? "" : `${base}/`}node_modules/${name}`;
+      if (packages[path] !== undefined) {
+        if (seen.has(path)) return;
+        seen.add(path);
+        const entry = packages[path] as { dependencies?: object; optionalDependencies?: object };
+        for (const dep of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies })) visit(dep, path);
+        return;
+      }
+      if (base === "") return; // an optional dependency not locked for any platform
+      base = base.includes("/node_modules/") ? base.slice(0, base.lastIndexOf("/node_modules/")) : "";
+    }
+  };
+  for (const name of names) visit(name, "");
+  return [...seen];
+}
+
+/**
+ * Installs the tarball into `dir` (created if needed), and with it `devDependencies` — names of this
+ * repository's dev dependencies (e.g. "tsx", which the authoring guide tells authors to add), at the
+ * versions its lockfile pins.
+ */
+export async function installConsumer(
+  tarball: string,
+  dir: string,
+  devDependencies: readonly string[] = [],
+): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as Record<string, unknown>;
   const lock = JSON.parse(readFileSync(join(REPO, "package-lock.json"), "utf8")) as {
@@ -40,7 +71,13 @@ export async function installConsumer(tarball: string, dir: string): Promise<voi
     if (path === "" || entry.dev === true || entry.devOptional === true || entry.link === true) continue;
     packages[path] = entry;
   }
-  const manifest = { name: "consumer", private: true, type: "module", dependencies: { harnesshost: spec } };
+  for (const path of closure(devDependencies, lock.packages)) packages[path] ??= lock.packages[path];
+  const dev = Object.fromEntries(
+    devDependencies.map((name) => [name, String(lock.packages[`node_modules/${name}`]?.["version"] ?? "*")]),
+  );
+  const root = { dependencies: { harnesshost: spec }, ...(devDependencies.length > 0 ? { devDependencies: dev } : {}) };
+  packages[""] = { name: "consumer", ...root };
+  const manifest = { name: "consumer", private: true, type: "module", ...root };
   writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   writeFileSync(
     join(dir, "package-lock.json"),

@@ -5,13 +5,15 @@
 // turns driven by the public client, and a strict TypeScript consumer type-checks against the shipped
 // declarations under NodeNext and Bundler resolution.
 import { spawn } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pointAt, useFromCodeExamples } from "../docs/js-examples.js";
 import { installConsumer } from "./consumer.js";
-import { packRepo, REPO, run, type Packed } from "./packed.js";
+import { REPO, run, type Packed } from "./packed.js";
+import { sharedPackage } from "./shared.js";
 
 const SHIPPED = /^(dist\/|bin\/|proto\/|docs\/|README\.md$|LICENSE$|package\.json$)/;
 const TSC = join(REPO, "node_modules/typescript/bin/tsc");
@@ -19,11 +21,12 @@ const TSC = join(REPO, "node_modules/typescript/bin/tsc");
 let packed: Packed;
 let project: string;
 beforeAll(async () => {
-  packed = await packRepo();
-  project = join(packed.dir, "consumer");
+  // The tarball every test file shares (packed once per tree); a project of our own without tsx.
+  packed = await sharedPackage();
+  project = mkdtempSync(join(tmpdir(), "hh-consumer-"));
   await installConsumer(packed.tarball, project);
-}, 300_000);
-afterAll(() => rmSync(packed.dir, { recursive: true, force: true }));
+}, 600_000);
+afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 /** Runs a command in the consumer project; its exit code and output (never throws on exit ≠ 0). */
 async function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -183,7 +186,7 @@ register("data:text/javascript," + encodeURIComponent(
       });
       for (const [i, example] of useFromCodeExamples().entries()) {
         const file = join(project, `readme-${i + 1}.mjs`);
-        writeFileSync(file, pointAt(example.code, listening[1] ?? "", listening[2] ?? ""));
+        writeFileSync(file, pointAt(example.code, listening[1] ?? "", listening[2] ?? "", project));
         const res = await inProject(process.execPath, [file]);
         expect(res.stderr).toBe("");
         expect(res.stdout.trimEnd().split("\n")).toEqual(example.expected);

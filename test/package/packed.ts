@@ -1,5 +1,6 @@
 // Packs this checkout the way `npm publish` would (`npm pack`, which runs `prepare` and so builds dist/
-// from the current source) into a temporary directory, once per test file.
+// from the current source) into a temporary directory. Test files get the tarball through
+// shared.ts's sharedPackage(), which calls this once per tree content for all of them.
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

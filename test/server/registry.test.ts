@@ -129,6 +129,10 @@ describe("RegisterHarness", () => {
       grpcCode: GrpcStatus.ALREADY_EXISTS,
       details: expect.stringContaining("immutable"),
     });
+    // …and says how to release the name (a README example run twice with a new port hit this).
+    expect((changed as { details: string }).details).toContain(
+      "`harnesshost harness retire --name mine`, then `harnesshost harness free --name mine`",
+    );
   });
 });
 

@@ -13,7 +13,9 @@ import { runConformance } from "../../src/conformance/index.js";
 import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { HarnessSpecSchema } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { startFixture } from "../server/helpers.js";
-import { bash, freePort, shBlocks, stopPidFiles, strictScript } from "../docs/sh-script.js";
+import { runDoc } from "../docs/npx-doc.js";
+import { shBlocks } from "../docs/sh-script.js";
+import { projectWorkdir } from "../package/shared.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import { canPlace } from "../../src/runtime/types.js";
@@ -46,21 +48,14 @@ afterAll(async () => {
 
 describe.skipIf(skip !== undefined)("vm runtime", () => {
   it("README walkthrough 5 runs as written: image build, memory conformance on vm:IMAGE passes (suspend/resume N+1, QEMU killed, fork, corrupt blob), serve, suspend/resume/fork", async () => {
-    const work = mkdtempSync(join(dir, "readme-"));
-    const [p1, p2] = [await freePort(), await freePort()];
-    const bin = `node ${join(ROOT, "bin/harnesshost.js")}`;
-    const script = strictScript(
-      shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5")
-        .join("\n")
-        .replaceAll(
-          "npx harnesshost serve",
-          `${bin} serve --addr 127.0.0.1:${p1} --registry-addr 127.0.0.1:${p2} --http-addr 127.0.0.1:0`,
-        )
-        .replaceAll("npx harnesshost", bin)
-        .replaceAll("127.0.0.1:7233", `127.0.0.1:${p1}`)
-        .replaceAll("harnesses/python/", `${join(ROOT, "harnesses/python")}/`),
-    );
-    const out = await bash(script, work, 900_000).finally(() => stopPidFiles(work));
+    // Through real npx in a project that installed the packed tarball (test/docs/npx-doc.ts: ports,
+    // and harnesses/python/ as the checkout's files).
+    const work = await projectWorkdir("readme-vm");
+    const out = await runDoc(
+      shBlocks(readFileSync(join(ROOT, "README.md"), "utf8"), "Walkthrough 5").join("\n"),
+      work,
+      900_000,
+    ).finally(() => rmSync(work, { recursive: true, force: true }));
     const lines = out.split("\n");
     expect(out).toMatch(/^image \S+pycounter sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
     for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])

@@ -79,7 +79,7 @@ describe("approve / answer / resume commands", () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-waits-cli-"));
     dirs.push(dir);
     const exec = await cli("exec", "--data", dir, "--harness", "askcounter", "--input", "a", "--json");
-    expect(exec.code, exec.err).toBe(0);
+    expect(exec.code, exec.err).toBe(8); // parked (docs/cli.md)
     const doc = JSON.parse(exec.out) as {
       session: string;
       pending_approval?: { tool_call_id: string; request_seq: number };

@@ -16,6 +16,15 @@ const DETACHED_ENV = "HARNESSHOST_DETACHED";
 const startedDetached = process.env[DETACHED_ENV] === "1";
 delete process.env[DETACHED_ENV];
 
+/**
+ * True in the process a `--detach` started (its parent has returned, or is about to): it keeps the
+ * re-run's `--log-file` (its stdout and stderr already go there) and watches no `npm exec` ancestor —
+ * the npx that ran the detaching command exits as soon as it returns.
+ */
+export function isDetachedChild(): boolean {
+  return startedDetached;
+}
+
 /** What a listening process reports: the line to print (addresses, pid, log). */
 export interface ReadyMessage {
   readonly ready: string;

@@ -3,8 +3,10 @@
 // `kill $!` ends npx and leaves the server running, holding its ports (docs/cli.md, "Background
 // servers"). Invariant: when an `npm exec` process is among this process's first three ancestors and
 // it exits, the server stops as on SIGTERM (checked every WATCH_MS); with no npm exec above it (a
-// shell, a supervisor, `--detach`) nothing is watched. Linux only (/proc); elsewhere a no-op.
+// shell, a supervisor) nothing is watched, and a process `--detach` started never watches (the npx
+// that ran `serve --detach` is its grandparent until it returns). Linux only (/proc); elsewhere a no-op.
 import { readFileSync } from "node:fs";
+import { isDetachedChild } from "./detach.js";
 
 /** How often the npm exec ancestor is checked (ms): a stop after `kill $!` begins within this. */
 export const WATCH_MS = 500;
@@ -49,7 +51,7 @@ export function npmExecAncestor(): { pid: number; start: string } | undefined {
 
 /** Calls `onGone` once when the npm exec ancestor exits; returns a function that stops watching. */
 export function watchNpmExec(onGone: () => void): () => void {
-  const ancestor = npmExecAncestor();
+  const ancestor = isDetachedChild() ? undefined : npmExecAncestor();
   if (ancestor === undefined) return () => undefined;
   const timer = setInterval(() => {
     const stat = procStat(ancestor.pid);

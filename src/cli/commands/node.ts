@@ -6,7 +6,7 @@
 // --ready-addr the /readyz probe answers only once the gRPC server accepts.
 import { loadHarnessFactory, moduleDigest } from "../../host/runtimes.js";
 import { serveHarness } from "../../node/serve.js";
-import { detach, reportReady } from "../background/detach.js";
+import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS } from "../../obs/log.js";
@@ -92,7 +92,7 @@ export const nodeCommand: Command = {
       nodeSettings(ctx.values, process.env);
       return detach("node", ctx.argv, logFile ?? DEFAULT_NODE_LOG, ctx);
     }
-    if (logFile !== undefined)
+    if (logFile !== undefined && !isDetachedChild())
       throw new UsageError("--log-file goes with --detach (in the foreground the log is stderr)");
     // A node logs to stderr (a spawned node's stderr is its host's): warn and up unless asked.
     const level = LOG_LEVELS.find((l) => l === (str(ctx.values, "log-level") ?? "warn"));

@@ -15,7 +15,7 @@ import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { checkListenAddresses, parseTokenFile, startServer, type TlsFiles } from "../../server/index.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { chooseAccel } from "../../vm/accel.js";
-import { detach, reportReady } from "../background/detach.js";
+import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
 import { HostMetrics } from "../../obs/metrics.js";
@@ -205,7 +205,7 @@ export const serveCommand: Command = {
     const config = hostConfig(ctx.values);
     const pidFile = str(ctx.values, "pid-file");
     const logFile = str(ctx.values, "log-file");
-    if (logFile !== undefined && ctx.values["detach"] !== true)
+    if (logFile !== undefined && ctx.values["detach"] !== true && !isDetachedChild())
       throw new UsageError("--log-file goes with --detach (in the foreground the log is stderr)");
     const addr = str(ctx.values, "addr") ?? DEFAULT_ADDR;
     const registryAddr = str(ctx.values, "registry-addr") ?? DEFAULT_REGISTRY_ADDR;

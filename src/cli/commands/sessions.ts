@@ -6,6 +6,7 @@ import type { Question } from "../../controller/questions.js";
 import { pendingQuestion } from "../../client/decisions.js";
 import type { DecisionOutcome, GateTuple } from "../api.js";
 import { goRecordLine } from "../record-lines.js";
+import { ExitCode } from "../exit-codes.js";
 import {
   type CommandIo,
   type FlagValues,
@@ -153,6 +154,16 @@ function awaitingLine(s: Session): string | undefined {
 }
 
 /**
+ * The warning `exec` prints when the checkpoint of the turn it just ran failed (the turn stands; exit
+ * status unchanged): the host's last per-turn failure is this turn's END record.
+ */
+function failedCheckpointLine(s: Session, lastSeq: number): string | undefined {
+  const f = checkpointOf(s)?.last_failure;
+  if (f === undefined || f.seq !== lastSeq) return undefined;
+  return `harnesshost: warning: the turn is committed but its checkpoint failed: ${f.reason} — until a checkpoint succeeds, losing the harness node or the host loses the session past seq ${checkpointOf(s)?.last_seq ?? 0}, and suspend fails the same way (docs/operations.md, "Checkpoint failures")`;
+}
+
+/**
  * exec's human output: every OUTPUT of the turn on its own line, in commit order, with model text
  * streamed as it arrives (when the io can write partial lines). Streamed text that an OUTPUT then
  * commits is not printed twice; an OUTPUT that differs from the streamed text is printed after it.
@@ -248,6 +259,8 @@ export const execCommand: Command = {
       const uid = res.session.metadata?.uid ?? "";
       const awaiting = awaitingLine(res.session);
       const pending = res.session.pendingApproval;
+      const checkpoint = failedCheckpointLine(res.session, res.lastSeq);
+      if (checkpoint !== undefined) ctx.err(checkpoint);
       if (json(ctx.values)) {
         ctx.out(
           JSON.stringify({
@@ -256,6 +269,7 @@ export const execCommand: Command = {
             last_seq: res.lastSeq,
             ...(pending
               ? {
+                  parked: awaiting?.startsWith("awaiting an answer") === true ? "question" : "approval",
                   pending_approval: {
                     execution_id: pending.executionId,
                     tool_call_id: pending.toolCallId,
@@ -270,7 +284,8 @@ export const execCommand: Command = {
         if (!printer.printed && !awaiting) ctx.out("");
         if (awaiting) ctx.out(awaiting);
       }
-      return 0;
+      // Parked is not a failure (the turn's records are committed), but a script must tell it from done.
+      return pending ? ExitCode.Parked : ExitCode.Ok;
     } finally {
       await api.close();
     }
