@@ -1,14 +1,16 @@
 // docs/python.md is executed: its Python blocks are the example files it names (which the SDK tests and
 // the conformance suite run), and its ```sh blocks run as written in a directory holding a copy of
 // python/ — pointed at this checkout's CLI, with the socket in a temp directory — printing the outputs
-// their comments claim. The vm section (image build --python with the SDK included, memory conformance
+// their comments claim — through real npx from the installed tarball (test/docs/npx-doc.ts), in a
+// folder of the shared project that also holds a copy of python/, as a reader's clone does. The vm section (image build --python with the SDK included, memory conformance
 // on vm:IMAGE) runs where the vm runtime can (test/vm/vm-env.ts), and is skipped, saying why, elsewhere.
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { projectWorkdir } from "../package/shared.js";
 import { ROOT, isolateCaches, vmSkipReason } from "../vm/vm-env.js";
-import { bash, codeBlocks, shBlocks, strictScript } from "./sh-script.js";
+import { runDoc } from "./npx-doc.js";
+import { codeBlocks, shBlocks } from "./sh-script.js";
 
 const guide = readFileSync(join(ROOT, "docs/python.md"), "utf8");
 const dirs: string[] = [];
@@ -16,20 +18,12 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A temp directory holding a copy of python/, as a user's checkout would. */
-function workDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "hh-pydocs-"));
+/** A folder of the project with the packed tarball installed, holding a copy of python/ as a clone does. */
+async function workDir(): Promise<string> {
+  const dir = await projectWorkdir("pydocs");
   dirs.push(dir);
   cpSync(join(ROOT, "python"), join(dir, "python"), { recursive: true, filter: (p) => !p.includes("__pycache__") });
   return dir;
-}
-
-function localize(script: string, dir: string): string {
-  return strictScript(
-    script
-      .replaceAll("npx harnesshost", `node ${join(ROOT, "bin/harnesshost.js")}`)
-      .replaceAll("/tmp/pyecho.sock", join(dir, "pyecho.sock")),
-  );
 }
 
 describe("docs/python.md", () => {
@@ -43,9 +37,9 @@ describe("docs/python.md", () => {
   });
 
   it("installs the package offline into a venv, serves echo.py with its ready line and passes conformance on its address", async () => {
-    const dir = workDir();
+    const dir = await workDir();
     const script = [...shBlocks(guide, "1. "), ...shBlocks(guide, "3. ")].join("\n");
-    const out = await bash(localize(script, dir), dir, 300_000);
+    const out = await runDoc(script, dir, 300_000);
     const lines = out.split("\n");
     expect(lines).toContain("0.1.0");
     expect(lines).toContain(`ready unix://${join(dir, "pyecho.sock")}`);
@@ -59,8 +53,8 @@ describe("docs/python.md", () => {
     async () => {
       const cache = isolateCaches();
       dirs.push(cache);
-      const dir = workDir();
-      const out = await bash(localize(shBlocks(guide, "6. ").join("\n"), dir), dir, 900_000);
+      const dir = await workDir();
+      const out = await runDoc(shBlocks(guide, "6. ").join("\n"), dir, 900_000);
       expect(out).toMatch(/^image \S+pycounter-sdk sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
       for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
         expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
