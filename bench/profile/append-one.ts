@@ -57,7 +57,8 @@ interface Tree {
 async function load(name: string, root: string): Promise<Tree> {
   const chain = await import(resolve(root, "src/journal/chain.ts"));
   const state = await import(resolve(root, "src/journal/compute-state.ts"));
-  const pin = await import(resolve(root, "src/journal/pin.ts"));
+  // Trees before 47ee8ac have no pin projection in the append.
+  const pin = await import(resolve(root, "src/journal/pin.ts")).catch(() => undefined);
   const gen = await import(resolve(root, "src/gen/agentsessions/v1/common_pb.ts"));
   const pb = await import("@bufbuild/protobuf");
   const sqlite = await import(resolve(root, "src/journal/sqlite.ts"));
@@ -67,7 +68,7 @@ async function load(name: string, root: string): Promise<Tree> {
     encode: (e) => pb.toBinary(gen.EventSchema, e),
     project: (r) => {
       state.projectComputeState("NONE", r.event);
-      pin.projectPins(undefined, [r]);
+      pin?.projectPins(undefined, [r]);
     },
     open: (path) => sqlite.SqliteJournal.open(path),
   };

@@ -10,7 +10,10 @@
 //   noop      auto + one `PRAGMA wal_checkpoint(NOOP)` after every commit (the per-commit read alone)
 // With [warm] appends first (untimed, another session of the same journal) the WAL file has already
 // grown to its largest before the timed appends, which then overwrite it instead of extending it.
-// Prints appends/s medians per side and the -wal file's size after the timed appends, in frames.
+// Prints appends/s medians per side, how many of the timed commits made the -wal file longer (an
+// fdatasync that must also write the file's new size and blocks: bench/profile/fsync-extend.ts), and
+// the -wal file's size after the timed appends, in frames. The stat after each append costs every
+// side the same.
 // Run: npx tsx bench/profile/checkpointer-single.ts [rounds] [appends per round] [sides,comma-separated] [warm]
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
@@ -35,6 +38,7 @@ const events = echoEventStream(Math.max(perRound, warm));
 const dir = scratchDir("checkpointer-single");
 const rates: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 const walFrames: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+const extending: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 try {
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? names : [...names].reverse();
@@ -49,13 +53,19 @@ try {
       await journal.newFence("w");
       for (let i = 0; i < warm; i++) await journal.append("w", i, 1, events[i]!);
       await journal.newFence("s");
+      let size = statSync(`${file}-wal`).size;
+      let extended = 0;
       const t0 = performance.now();
       for (let i = 0; i < perRound; i++) {
         await journal.append("s", i, 1, events[i]!);
         noop?.get();
+        const now = statSync(`${file}-wal`).size;
+        if (now > size) extended += 1;
+        size = now;
       }
       const rate = perRound / ((performance.now() - t0) / 1000);
       if (r > 0) rates[name]!.push(rate);
+      extending[name]!.push(extended);
       walFrames[name]!.push(Math.round((statSync(`${file}-wal`).size - 32) / (4096 + 24)));
       await journal.close();
     }
@@ -65,6 +75,7 @@ try {
       name.padEnd(10),
       `appends/s median ${Math.round(median(rates[name]!))}`.padEnd(28),
       `all ${rates[name]!.map(Math.round).join(" ")}`,
+      `| commits extending the -wal ${extending[name]!.join(" ")}`,
       `| wal file frames at end ${walFrames[name]!.join(" ")}`,
     );
   }
