@@ -96,9 +96,11 @@ export interface SqliteJournalOptions {
    */
   readonly groupCommit?: boolean | GroupCommitOptions;
   /**
-   * WAL checkpoints (sqlite-checkpointer.ts; default on, 1000 / 4000 pages): copied back into the
-   * database by a worker thread instead of inside a COMMIT, the WAL restarted by the writing connection
-   * at `resetPages`. `false` leaves SQLite's auto-checkpoint (1000 pages, inside the crossing COMMIT).
+   * WAL checkpoints (sqlite-checkpointer.ts; default on, 1000 / 4000 pages, 64 commits): while commits
+   * carry several writes (group commit under load) copied back into the database by a worker thread
+   * instead of inside a COMMIT, the WAL restarted by the writing connection at `resetPages`; for a lone
+   * writer SQLite's own auto-checkpoint at `backgroundPages`. `false` leaves SQLite's auto-checkpoint
+   * (1000 pages, inside the crossing COMMIT) always.
    */
   readonly walCheckpoint?: boolean | WalCheckpointOptions;
 }
@@ -366,11 +368,24 @@ export class SqliteJournal implements Journal {
     return { ...(this.queue?.stats ?? { batches: 0, writes: 0 }) };
   }
 
-  /** WAL checkpoints run since open and the WAL's size now, in frames (diagnostics, tests, bench/). */
-  get walCheckpointStats(): CheckpointStats & { readonly log: number; readonly checkpointed: number } {
-    const counts = this.checkpointer?.stats ?? { background: 0, inline: 0, failed: 0 };
+  /**
+   * WAL checkpoints run since open, the WAL's size now, in frames, and whether the checkpointer is in
+   * its concurrent (worker) mode (diagnostics, tests, bench/).
+   */
+  get walCheckpointStats(): CheckpointStats & {
+    readonly log: number;
+    readonly checkpointed: number;
+    readonly concurrent: boolean;
+  } {
+    const counts = this.checkpointer?.stats ?? {
+      background: 0,
+      inline: 0,
+      failed: 0,
+      lockBusy: 0,
+      concurrentSpells: 0,
+    };
     const frames = this.checkpointer?.walFrames() ?? { log: 0, checkpointed: 0 };
-    return { ...counts, ...frames };
+    return { ...counts, ...frames, concurrent: this.checkpointer?.isConcurrent ?? false };
   }
 
   /** One write as its own transaction (or, inside the batch transaction, its own savepoint). */
@@ -394,7 +409,7 @@ export class SqliteJournal implements Journal {
       try {
         this.live();
         const outcome: WriteOutcome = { ok: true, ...this.writeInTx(only) };
-        this.checkpointer?.afterCommit();
+        this.checkpointer?.afterCommit(1);
         return [outcome];
       } catch (error) {
         return [{ ok: false, error: mapWriteError(writeLabel(only), error) }];
@@ -407,7 +422,7 @@ export class SqliteJournal implements Journal {
     } catch (err) {
       throw mapWriteError(`group commit of ${writes.length} writes`, err);
     }
-    this.checkpointer?.afterCommit();
+    this.checkpointer?.afterCommit(writes.length);
     return outcomes;
   }
 
@@ -1037,7 +1052,7 @@ export class SqliteJournal implements Journal {
     } catch (err) {
       throw mapWriteError(what, err);
     }
-    this.checkpointer?.afterCommit();
+    this.checkpointer?.afterCommit(1);
     return result;
   }
 

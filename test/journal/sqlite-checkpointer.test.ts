@@ -3,18 +3,22 @@
 // `resetPages` so it stays bounded (at most twice `resetPages` plus one transaction's frames, with or
 // without the worker), every acknowledged append is readable after reopening, and closing stops the
 // worker before the writing connection closes, so the WAL is folded in and removed as before.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
 import type { WalCheckpointOptions } from "../../src/journal/sqlite-checkpointer.js";
+import { eventually } from "../fixtures/eventually.js";
 import { inputEvent, outputEvent } from "./events.js";
 
 const dirs: string[] = [];
 const journals: SqliteJournal[] = [];
+const holders: ChildProcess[] = [];
 afterEach(async () => {
+  for (const h of holders.splice(0)) h.kill();
   for (const j of journals.splice(0)) await j.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -39,13 +43,13 @@ interface Observed {
   readonly maxGrowth: number;
 }
 
-/** `rounds` rounds, each one group commit of every session's two-event append. */
-async function appendRounds(journal: SqliteJournal, rounds: number): Promise<Observed> {
+/** `rounds` rounds (numbered from `from`), each one group commit of every session's two-event append. */
+async function appendRounds(journal: SqliteJournal, rounds: number, from = 0): Promise<Observed> {
   const acked: Observed["acked"] = [];
   let maxLog = 0;
   let maxGrowth = 0;
   let prev = journal.walCheckpointStats.log;
-  for (let r = 0; r < rounds; r++) {
+  for (let r = from; r < from + rounds; r++) {
     const before = journal.groupCommitStats.batches;
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, s) => {
@@ -77,6 +81,27 @@ async function expectAllReadable(path: string, acked: Observed["acked"]): Promis
   } finally {
     await reopened.close();
   }
+}
+
+/** Another process holding the journal's WAL checkpoint lock (fixtures/hold-checkpoint-lock.py) until released. */
+async function holdCheckpointLock(path: string): Promise<{ release(): Promise<void> }> {
+  const child = spawn("python3", ["test/journal/fixtures/hold-checkpoint-lock.py", `${path}-shm`], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  holders.push(child);
+  const lines = createInterface({ input: child.stdout });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      lines.once("line", resolve);
+      child.once("exit", (code) => reject(new Error(`the lock holder exited (${code})`)));
+    });
+  expect(await next()).toBe("held");
+  return {
+    release: async () => {
+      child.stdin.write("\n");
+      expect(await next()).toBe("released");
+    },
+  };
 }
 
 async function until(what: string, cond: () => boolean, deadlineMs = 20_000): Promise<void> {
@@ -184,5 +209,72 @@ describe("sqlite WAL checkpoints", () => {
     expect(journal.walCheckpointStats).toMatchObject({ background: 0, inline: 0, failed: 0 });
     await journal.close();
     await expectAllReadable(path, acked);
+  });
+
+  it("aCheckpointLockHeldByAnotherProcessIsTriedAgainLaterNotWaitedForOnTheEventLoop: each commit past resetPages tries once and goes on; the checkpoint runs once the lock is free, with no commit to prompt it", async () => {
+    const resetPages = 16;
+    // No worker checkpoint (backgroundPages out of reach): the restart is the writing connection's own.
+    const { journal, path } = openAt({ backgroundPages: 1_000_000, resetPages });
+    const before = await appendRounds(journal, 1);
+    const holder = await holdCheckpointLock(path);
+    const inlineBefore = journal.walCheckpointStats.inline;
+    // Rounds until the WAL is past resetPages, then two more: every one of those commits wants the restart.
+    const during: Observed["acked"] = [];
+    let round = 1;
+    for (let extra = 2; extra > 0 && round < 100; round++) {
+      during.push(...(await appendRounds(journal, 1, round)).acked);
+      if (journal.walCheckpointStats.log >= resetPages) extra -= 1;
+    }
+    expect(journal.walCheckpointStats.log).toBeGreaterThanOrEqual(resetPages);
+    expect(journal.walCheckpointStats.inline).toBe(inlineBefore);
+    await holder.release();
+    // Before: the commit slept in 2 ms steps on the event loop until busyTimeoutMs and gave up until the
+    // next commit. Now: a timer tries again, so the checkpoint runs with no further append.
+    await eventually(
+      "the refused checkpoint to run once the lock is free",
+      () => journal.walCheckpointStats.inline > inlineBefore,
+    );
+    const stats = journal.walCheckpointStats;
+    expect(stats.lockBusy).toBeGreaterThanOrEqual(1);
+    // The checkpoint copied every frame, so the next transaction restarts the WAL from the start.
+    expect(stats.log).toBeGreaterThan(0);
+    expect(stats.checkpointed).toBe(stats.log);
+    const after = await appendRounds(journal, 1, round);
+    // Restarted: the WAL now holds that one round only (several rounds were in it before).
+    expect(journal.walCheckpointStats.log).toBeLessThan(stats.log);
+    await journal.close();
+    await expectAllReadable(path, [...before.acked, ...during, ...after.acked]);
+  });
+
+  it("aLoneWriterLeavesCheckpointsToSqliteAndGroupedCommitsHandThemToTheWorker: one session appending alone starts no worker and its WAL stays within backgroundPages plus a commit; commits of several writes switch to the worker; loneCommits one-write commits switch back", async () => {
+    const backgroundPages = 16;
+    const { journal, path } = openAt({ backgroundPages, resetPages: 48, loneCommits: 8 });
+    const acked: Observed["acked"] = [];
+    let maxLog = 0;
+    let maxGrowth = 0;
+    let prev = 0;
+    const lone = async (session: string, count: number) => {
+      for (let i = 0; i < count; i++) {
+        const [rec] = await journal.appendBatch(session, i, 0, [inputEvent(`alone ${i} ${"x".repeat(1500)}`)]);
+        if (rec !== undefined) acked.push({ session, seq: rec.seq, hash: rec.contentHash });
+        const { log } = journal.walCheckpointStats;
+        maxGrowth = Math.max(maxGrowth, log >= prev ? log - prev : log);
+        maxLog = Math.max(maxLog, log);
+        prev = log;
+      }
+    };
+    await lone("lone-1", 80);
+    let stats = journal.walCheckpointStats;
+    expect(stats).toMatchObject({ concurrent: false, concurrentSpells: 0, background: 0, inline: 0 });
+    expect(maxLog).toBeGreaterThan(0);
+    expect(maxLog).toBeLessThanOrEqual(backgroundPages + maxGrowth);
+    const grouped = await appendRounds(journal, 20);
+    expect(journal.walCheckpointStats).toMatchObject({ concurrent: true, concurrentSpells: 1 });
+    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    await lone("lone-2", 8);
+    stats = journal.walCheckpointStats;
+    expect(stats).toMatchObject({ concurrent: false, concurrentSpells: 1 });
+    await journal.close();
+    await expectAllReadable(path, [...acked, ...grouped.acked]);
   });
 });
