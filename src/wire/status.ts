@@ -1,9 +1,17 @@
 // Errors across the gRPC boundary. Invariant: a HostError leaves a server with the status chosen by
-// grpcStatusOf and its message as details; a non-OK status reaches a client as an RpcError (a HostError)
-// that keeps the original status number, details and trailers.
+// grpcStatusOf, its message as details and its ErrorCode in the ERROR_CODE_TRAILER trailer (additive:
+// a client that ignores it sees the same status and message); a non-OK status reaches a client as an
+// RpcError (a HostError) that keeps the original status number, details and trailers, and whose code
+// is the trailer's when that agrees with the status (errorCodeOfWire).
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
-import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf, redactSecrets } from "../errors/index.js";
+import { ErrorCode, HostError, errorCodeOfWire, grpcStatusOf, redactSecrets } from "../errors/index.js";
+
+/**
+ * The trailer (gRPC) and response header (HTTP/Connect) naming a failure's ErrorCode, e.g. `fenced`
+ * where the status alone says ABORTED. Sent with every failure a host reports whose code agrees with its status; optional to read.
+ */
+export const ERROR_CODE_TRAILER = "harnesshost-error-code";
 
 /** A failed RPC as seen by a client. */
 export class RpcError extends HostError {
@@ -11,7 +19,7 @@ export class RpcError extends HostError {
   readonly details: string;
   readonly metadata: Metadata;
   constructor(grpcCode: number, details: string, metadata?: Metadata, options?: { cause?: unknown }) {
-    super(errorCodeOfStatus(grpcCode), details, options);
+    super(errorCodeOfWire(grpcCode, metadata?.get(ERROR_CODE_TRAILER)[0]), details, options);
     this.grpcCode = grpcCode;
     this.details = details;
     this.metadata = metadata ?? new Metadata();
@@ -43,12 +51,15 @@ function boundedDetails(text: string): string {
 
 export function statusOfError(err: unknown, trailers: Metadata): ServerStatus {
   if (err instanceof RpcError) {
+    if (grpcStatusOf(err.code) === err.grpcCode) trailers.set(ERROR_CODE_TRAILER, err.code);
     return { code: err.grpcCode, details: boundedDetails(err.details), metadata: trailers };
   }
   if (err instanceof HostError) {
+    trailers.set(ERROR_CODE_TRAILER, err.code);
     return { code: grpcStatusOf(err.code), details: boundedDetails(err.message), metadata: trailers };
   }
   const details = err instanceof Error ? err.message : String(err);
+  trailers.set(ERROR_CODE_TRAILER, ErrorCode.Internal);
   return { code: GrpcStatus.INTERNAL, details: boundedDetails(details), metadata: trailers };
 }
 
