@@ -6,13 +6,14 @@
 import {
   ERROR_TABLE,
   ErrorCode,
+  errorCodeOfWire,
   GRPC_STATUS_NAMES,
   type GrpcStatusName,
   grpcStatusNameOfNumber,
   isHostError,
 } from "../errors/index.js";
 import { REQUEST_ID_HEADER } from "../wire/request-id.js";
-import { RpcError } from "../wire/status.js";
+import { ERROR_CODE_TRAILER, RpcError } from "../wire/status.js";
 
 export { ERROR_CODES, ErrorCode } from "../errors/index.js";
 
@@ -52,7 +53,8 @@ export function clientError(err: unknown): HarnessHostError {
   if (err instanceof HarnessHostError) return err;
   if (err instanceof RpcError) {
     const id = err.metadata.get(REQUEST_ID_HEADER)[0];
-    return new HarnessHostError(err.code, err.details, {
+    // The host's own code when it sent one that agrees with the status; else the code the status reads as.
+    return new HarnessHostError(errorCodeOfWire(err.grpcCode, err.metadata.get(ERROR_CODE_TRAILER)[0]), err.details, {
       cause: err,
       status: grpcStatusNameOfNumber(err.grpcCode) ?? "UNKNOWN",
       ...(typeof id === "string" ? { requestId: id } : {}),

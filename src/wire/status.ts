@@ -1,15 +1,16 @@
 // Errors across the gRPC boundary. Invariant: a HostError leaves a server with the status chosen by
 // grpcStatusOf, its message as details and its ErrorCode in the ERROR_CODE_TRAILER trailer (additive:
-// a client that ignores it sees the same status and message); a non-OK status reaches a client as an
-// RpcError (a HostError) that keeps the original status number, details and trailers, and whose code
-// is the trailer's when that agrees with the status (errorCodeOfWire).
+// a peer that ignores it sees the same status and message); a non-OK status reaches a caller as an
+// RpcError (a HostError) that keeps the original status number, details and trailers and whose code
+// is the one the status is read as — the host never takes a finer code from a peer (a harness node is
+// not trusted to pick one); the client reads the trailer (src/client/errors.ts, errorCodeOfWire).
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
-import { ErrorCode, HostError, errorCodeOfWire, grpcStatusOf, redactSecrets } from "../errors/index.js";
+import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf, redactSecrets } from "../errors/index.js";
 
 /**
  * The trailer (gRPC) and response header (HTTP/Connect) naming a failure's ErrorCode, e.g. `fenced`
- * where the status alone says ABORTED. Sent with every failure a host reports whose code agrees with its status; optional to read.
+ * where the status alone says ABORTED. Sent with every failure a host raises itself; optional to read.
  */
 export const ERROR_CODE_TRAILER = "harnesshost-error-code";
 
@@ -19,7 +20,7 @@ export class RpcError extends HostError {
   readonly details: string;
   readonly metadata: Metadata;
   constructor(grpcCode: number, details: string, metadata?: Metadata, options?: { cause?: unknown }) {
-    super(errorCodeOfWire(grpcCode, metadata?.get(ERROR_CODE_TRAILER)[0]), details, options);
+    super(errorCodeOfStatus(grpcCode), details, options);
     this.grpcCode = grpcCode;
     this.details = details;
     this.metadata = metadata ?? new Metadata();
@@ -51,7 +52,7 @@ function boundedDetails(text: string): string {
 
 export function statusOfError(err: unknown, trailers: Metadata): ServerStatus {
   if (err instanceof RpcError) {
-    if (grpcStatusOf(err.code) === err.grpcCode) trailers.set(ERROR_CODE_TRAILER, err.code);
+    // A peer's status passed on as it came: its finer code, if it named one, is not this host's to vouch for.
     return { code: err.grpcCode, details: boundedDetails(err.details), metadata: trailers };
   }
   if (err instanceof HostError) {

@@ -5,9 +5,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Code } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import { status } from "@grpc/grpc-js";
+import { Metadata, status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
-import { STATUS_CODES, ERROR_CODES as CLIENT_ERROR_CODES } from "../../src/client/errors.js";
+import { clientError, STATUS_CODES, ERROR_CODES as CLIENT_ERROR_CODES } from "../../src/client/errors.js";
+import { ERROR_CODE_TRAILER, rpcErrorOfStatus } from "../../src/wire/status.js";
 import {
   ERROR_CODES,
   ERROR_TABLE,
@@ -91,6 +92,18 @@ describe("the error table", () => {
     expect(errorCodeOfWire(status.NOT_FOUND, undefined)).toBe(ErrorCode.NotFound);
     expect(errorCodeOfWire(status.UNKNOWN, "internal")).toBe(ErrorCode.Internal);
     expect(errorCodeOfWire(99, "data_loss")).toBe(ErrorCode.Internal);
+  });
+
+  it("theHostNeverTakesAFinerCodeFromAPeerTheClientDoes", () => {
+    // A harness node is a peer the host does not trust to pick a code; a host is the client's server.
+    const trailers = new Metadata();
+    trailers.set(ERROR_CODE_TRAILER, "session_busy");
+    const fromPeer = rpcErrorOfStatus({ code: status.ABORTED, details: "busy", metadata: trailers });
+    expect(fromPeer.code).toBe(ErrorCode.Conflict);
+    expect({ code: clientError(fromPeer).code, status: clientError(fromPeer).status }).toEqual({
+      code: ErrorCode.SessionBusy,
+      status: "ABORTED",
+    });
   });
 
   it("everyGrpcStatusIsReadBackAsExactlyOneCode", () => {

@@ -48,7 +48,7 @@ describe("the stray error classes join the one table", () => {
       const st = statusOfError(err, new Metadata());
       expect(st.code).toBe(GrpcStatus[row.grpc]);
       expect(st.metadata.get(ERROR_CODE_TRAILER)).toEqual([s.code]);
-      expect(rpcErrorOfStatus(st).code).toBe(s.code);
+      expect(clientError(rpcErrorOfStatus(st)).code).toBe(s.code);
       // HTTP/Connect: the same status number, the code in a header.
       const ce = connectErrorOf(err);
       expect(ce.code as number).toBe(GrpcStatus[row.grpc]);
