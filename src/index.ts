@@ -21,7 +21,7 @@ export { MemoryJournal } from "./journal/memory.js";
 export type { Journal, SessionInfo, JournalRecord } from "./journal/types.js";
 export { FsSnapshotStore } from "./snapshot/store.js";
 export type { SnapshotStore } from "./snapshot/store.js";
-export { defineEffect, EffectRegistry, registerBuiltinEffects } from "./effects/index.js";
+export { defineEffect, EffectDispatcher, EffectRegistry, registerBuiltinEffects } from "./effects/index.js";
 export type { Effect, EffectDefinition, EffectHandler, EffectLogger, EffectSnapshot } from "./effects/index.js";
 export { replayCheck, replayCheckSession, recordsFromJsonl } from "./versions/replay-check.js";
 export type { RecordedSession, ReplayCheckResult } from "./versions/replay-check.js";

@@ -4,10 +4,14 @@
 // JSON trees, e.g. proto3-JSON) is checked and serialized in one pass; anything unusual takes the
 // original path (full check, then the `canonicalize` package), so results and errors are unchanged.
 import canonicalize from "canonicalize";
+import { ErrorCode, HostError } from "../errors/index.js";
 
-/** Thrown when a value has no canonical JSON form. */
-export class NotCanonicalizableError extends Error {
+/** Thrown when a value has no canonical JSON form (ErrorCode.NotCanonicalizable in the one table). */
+export class NotCanonicalizableError extends HostError {
   override readonly name = "NotCanonicalizableError";
+  constructor(message: string) {
+    super(ErrorCode.NotCanonicalizable, message);
+  }
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -73,5 +73,7 @@ export async function cliFailure(err: unknown, server?: string): Promise<CliFail
     return { code: "PERMISSION_DENIED", message: `permission denied: ${sys.path}`, exit: ExitCode.Failed };
   const { clientError } = await import("../client/errors.js");
   const e = clientError(err);
-  return transportFailure(e.code, e.message, server) ?? { code: e.code, message: e.message, exit: exitCodeOf(e.code) };
+  return (
+    transportFailure(e.status, e.message, server) ?? { code: e.status, message: e.message, exit: exitCodeOf(e.status) }
+  );
 }

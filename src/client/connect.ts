@@ -9,7 +9,7 @@ import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
 import { Console } from "../gen/harnesshost/v1/console_pb.js";
 import { createClient, type DialOptions, type ServiceClient } from "../wire/client.js";
 import type { MethodsOf } from "../wire/service.js";
-import { HarnessHostError } from "./errors.js";
+import { ErrorCode, HarnessHostError } from "./errors.js";
 import { HarnessesClient } from "./harnesses.js";
 import type { CallOptions } from "./options.js";
 import { SessionsClient } from "./sessions.js";
@@ -76,7 +76,7 @@ export function connect(options: ConnectOptions): HarnessHostClient {
   let registryStub: ServiceClient<MethodsOf<typeof HarnessRegistry>> | undefined;
   const registry = (): ServiceClient<MethodsOf<typeof HarnessRegistry>> => {
     if (options.registryAddress === undefined)
-      throw new HarnessHostError("FAILED_PRECONDITION", "connect() was given no registryAddress");
+      throw new HarnessHostError(ErrorCode.FailedPrecondition, "connect() was given no registryAddress");
     registryStub ??= createClient(HarnessRegistry, options.registryAddress, dial);
     return registryStub;
   };
@@ -93,7 +93,7 @@ export function connect(options: ConnectOptions): HarnessHostClient {
   };
   const versions = (): ServiceClient<MethodsOf<typeof HarnessVersions>> => {
     if (options.registryAddress === undefined)
-      throw new HarnessHostError("FAILED_PRECONDITION", "connect() was given no registryAddress");
+      throw new HarnessHostError(ErrorCode.FailedPrecondition, "connect() was given no registryAddress");
     versionsStub ??= createClient(HarnessVersions, options.registryAddress, dial);
     return versionsStub;
   };

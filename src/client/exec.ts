@@ -5,7 +5,7 @@
 import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import { messageText } from "../model/text.js";
-import { clientError, HarnessHostError } from "./errors.js";
+import { clientError, ErrorCode, HarnessHostError } from "./errors.js";
 import { type Session, withTurn } from "./turn.js";
 
 /** One update of a running turn. */
@@ -59,7 +59,7 @@ function eventOf(update: ExecUpdate): ExecEvent | undefined {
       return undefined;
     default: {
       const exhaustive: never = u;
-      throw new HarnessHostError("INTERNAL", `unknown ExecUpdate ${String(exhaustive)}`);
+      throw new HarnessHostError(ErrorCode.Internal, `unknown ExecUpdate ${String(exhaustive)}`);
     }
   }
 }
@@ -95,7 +95,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   }
 
   private async *consume(): AsyncGenerator<ExecEvent, void, undefined> {
-    if (this.consumed) throw new HarnessHostError("FAILED_PRECONDITION", "an exec call is consumed once");
+    if (this.consumed) throw new HarnessHostError(ErrorCode.FailedPrecondition, "an exec call is consumed once");
     this.consumed = true;
     let uid = "";
     const records: LogRecord[] = [];
@@ -108,7 +108,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
         else if (event.kind === "record") records.push(event.record);
         yield event;
       }
-      if (uid === "") throw new HarnessHostError("INTERNAL", "the Exec stream ended without a Session frame");
+      if (uid === "") throw new HarnessHostError(ErrorCode.Internal, "the Exec stream ended without a Session frame");
       const session = await this.sessionAfter(uid);
       const last = records.at(-1);
       finished = true;
@@ -124,7 +124,8 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
       this.settle.reject(e);
       throw e;
     } finally {
-      if (!finished) this.settle.reject(new HarnessHostError("CANCELLED", "the exec call was left before its end"));
+      if (!finished)
+        this.settle.reject(new HarnessHostError(ErrorCode.Cancelled, "the exec call was left before its end"));
     }
   }
 }

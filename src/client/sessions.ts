@@ -11,7 +11,7 @@ import { jsonlLine } from "../journal/export.js";
 import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
 import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./decisions.js";
-import { call, HarnessHostError, stream } from "./errors.js";
+import { call, ErrorCode, HarnessHostError, stream } from "./errors.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
 import { type Session, withTurn } from "./turn.js";
@@ -358,7 +358,7 @@ export class SessionsClient {
       ),
     );
     if (!res.session || !res.decision)
-      throw new HarnessHostError("INTERNAL", "Approve answered without a session or decision");
+      throw new HarnessHostError(ErrorCode.Internal, "Approve answered without a session or decision");
     const gate = { executionId: tuple.executionId, toolCallId: tuple.toolCallId, requestSeq: BigInt(tuple.requestSeq) };
     return { session: withTurn(res.session), ...gate, approved, decision: res.decision };
   }

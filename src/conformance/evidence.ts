@@ -1,12 +1,12 @@
 // Evidence text for check results. Invariant: a failed check always says what was expected, what was
 // observed and (where the suite recognises it) which known signature the difference matches.
-import { isHostError } from "../errors/index.js";
+import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 
-/** Thrown by a check to fail with the given evidence. */
-export class CheckFailure extends Error {
+/** Thrown by a check to fail with the given evidence (ErrorCode.CheckFailed in the one table). */
+export class CheckFailure extends HostError {
   override readonly name = "CheckFailure";
   constructor(readonly evidence: string) {
-    super(evidence);
+    super(ErrorCode.CheckFailed, evidence);
   }
 }
 

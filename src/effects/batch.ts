@@ -3,26 +3,26 @@
 // nothing is appended); effects become dispatchable only once the commit that carried them succeeded;
 // effects whose commit never happened are dropped, never dispatched.
 import type { EmittedEffect } from "../sdk/types.js";
-import type { CommittedEffect, EffectRegistry } from "./registry.js";
+import type { CommittedEffect, EffectDispatcher } from "./dispatcher.js";
 
 export class EffectBatch {
   private pending: EmittedEffect[] = [];
   private readonly committedList: CommittedEffect[] = [];
 
   constructor(
-    private readonly registry: EffectRegistry,
+    private readonly dispatcher: EffectDispatcher,
     readonly session: string,
   ) {}
 
   /** Validates and queues an effect for the next commit. */
   emit(effect: EmittedEffect): void {
-    this.pending.push(this.registry.validate(effect));
+    this.pending.push(this.dispatcher.validate(effect));
   }
 
   /** Called before an append: throws (and drops the pending effects) when a key has no handler. */
   beforeCommit(): void {
     try {
-      this.registry.requireHandlers(this.pending);
+      this.dispatcher.requireHandlers(this.pending);
     } catch (err) {
       this.pending = [];
       throw err;
@@ -37,8 +37,8 @@ export class EffectBatch {
 
   /** Host code: attaches an effect to a record already committed at `seq` (handler required). */
   attach(effect: EmittedEffect, seq: number): void {
-    const valid = this.registry.validate(effect);
-    this.registry.requireHandlers([valid]);
+    const valid = this.dispatcher.validate(effect);
+    this.dispatcher.requireHandlers([valid]);
     this.committedList.push({ effect: valid, session: this.session, seq });
   }
 

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { withRetry } from "../model/retry.js";
 import { isTransientHttpStatus, ModelRequestError, ModelUnavailableError, type RetryPolicy } from "../model/types.js";
 import { defineEffect } from "./define.js";
-import type { EffectRegistry, EffectSnapshot } from "./registry.js";
+import type { EffectDispatcher, EffectSnapshot } from "./dispatcher.js";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean()]);
 
@@ -106,10 +106,10 @@ export interface BuiltinEffectOptions {
 }
 
 /** Registers the built-in handlers; returns the metrics counters `metrics.count` feeds. */
-export function registerBuiltinEffects(registry: EffectRegistry, opts: BuiltinEffectOptions = {}): MetricsCounters {
+export function registerBuiltinEffects(dispatcher: EffectDispatcher, opts: BuiltinEffectOptions = {}): MetricsCounters {
   const metrics = opts.metrics ?? new MetricsCounters();
-  if (opts.auditFile !== undefined) registry.register(auditRecord, auditHandler(opts.auditFile));
-  registry.register(webhookPost, webhookHandler(opts.webhookRetry));
-  registry.register(metricsCount, (p) => metrics.add(p.name, p.by));
+  if (opts.auditFile !== undefined) dispatcher.register(auditRecord, auditHandler(opts.auditFile));
+  dispatcher.register(webhookPost, webhookHandler(opts.webhookRetry));
+  dispatcher.register(metricsCount, (p) => metrics.add(p.name, p.by));
   return metrics;
 }

@@ -11,7 +11,7 @@ export interface Effect<T> extends EmittedEffect {
   readonly payload: T;
 }
 
-/** A typed effect constructor; `definition.key` and `definition.schema` are kept for the registry. */
+/** A typed effect constructor; `definition.key` and `definition.schema` are kept for the dispatcher. */
 export interface EffectDefinition<T> {
   (payload: T): Effect<T>;
   readonly key: string;

@@ -2,7 +2,8 @@
 // the gRPC status, the HTTP/Connect code and HTTP status, and the CLI's exit status (docs/protocol.md
 // §10, docs/cli.md). Invariant: every error that reaches a caller carries a code from ErrorCode, and
 // ERROR_TABLE alone decides how each edge reports it — a status read back from another server maps to
-// the one row that `reads` it. This module loads no transport: the gRPC status numbers are the
+// the one row that `reads` it, or (errorCodeOfWire) to the code the peer named when that code's row
+// leaves with the same status. This module loads no transport: the gRPC status numbers are the
 // protocol's fixed values (GRPC_STATUS), so domain code and the CLI's --help can throw HostErrors
 // without loading grpc-js.
 import type { status as GrpcStatus } from "@grpc/grpc-js";
@@ -62,14 +63,29 @@ export const ErrorCode = {
   Unimplemented: "unimplemented",
   /** A request or a peer went past a configured limit (src/limits): too large, too many, too much. */
   ResourceExhausted: "resource_exhausted",
+  /** The journal's storage itself cannot be read: a corrupt page or file, an I/O error (UnreadableStorage). */
+  StorageUnreadable: "storage_unreadable",
+  /** A value with no RFC 8785 canonical JSON form: NaN, undefined, a lone surrogate (NotCanonicalizableError). */
+  NotCanonicalizable: "not_canonicalizable",
+  /** A conformance check found the harness behaving otherwise than its tier requires (CheckFailure). */
+  CheckFailed: "check_failed",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Every error code, in table order (the stable values of HostError.code and of the client's errors). */
+export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
+
+/** Whether a string read from outside (a trailer, a header) is one of the error codes. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && (ERROR_CODES as readonly string[]).includes(value);
+}
 
 export { redactSecrets, registerSecret } from "./redact.js";
 
 /** The error type every harnesshost module throws for expected failures. */
 export class HostError extends Error {
-  override readonly name = "HostError";
+  /** "HostError", or the subclass's own name (UnreadableStorage, NotCanonicalizableError, CheckFailure…). */
+  override readonly name: string = "HostError";
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -91,8 +107,18 @@ export function isHostError(err: unknown, code?: ErrorCode): err is HostError {
   return err instanceof HostError && (code === undefined || err.code === code);
 }
 
-/** A gRPC status name other than OK (also the client's and the CLI's --json `code`). */
+/** A gRPC status name other than OK (the client's `status`, the CLI's --json `code`). */
 export type GrpcStatusName = Exclude<keyof typeof GRPC_STATUS, "OK">;
+
+/** Every gRPC status name but OK, in number order: the values a client's `status` can take. */
+export const GRPC_STATUS_NAMES = (Object.keys(GRPC_STATUS) as (keyof typeof GRPC_STATUS)[]).filter(
+  (name): name is GrpcStatusName => name !== "OK",
+);
+
+/** The name of a gRPC status number, or undefined for OK and numbers no gRPC status has. */
+export function grpcStatusNameOfNumber(status: number): GrpcStatusName | undefined {
+  return GRPC_STATUS_NAMES.find((name) => GRPC_STATUS[name] === status);
+}
 
 /** A Connect error code (the `code` of a Connect error body; the gRPC status in Connect's spelling). */
 export type ConnectCodeName =
@@ -185,6 +211,12 @@ export const ERROR_TABLE = {
   [ErrorCode.ResourceExhausted]: row("RESOURCE_EXHAUSTED", "resource_exhausted", 429, ExitCode.Busy, [
     "RESOURCE_EXHAUSTED",
   ]),
+  [ErrorCode.StorageUnreadable]: row("DATA_LOSS", "data_loss", 500, ExitCode.DataLoss, []),
+  // INTERNAL, the status such a value always left with: it is the host's or a harness's value, never a request's
+  // (a request or event that cannot be canonicalised is refused as invalid_argument where it is read).
+  [ErrorCode.NotCanonicalizable]: row("INTERNAL", "internal", 500, ExitCode.Failed, []),
+  // Never crosses a wire (the conformance suite runs in process); the CLI's exit 1, "a check found a problem".
+  [ErrorCode.CheckFailed]: row("INTERNAL", "internal", 500, ExitCode.Failed, []),
 } as const satisfies Record<ErrorCode, ErrorMapping>;
 
 function row(
@@ -204,6 +236,11 @@ const READ_AS = new Map<number, ErrorCode>(
   ),
 );
 
+/** The gRPC status number of a status name. */
+export function grpcStatusNumberOf(name: GrpcStatusName): number {
+  return GRPC_STATUS[name];
+}
+
 /** The gRPC status of an error code. */
 export function grpcStatusOf(code: ErrorCode): GrpcStatus {
   return GRPC_STATUS[ERROR_TABLE[code].grpc] as GrpcStatus;
@@ -217,6 +254,16 @@ export function grpcStatusNameOf(code: ErrorCode): GrpcStatusName {
 /** The inverse direction, for clients: which code a gRPC status carries (INTERNAL for one no row reads). */
 export function errorCodeOfStatus(status: number): ErrorCode {
   return READ_AS.get(status) ?? ErrorCode.Internal;
+}
+
+/**
+ * The code of a failure read from a peer: the code it names (`claimed`, e.g. the error-code trailer) when
+ * that is an ErrorCode whose row leaves with this very status, else the code the status is read as — so
+ * a peer can make a code more precise (ABORTED as `fenced`), never contradict its status.
+ */
+export function errorCodeOfWire(status: number, claimed: unknown): ErrorCode {
+  if (isErrorCode(claimed) && GRPC_STATUS[ERROR_TABLE[claimed].grpc] === status) return claimed;
+  return errorCodeOfStatus(status);
 }
 
 /** The CLI exit status of a failure that arrived as gRPC status `name` (from a server or the host). */

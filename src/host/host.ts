@@ -19,7 +19,7 @@ import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js"
 import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
 import { toolPolicy } from "../controller/tool-policy.js";
 import { checkHostTools, HostToolExecutor, type HostTools, withHostTools } from "../controller/host-tools.js";
-import { EffectRegistry } from "../effects/registry.js";
+import { EffectDispatcher } from "../effects/dispatcher.js";
 import { type Log, silentLog } from "../obs/log.js";
 import { HostMetrics } from "../obs/metrics.js";
 import { logModelPayloads } from "./payload-log.js";
@@ -51,15 +51,15 @@ export interface HostOverrides {
   readonly hostTools?: HostTools;
   readonly journal?: Journal;
   readonly snapshots?: SnapshotStore;
-  /** Effect handlers; default: a registry with the built-ins (audit when configured, webhook, metrics). */
-  readonly effects?: EffectRegistry;
+  /** Effect handlers; default: a dispatcher with the built-ins (audit when configured, webhook, metrics). */
+  readonly effects?: EffectDispatcher;
   /**
    * Where the host logs: placement, checkpoints, runtimes, effect handler failures (ids and reasons,
    * never payloads). Default: nowhere.
    */
   readonly logger?: Log;
   /**
-   * Where the host's Prometheus metrics are kept; default: a fresh registry per host. `false`: no
+   * Where the host's Prometheus metrics are kept; default: a fresh HostMetrics per host. `false`: no
    * metrics at all (no decorators, nothing counted) — the bench's baseline of their cost.
    */
   readonly metrics?: HostMetrics | false;
@@ -135,7 +135,7 @@ export class Host {
     readonly placer: Placer,
     readonly model: ModelProvider,
     /** Typed post-commit effect handlers and their dispatch/failure counters. */
-    readonly effects: EffectRegistry,
+    readonly effects: EffectDispatcher,
     /** What the built-in `metrics.count` effect counts. */
     readonly metrics: MetricsCounters,
     /** The executor of approved and mediated tool calls (default: the `demo.write` executor). */
@@ -200,7 +200,7 @@ export class Host {
     const base = overrides.tools ?? builtinTools(config.dataDir);
     const own = ownTools ? new HostToolExecutor(ownTools, join(config.dataDir, "tool-receipts.jsonl")) : undefined;
     const tools = instrumentTools(own ? withHostTools(base, own) : base);
-    const effects = overrides.effects ?? new EffectRegistry(log);
+    const effects = overrides.effects ?? new EffectDispatcher(log);
     const metrics = overrides.effects
       ? new MetricsCounters()
       : registerBuiltinEffects(effects, config.auditFile !== undefined ? { auditFile: config.auditFile } : {});

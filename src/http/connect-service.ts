@@ -10,13 +10,15 @@ import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2
 import { type Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { CallContext, ServiceImpl } from "../wire/index.js";
-import { statusOfError } from "../wire/status.js";
+import { ERROR_CODE_TRAILER, statusOfError } from "../wire/status.js";
 
-/** The ConnectError a handler failure becomes: the gRPC path's code and details. */
+/** The ConnectError a handler failure becomes: the gRPC path's code, details and error-code trailer (as a header). */
 export function connectErrorOf(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const status = statusOfError(err, new Metadata());
-  return new ConnectError(status.details, status.code as number as Code);
+  const code = status.metadata.get(ERROR_CODE_TRAILER)[0];
+  const headers = typeof code === "string" ? { [ERROR_CODE_TRAILER]: code } : undefined;
+  return new ConnectError(status.details, status.code as number as Code, headers);
 }
 
 /** Request headers as the metadata our handlers read (authorization never passes). */

@@ -178,8 +178,11 @@ export async function verifyChain(
  * Thrown by a backend's record iterator when the storage itself cannot be read (a corrupt database
  * page, an I/O error): verifyChain reports it as `unreadable` at the first seq it could not read.
  */
-export class UnreadableStorage extends Error {
+export class UnreadableStorage extends HostError {
   override readonly name = "UnreadableStorage";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.StorageUnreadable, message, options);
+  }
 }
 
 function errorText(err: unknown): string {

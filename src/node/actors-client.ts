@@ -39,7 +39,7 @@ export interface ActorsClientOptions {
   readonly metadata?: Readonly<Record<string, string>>;
   /** Call deadlines; default DEFAULT_NODE_LIMITS. */
   readonly limits?: Pick<NodeLimits, DeadlineLimit | "snapshotBytes">;
-  /** Whose ending streams a session's call waits for (§4.6 item 9); default the process's one registry. */
+  /** Whose ending streams a session's call waits for (§4.6 item 9); default the process's one SessionStreams (SESSION_STREAMS). */
   readonly streams?: SessionStreams;
 }
 

@@ -73,7 +73,7 @@ export interface RemoteHarnessOptions {
   readonly log?: Log;
   /**
    * Where this session's stream still ending after END is recorded, and waited for before the next
-   * Start or PutHistory (docs/protocol.md §4.6 item 9); default the process's one registry, which the
+   * Start or PutHistory (docs/protocol.md §4.6 item 9); default the process's one SessionStreams, which the
    * ActorsClient of the same address also waits on.
    */
   readonly streams?: SessionStreams;

@@ -48,5 +48,5 @@ function keyOf(address: string, session: string): string {
   return `${address}\u0000${session}`;
 }
 
-/** The process's one registry: every RemoteHarness and ActorsClient of a node address share it. */
+/** The process's one SessionStreams: every RemoteHarness and ActorsClient of a node address share it. */
 export const SESSION_STREAMS = new SessionStreams();

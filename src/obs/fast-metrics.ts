@@ -68,9 +68,9 @@ abstract class Family<C> {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    registry: Registry,
+    families: Registry,
   ) {
-    registry.registerMetric(this as never);
+    families.registerMetric(this as never);
   }
   protected abstract make(labels: Record<string, string>): C;
 
@@ -117,10 +117,10 @@ export class FastHistogram extends Family<HistogramCell> {
     name: string,
     help: string,
     labelNames: readonly string[],
-    registry: Registry,
+    families: Registry,
     readonly buckets: readonly number[],
   ) {
-    super(name, help, labelNames, registry);
+    super(name, help, labelNames, families);
   }
   protected make(labels: Record<string, string>): HistogramCell {
     return new HistogramCell(labels, this.buckets);

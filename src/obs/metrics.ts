@@ -33,18 +33,18 @@ class LabelCap {
   }
 }
 
-function counter(registry: Registry, name: string, help: string, labelNames: string[]): FastCounter {
-  return new FastCounter(name, help, labelNames, registry);
+function counter(families: Registry, name: string, help: string, labelNames: string[]): FastCounter {
+  return new FastCounter(name, help, labelNames, families);
 }
 
 function histogram(
-  registry: Registry,
+  families: Registry,
   name: string,
   help: string,
   labelNames: string[],
   buckets: number[],
 ): FastHistogram {
-  return new FastHistogram(name, help, labelNames, registry, buckets);
+  return new FastHistogram(name, help, labelNames, families, buckets);
 }
 
 /** One journal backend's commit counters, bound once (the journal decorator records through it). */
@@ -62,76 +62,77 @@ export interface TurnMeter {
 export type SessionCounts = () => Promise<Readonly<Record<string, number>>>;
 
 export class HostMetrics {
-  readonly registry = new Registry();
+  /** Every metric family of this host (a prom-client Registry): what a scrape renders. */
+  readonly families = new Registry();
   private readonly harnessCap = new LabelCap();
   private readonly modelCap = new LabelCap();
   private readonly toolCap = new LabelCap();
 
   private readonly turnsStarted = counter(
-    this.registry,
+    this.families,
     "harnesshost_turns_started_total",
     "Turns started (exec and resume re-drives), by harness and tier.",
     ["harness", "tier"],
   );
   private readonly turnsFinished = counter(
-    this.registry,
+    this.families,
     "harnesshost_turns_finished_total",
     "Turns finished, by harness, tier and outcome (completed, parked, failed, cancelled).",
     ["harness", "tier", "outcome"],
   );
   private readonly turnSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_turn_duration_seconds",
     "Wall time of a turn from admission to its last commit (checkpoint included), by harness, tier and outcome.",
     ["harness", "tier", "outcome"],
     SLOW_BUCKETS,
   );
   private readonly commitSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_journal_commit_duration_seconds",
     "Latency of one durable journal commit (append, batch, fenced append, fork), by backend.",
     ["backend"],
     FAST_BUCKETS,
   );
   private readonly recordsAppended = counter(
-    this.registry,
+    this.families,
     "harnesshost_journal_records_appended_total",
     "Records appended to the journal, by backend.",
     ["backend"],
   );
   private readonly bytesAppended = counter(
-    this.registry,
+    this.families,
     "harnesshost_journal_appended_bytes_total",
     "Encoded event bytes appended to the journal, by backend.",
     ["backend"],
   );
   private readonly conflicts = counter(
-    this.registry,
+    this.families,
     "harnesshost_fence_conflicts_total",
     "Journal writes refused because another writer moved the session on (ABORTED): kind conflict (head moved), fenced (stale fence) or busy (session held).",
     ["kind"],
   );
   private readonly modelCalls = counter(
-    this.registry,
+    this.families,
     "harnesshost_model_calls_total",
     "Live model calls the host made (replays serve from the journal and are not counted), by model and outcome.",
     ["model", "outcome"],
   );
   private readonly modelSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_model_call_duration_seconds",
     "Latency of a live model call (retries included), by model.",
     ["model"],
     SLOW_BUCKETS,
   );
   private readonly modelTokens = counter(
-    this.registry,
+    this.families,
     "harnesshost_model_tokens_total",
     "Tokens the model reported, by model and direction (input, output).",
     ["model", "direction"],
   );
   private readonly toolCalls = counter(
-    this.registry,
+    this.families,
     "harnesshost_tool_calls_total",
     "Tool calls committed in turns, by tool and outcome (ok, error, denied, parked).",
     ["tool", "outcome"],
@@ -140,30 +141,30 @@ export class HostMetrics {
     name: "harnesshost_waits_pending",
     help: "Turns parked on an undecided approval or question by this host and not yet decided here, by kind.",
     labelNames: ["kind"],
-    registers: [this.registry],
+    registers: [this.families],
   });
   private readonly waitSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_wait_duration_seconds",
     "Time from a turn parking on a gate to its decision, by kind (approval, question) and decision (approved, denied).",
     ["kind", "decision"],
     WAIT_BUCKETS,
   );
   private readonly opSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_session_operation_duration_seconds",
     "Latency of suspend, resume, fork and approve, by operation and outcome (ok, error); the count is the number of operations.",
     ["operation", "outcome"],
     SLOW_BUCKETS,
   );
   private readonly snapshotBytes = counter(
-    this.registry,
+    this.families,
     "harnesshost_snapshot_bytes_total",
     "Actor-state snapshot bytes written to and read from the snapshot store, by direction (written, read).",
     ["direction"],
   );
   private readonly checkpoints = counter(
-    this.registry,
+    this.families,
     "harnesshost_checkpoints_total",
     "Per-turn checkpoints of memory actors, by harness and outcome (ok, failed).",
     ["harness", "outcome"],
@@ -172,16 +173,16 @@ export class HostMetrics {
     name: "harnesshost_harness_nodes",
     help: "Harness node processes this host runs (spawned runtime), by harness.",
     labelNames: ["harness"],
-    registers: [this.registry],
+    registers: [this.families],
   });
   private readonly rpcs = counter(
-    this.registry,
+    this.families,
     "harnesshost_rpcs_total",
     "RPCs finished, by listener (sessions, registry), method and gRPC status code.",
     ["listener", "method", "code"],
   );
   private readonly rpcSeconds = histogram(
-    this.registry,
+    this.families,
     "harnesshost_rpc_duration_seconds",
     "Latency of an RPC (a streamed Exec: until its last message), by listener and method.",
     ["listener", "method"],
@@ -199,7 +200,7 @@ export class HostMetrics {
       name: "harnesshost_sessions",
       help: "Sessions in the journal by compute state (live, warm, cold, none, terminated); read at scrape time.",
       labelNames: ["state"],
-      registers: [this.registry],
+      registers: [this.families],
       async collect() {
         const counts = self.sessionCounts ? await self.sessionCounts().catch(() => undefined) : undefined;
         this.reset();
@@ -210,7 +211,7 @@ export class HostMetrics {
       name: "harnesshost_session_locks",
       help: "Cross-host session locks this host holds (shared journals), by state (in_use, parked); read at scrape time.",
       labelNames: ["state"],
-      registers: [this.registry],
+      registers: [this.families],
       collect() {
         this.reset();
         const counts = self.lockCounts?.();
@@ -233,7 +234,7 @@ export class HostMetrics {
 
   /** Adds the process_* and nodejs_* metrics (serve does; library hosts leave the process alone). */
   collectProcessMetrics(): void {
-    collectDefaultMetrics({ register: this.registry, prefix: "harnesshost_" });
+    collectDefaultMetrics({ register: this.families, prefix: "harnesshost_" });
   }
 
   /** The bound turn counters of `harness` × `tier` (cached; the harness label is capped). */
@@ -361,10 +362,10 @@ export class HostMetrics {
 
   /** The exposition text (Prometheus text format 0.0.4). */
   render(): Promise<string> {
-    return this.registry.metrics();
+    return this.families.metrics();
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.families.contentType;
   }
 }

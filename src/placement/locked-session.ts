@@ -15,7 +15,7 @@ export interface LockedSession {
   readonly uid: string;
   readonly info: SessionInfo;
   readonly window: RecordWindow;
-  /** The operation's effects (none without an effect registry), dispatched after the release. */
+  /** The operation's effects (none without an effect dispatcher), dispatched after the release. */
   readonly batch: EffectBatch | undefined;
   /** The operation's signal: for a turn, also aborted by Cancel. */
   readonly signal: AbortSignal;

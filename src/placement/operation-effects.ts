@@ -3,7 +3,7 @@
 // it released the session, in commit order across operations, and never awaited by the operation.
 import { EffectBatch } from "../effects/batch.js";
 import { auditRecord } from "../effects/builtins.js";
-import type { EffectRegistry } from "../effects/registry.js";
+import type { EffectDispatcher } from "../effects/dispatcher.js";
 import type { Journal, JournalRecord } from "../journal/types.js";
 
 export class OperationEffects {
@@ -11,13 +11,13 @@ export class OperationEffects {
 
   constructor(
     private readonly journal: Journal,
-    private readonly registry: EffectRegistry | undefined,
+    private readonly dispatcher: EffectDispatcher | undefined,
     private readonly auditTurns: boolean,
   ) {}
 
-  /** The effects of one operation (none without a registry). */
+  /** The effects of one operation (none without a dispatcher). */
   batch(session: string): EffectBatch | undefined {
-    return this.registry ? new EffectBatch(this.registry, session) : undefined;
+    return this.dispatcher ? new EffectBatch(this.dispatcher, session) : undefined;
   }
 
   /** Attaches an `audit.record` effect to `rec` when auditing is on and its handler is registered. */
@@ -27,19 +27,19 @@ export class OperationEffects {
     event: string,
     detail: Record<string, string | number>,
   ): void {
-    if (!batch || !rec || !this.auditTurns || !this.registry?.has(auditRecord.key)) return;
+    if (!batch || !rec || !this.auditTurns || !this.dispatcher?.has(auditRecord.key)) return;
     batch.attach(auditRecord({ event, detail }), rec.seq);
   }
 
   /** Dispatches an operation's committed effects after it released the session (never awaited by it). */
   dispatch(batch: EffectBatch | undefined): void {
-    const registry = this.registry;
-    if (!registry || !batch || batch.committed.length === 0) return;
+    const dispatcher = this.dispatcher;
+    if (!dispatcher || !batch || batch.committed.length === 0) return;
     const effects = [...batch.committed];
     const journal = this.journal;
     this.dispatching = this.dispatching.then(async () => {
       const head = await journal.head(batch.session).catch(() => ({ seq: 0, hash: "" }));
-      await registry.dispatch(effects, (c) => ({
+      await dispatcher.dispatch(effects, (c) => ({
         session: c.session,
         lastSeq: head.seq,
         lastHash: head.hash,

@@ -3,7 +3,7 @@
 // here, so every operation module can name them without importing the facade.
 import type { ControllerDeps, TurnObserver, TurnResult } from "../controller/index.js";
 import type { ApprovalRef } from "../controller/approvals.js";
-import type { EffectRegistry } from "../effects/registry.js";
+import type { EffectDispatcher } from "../effects/dispatcher.js";
 import type { IdentityRef, Message } from "../gen/agentsessions/v1/common_pb.js";
 import type { Journal, JournalRecord, SessionInfo, SessionMetaInput } from "../journal/types.js";
 import type { Limits } from "../limits/index.js";
@@ -26,7 +26,7 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
    */
   readonly limits?: Pick<Limits, "historyCacheBytes" | "recordCacheBytes"> & Partial<Pick<Limits, "logFieldChars">>;
   /** Handlers of typed effects; without it, emitting an effect refuses the commit. */
-  readonly effects?: EffectRegistry;
+  readonly effects?: EffectDispatcher;
   /** Emit `audit.record` for every committed turn, park and decision (needs its handler). */
   readonly auditTurns?: boolean;
   /** Deadline of one turn (ms; limit turnMs); default DEFAULT_NODE_LIMITS.turnMs. */

@@ -76,11 +76,16 @@ export function withJournalHealth<T extends object>(impl: T, onUnreadable: (err:
   const mapped = (err: unknown): unknown => {
     if (!isJournalUnreadable(err)) return err;
     onUnreadable(err);
-    if (err instanceof HostError) return err;
+    // A HostError about another failure whose cause was unreadable keeps its own code and message.
+    if (err instanceof HostError && err.code !== ErrorCode.StorageUnreadable) return err;
     const message = err instanceof Error ? err.message : String(err);
-    return new HostError(ErrorCode.DataLoss, `the journal cannot be read (${message}); the host reports NOT_SERVING`, {
-      cause: err,
-    });
+    return new HostError(
+      ErrorCode.StorageUnreadable,
+      `the journal cannot be read (${message}); the host reports NOT_SERVING`,
+      {
+        cause: err,
+      },
+    );
   };
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(impl as Record<string, unknown>)) {

@@ -13,9 +13,9 @@
 import { deserialize, serialize } from "node:v8";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { inspectActorState, type SelfRef } from "./inspect.js";
-import { ClassRegistry, type ClassList } from "./registry.js";
+import { KnownClasses, type ClassList } from "./known-classes.js";
 
-export type { ClassList } from "./registry.js";
+export type { ClassList } from "./known-classes.js";
 
 /** Codec identifier stored inside every actor snapshot. */
 export const ACTOR_CODEC = "v8/1";
@@ -84,8 +84,8 @@ function isEnvelope(raw: unknown): raw is Envelope {
 
 /** Serializes the actor's own enumerable data properties; throws FailedPrecondition naming the first bad path. */
 export function encodeActor(instance: object, opts?: ActorCodecOptions): Uint8Array {
-  const registry = new ClassRegistry(opts?.classes, Object.getPrototypeOf(instance) as object | null);
-  const facts = inspectActorState(instance, registry);
+  const known = new KnownClasses(opts?.classes, Object.getPrototypeOf(instance) as object | null);
+  const facts = inspectActorState(instance, known);
   const envelope: Envelope = {
     codec: ACTOR_CODEC,
     ...(opts?.tag ? { harnessVersion: opts.tag.version, stateSchema: opts.tag.schema } : {}),
@@ -158,10 +158,10 @@ function parseEnvelope(bytes: Uint8Array): Envelope {
  */
 export function decodeActor<T extends object>(bytes: Uint8Array, fresh: T, opts?: ActorCodecOptions): T {
   const envelope = parseEnvelope(bytes);
-  const registry = new ClassRegistry(opts?.classes, Object.getPrototypeOf(fresh) as object | null);
+  const known = new KnownClasses(opts?.classes, Object.getPrototypeOf(fresh) as object | null);
   envelope.tagged.forEach((obj, i) => {
     const name = envelope.names[i] ?? "";
-    const proto = registry.protoOf(name);
+    const proto = known.protoOf(name);
     if (proto === undefined) {
       throw new HostError(
         ErrorCode.FailedPrecondition,

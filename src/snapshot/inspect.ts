@@ -5,7 +5,7 @@
 import { types } from "node:util";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { formatPath, type PathSegment } from "./path.js";
-import type { ClassRegistry } from "./registry.js";
+import type { KnownClasses } from "./known-classes.js";
 
 /** A slot that pointed back at the actor itself; restore points it at the fresh instance. */
 export interface SelfRef {
@@ -75,7 +75,7 @@ class StateInspector implements StateGraphFacts {
 
   constructor(
     private readonly actor: object,
-    private readonly registry: ClassRegistry,
+    private readonly known: KnownClasses,
   ) {}
 
   /** Walks the actor's own enumerable properties (the captured state). */
@@ -171,7 +171,7 @@ class StateInspector implements StateGraphFacts {
       return;
     }
     if (types.isNativeError(value)) return this.visitError(value, proto);
-    const registered = this.registry.nameOf(proto);
+    const registered = this.known.nameOf(proto);
     if (registered !== undefined) {
       this.tagged.push(value);
       this.names.push(registered);
@@ -224,8 +224,8 @@ class StateInspector implements StateGraphFacts {
  * Validates the actor's state graph and lists its registered-class instances and back references.
  * Throws HostError(FailedPrecondition) naming the first offending value's path.
  */
-export function inspectActorState(actor: object, registry: ClassRegistry): StateGraphFacts {
-  const inspector = new StateInspector(actor, registry);
+export function inspectActorState(actor: object, known: KnownClasses): StateGraphFacts {
+  const inspector = new StateInspector(actor, known);
   try {
     inspector.inspectActor();
   } catch (err) {

@@ -1,9 +1,18 @@
 // Errors across the gRPC boundary. Invariant: a HostError leaves a server with the status chosen by
-// grpcStatusOf and its message as details; a non-OK status reaches a client as an RpcError (a HostError)
-// that keeps the original status number, details and trailers.
+// grpcStatusOf, its message as details and its ErrorCode in the ERROR_CODE_TRAILER trailer (additive:
+// a peer that ignores it sees the same status and message); a non-OK status reaches a caller as an
+// RpcError (a HostError) that keeps the original status number, details and trailers and whose code
+// is the one the status is read as — the host never takes a finer code from a peer (a harness node is
+// not trusted to pick one); the client reads the trailer (src/client/errors.ts, errorCodeOfWire).
 import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
 import type { StatusObject } from "@grpc/grpc-js";
 import { ErrorCode, HostError, errorCodeOfStatus, grpcStatusOf, redactSecrets } from "../errors/index.js";
+
+/**
+ * The trailer (gRPC) and response header (HTTP/Connect) naming a failure's ErrorCode, e.g. `fenced`
+ * where the status alone says ABORTED. Sent with every failure a host raises itself; optional to read.
+ */
+export const ERROR_CODE_TRAILER = "harnesshost-error-code";
 
 /** A failed RPC as seen by a client. */
 export class RpcError extends HostError {
@@ -43,12 +52,15 @@ function boundedDetails(text: string): string {
 
 export function statusOfError(err: unknown, trailers: Metadata): ServerStatus {
   if (err instanceof RpcError) {
+    // A peer's status passed on as it came: its finer code, if it named one, is not this host's to vouch for.
     return { code: err.grpcCode, details: boundedDetails(err.details), metadata: trailers };
   }
   if (err instanceof HostError) {
+    trailers.set(ERROR_CODE_TRAILER, err.code);
     return { code: grpcStatusOf(err.code), details: boundedDetails(err.message), metadata: trailers };
   }
   const details = err instanceof Error ? err.message : String(err);
+  trailers.set(ERROR_CODE_TRAILER, ErrorCode.Internal);
   return { code: GrpcStatus.INTERNAL, details: boundedDetails(details), metadata: trailers };
 }
 

@@ -1,5 +1,6 @@
 // `harnesshost/client` against a real server on loopback: every method does what its doc says, and
-// every failure is a HarnessHostError with the gRPC status name as its code.
+// every failure is a HarnessHostError with the host's ErrorCode as its code and the gRPC status name as
+// its status.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -108,7 +109,7 @@ describe("harnesshost/client", () => {
     const other = await client.sessions.exec({ harness: "ask", input: "again" }).result();
     const uid2 = other.session.metadata?.uid ?? "";
     const notQuestion = await failure(client.sessions.answer({ session: uid2, text: "yes" }));
-    expect(notQuestion.code).toBe("FAILED_PRECONDITION");
+    expect(notQuestion.code).toBe("failed_precondition");
     expect((await client.sessions.get(uid2)).lastSeq).toBe(other.session.lastSeq);
     expect((await client.sessions.deny({ session: uid2 })).approved).toBe(false);
     expect((await client.sessions.resume(uid2)).outputs.join()).toMatch(/denied/);
@@ -123,7 +124,7 @@ describe("harnesshost/client", () => {
       question: { text: "which colour?", choices: ["red", "blue"], allowFreeText: false },
     });
     const bad = await failure(client.sessions.answer({ session: uid, choice: 3 }));
-    expect(bad.code).toBe("INVALID_ARGUMENT");
+    expect(bad.code).toBe("invalid_argument");
     expect((await client.sessions.get(uid)).lastSeq).toBe(parked.session.lastSeq);
     await client.sessions.answer({ session: uid, choice: 2 });
     expect((await client.sessions.resume(uid)).outputs).toEqual(["answer: blue"]);
@@ -190,21 +191,22 @@ describe("harnesshost/client", () => {
     expect((await client.sessions.resume(pid)).session.turn?.status).toBe("completed");
   });
 
-  it("errors carry the gRPC status name and the server's message", async () => {
+  it("errorsCarryTheHostsErrorCodeTheGrpcStatusAndTheServersMessage", async () => {
     const missing = await failure(client.sessions.get("sess-000000000000000000000000"));
-    expect(missing.code).toBe("NOT_FOUND");
+    expect(missing.code).toBe("not_found");
+    expect(missing.status).toBe("NOT_FOUND");
     expect(missing.message).toMatch(/sess-000000000000000000000000/);
-    expect(isHarnessHostError(missing, "NOT_FOUND")).toBe(true);
+    expect(isHarnessHostError(missing, "not_found")).toBe(true);
     expect(missing.requestId).toMatch(/^[A-Za-z0-9._-]+$/);
     const none = await failure(client.sessions.approve({ session: (await newEcho()).uid }));
-    expect(none.code).toBe("FAILED_PRECONDITION");
+    expect(none.code).toBe("failed_precondition");
     const stream = await failure(
       client.sessions.exec({ session: "sess-000000000000000000000000", input: "x" }).result(),
     );
-    expect(stream.code).toBe("NOT_FOUND");
+    expect(stream.code).toBe("not_found");
     const anonymous = connect({ address: server.addr });
     try {
-      expect((await failure(anonymous.sessions.get("sess-000000000000000000000000"))).code).toBe("UNAUTHENTICATED");
+      expect((await failure(anonymous.sessions.get("sess-000000000000000000000000"))).code).toBe("unauthenticated");
     } finally {
       anonymous.close();
     }
@@ -214,14 +216,14 @@ describe("harnesshost/client", () => {
     const aborted = await failure(
       client.sessions.get("sess-000000000000000000000000", { signal: AbortSignal.abort() }),
     );
-    expect(aborted.code).toBe("CANCELLED");
+    expect(aborted.code).toBe("cancelled");
     const late = await failure(
       client.sessions.exec({ harness: "echo", input: "late" }, { deadline: Date.now() - 1 }).result(),
     );
-    expect(late.code).toBe("DEADLINE_EXCEEDED");
+    expect(late.code).toBe("deadline_exceeded");
     const call = client.sessions.exec({ harness: "echo", input: "left" });
     for await (const _ of call) break;
-    expect((await failure(call.result())).code).toBe("CANCELLED");
+    expect((await failure(call.result())).code).toBe("cancelled");
   });
 
   it("harnesses register, get, list and retire on the operator registry", async () => {
@@ -237,10 +239,10 @@ describe("harnesshost/client", () => {
     expect(names).toEqual(expect.arrayContaining(["echo", "client-remote"]));
     await client.harnesses.retire("client-remote", { reason: "test" });
     const retired = await failure(client.sessions.exec({ harness: "client-remote", input: "x" }).result());
-    expect(retired.code).toBe("FAILED_PRECONDITION");
+    expect(retired.code).toBe("failed_precondition");
     const noRegistry = connect({ address: server.addr, token: TOKEN });
     try {
-      expect((await failure(() => noRegistry.harnesses.get("echo"))).code).toBe("FAILED_PRECONDITION");
+      expect((await failure(() => noRegistry.harnesses.get("echo"))).code).toBe("failed_precondition");
     } finally {
       noRegistry.close();
     }

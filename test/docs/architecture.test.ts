@@ -49,4 +49,33 @@ describe("docs/architecture.md", () => {
       expect(text, `${file} has a test titled "${title}"`).toContain(title!.replace(/[,:]? *$/, ""));
     }
   });
+
+  it('registryNamesOneThing: the harness registry; the other meanings have their own names ("Words")', () => {
+    const files = (function walk(dir: string): string[] {
+      return readdirSync(join(repo, dir), { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory()
+          ? d.name === "gen"
+            ? []
+            : walk(`${dir}/${d.name}`)
+          : d.name.endsWith(".ts")
+            ? [`${dir}/${d.name}`]
+            : [],
+      );
+    })("src");
+    expect(files.filter((f) => /registry/i.test(f.split("/").pop()!))).toEqual([
+      "src/placement/registry.ts",
+      "src/server/registry-service.ts",
+    ]);
+    const declared = files.flatMap((f) => {
+      const lines = readFileSync(join(repo, f), "utf8").split("\n");
+      return lines.flatMap((line, i) => {
+        const m = /^export (?:class|interface|type|const) (\w*Registry)\b/.exec(line);
+        // A deprecated alias of an old name may stay for a release; it says so on the line before.
+        return m && !lines[i - 1]?.includes("@deprecated") ? [`${f}: ${m[1]}`] : [];
+      });
+    });
+    expect(declared).toEqual(["src/placement/registry.ts: HarnessRegistry"]);
+    const words = doc.slice(doc.indexOf("## Words"), doc.indexOf("## Finding the owner"));
+    expect(words).toContain("**registry** — the _harness registry_");
+  });
 });

@@ -11,7 +11,7 @@ import { main } from "../../src/cli/run.js";
 import { textMessage } from "../../src/controller/index.js";
 import {
   defineEffect,
-  EffectRegistry,
+  EffectDispatcher,
   metricsCount,
   MetricsCounters,
   registerBuiltinEffects,
@@ -36,10 +36,10 @@ afterEach(async () => {
 /** A test effect whose handler records its calls, optionally failing. */
 const testEffect = (key: string) => defineEffect(key, z.object({}).strict());
 
-async function emitterHost(registry: EffectRegistry, config: Record<string, unknown> = {}): Promise<Host> {
+async function emitterHost(dispatcher: EffectDispatcher, config: Record<string, unknown> = {}): Promise<Host> {
   return openTestHost(
     { harnesses: [{ name: "emitter", runtime: "local", target: emitter }], ...config },
-    { effects: registry },
+    { effects: dispatcher },
   );
 }
 
@@ -66,10 +66,10 @@ describe("defineEffect", () => {
 
 describe("effects through a turn", () => {
   it("missing handler refuses the commit: the command's OUTPUT is not appended and nothing is dispatched", async () => {
-    const registry = new EffectRegistry();
+    const dispatcher = new EffectDispatcher();
     const seen: string[] = [];
-    registry.register(testEffect("test.ok"), () => void seen.push("ok"));
-    const host = await emitterHost(registry);
+    dispatcher.register(testEffect("test.ok"), () => void seen.push("ok"));
+    const host = await emitterHost(dispatcher);
     const s = (await host.createSession({ harness: "emitter" })).uid;
     await rejectsWithCode(run(host, s, "test.ok,missing.key"), ErrorCode.FailedPrecondition);
     const kinds = (await records(host, s)).map((r) => r.event.kind);
@@ -80,9 +80,9 @@ describe("effects through a turn", () => {
   });
 
   it("an invalid payload is refused at emit time (INVALID_ARGUMENT), before any commit", async () => {
-    const registry = new EffectRegistry();
-    registerBuiltinEffects(registry);
-    const host = await emitterHost(registry);
+    const dispatcher = new EffectDispatcher();
+    registerBuiltinEffects(dispatcher);
+    const host = await emitterHost(dispatcher);
     const s = (await host.createSession({ harness: "emitter" })).uid;
     const res = await run(host, s, "bad");
     expect(res.outputs).toEqual([expect.stringMatching(/^invalid: effect metrics\.count: invalid payload/)]);
@@ -91,17 +91,17 @@ describe("effects through a turn", () => {
   });
 
   it("effect handler failure does not roll back: the turn stands, the failure is counted, the next effect still runs", async () => {
-    const registry = new EffectRegistry();
+    const dispatcher = new EffectDispatcher();
     const order: string[] = [];
     let busyDuringDispatch: boolean | undefined;
     let snap: EffectSnapshot | undefined;
     const metrics = new MetricsCounters();
     let hostRef: Host | undefined;
-    registry.register(testEffect("test.fail"), () => {
+    dispatcher.register(testEffect("test.fail"), () => {
       order.push("fail");
       throw new Error("handler exploded");
     });
-    registry.register(
+    dispatcher.register(
       testEffect("test.hang"),
       () => {
         order.push("hang");
@@ -109,13 +109,13 @@ describe("effects through a turn", () => {
       },
       { timeoutMs: 50 },
     );
-    registry.register(metricsCount, (p, s) => {
+    dispatcher.register(metricsCount, (p, s) => {
       order.push("count");
       snap = s;
       busyDuringDispatch = hostRef?.placer.guard.isBusy(s.session);
       metrics.add(p.name, p.by);
     });
-    const host = (hostRef = await emitterHost(registry));
+    const host = (hostRef = await emitterHost(dispatcher));
     const s = (await host.createSession({ harness: "emitter" })).uid;
     const res = await run(host, s, "test.fail,test.hang,metrics.count");
     expect(res.outputs).toEqual(["done"]);
@@ -126,7 +126,7 @@ describe("effects through a turn", () => {
     const head = await host.journal.head(s);
     expect(snap).toMatchObject({ session: s, lastSeq: head.seq, lastHash: head.hash });
     expect((await records(host, s)).map((r) => r.event.kind)).toContain(EventKind.EVENT_END);
-    expect(registry.counters(s)).toEqual({
+    expect(dispatcher.counters(s)).toEqual({
       dispatched: { "metrics.count": 1 },
       failed: { "test.fail": 1, "test.hang": 1 },
     });
@@ -135,12 +135,12 @@ describe("effects through a turn", () => {
   it("the audit handler writes one JSON line per committed turn; counters show in `get --json`", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "hh-effects-"));
     const auditFile = join(dataDir, "audit.jsonl");
-    const registry = new EffectRegistry();
-    registerBuiltinEffects(registry, { auditFile });
-    registry.register(testEffect("test.fail"), () => {
+    const dispatcher = new EffectDispatcher();
+    registerBuiltinEffects(dispatcher, { auditFile });
+    dispatcher.register(testEffect("test.fail"), () => {
       throw new Error("no");
     });
-    const audited = await emitterHost(registry, { dataDir, auditFile });
+    const audited = await emitterHost(dispatcher, { dataDir, auditFile });
     const s = (await audited.createSession({ harness: "emitter" })).uid;
     await run(audited, s, "test.fail");
     await audited.placer.effectsIdle();
@@ -192,9 +192,9 @@ describe("webhook.post", () => {
 
   it("retries transient failures (503, 503, then 200): delivered once", async () => {
     const hook = await hookServer([503, 503, 200]);
-    const registry = new EffectRegistry();
-    registry.register(webhookPost, webhookHandler(fast));
-    const report = await registry.dispatch(
+    const dispatcher = new EffectDispatcher();
+    dispatcher.register(webhookPost, webhookHandler(fast));
+    const report = await dispatcher.dispatch(
       [{ effect: webhookPost({ url: hook.url, body: { turn: 1 } }), session: "sess-x", seq: 3 }],
       () => snap,
     );
@@ -205,15 +205,15 @@ describe("webhook.post", () => {
   it("does not retry a refusal (400): one request, counted as failed", async () => {
     const hook = await hookServer([400]);
     const logged: object[] = [];
-    const registry = new EffectRegistry({ warn: (fields) => void logged.push(fields) });
-    registry.register(webhookPost, webhookHandler(fast));
-    const report = await registry.dispatch(
+    const dispatcher = new EffectDispatcher({ warn: (fields) => void logged.push(fields) });
+    dispatcher.register(webhookPost, webhookHandler(fast));
+    const report = await dispatcher.dispatch(
       [{ effect: webhookPost({ url: hook.url, body: { secret: "s3cr3t" } }), session: "sess-x", seq: 3 }],
       () => snap,
     );
     expect(report).toEqual({ attempted: 1, dispatched: 0, failed: 1 });
     expect(hook.hits).toHaveLength(1);
-    expect(registry.counters()).toEqual({ dispatched: {}, failed: { "webhook.post": 1 } });
+    expect(dispatcher.counters()).toEqual({ dispatched: {}, failed: { "webhook.post": 1 } });
     expect(JSON.stringify(logged)).toContain("webhook.post");
     expect(JSON.stringify(logged)).not.toContain("s3cr3t");
   });

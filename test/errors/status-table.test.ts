@@ -5,12 +5,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Code } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import { status } from "@grpc/grpc-js";
+import { Metadata, status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
+import { clientError, STATUS_CODES, ERROR_CODES as CLIENT_ERROR_CODES } from "../../src/client/errors.js";
+import { ERROR_CODE_TRAILER, rpcErrorOfStatus } from "../../src/wire/status.js";
 import {
+  ERROR_CODES,
   ERROR_TABLE,
   ErrorCode,
   errorCodeOfStatus,
+  errorCodeOfWire,
   ExitCode,
   exitCodeOfStatus,
   type GrpcStatusName,
@@ -44,6 +48,62 @@ describe("the error table", () => {
       expect(exits.has(row.exit) && row.exit !== ExitCode.Ok, code).toBe(true);
     }
     expect(Object.keys(ERROR_TABLE).sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+
+  const CONNECT_HTTP = new Set(
+    Object.keys(status)
+      .filter((n) => Number.isNaN(Number(n)) && n !== "OK")
+      .map((n) => codeToHttpStatus(status[n as GrpcStatusName] as number as Code)),
+  );
+  it.each(ERROR_CODES)("everyErrorCodeMapsToExactlyOneGrpcStatusHttpStatusAndExitCode: %s", (code) => {
+    const rows = Object.entries(ERROR_TABLE).filter(([c]) => c === code);
+    expect(rows.length).toBe(1);
+    const row = rows[0]![1];
+    expect(typeof status[row.grpc]).toBe("number");
+    expect(CONNECT_HTTP.has(row.http)).toBe(true);
+    expect(Object.values(ExitCode)).toContain(row.exit);
+    expect(row.exit).not.toBe(ExitCode.Ok);
+  });
+
+  it("theClientsVocabularyIsTheTables: its codes are ErrorCode's, its statuses every gRPC name but OK", () => {
+    expect(CLIENT_ERROR_CODES).toBe(ERROR_CODES);
+    expect(new Set(ERROR_CODES)).toEqual(new Set(Object.values(ErrorCode)));
+    expect(ERROR_CODES.length).toBe(Object.values(ErrorCode).length);
+    const grpcNames = Object.keys(status).filter((n) => Number.isNaN(Number(n)) && n !== "OK");
+    expect([...STATUS_CODES].sort()).toEqual(grpcNames.sort());
+  });
+
+  it("theProtocolTableListsEveryErrorCodeWithItsGrpcStatus: docs/protocol.md §10", () => {
+    const doc = readFileSync(join(repo, "docs/protocol.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## §10 Status codes"), doc.indexOf("## §11"));
+    const rows = new Map(
+      [...section.matchAll(/^\| `([a-z_]+)` +\| ([A-Z_]+) +\|/gm)].map((m) => [m[1]!, m[2]!] as const),
+    );
+    for (const code of ERROR_CODES) expect(rows.get(code), code).toBe(ERROR_TABLE[code].grpc);
+    expect([...rows.keys()].sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it("aPeerCanMakeACodePreciseButNeverContradictItsStatus", () => {
+    expect(errorCodeOfWire(status.ABORTED, "fenced")).toBe(ErrorCode.Fenced);
+    expect(errorCodeOfWire(status.ABORTED, "session_busy")).toBe(ErrorCode.SessionBusy);
+    expect(errorCodeOfWire(status.FAILED_PRECONDITION, "diverged")).toBe(ErrorCode.Diverged);
+    expect(errorCodeOfWire(status.ABORTED, "not_found")).toBe(ErrorCode.Conflict);
+    expect(errorCodeOfWire(status.NOT_FOUND, "no_such_code")).toBe(ErrorCode.NotFound);
+    expect(errorCodeOfWire(status.NOT_FOUND, undefined)).toBe(ErrorCode.NotFound);
+    expect(errorCodeOfWire(status.UNKNOWN, "internal")).toBe(ErrorCode.Internal);
+    expect(errorCodeOfWire(99, "data_loss")).toBe(ErrorCode.Internal);
+  });
+
+  it("theHostNeverTakesAFinerCodeFromAPeerTheClientDoes", () => {
+    // A harness node is a peer the host does not trust to pick a code; a host is the client's server.
+    const trailers = new Metadata();
+    trailers.set(ERROR_CODE_TRAILER, "session_busy");
+    const fromPeer = rpcErrorOfStatus({ code: status.ABORTED, details: "busy", metadata: trailers });
+    expect(fromPeer.code).toBe(ErrorCode.Conflict);
+    expect({ code: clientError(fromPeer).code, status: clientError(fromPeer).status }).toEqual({
+      code: ErrorCode.SessionBusy,
+      status: "ABORTED",
+    });
   });
 
   it("everyGrpcStatusIsReadBackAsExactlyOneCode", () => {

@@ -184,7 +184,7 @@ export async function codeOf(p: Promise<unknown>): Promise<number | undefined> {
 /** The gRPC status of a failed call, from the wire (RpcError) or the client (HarnessHostError). */
 export function grpcCodeOf(err: unknown): number | undefined {
   if (err instanceof RpcError) return err.grpcCode;
-  if (err instanceof HarnessHostError) return GrpcStatus[err.code];
+  if (err instanceof HarnessHostError) return GrpcStatus[err.status];
   return undefined;
 }
 

@@ -295,7 +295,7 @@ export async function drive(signal: AbortSignal): Promise<string[]> {
     await client.sessions.approve({ session: session.metadata?.uid ?? "", reason: "ok" });
     return [...outputs];
   } catch (err) {
-    if (isHarnessHostError(err, "NOT_FOUND")) return [err.code, err.message, err.requestId ?? ""];
+    if (isHarnessHostError(err, "not_found")) return [err.code, err.status, err.message, err.requestId ?? ""];
     throw err;
   } finally {
     client.close();

@@ -35,7 +35,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof HarnessHostError) return err.code;
+    if (err instanceof HarnessHostError) return err.status;
     throw err;
   }
   throw new Error("expected a refusal");

@@ -157,7 +157,7 @@ describe("server-side session filters", () => {
     expect(uids(children)).toEqual([uid.child]);
     const err = await client.sessions.listPage({ states: ["asleep"] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HarnessHostError);
-    expect(err).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(err).toMatchObject({ code: "invalid_argument", status: "INVALID_ARGUMENT" });
     expect((err as Error).message).toContain('"asleep"');
   });
 

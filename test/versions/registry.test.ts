@@ -88,7 +88,7 @@ describe.each(BACKENDS)("versions over gRPC (%s registry)", (_backend, journal) 
     const b = (await exec(c, { harness: "ver", input: "b" })).session.metadata?.uid ?? "";
     await register(c, "2", await node("2"));
     const refused = await c.versions.retire("ver", "1").catch((err: unknown) => err);
-    expect(refused).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect(refused).toMatchObject({ status: "FAILED_PRECONDITION" });
     const message = (refused as Error).message;
     for (const uid of [a, b]) expect(message).toContain(uid);
     expect((await c.versions.list("ver")).find((v) => v.version === "1")?.state).toBe("active");
@@ -98,7 +98,7 @@ describe.each(BACKENDS)("versions over gRPC (%s registry)", (_backend, journal) 
     expect(retired).toMatchObject({ state: "retired", pinnedSessions: [b] });
     expect((await exec(c, { session: a, input: "x" })).outputs).toEqual(["echo:say x"]);
     const stranded = await exec(c, { session: b, input: "y" }).catch((err: unknown) => err);
-    expect(stranded).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect(stranded).toMatchObject({ status: "FAILED_PRECONDITION" });
     expect((stranded as Error).message).toContain(`harnesshost upgrade --session ${b} --to-version 2`);
     await c.versions.upgrade(b, "2");
     expect((await exec(c, { session: b, input: "z" })).outputs).toEqual(["echo:say z"]);
@@ -111,7 +111,7 @@ describe.each(BACKENDS)("versions over gRPC (%s registry)", (_backend, journal) 
     const uid = s.session.metadata?.uid ?? "";
     await register(c, "3", await node("3", "please say "));
     const err = await c.versions.upgrade(uid, "3").catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect(err).toMatchObject({ status: "FAILED_PRECONDITION" });
     expect((err as Error).message).toMatch(/replay diverged at seq \d+: model input hash mismatch/);
     expect((err as Error).message).toMatch(/expected MODEL_CALL input_hash [0-9a-f]{64}; got MODEL_CALL input_hash/);
     expect((await c.sessions.get(uid)).lastSeq).toBe(s.session.lastSeq);
@@ -138,7 +138,7 @@ describe("pinned sessions survive a host restart (sqlite)", () => {
       ].sort((x, y) => (x.uid < y.uid ? -1 : 1)),
     );
     const refused = await after.versions.retire("ver", "1").catch((err: unknown) => err);
-    expect(refused).toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect(refused).toMatchObject({ status: "FAILED_PRECONDITION" });
     expect((refused as Error).message).toContain(`1 pinned session(s): ${a}`);
     expect((refused as Error).message).not.toContain(b);
     const listed = Object.fromEntries((await after.versions.list("ver")).map((v) => [v.version, v.pinnedSessions]));

@@ -9,7 +9,7 @@ export type ClassList = readonly (abstract new (...args: never[]) => unknown)[];
 /** Name under which instances of the actor's own class (nested anywhere) are tagged. */
 export const ACTOR_CLASS_NAME = "<actor>";
 
-export class ClassRegistry {
+export class KnownClasses {
   private readonly nameByProto = new Map<object, string>();
   private readonly protoByName = new Map<string, object>();
 

@@ -1,4 +1,4 @@
-// The effect handler registry and dispatcher (docs/protocol.md §13.2).
+// The effect dispatcher: each effect key's handler, and their dispatch after a commit (docs/protocol.md §13.2).
 // Invariants: handlers run only after the commit that carried their effects, one at a time in
 // emission order, each under its own timeout, outside any session lock; a failing or slow handler is
 // logged by key (never its payload) and counted, never rolls anything back and never stops the next.
@@ -60,7 +60,7 @@ function bump(m: Map<string, number>, key: string): void {
   m.set(key, (m.get(key) ?? 0) + 1);
 }
 
-export class EffectRegistry {
+export class EffectDispatcher {
   private readonly handlers = new Map<string, Registered>();
   private readonly total = new Counts();
   private readonly perSession = new Map<string, Counts>();
@@ -129,7 +129,7 @@ export class EffectRegistry {
     return { attempted: effects.length, dispatched, failed };
   }
 
-  /** Counters since this registry was created: for every session, or for one. */
+  /** Counters since this dispatcher was created: for every session, or for one. */
   counters(session?: string): EffectCounters {
     if (session === undefined) return this.total.view();
     return this.perSession.get(session)?.view() ?? { dispatched: {}, failed: {} };
