@@ -40,12 +40,12 @@ if (deps.ok) {
   ];
   for (const project of ["unit", "integration", "e2e"])
     results.push(await step(`vitest ${project}`, NODE, [VITEST, "run", "--project", project]));
-  for (const r of await Promise.all(beside)) {
+  const [check, prepare] = await Promise.all(beside);
+  for (const r of [check, prepare]) {
     process.stdout.write(`\n── ${r.name} ──\n${r.output.trimEnd()}\n`);
     results.push(r);
   }
-  if (results.at(-1)?.ok)
-    results.push(await step("other Nodes: unit + test/package", NODE, ["scripts/test-other-nodes.mjs"]));
+  if (prepare.ok) results.push(await step("other Nodes: unit + test/package", NODE, ["scripts/test-other-nodes.mjs"]));
 }
 
 process.stdout.write("\nnpm test, wall time per step (steps marked * ran beside the vitest projects):\n");
