@@ -6,29 +6,10 @@
 // until they end; then the unit project and the packed-consumer test on the other Node releases.
 // Invariants: every step runs even when an earlier one failed, so one run reports every failure;
 // the exit code is 0 only when every step passed; the closing table gives each step's wall time.
-import { spawn } from "node:child_process";
+import { runStep as step } from "./run-step.mjs";
 
 const NODE = process.execPath;
 const VITEST = "node_modules/vitest/vitest.mjs";
-
-/** Runs a step; its output goes straight through unless `held`, then it is returned whole. */
-function step(name, cmd, args, { held = false } = {}) {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: held ? ["ignore", "pipe", "pipe"] : "inherit" });
-    let output = "";
-    if (held) {
-      child.stdout.on("data", (c) => {
-        output += c;
-      });
-      child.stderr.on("data", (c) => {
-        output += c;
-      });
-    }
-    child.on("error", (err) => resolve({ name, ok: false, output: `${output}${err}\n`, ms: Date.now() - started }));
-    child.on("close", (code) => resolve({ name, ok: code === 0, output, ms: Date.now() - started }));
-  });
-}
 
 const results = [];
 const deps = await step("test deps", NODE, ["scripts/ensure-test-deps.mjs"]);
