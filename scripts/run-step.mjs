@@ -3,10 +3,10 @@
 // whole output, which otherwise goes straight to this process's stdout and stderr.
 import { spawn } from "node:child_process";
 
-export function runStep(name, cmd, args, { held = false } = {}) {
+export function runStep(name, cmd, args, { held = false, env = process.env, cwd = process.cwd() } = {}) {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: held ? ["ignore", "pipe", "pipe"] : "inherit" });
+    const child = spawn(cmd, args, { stdio: held ? ["ignore", "pipe", "pipe"] : "inherit", env, cwd });
     let output = "";
     const keep = (c) => {
       output += c;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run test:nodes [-- --prepare-only]`: the unit project and the packed-consumer test
 // (test/package) again on every other Node release users run (the LTS lines pinned in
-// scripts/other-nodes/package.json; the Node that runs `npm test` is the floor, 20). Invariants: the
+// scripts/other-nodes/package.json; the Node that runs `npm test` is the floor, 20), the Nodes side
+// by side, each run's output printed whole when it ends. Invariants: the
 // binaries come from the npm registry's `node` packages at the exact versions of
 // scripts/other-nodes/package-lock.json (`npm ci` there, never by hand); better-sqlite3 — the one
 // native addon — is compiled from node_modules' own copy for each Node's ABI once per version and
@@ -12,6 +13,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync,
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { runStep } from "./run-step.mjs";
 
 const REPO = resolve(import.meta.dirname, "..");
 const NODES_DIR = join(REPO, "scripts/other-nodes");
@@ -128,8 +130,8 @@ const prepared = nodes.map((n) => {
 });
 if (values["prepare-only"]) process.exit(0);
 
-let failed = 0;
-for (const n of prepared) {
+/** One Node's runs, one after the other, each one's output printed whole when it ends. */
+async function runOn(n) {
   const version = execFileSync(n.node, ["--version"]).toString().trim();
   const env = {
     ...process.env,
@@ -138,16 +140,22 @@ for (const n of prepared) {
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${HOOK}`.trim(),
     HARNESSHOST_SQLITE_ADDON: n.addon,
   };
+  let ok = true;
   for (const args of [
     ["--project", "unit"],
     ["--project", "e2e", "test/package/"],
   ]) {
-    process.stdout.write(`\ntest:nodes: Node ${version}: vitest run ${args.join(" ")}\n`);
-    const r = spawnSync(n.node, [VITEST, "run", ...args], { cwd: REPO, stdio: "inherit", env });
-    if (r.status !== 0) {
-      failed++;
-      process.stderr.write(`test:nodes: Node ${version}: vitest run ${args.join(" ")} failed (exit ${r.status})\n`);
-    }
+    const name = `Node ${version}: vitest run ${args.join(" ")}`;
+    const r = await runStep(name, n.node, [VITEST, "run", ...args], { held: true, env, cwd: REPO });
+    const verdict = r.ok ? "passed" : "FAILED";
+    process.stdout.write(
+      `\n── test:nodes: ${name}: ${verdict} (${(r.ms / 1000).toFixed(0)} s) ──\n${r.output.trimEnd()}\n`,
+    );
+    ok &&= r.ok;
   }
+  return ok;
 }
-process.exit(failed === 0 ? 0 : 1);
+
+// The Nodes run side by side: most of a run is one process waiting on another (npm, tsc, a server).
+const results = await Promise.all(prepared.map(runOn));
+process.exit(results.every(Boolean) ? 0 : 1);
