@@ -1,5 +1,5 @@
 // The layer table of harnesshost, enforced by dependency-cruiser (`npm run lint:layers`, part of
-// `npm run lint` and so of CI). Invariant: a module imports only modules of its own folder or of a
+// `npm run check` and so of `npm test` and CI). Invariant: a module imports only modules of its own folder or of a
 // folder in a LOWER layer; no import cycles; the CLI reaches the servers only through their index.
 //
 // Layers, top (may import everything below) to bottom (imports nothing of ours). Each line: the

@@ -1,5 +1,5 @@
 // Prints docs/operations.md's limits table from src/limits/table.ts (paste it between the markers;
-// test/docs/limits-table.test.ts fails until the doc matches).
+// test/limits/limits.test.ts fails until the doc matches).
 import { limitsTableMarkdown } from "../src/limits/index.js";
 
 process.stdout.write(`${limitsTableMarkdown()}\n`);

@@ -15,7 +15,7 @@ export function chromiumExecutable(): string {
       if (existsSync(path)) return path;
     }
   throw new Error(
-    "no chromium-headless-shell: install it with apt-get install -y --no-install-recommends chromium-headless-shell (npm test's pretest does, as root)",
+    "no chromium-headless-shell: install it with apt-get install -y --no-install-recommends chromium-headless-shell (npm test's first step does, as root)",
   );
 }
 

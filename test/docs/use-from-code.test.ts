@@ -1,6 +1,6 @@
 // README "Use it from code": every ```js block runs as written (against a host on loopback, the package
 // names resolved to this checkout's source by vitest.config.ts) and prints what its comments say. The
-// consumer test (test/package/consumer.test.ts) runs the same blocks with plain Node on the packed package.
+// consumer test (test/package/package.test.ts) runs the same blocks with plain Node on the packed package.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 // Interoperability with a gRPC implementation that is not grpc-js: a harness node, a registry client
 // and a Sessions client written in Python (Debian's grpcio + protobuf, messages built at run time
 // from `buf build` descriptors) drive an in-process host. The Python packages are a hard requirement
-// here — `npm test` installs them in `pretest` — so their absence fails the suite instead of skipping.
+// here — `npm test` installs them first (scripts/ensure-test-deps.mjs) — so their absence fails the suite instead of skipping.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -114,7 +114,7 @@ beforeAll(async () => {
   if (deps.code !== 0) {
     throw new Error(
       `${PYTHON} cannot import grpc and google.protobuf (Debian packages python3-grpcio, python3-protobuf); ` +
-        `run \`node scripts/ensure-test-deps.mjs\` (npm test does it in pretest):\n${deps.stderr}`,
+        `run \`node scripts/ensure-test-deps.mjs\` (npm test runs it first):\n${deps.stderr}`,
     );
   }
   dir = mkdtempSync(join(tmpdir(), "hh-interop-"));

@@ -1,4 +1,4 @@
-// scripts/ensure-test-deps.mjs (npm test's pretest) never lets the suite start without its PostgreSQL:
+// scripts/ensure-test-deps.mjs (npm test's first step) never lets the suite start without its PostgreSQL:
 // a server that does not answer is exit 1 with the fix, not a note that the tests "will skip" (they
 // fail). Runs the real script as npm does, against the real PostgreSQL and against a closed port.
 import { spawn } from "node:child_process";
