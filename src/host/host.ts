@@ -200,6 +200,7 @@ export class Host {
       toolPolicy: toolPolicy(config.toolsWithoutApproval),
       log,
       ...(hostMetrics ? { metrics: hostMetrics } : {}),
+      verifiedPositions: { trust: !config.distrustVerifiedPositions },
     });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools, log, hostMetrics);
   }
@@ -229,6 +230,7 @@ export class Host {
 
   async close(): Promise<void> {
     await this.placer.effectsIdle();
+    await this.placer.positionsIdle();
     await this.registry.close();
     await this.journal.close();
   }
