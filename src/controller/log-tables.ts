@@ -27,7 +27,11 @@ function columnOf(a: Float64Array | Int32Array | Uint8Array, n: number): string 
 }
 
 /** The inverse of columnOf; RangeError unless it holds exactly `n` elements. */
-function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(b64: string, n: number, make: (n: number) => T): T {
+function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
+  b64: string,
+  n: number,
+  make: (n: number) => T,
+): T {
   const bytes = Buffer.from(b64, "base64");
   const out = make(Math.max(n, 8));
   if (bytes.length !== n * out.BYTES_PER_ELEMENT) throw new RangeError(`column holds ${bytes.length} bytes, not ${n}`);

@@ -20,7 +20,8 @@ export class ProjectionUnreadable extends Error {
   override readonly name = "ProjectionUnreadable";
 }
 
-const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+const b64 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"));
 
 const int = z.number().int().nonnegative();
@@ -89,7 +90,13 @@ const stored = z.object({
 type Stored = z.infer<typeof stored>;
 
 function recordOut(r: JournalRecord): z.infer<typeof record> {
-  return { seq: r.seq, prevHash: r.prevHash, contentHash: r.contentHash, fence: r.fence, event: b64(toBinary(EventSchema, r.event)) };
+  return {
+    seq: r.seq,
+    prevHash: r.prevHash,
+    contentHash: r.contentHash,
+    fence: r.fence,
+    event: b64(toBinary(EventSchema, r.event)),
+  };
 }
 
 function recordIn(r: z.infer<typeof record>): JournalRecord {
@@ -175,7 +182,9 @@ export function decodeProjection(bytes: Uint8Array): SessionLog<JournalRecord> {
   try {
     parsed = stored.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)));
   } catch (err) {
-    throw new ProjectionUnreadable(`stored projection is not valid: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ProjectionUnreadable(
+      `stored projection is not valid: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (parsed.order !== endianness())
     throw new ProjectionUnreadable(`stored projection has ${parsed.order} columns; this host is ${endianness()}`);
@@ -193,6 +202,8 @@ export function decodeProjection(bytes: Uint8Array): SessionLog<JournalRecord> {
     };
     return SessionLog.fromState(state);
   } catch (err) {
-    throw new ProjectionUnreadable(`stored projection cannot be rebuilt: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ProjectionUnreadable(
+      `stored projection cannot be rebuilt: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

@@ -56,7 +56,8 @@ export class SqliteVerifiedPositions {
       session: row.session,
       seq: row.seq,
       hash: row.hash,
-      projection: row.projection,
+      // better-sqlite3 returns a Buffer: the same bytes, seen as a plain Uint8Array.
+      projection: new Uint8Array(row.projection.buffer, row.projection.byteOffset, row.projection.byteLength),
       digest: row.digest,
       createdAtMs: row.created_at_ms,
     };

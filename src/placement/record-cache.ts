@@ -168,7 +168,10 @@ export class RecordCache {
    * session at or past it; a fold never finished is dropped with nothing kept. `from`: a lean log
    * through some seq (a verified position's, §5.7.1): the records given are those after it.
    */
-  fold(session: string, from: SessionLog = SessionLog.lean()): { add(record: JournalRecord): void; done(head: Head): void } {
+  fold(
+    session: string,
+    from: SessionLog = SessionLog.lean(),
+  ): { add(record: JournalRecord): void; done(head: Head): void } {
     const entry: Entry = { log: from, tail: [], tailBytes: 0, bytes: 0 };
     let page: JournalRecord[] = [];
     const flush = (): void => {
