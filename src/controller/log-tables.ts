@@ -147,7 +147,7 @@ export class ExecTable {
     t.seen = columnFrom(s.seen, n, f64);
     t.counts = columnFrom(s.counts, n, f64);
     t.done = columnFrom(s.done, n, (k) => new Uint8Array(k));
-    s.ids.forEach((id, i) => t.ids.set(id, i));
+    for (const [i, id] of s.ids.entries()) t.ids.set(id, i);
     if (t.ids.size !== n) throw new RangeError("execution ids repeat");
     t.n = n;
     return t;
