@@ -21,18 +21,17 @@ function grown<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: num
   return next;
 }
 
-/** A typed array's first `n` elements as base64 (the host's byte order: see projection-codec.ts). */
-function columnOf(a: Float64Array | Int32Array | Uint8Array, n: number): string {
-  return Buffer.from(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT).toString("base64");
+/** A typed array's first `n` elements as bytes (a view, in the host's byte order: see projection-codec.ts). */
+function columnOf(a: Float64Array | Int32Array | Uint8Array, n: number): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
 }
 
-/** The inverse of columnOf; RangeError unless it holds exactly `n` elements. */
+/** The inverse of columnOf (a copy); RangeError unless it holds exactly `n` elements. */
 function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
-  b64: string,
+  bytes: Uint8Array,
   n: number,
   make: (n: number) => T,
 ): T {
-  const bytes = Buffer.from(b64, "base64");
   const out = make(Math.max(n, 8));
   if (bytes.length !== n * out.BYTES_PER_ELEMENT) throw new RangeError(`column holds ${bytes.length} bytes, not ${n}`);
   new Uint8Array(out.buffer).set(bytes);
@@ -42,19 +41,19 @@ function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
 /** What an ExecTable holds, as plain data (projection-codec.ts). */
 export interface ExecTableState {
   readonly ids: readonly string[];
-  readonly starts: string;
-  readonly lasts: string;
-  readonly seen: string;
-  readonly counts: string;
-  readonly done: string;
+  readonly starts: Uint8Array;
+  readonly lasts: Uint8Array;
+  readonly seen: Uint8Array;
+  readonly counts: Uint8Array;
+  readonly done: Uint8Array;
 }
 
 /** What a MarkTable holds, as plain data (projection-codec.ts). */
 export interface MarkTableState {
   readonly n: number;
-  readonly seqs: string;
-  readonly pending: string;
-  readonly hashes: string;
+  readonly seqs: Uint8Array;
+  readonly pending: Uint8Array;
+  readonly hashes: Uint8Array;
   readonly odd: readonly (readonly [number, string])[];
   readonly late: readonly (readonly [number, string, number])[];
 }

@@ -2,8 +2,11 @@
 // carries). Invariants: decode(encode(log)) answers every query exactly as `log` did at the moment it was
 // encoded and folds on from the same head; the stored bytes are untrusted input — decode checks them
 // with zod and throws ProjectionUnreadable on anything it cannot rebuild (the caller then folds the
-// session from its records), never a half-built log. Typed columns are stored in the host's byte
-// order, which the header names: a file moved to a host of the other order is refused, not misread.
+// session from its records), never a half-built log. Layout: a 4-byte little-endian header length, the
+// header (JSON: every small field, and the sizes of the sections), then the sections as raw bytes — the
+// execution ids (a JSON array) and the per-execution and per-mark columns — so a million-event session's
+// projection is copied, not parsed field by field. Columns are in the host's byte order, which the header
+// names: bytes moved to a host of the other order are refused, not misread.
 import { endianness } from "node:os";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { z } from "zod";
@@ -14,6 +17,10 @@ import { type Building, SessionLog, type SessionLogState } from "./projection.js
 
 /** The format's name and version, first in every encoding. */
 const FORMAT = "harnesshost.projection.v1";
+
+/** The sections after the header, in order; the header gives each one's byte length. */
+const SECTIONS = ["ids", "starts", "lasts", "seen", "counts", "done", "seqs", "pending", "hashes"] as const;
+type Section = (typeof SECTIONS)[number];
 
 /** A stored projection that cannot be rebuilt (damaged, another format or another byte order). */
 export class ProjectionUnreadable extends Error {
@@ -59,7 +66,7 @@ const stored = z.object({
   headHash: str,
   ownFrom: int,
   state: z.enum(["NONE", "LIVE", "WARM", "COLD", "TERMINATED"]),
-  table: z.object({ ids: z.array(str), starts: str, lasts: str, seen: str, counts: str, done: str }),
+  sections: z.object(Object.fromEntries(SECTIONS.map((k) => [k, int])) as Record<Section, typeof int>),
   current: building.optional(),
   currentBytes: int,
   gates: z.object({
@@ -77,9 +84,6 @@ const stored = z.object({
     .optional(),
   marks: z.object({
     n: int,
-    seqs: str,
-    pending: str,
-    hashes: str,
     odd: z.array(z.tuple([int, str])),
     late: z.array(z.tuple([int, str, z.number().int()])),
   }),
@@ -150,7 +154,20 @@ function gateIn(g: z.infer<typeof gate>): GateEntry<JournalRecord> {
 export function encodeProjection(log: SessionLog<JournalRecord>): Uint8Array | undefined {
   const s = log.exportState();
   if (!s) return undefined;
-  const out: Stored = {
+  const t = s.table;
+  const m = s.marks;
+  const body: Record<Section, Uint8Array> = {
+    ids: Buffer.from(JSON.stringify(t.ids), "utf8"),
+    starts: t.starts,
+    lasts: t.lasts,
+    seen: t.seen,
+    counts: t.counts,
+    done: t.done,
+    seqs: m.seqs,
+    pending: m.pending,
+    hashes: m.hashes,
+  };
+  const header: Stored = {
     format: FORMAT,
     order: endianness(),
     count: s.count,
@@ -158,7 +175,7 @@ export function encodeProjection(log: SessionLog<JournalRecord>): Uint8Array | u
     headHash: s.headHash,
     ownFrom: s.ownFrom,
     state: s.state,
-    table: { ...s.table, ids: [...s.table.ids] },
+    sections: Object.fromEntries(SECTIONS.map((k) => [k, body[k].byteLength])) as Record<Section, number>,
     ...(s.current ? { current: buildingOut(s.current) } : {}),
     currentBytes: s.currentBytes,
     gates: {
@@ -168,30 +185,57 @@ export function encodeProjection(log: SessionLog<JournalRecord>): Uint8Array | u
     gateBytes: s.gateBytes,
     lastEnd: s.lastEnd,
     ...(s.ownSuspend ? { ownSuspend: s.ownSuspend } : {}),
-    marks: { ...s.marks, odd: s.marks.odd.map(([i, h]) => [i, h]), late: s.marks.late.map(([a, h, p]) => [a, h, p]) },
+    marks: { n: m.n, odd: m.odd.map(([i, h]) => [i, h]), late: m.late.map(([a, h, p]) => [a, h, p]) },
     compactions: [...s.compactions],
     ...(s.pin ? { pin: s.pin } : {}),
     upgrades: [...s.upgrades],
   };
-  return new TextEncoder().encode(JSON.stringify(out));
+  const head = Buffer.from(JSON.stringify(header), "utf8");
+  const size = SECTIONS.reduce((n, k) => n + body[k].byteLength, 4 + head.byteLength);
+  const out = new Uint8Array(size);
+  new DataView(out.buffer).setUint32(0, head.byteLength, true);
+  out.set(head, 4);
+  let at = 4 + head.byteLength;
+  for (const k of SECTIONS) {
+    out.set(body[k], at);
+    at += body[k].byteLength;
+  }
+  return out;
 }
 
 /** The lean log `encodeProjection` stored; ProjectionUnreadable when the bytes cannot be rebuilt. */
 export function decodeProjection(bytes: Uint8Array): SessionLog<JournalRecord> {
+  const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
   let parsed: Stored;
+  const body = {} as Record<Section, Uint8Array>;
   try {
-    parsed = stored.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)));
+    if (bytes.byteLength < 4) throw new RangeError("shorter than its header length");
+    const headLength = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
+    if (4 + headLength > bytes.byteLength) throw new RangeError("header runs past the end");
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset + 4, headLength).toString("utf8");
+    parsed = stored.parse(JSON.parse(text));
+    let at = 4 + headLength;
+    for (const k of SECTIONS) {
+      const n = parsed.sections[k];
+      if (at + n > bytes.byteLength) throw new RangeError(`section ${k} runs past the end`);
+      body[k] = bytes.subarray(at, at + n);
+      at += n;
+    }
+    if (at !== bytes.byteLength) throw new RangeError(`${bytes.byteLength - at} bytes after the last section`);
   } catch (err) {
-    throw new ProjectionUnreadable(
-      `stored projection is not valid: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw new ProjectionUnreadable(`stored projection is not valid: ${why(err)}`);
   }
   if (parsed.order !== endianness())
     throw new ProjectionUnreadable(`stored projection has ${parsed.order} columns; this host is ${endianness()}`);
   try {
-    const { current, ownSuspend, pin, ...rest } = parsed;
+    const ids = z
+      .array(str)
+      .parse(JSON.parse(Buffer.from(body.ids.buffer, body.ids.byteOffset, body.ids.byteLength).toString("utf8")));
+    const { current, ownSuspend, pin, sections: _sections, marks, ...rest } = parsed;
     const state: SessionLogState<JournalRecord> = {
       ...rest,
+      table: { ids, starts: body.starts, lasts: body.lasts, seen: body.seen, counts: body.counts, done: body.done },
+      marks: { ...marks, seqs: body.seqs, pending: body.pending, hashes: body.hashes },
       current: current ? buildingIn(current) : undefined,
       ownSuspend,
       pin,
@@ -202,8 +246,6 @@ export function decodeProjection(bytes: Uint8Array): SessionLog<JournalRecord> {
     };
     return SessionLog.fromState(state);
   } catch (err) {
-    throw new ProjectionUnreadable(
-      `stored projection cannot be rebuilt: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw new ProjectionUnreadable(`stored projection cannot be rebuilt: ${why(err)}`);
   }
 }

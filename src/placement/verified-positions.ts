@@ -5,7 +5,8 @@
 // cache serves. Anything else refuses the position — logged at warn and counted — and the caller walks
 // the whole chain, so nothing is ever served from a position that does not match its records. A
 // position is stored only at a natural point (the head is an END or a SUSPEND) from a projection whose
-// head the chain check verified, at most once per `everyRecords` records, off the operation's path; a
+// head the chain check verified, at most once per `everyRecords` records (more apart for a large
+// projection: VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a
 // store that fails or never happens (a crash) costs the next first touch a longer tail, nothing else.
 import { hashRecord } from "../canon/index.js";
 import { decodeProjection, encodeProjection } from "../controller/projection-codec.js";
@@ -18,6 +19,12 @@ import type { WalkSink } from "./chain-check.js";
 
 /** Records between two stored positions of a session, at least (see docs/operations.md). */
 export const VERIFIED_POSITION_EVERY_RECORDS = 256;
+/**
+ * Stored projection bytes per record appended, at most: a session whose last stored projection was B
+ * bytes stores its next position B / this records later, if that is more than everyRecords, so the cost
+ * of encoding and writing positions stays a bounded share of an append however long the session grows.
+ */
+export const VERIFIED_POSITION_BYTES_PER_RECORD = 2048;
 
 /** How many sessions' stored seqs are remembered (oldest forgotten first: the next store is then due). */
 const REMEMBERED = 100_000;
@@ -35,8 +42,8 @@ export type SeedSink = (log: SessionLog) => WalkSink | undefined;
 export class VerifiedPositions {
   readonly trust: boolean;
   private readonly every: number;
-  /** Per session, the seq of the position known stored (read or written by this process). */
-  private readonly stored = new Map<string, number>();
+  /** Per session, the seq of the position known stored (read or written by this process) and its size. */
+  private readonly stored = new Map<string, { seq: number; bytes: number }>();
   private readonly writes = new Set<Promise<void>>();
 
   constructor(
@@ -59,7 +66,7 @@ export class VerifiedPositions {
     if (!row) return false;
     const why = await this.check(journal, session, head, row, seed);
     if (why === undefined) {
-      this.remember(session, row.seq);
+      this.remember(session, row.seq, row.projection.byteLength);
       this.metrics?.verifiedPosition("used");
       return true;
     }
@@ -133,10 +140,12 @@ export class VerifiedPositions {
     const head = log.head;
     if (head.seq === 0 || head.seq !== verified.seq || head.hash !== verified.hash) return;
     if (log.lastEndSeq !== head.seq && log.lastOwnSuspend?.seq !== head.seq) return;
-    if (head.seq - (this.stored.get(session) ?? 0) < this.every) return;
+    const last = this.stored.get(session);
+    const every = Math.max(this.every, Math.ceil((last?.bytes ?? 0) / VERIFIED_POSITION_BYTES_PER_RECORD));
+    if (head.seq - (last?.seq ?? 0) < every) return;
     const projection = encodeProjection(log as SessionLog<JournalRecord>);
     if (!projection) return;
-    this.remember(session, head.seq);
+    this.remember(session, head.seq, projection.byteLength);
     const row: VerifiedPosition = {
       session,
       seq: head.seq,
@@ -148,7 +157,7 @@ export class VerifiedPositions {
     const write = journal.putVerifiedPosition(row).then(
       () => this.metrics?.verifiedPosition("stored"),
       (err: unknown) => {
-        if (this.stored.get(session) === head.seq) this.stored.delete(session);
+        if (this.stored.get(session)?.seq === head.seq) this.stored.delete(session);
         this.metrics?.verifiedPosition("store_failed");
         this.log.warn(
           { session, seq: head.seq, err: err instanceof Error ? err.message : String(err) },
@@ -169,9 +178,9 @@ export class VerifiedPositions {
     this.stored.delete(session);
   }
 
-  private remember(session: string, seq: number): void {
+  private remember(session: string, seq: number, bytes: number): void {
     this.stored.delete(session);
-    this.stored.set(session, seq);
+    this.stored.set(session, { seq, bytes });
     if (this.stored.size > REMEMBERED) this.stored.delete(this.stored.keys().next().value!);
   }
 }

@@ -430,12 +430,25 @@ describe("the stored form of a lean log (docs/protocol.md §5.7.1)", () => {
     const lean = SessionLog.lean();
     for (const r of records) lean.apply(r);
     const bytes = encodeProjection(lean)!;
-    const text = new TextDecoder().decode(bytes);
+    const headLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+    const header = new TextDecoder().decode(bytes.subarray(4, 4 + headLength));
+    /** The bytes with the header rewritten by `edit` (its length field kept right). */
+    const withHeader = (edit: (h: string) => string): Uint8Array => {
+      const h = new TextEncoder().encode(edit(header));
+      const out = new Uint8Array(4 + h.length + bytes.length - 4 - headLength);
+      new DataView(out.buffer).setUint32(0, h.length, true);
+      out.set(h, 4);
+      out.set(bytes.subarray(4 + headLength), 4 + h.length);
+      return out;
+    };
+    expect(decodeProjection(withHeader((h) => h)).head).toEqual(lean.head);
     const damaged = [
       bytes.slice(0, bytes.length - 3),
-      new TextEncoder().encode(text.replace('"harnesshost.projection.v1"', '"harnesshost.projection.v0"')),
-      new TextEncoder().encode(text.replace(/"starts":"[^"]*"/, '"starts":"AAAA"')),
-      new TextEncoder().encode(text.replace(/"order":"(LE|BE)"/, (_, o) => `"order":"${o === "LE" ? "BE" : "LE"}"`)),
+      bytes.slice(0, 2),
+      withHeader((h) => h.replace('"harnesshost.projection.v1"', '"harnesshost.projection.v0"')),
+      withHeader((h) => h.replace(/"starts":(\d+)/, (_, n) => `"starts":${Number(n) + 8}`)),
+      withHeader((h) => h.replace(/"order":"(LE|BE)"/, (_, o) => `"order":"${o === "LE" ? "BE" : "LE"}"`)),
+      withHeader((h) => h.slice(0, -1)),
     ];
     for (const d of damaged) expect(() => decodeProjection(d)).toThrow(ProjectionUnreadable);
   });
