@@ -1,4 +1,4 @@
-// A session's first touch after a host opens (issue 41; docs/protocol.md §5.7.1), two figures:
+// A session's first touch after a host opens (issue 41; docs/protocol.md §5.9), two figures:
 // - first_touch_1k_ratio: the first echo turn after Host.open on a 1,000-turn session (5,000 events) over
 //   the same on a 10-turn session (50 events), one journal, the two alternating, a fresh host each time;
 // - first_touch_1m_ms: the first echo turn after Host.open on a 1,000,000-event session (ms; Host.open
@@ -40,7 +40,12 @@ async function grown(dir: string, db: string, events: readonly number[]): Promis
 }
 
 /** Opens a fresh host on the journal and times its first turn on `session` (and its open). */
-async function firstTouch(dir: string, db: string, session: string, i: number): Promise<{ ms: number; openMs: number }> {
+async function firstTouch(
+  dir: string,
+  db: string,
+  session: string,
+  i: number,
+): Promise<{ ms: number; openMs: number }> {
   const o0 = performance.now();
   const host = await openEchoHost(dir, "local", db);
   const openMs = performance.now() - o0;
@@ -49,7 +54,8 @@ async function firstTouch(dir: string, db: string, session: string, i: number): 
     const t0 = performance.now();
     const result = await host.turn(session, text);
     const ms = performance.now() - t0;
-    if (result.outputs[0] !== `echo:${text}`) throw new Error(`echo turn answered ${JSON.stringify(result.outputs[0])}`);
+    if (result.outputs[0] !== `echo:${text}`)
+      throw new Error(`echo turn answered ${JSON.stringify(result.outputs[0])}`);
     return { ms, openMs };
   } finally {
     await host.close();
@@ -89,7 +95,10 @@ export const firstTouchRatio: Figure = {
         value: round(ratio),
         unit: "×",
         measured: sampleOf(longMs.map(round), "ms"),
-        baseline: { ...sampleOf(shortMs.map(round), "ms"), what: `first turn after open, ${shortEvents / 5}-turn session` },
+        baseline: {
+          ...sampleOf(shortMs.map(round), "ms"),
+          what: `first turn after open, ${shortEvents / 5}-turn session`,
+        },
         ratio: round(ratio),
         target: { op: "<=", value: 1.5 },
         details: {

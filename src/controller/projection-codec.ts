@@ -1,4 +1,4 @@
-// The stored form of a lean session-log projection (docs/protocol.md §5.7.1: what a verified position
+// The stored form of a lean session-log projection (docs/protocol.md §5.9: what a verified position
 // carries). Invariants: decode(encode(log)) answers every query exactly as `log` did at the moment it was
 // encoded and folds on from the same head; the stored bytes are untrusted input — decode checks them
 // with zod and throws ProjectionUnreadable on anything it cannot rebuild (the caller then folds the

@@ -145,7 +145,7 @@ export type RestartPoint =
 
 /**
  * Everything a lean log holds, as plain data (the form projection-codec.ts stores with a verified
- * position, docs/protocol.md §5.7.1): `SessionLog.fromState(log.exportState())` answers every query as
+ * position, docs/protocol.md §5.9): `SessionLog.fromState(log.exportState())` answers every query as
  * `log` does and folds on from the same head.
  */
 export interface SessionLogState<R extends SeqEvent = JournalRecord> {

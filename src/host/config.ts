@@ -60,7 +60,7 @@ export const HostConfig = z.object({
    */
   toolsWithoutApproval: z.array(z.string().min(1)).default([]),
   /**
-   * Distrust stored verified positions (docs/protocol.md §5.7.1): every session's first touch after the
+   * Distrust stored verified positions (docs/protocol.md §5.9): every session's first touch after the
    * host opens walks and re-hashes its whole chain, as before positions existed. Default false: a first
    * touch verifies the stored position against its record and walks only the records after it.
    */

@@ -93,7 +93,7 @@ CREATE INDEX IF NOT EXISTS sessions_pin ON sessions (pin_harness, pin_version, u
 `;
 
 /**
- * Version 3: one verified position per session (docs/protocol.md §5.7.1): the seq and hash a host
+ * Version 3: one verified position per session (docs/protocol.md §5.9): the seq and hash a host
  * verified the chain through and the projection folded there. Nothing to backfill (none is stored).
  */
 const SCHEMA_V3_FROM_V2 = `

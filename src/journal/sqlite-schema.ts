@@ -113,7 +113,7 @@ CREATE INDEX IF NOT EXISTS sessions_pin ON sessions(pin_harness, pin_version, ui
  */
 
 /**
- * Version 5: one verified position per session (docs/protocol.md §5.7.1, src/journal/sqlite-verified.ts):
+ * Version 5: one verified position per session (docs/protocol.md §5.9, src/journal/sqlite-verified.ts):
  * the seq and hash a host verified the chain through and the projection folded there.
  */
 export const SCHEMA_V5_FROM_V4 = `

@@ -1,4 +1,4 @@
-// The SQLite journal's verified positions (docs/protocol.md §5.7.1; table verified_positions, schema
+// The SQLite journal's verified positions (docs/protocol.md §5.9; table verified_positions, schema
 // version 5). Invariants: a session has at most one row and it only moves forward (a write at or below
 // the stored seq changes nothing); a read-only open of an older file, which has no such table, reads
 // no position (the host then walks the whole chain) instead of failing.

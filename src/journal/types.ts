@@ -142,7 +142,7 @@ export interface CheckpointRow {
 }
 
 /**
- * A session's verified position (docs/protocol.md §5.7.1): the seq and content_hash a host's chain check
+ * A session's verified position (docs/protocol.md §5.9): the seq and content_hash a host's chain check
  * verified the session through, and the session-log projection folded over records 1..seq, so a later
  * first touch verifies and folds only the records after it. Written by placement, trusted by nobody:
  * a reader checks it against the record at `seq` and refuses it (full walk) on any mismatch.

@@ -1,4 +1,4 @@
-// The integrity digest of a stored verified position (docs/protocol.md §5.7.1). Invariant: the digest
+// The integrity digest of a stored verified position (docs/protocol.md §5.9). Invariant: the digest
 // binds the session, the seq, the head hash and every byte of the projection, so a row copied to another
 // session, moved to another seq or with a damaged projection no longer matches and is refused; it is a
 // check against accidents and stale rows, not a signature (whoever can rewrite the row can recompute it:

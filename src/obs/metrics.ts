@@ -171,7 +171,7 @@ export class HostMetrics {
   private readonly positions = counter(
     this.registry,
     "harnesshost_verified_positions_total",
-    "Verified positions (docs/protocol.md §5.7.1): a first touch resumed from one (used) or refused it and walked the whole chain (refused); one stored (stored) or a store that failed (store_failed).",
+    "Verified positions (docs/protocol.md §5.9): a first touch resumed from one (used) or refused it and walked the whole chain (refused); one stored (stored) or a store that failed (store_failed).",
     ["outcome"],
   );
   private readonly nodes = new Gauge({

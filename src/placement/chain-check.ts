@@ -1,6 +1,6 @@
 // Refuses to run on a tampered journal (docs/protocol.md §5.7). Invariant: before an Exec, Resume, Suspend or Fork
 // touches a session, every record up to its head has been verified by this process — the whole chain
-// on the session's first operation (or, from a stored verified position that checks out, §5.7.1, the
+// on the session's first operation (or, from a stored verified position that checks out, §5.9, the
 // records after it), then only the records appended since the last check — and any mismatch is
 // DATA_LOSS naming the first bad seq. What a check reads is handed to the caller's sink
 // once verified — an incremental check's records (another host's appends), a full walk's records as

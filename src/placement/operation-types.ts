@@ -40,7 +40,7 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly metrics?: HostMetrics;
   /**
    * Whether a session's first touch may start from its stored verified position, and how often one is
-   * stored (docs/protocol.md §5.7.1); default: trusted, every VERIFIED_POSITION_EVERY_RECORDS records.
+   * stored (docs/protocol.md §5.9); default: trusted, every VERIFIED_POSITION_EVERY_RECORDS records.
    */
   readonly verifiedPositions?: VerifiedPositionOptions;
 }

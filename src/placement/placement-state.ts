@@ -39,7 +39,7 @@ export class PlacementState {
   readonly history: HistoryCache;
   /** Whole-session records for suspend, resume, approvals and recovery (byte-bounded). */
   readonly records: RecordCache;
-  /** Stored verified positions: where a session's first touch starts (docs/protocol.md §5.7.1). */
+  /** Stored verified positions: where a session's first touch starts (docs/protocol.md §5.9). */
   readonly positions: VerifiedPositions;
   /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
   readonly chain: ChainCheck;

@@ -166,7 +166,7 @@ export class RecordCache {
    * session's first operation reads it once: `add` each record in seq order, then `done(head)` keeps
    * the fold as the session's entry if it reached exactly `head` and the cache holds nothing for the
    * session at or past it; a fold never finished is dropped with nothing kept. `from`: a lean log
-   * through some seq (a verified position's, §5.7.1): the records given are those after it.
+   * through some seq (a verified position's, §5.9): the records given are those after it.
    */
   fold(
     session: string,

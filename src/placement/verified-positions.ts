@@ -1,4 +1,4 @@
-// A session's first touch in O(tail) (docs/protocol.md §5.7.1). Invariants: a stored verified position
+// A session's first touch in O(tail) (docs/protocol.md §5.9). Invariants: a stored verified position
 // is used only when its digest matches, its seq is within the session, the record at its seq hashes to
 // the stored hash (recomputed from the record's event) and the records after it chain onto it up to the
 // head; then the projection stored with it, folded on over exactly those records, is what the record

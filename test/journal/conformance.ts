@@ -632,7 +632,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
     });
 
-    describe("verified positions (docs/protocol.md §5.7.1)", () => {
+    describe("verified positions (docs/protocol.md §5.9)", () => {
       const position = (session: string, seq: number, bytes: number[]) => ({
         session,
         seq,

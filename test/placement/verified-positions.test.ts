@@ -1,4 +1,4 @@
-// A session's first touch in O(tail) (docs/protocol.md §5.7.1, src/placement/verified-positions.ts):
+// A session's first touch in O(tail) (docs/protocol.md §5.9, src/placement/verified-positions.ts):
 // a host stores the position its chain check verified a session through, with the projection there,
 // at an END or SUSPEND every VERIFIED_POSITION_EVERY_RECORDS records; a later host's first touch
 // verifies that position against its record and walks only the records after it. A position that

@@ -395,7 +395,7 @@ describe("SessionLog.lean", () => {
   });
 });
 
-describe("the stored form of a lean log (docs/protocol.md §5.7.1)", () => {
+describe("the stored form of a lean log (docs/protocol.md §5.9)", () => {
   it("aDecodedProjectionAnswersEveryQueryAsTheFoldAndFoldsOnFromTheSameHead", async () => {
     await fc.assert(
       fc.asyncProperty(logArb, fc.nat(60), async (ops, cutAt) => {
