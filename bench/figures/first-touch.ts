@@ -10,11 +10,11 @@
 // grew by turns — before the host closes. Invariant: only the sessions' lengths differ between the two
 // sides of the ratio; each timed turn is the first operation of a freshly opened host on its session.
 import { openEchoHost } from "../lib/echo-host.js";
-import { promptText } from "../lib/echo-turns.js";
 import { appendCompactionTurn, buildLongSession } from "../lib/long-build.js";
 import { median, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+import { echoTurn } from "./million-events.js";
 
 /** Builds `events` echo events plus a compaction turn in a new session, then runs one turn on it. */
 async function grown(dir: string, db: string, events: readonly number[]): Promise<string[]> {
@@ -50,13 +50,7 @@ async function firstTouch(
   const host = await openEchoHost(dir, "local", db);
   const openMs = performance.now() - o0;
   try {
-    const text = promptText(i);
-    const t0 = performance.now();
-    const result = await host.turn(session, text);
-    const ms = performance.now() - t0;
-    if (result.outputs[0] !== `echo:${text}`)
-      throw new Error(`echo turn answered ${JSON.stringify(result.outputs[0])}`);
-    return { ms, openMs };
+    return { ms: (await echoTurn(host, session, i)).ms, openMs };
   } finally {
     await host.close();
   }
@@ -77,17 +71,9 @@ export const firstTouchRatio: Figure = {
       const longMs: number[] = [];
       const shortMs: number[] = [];
       for (let i = 0; i < rounds; i++) {
-        const order: [string, number[]][] =
-          i % 2 === 0
-            ? [
-                [long!, longMs],
-                [short!, shortMs],
-              ]
-            : [
-                [short!, shortMs],
-                [long!, longMs],
-              ];
-        for (const [session, samples] of order) samples.push((await firstTouch(dir.path, db, session, i)).ms);
+        // Alternating which goes first, so a drift in the machine's load falls on both sides.
+        for (const session of i % 2 === 0 ? [long!, short!] : [short!, long!])
+          (session === long ? longMs : shortMs).push((await firstTouch(dir.path, db, session, i)).ms);
       }
       const ratio = median(longMs) / median(shortMs);
       return {

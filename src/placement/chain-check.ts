@@ -9,16 +9,10 @@ import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { UnreadableStorage } from "../journal/chain.js";
 import type { Head, Journal, JournalRecord } from "../journal/types.js";
-import type { SeedSink, VerifiedPositions } from "./verified-positions.js";
+import type { SeedSink, VerifiedPositions, WalkSink } from "./verified-positions.js";
 
 /** At most this many records an incremental check read are handed on; past it the caches read their own. */
 const SHARED_RECORDS_MAX = 1024;
-
-/** A full walk's records, as they verify; `done` only when the whole chain verified up to `head`. */
-export interface WalkSink {
-  add(record: JournalRecord): void;
-  done(head: Head): void;
-}
 
 /** Where what a check read and verified goes. */
 export interface VerifiedSink {

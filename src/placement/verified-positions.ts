@@ -15,7 +15,6 @@ import { verifiedPositionDigest } from "../journal/verified-position.js";
 import type { Head, Journal, JournalRecord, VerifiedPosition } from "../journal/types.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import type { Log } from "../obs/log.js";
-import type { WalkSink } from "./chain-check.js";
 
 /** Records between two stored positions of a session, at least (see docs/operations.md). */
 export const VERIFIED_POSITION_EVERY_RECORDS = 256;
@@ -34,6 +33,15 @@ export interface VerifiedPositionOptions {
   readonly trust?: boolean;
   /** Records between two stored positions of a session, at least (default VERIFIED_POSITION_EVERY_RECORDS). */
   readonly everyRecords?: number;
+}
+
+/**
+ * Records in seq order as they verify (a full walk's, or those after a position); `done` only when
+ * the chain verified up to `head`.
+ */
+export interface WalkSink {
+  add(record: JournalRecord): void;
+  done(head: Head): void;
 }
 
 /** Where a position's projection goes once it verified: a fold seeded with it (undefined: not wanted). */
