@@ -35,11 +35,12 @@ async function serveReady(): Promise<{ listeningMs: number; healthMs: number }> 
   );
   try {
     const addr = await new Promise<string>((res, rej) => {
-      const lines = createInterface({ input: child.stdout! });
-      lines.on("line", (l) => {
-        const m = /listening addr=(\S+)/.exec(l);
-        if (m?.[1]) res(m[1]);
-      });
+      // The ready line goes to stdout; the logs (stderr) are read too, so a full pipe cannot stall serve.
+      for (const input of [child.stdout!, child.stderr!])
+        createInterface({ input }).on("line", (l) => {
+          const m = /listening addr=(\S+)/.exec(l);
+          if (m?.[1]) res(m[1]);
+        });
       child.on("exit", (code) => rej(new Error(`serve exited ${code} before listening`)));
     });
     const listeningMs = performance.now() - t0;

@@ -154,25 +154,31 @@ export class VerifiedPositions {
     const projection = encodeProjection(log as SessionLog<JournalRecord>);
     if (!projection) return;
     this.remember(session, head.seq, projection.byteLength);
-    const row: VerifiedPosition = {
-      session,
-      seq: head.seq,
-      hash: head.hash,
-      projection,
-      digest: verifiedPositionDigest(session, head.seq, head.hash, projection),
-      createdAtMs: Date.now(),
-    };
-    const write = journal.putVerifiedPosition(row).then(
-      () => this.metrics?.verifiedPosition("stored"),
-      (err: unknown) => {
-        if (this.stored.get(session)?.seq === head.seq) this.stored.delete(session);
-        this.metrics?.verifiedPosition("store_failed");
-        this.log.warn(
-          { session, seq: head.seq, err: err instanceof Error ? err.message : String(err) },
-          "storing a verified position failed (the next first touch verifies a longer tail)",
-        );
-      },
-    );
+    const createdAtMs = Date.now();
+    // The digest and the write on the next turn of the event loop: a synchronous backend (SQLite)
+    // would otherwise write and fsync before the operation's reply.
+    const write = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() =>
+        journal.putVerifiedPosition({
+          session,
+          seq: head.seq,
+          hash: head.hash,
+          projection,
+          digest: verifiedPositionDigest(session, head.seq, head.hash, projection),
+          createdAtMs,
+        }),
+      )
+      .then(
+        () => this.metrics?.verifiedPosition("stored"),
+        (err: unknown) => {
+          if (this.stored.get(session)?.seq === head.seq) this.stored.delete(session);
+          this.metrics?.verifiedPosition("store_failed");
+          this.log.warn(
+            { session, seq: head.seq, err: err instanceof Error ? err.message : String(err) },
+            "storing a verified position failed (the next first touch verifies a longer tail)",
+          );
+        },
+      );
     this.writes.add(write);
     void write.finally(() => this.writes.delete(write));
   }
