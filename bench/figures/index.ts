@@ -10,6 +10,7 @@ import { millionEvents } from "./million-events.js";
 import { memoryTier } from "./memory-tier.js";
 import { sessionMemory } from "./memory.js";
 import { forkFanout } from "./fork-fanout.js";
+import { firstTouchMillion, firstTouchRatio } from "./first-touch.js";
 import { replay } from "./replay.js";
 import { storagePerTurn } from "./storage-per-turn.js";
 import { snapshotThroughput } from "./snapshot-throughput.js";
@@ -40,4 +41,6 @@ export const figures: readonly Figure[] = [
   postgresFigures,
   pgScaleout,
   millionEvents,
+  firstTouchRatio,
+  firstTouchMillion,
 ];

@@ -24,7 +24,7 @@ import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 
-async function echoTurn(
+export async function echoTurn(
   host: EchoHost,
   session: string,
   i: number,

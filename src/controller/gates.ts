@@ -27,7 +27,7 @@ export interface Gate<R extends SeqEvent = JournalRecord> {
   readonly owner: Owner;
 }
 
-interface Entry<R extends SeqEvent> {
+export interface GateEntry<R> {
   ref: ApprovalRef;
   call: ToolCall;
   callSeq: number;
@@ -37,10 +37,16 @@ interface Entry<R extends SeqEvent> {
 
 const key = (exec: string, id: string): string => `${exec}\u0000${id}`;
 
+/** What a GateBook holds, as plain data: its pending gated calls and its gates, by key (projection-codec.ts). */
+export interface GateBookState<R> {
+  readonly calls: readonly (readonly [string, { readonly call: ToolCall; readonly seq: number }])[];
+  readonly gates: readonly (readonly [string, GateEntry<R>])[];
+}
+
 export class GateBook<R extends SeqEvent> {
   /** Gated calls whose request is not recorded yet. */
   private readonly calls = new Map<string, { call: ToolCall; seq: number }>();
-  private readonly gates = new Map<string, Entry<R>>();
+  private readonly gates = new Map<string, GateEntry<R>>();
 
   /** Folds one effect record of an execution; true when it opened a gate (an APPROVAL_REQUEST). */
   apply(rec: R): boolean {
@@ -76,6 +82,17 @@ export class GateBook<R extends SeqEvent> {
       default:
         return false;
     }
+  }
+
+  exportState(): GateBookState<R> {
+    return { calls: [...this.calls], gates: [...this.gates] };
+  }
+
+  static fromState<R extends SeqEvent>(s: GateBookState<R>): GateBook<R> {
+    const book = new GateBook<R>();
+    for (const [k, c] of s.calls) book.calls.set(k, { call: c.call, seq: c.seq });
+    for (const [k, g] of s.gates) book.gates.set(k, { ...g });
+    return book;
   }
 
   /** The gate of a call, as seen from a session whose own records start at `ownFrom`. */

@@ -21,6 +21,43 @@ function grown<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: num
   return next;
 }
 
+/** A typed array's first `n` elements as bytes (a view, in the host's byte order: see projection-codec.ts). */
+function columnOf(a: Float64Array | Int32Array | Uint8Array, n: number): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
+}
+
+/** The inverse of columnOf (a copy); RangeError unless it holds exactly `n` elements. */
+function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
+  bytes: Uint8Array,
+  n: number,
+  make: (n: number) => T,
+): T {
+  const out = make(Math.max(n, 8));
+  if (bytes.length !== n * out.BYTES_PER_ELEMENT) throw new RangeError(`column holds ${bytes.length} bytes, not ${n}`);
+  new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
+
+/** What an ExecTable holds, as plain data (projection-codec.ts). */
+export interface ExecTableState {
+  readonly ids: readonly string[];
+  readonly starts: Uint8Array;
+  readonly lasts: Uint8Array;
+  readonly seen: Uint8Array;
+  readonly counts: Uint8Array;
+  readonly done: Uint8Array;
+}
+
+/** What a MarkTable holds, as plain data (projection-codec.ts). */
+export interface MarkTableState {
+  readonly n: number;
+  readonly seqs: Uint8Array;
+  readonly pending: Uint8Array;
+  readonly hashes: Uint8Array;
+  readonly odd: readonly (readonly [number, string])[];
+  readonly late: readonly (readonly [number, string, number])[];
+}
+
 export class ExecTable {
   private n = 0;
   private starts = new Float64Array(8);
@@ -85,6 +122,35 @@ export class ExecTable {
   complete(i: number): void {
     this.done[i] = 1;
   }
+
+  exportState(): ExecTableState {
+    const ids = new Array<string>(this.n);
+    for (const [id, i] of this.ids) ids[i] = id;
+    return {
+      ids,
+      starts: columnOf(this.starts, this.n),
+      lasts: columnOf(this.lasts, this.n),
+      seen: columnOf(this.seen, this.n),
+      counts: columnOf(this.counts, this.n),
+      done: columnOf(this.done, this.n),
+    };
+  }
+
+  /** The table `exportState` described; RangeError when its columns disagree. */
+  static fromState(s: ExecTableState): ExecTable {
+    const t = new ExecTable();
+    const n = s.ids.length;
+    const f64 = (k: number) => new Float64Array(k);
+    t.starts = columnFrom(s.starts, n, f64);
+    t.lasts = columnFrom(s.lasts, n, f64);
+    t.seen = columnFrom(s.seen, n, f64);
+    t.counts = columnFrom(s.counts, n, f64);
+    t.done = columnFrom(s.done, n, (k) => new Uint8Array(k));
+    for (const [i, id] of s.ids.entries()) t.ids.set(id, i);
+    if (t.ids.size !== n) throw new RangeError("execution ids repeat");
+    t.n = n;
+    return t;
+  }
 }
 
 export interface MarkAt {
@@ -138,6 +204,29 @@ export class MarkTable {
       else hi = mid - 1;
     }
     return undefined;
+  }
+
+  exportState(): MarkTableState {
+    return {
+      n: this.n,
+      seqs: columnOf(this.seqs, this.n),
+      pending: columnOf(this.pending, this.n),
+      hashes: columnOf(this.hashes, this.n * 32),
+      odd: [...this.odd],
+      late: [...this.late].map(([seq, m]) => [seq, m.hash, m.pendingAt] as const),
+    };
+  }
+
+  /** The table `exportState` described; RangeError when its columns disagree. */
+  static fromState(s: MarkTableState): MarkTable {
+    const t = new MarkTable();
+    t.seqs = columnFrom(s.seqs, s.n, (k) => new Float64Array(k));
+    t.pending = columnFrom(s.pending, s.n, (k) => new Int32Array(k));
+    t.hashes = columnFrom(s.hashes, s.n * 32, (k) => new Uint8Array(k));
+    for (const [i, hash] of s.odd) t.odd.set(i, hash);
+    for (const [seq, hash, pendingAt] of s.late) t.late.set(seq, { hash, pendingAt });
+    t.n = s.n;
+    return t;
   }
 
   private hashAt(i: number): string {

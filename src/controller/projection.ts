@@ -18,11 +18,19 @@ import { ErrorCode, failedPrecondition, HostError } from "../errors/index.js";
 import { projectComputeState } from "../journal/compute-state.js";
 import type { ComputeStateName, JournalRecord, SeqEvent } from "../journal/types.js";
 import type { SnapshotRef } from "../snapshot/ref.js";
-import { GateBook, type ApprovalRef, type Gate, type Owner } from "./gates.js";
+import { GateBook, type ApprovalRef, type Gate, type GateBookState, type Owner } from "./gates.js";
 import { compactionOfEvent } from "./compaction.js";
 import { parseUpgrade, projectPin, splitRecordedVersion, type SessionPin } from "../journal/pin.js";
 import { eventBytes } from "../wire/event-bytes.js";
-import { EXECUTION_OVERHEAD_BYTES, ExecTable, MARK_OVERHEAD_BYTES, MarkTable, type MarkAt } from "./log-tables.js";
+import {
+  EXECUTION_OVERHEAD_BYTES,
+  ExecTable,
+  type ExecTableState,
+  MARK_OVERHEAD_BYTES,
+  MarkTable,
+  type MarkAt,
+  type MarkTableState,
+} from "./log-tables.js";
 
 export type { ApprovalRef, Gate, GateState, Owner } from "./gates.js";
 
@@ -135,7 +143,31 @@ export type RestartPoint =
  * turn, which capture the turn's restart point rather than a live actor that may have run part of it).
  */
 
-interface Building {
+/**
+ * Everything a lean log holds, as plain data (the form projection-codec.ts stores with a verified
+ * position, docs/protocol.md §5.9): `SessionLog.fromState(log.exportState())` answers every query as
+ * `log` does and folds on from the same head.
+ */
+export interface SessionLogState<R extends SeqEvent = JournalRecord> {
+  readonly count: number;
+  readonly headSeq: number;
+  readonly headHash: string;
+  readonly ownFrom: number;
+  readonly state: ComputeStateName;
+  readonly table: ExecTableState;
+  readonly current: Building | undefined;
+  readonly currentBytes: number;
+  readonly gates: GateBookState<R>;
+  readonly gateBytes: number;
+  readonly lastEnd: number;
+  readonly ownSuspend: SuspendPoint | undefined;
+  readonly marks: MarkTableState;
+  readonly compactions: readonly CompactionPoint[];
+  readonly pin: PinnedVersion | undefined;
+  readonly upgrades: readonly RecordedUpgrade[];
+}
+
+export interface Building {
   executionId: string;
   startIndex: number;
   startSeq: number;
@@ -190,22 +222,22 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   private ownFrom = 0;
   private state: ComputeStateName = "NONE";
   /** Every execution's position and status, in first-seen order (both forms). */
-  private readonly table = new ExecTable();
+  private table = new ExecTable();
   /** A full log's executions, index-aligned with `table`; undefined in a lean log. */
   private readonly details: Building[] | undefined;
   /** The newest execution with its inputs and effects, while a lean log retains it (a full log: always). */
   private current: Building | undefined;
   /** Encoded bytes of the inputs and effects `current` holds in a lean log. */
   private currentBytes = 0;
-  private readonly gates = new GateBook<R>();
+  private gates = new GateBook<R>();
   private gateBytes = 0;
   private broken: HostError | undefined;
   private lastEnd = 0;
   private ownSuspend: SuspendPoint | undefined;
-  private readonly marks = new MarkTable();
-  private readonly compactions: CompactionPoint[] = [];
+  private marks = new MarkTable();
+  private compactions: CompactionPoint[] = [];
   private pin: PinnedVersion | undefined;
-  private readonly upgradeList: RecordedUpgrade[] = [];
+  private upgradeList: RecordedUpgrade[] = [];
 
   /** @param opts.lean keep only the pending turn's inputs and effects (see the module comment). */
   constructor(opts: { readonly lean?: boolean } = {}) {
@@ -221,6 +253,57 @@ export class SessionLog<R extends SeqEvent = JournalRecord> {
   /** An empty lean log (the form the placement caches keep). */
   static lean<R extends SeqEvent = JournalRecord>(): SessionLog<R> {
     return new SessionLog<R>({ lean: true });
+  }
+
+  /**
+   * The lean log's state as plain data (it shares the log's objects: encode it before folding on).
+   * Undefined for a full log and for a log that broke the execution grammar (neither is kept with a
+   * verified position: the host folds those from the records).
+   */
+  exportState(): SessionLogState<R> | undefined {
+    if (this.details || this.broken) return undefined;
+    return {
+      count: this.count,
+      headSeq: this.headSeq,
+      headHash: this.headHash,
+      ownFrom: this.ownFrom,
+      state: this.state,
+      table: this.table.exportState(),
+      current: this.current,
+      currentBytes: this.currentBytes,
+      gates: this.gates.exportState(),
+      gateBytes: this.gateBytes,
+      lastEnd: this.lastEnd,
+      ownSuspend: this.ownSuspend,
+      marks: this.marks.exportState(),
+      compactions: this.compactions,
+      pin: this.pin,
+      upgrades: this.upgradeList,
+    };
+  }
+
+  /** A lean log in the state `exportState` described (RangeError when its tables disagree). */
+  static fromState<R extends SeqEvent>(s: SessionLogState<R>): SessionLog<R> {
+    const log = new SessionLog<R>({ lean: true });
+    log.count = s.count;
+    log.headSeq = s.headSeq;
+    log.headHash = s.headHash;
+    log.ownFrom = s.ownFrom;
+    log.state = s.state;
+    log.table = ExecTable.fromState(s.table);
+    log.current = s.current;
+    log.currentBytes = s.currentBytes;
+    log.gates = GateBook.fromState(s.gates);
+    log.gateBytes = s.gateBytes;
+    log.lastEnd = s.lastEnd;
+    log.ownSuspend = s.ownSuspend;
+    log.marks = MarkTable.fromState(s.marks);
+    log.compactions = [...s.compactions];
+    log.pin = s.pin;
+    log.upgradeList = [...s.upgrades];
+    if (s.current && log.table.indexOf(s.current.executionId) !== log.table.length - 1)
+      throw new RangeError("the retained execution is not the newest");
+    return log;
   }
 
   /** Whether completed turns' inputs and effects are released (allExecutions then throws). */

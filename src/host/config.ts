@@ -59,6 +59,12 @@ export const HostConfig = z.object({
    * operator's policy, never a harness's claim); every other tool needs REQUIRES_APPROVAL. Default none.
    */
   toolsWithoutApproval: z.array(z.string().min(1)).default([]),
+  /**
+   * Distrust stored verified positions (docs/protocol.md §5.9): every session's first touch after the
+   * host opens walks and re-hashes its whole chain, as before positions existed. Default false: a first
+   * touch verifies the stored position against its record and walks only the records after it.
+   */
+  distrustVerifiedPositions: z.boolean().default(false),
   /** Open the journal read-only (read-only CLI commands; works on a read-only data directory). */
   readOnly: z.boolean().default(false),
   /** Overrides of the limits in src/limits/table.ts (docs/operations.md, "Limits"). */

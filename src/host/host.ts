@@ -216,6 +216,7 @@ export class Host {
       toolPolicy: toolPolicy(config.toolsWithoutApproval),
       log,
       ...(hostMetrics ? { metrics: hostMetrics } : {}),
+      verifiedPositions: { trust: !config.distrustVerifiedPositions },
     });
     return new Host(config, journal, snapshots, registry, placer, model, effects, metrics, tools, log, hostMetrics);
   }
@@ -245,6 +246,7 @@ export class Host {
 
   async close(): Promise<void> {
     await this.placer.effectsIdle();
+    await this.placer.positionsIdle();
     await this.registry.close();
     await this.journal.close();
   }

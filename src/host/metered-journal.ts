@@ -27,6 +27,7 @@ import type {
   StorageCapabilities,
   StoredRegistration,
   VerifyResult,
+  VerifiedPosition,
   VerifiedRecordSink,
 } from "../journal/types.js";
 import type { CommitMeter, HostMetrics } from "../obs/metrics.js";
@@ -229,6 +230,12 @@ export class MeteredJournal implements Journal {
   }
   latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
     return this.inner.latestCheckpoint(session);
+  }
+  putVerifiedPosition(row: VerifiedPosition): Promise<void> {
+    return this.inner.putVerifiedPosition(row);
+  }
+  verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
+    return this.inner.verifiedPosition(session);
   }
   checkpointDigests(): Promise<string[]> {
     return this.inner.checkpointDigests();

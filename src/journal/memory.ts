@@ -30,6 +30,7 @@ import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, typ
 import type {
   ImportedSessionMeta,
   CheckpointRow,
+  VerifiedPosition,
   FencedAppend,
   ComputeStateName,
   ForkChild,
@@ -66,6 +67,7 @@ export class MemoryJournal implements Journal {
   private readonly sessions = new Map<string, MemorySession>();
   private readonly registrations = new Map<string, StoredRegistration>();
   private readonly checkpoints = new Map<string, Map<number, CheckpointRow>>();
+  private readonly positions = new Map<string, VerifiedPosition>();
   private closed = false;
 
   async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
@@ -239,6 +241,7 @@ export class MemoryJournal implements Journal {
   async deleteSession(uid: string): Promise<boolean> {
     this.assertOpen();
     this.checkpoints.delete(uid);
+    this.positions.delete(uid);
     return this.sessions.delete(uid);
   }
 
@@ -392,6 +395,19 @@ export class MemoryJournal implements Journal {
     const seq = Math.max(...bySeq.keys());
     const row = bySeq.get(seq);
     return row ? { ...row } : undefined;
+  }
+
+  async putVerifiedPosition(row: VerifiedPosition): Promise<void> {
+    this.assertOpen();
+    const held = this.positions.get(row.session);
+    if (held && held.seq >= row.seq) return;
+    this.positions.set(row.session, { ...row, projection: row.projection.slice() });
+  }
+
+  async verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
+    this.assertOpen();
+    const row = this.positions.get(session);
+    return row ? { ...row, projection: row.projection.slice() } : undefined;
   }
 
   /** Memory cannot become unreadable. */

@@ -9,7 +9,7 @@ import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import { projectPin, type SessionPin } from "./pin.js";
 
 /** The highest `harnesshost_schema.version` this build writes and understands. */
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 
 /** A PostgreSQL schema name we are willing to interpolate into DDL and a search_path. */
 export const PgSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, "schema must match [a-z_][a-z0-9_]{0,62}");
@@ -90,6 +90,21 @@ ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_harness text NOT NULL DEFAULT 
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_version text NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS pin_digest text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS sessions_pin ON sessions (pin_harness, pin_version, uid) WHERE pin_seq > 0;
+`;
+
+/**
+ * Version 3: one verified position per session (docs/protocol.md §5.9): the seq and hash a host
+ * verified the chain through and the projection folded there. Nothing to backfill (none is stored).
+ */
+const SCHEMA_V3_FROM_V2 = `
+CREATE TABLE IF NOT EXISTS verified_positions (
+  session       text PRIMARY KEY,
+  seq           bigint NOT NULL,
+  hash          text NOT NULL,
+  projection    bytea NOT NULL,
+  digest        text NOT NULL,
+  created_at_ms bigint NOT NULL
+);
 `;
 
 /** Records read per page while backfilling pins. */
@@ -183,8 +198,9 @@ export async function migrate(client: pg.ClientBase, schema: string | undefined)
     if (version > PG_SCHEMA_VERSION) refuseVersion(version);
     if (version < PG_SCHEMA_VERSION) {
       if (version < 1) await client.query(SCHEMA_V1);
-      await client.query(SCHEMA_V2_FROM_V1);
-      if (version >= 1) await backfillPins(client);
+      if (version < 2) await client.query(SCHEMA_V2_FROM_V1);
+      if (version === 1) await backfillPins(client);
+      await client.query(SCHEMA_V3_FROM_V2);
       await client.query("INSERT INTO harnesshost_schema (version, applied_at_ms) VALUES ($1, $2)", [
         PG_SCHEMA_VERSION,
         Date.now(),

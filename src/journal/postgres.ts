@@ -64,6 +64,7 @@ import type {
   CancelRequest,
   ImportedSessionMeta,
   CheckpointRow,
+  VerifiedPosition,
   ComputeStateName,
   FencedAppend,
   FencedAppendOptions,
@@ -452,6 +453,7 @@ export class PostgresJournal implements Journal {
       const removed = await client.query("DELETE FROM sessions WHERE uid = $1", [uid]);
       await client.query("DELETE FROM events WHERE session = $1", [uid]);
       await client.query("DELETE FROM checkpoints WHERE session = $1", [uid]);
+      await client.query("DELETE FROM verified_positions WHERE session = $1", [uid]);
       return (removed.rowCount ?? 0) > 0;
     });
   }
@@ -744,6 +746,42 @@ export class PostgresJournal implements Journal {
     );
     const row = result.rows[0];
     return row ? checkpointOf(row) : undefined;
+  }
+
+  async putVerifiedPosition(row: VerifiedPosition): Promise<void> {
+    await this.write(`store verified position ${row.session}@${row.seq}`, () =>
+      this.pool.query(
+        `INSERT INTO verified_positions (session, seq, hash, projection, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, projection = EXCLUDED.projection,
+           digest = EXCLUDED.digest, created_at_ms = EXCLUDED.created_at_ms
+         WHERE EXCLUDED.seq > verified_positions.seq`,
+        [row.session, row.seq, row.hash, Buffer.from(row.projection), row.digest, row.createdAtMs],
+      ),
+    );
+  }
+
+  async verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
+    const result = await this.live().pool.query<{
+      seq: string;
+      hash: string;
+      projection: Buffer;
+      digest: string;
+      created_at_ms: string;
+    }>(
+      "SELECT seq::text AS seq, hash, projection, digest, created_at_ms::text AS created_at_ms FROM verified_positions WHERE session = $1",
+      [session],
+    );
+    const row = result.rows[0];
+    return row
+      ? {
+          session,
+          seq: Number(row.seq),
+          hash: row.hash,
+          projection: new Uint8Array(row.projection),
+          digest: row.digest,
+          createdAtMs: Number(row.created_at_ms),
+        }
+      : undefined;
   }
 
   async checkpointDigests(): Promise<string[]> {

@@ -7,13 +7,14 @@ import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import { projectPin, type SessionPin } from "./pin.js";
 
 /** The `PRAGMA user_version` this build writes and understands. */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 /**
  * The versions a read-only open can serve as they are: version 4 only changed how new rows are written
- * (sqlite-hash.ts) and reads version-3 rows unchanged, so a version-3 file needs no upgrade to be read.
+ * (sqlite-hash.ts) and reads version-3 rows unchanged, so a version-3 file needs no upgrade to be read;
+ * version 5 only added the verified_positions table, which a reader of an older file finds empty.
  */
-const READABLE_AS_IS: readonly number[] = [3, SQLITE_SCHEMA_VERSION];
+const READABLE_AS_IS: readonly number[] = [3, 4, SQLITE_SCHEMA_VERSION];
 
 /**
  * The events-table key of a session's head row (INT64 max, an SQL literal: never a JS number). It sorts
@@ -112,6 +113,21 @@ CREATE INDEX IF NOT EXISTS sessions_pin ON sessions(pin_harness, pin_version, ui
  */
 
 /**
+ * Version 5: one verified position per session (docs/protocol.md §5.9, src/journal/sqlite-verified.ts):
+ * the seq and hash a host verified the chain through and the projection folded there.
+ */
+export const SCHEMA_V5_FROM_V4 = `
+CREATE TABLE IF NOT EXISTS verified_positions (
+  session       TEXT PRIMARY KEY,
+  seq           INTEGER NOT NULL,
+  hash          TEXT NOT NULL,
+  projection    BLOB NOT NULL,
+  digest        TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+/**
  * Indexes that only speed reads up (ListSessions by harness; fork children by parent). They change no
  * stored format, so they carry no version: every writable open creates the missing ones (an existing
  * database gets them on its first open by this build; an older build still opens it, and SQLite keeps
@@ -152,12 +168,13 @@ function migrateVersion(db: BetterSqlite3.Database): void {
   db.transaction(() => {
     const version = readVersion(db);
     if (version === SQLITE_SCHEMA_VERSION) return;
-    if (version < 0 || version > 3) refuseVersion(version);
+    if (version < 0 || version > 4) refuseVersion(version);
     if (version === 0) db.exec(SCHEMA_V1);
     if (version < 2) db.exec(SCHEMA_V2_FROM_V1);
     if (version < 3) db.exec(SCHEMA_V3_FROM_V2);
     if (version !== 0 && version < 3) backfillPins(db);
     // Version 4 changes how rows are written, not the tables: nothing to run.
+    if (version < 5) db.exec(SCHEMA_V5_FROM_V4);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -38,6 +38,7 @@ import {
 import { hashColumn, hashText } from "./sqlite-hash.js";
 import { copyWithWal } from "./sqlite-wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
+import { SqliteVerifiedPositions } from "./sqlite-verified.js";
 import { type CheckpointStats, WalCheckpointer, type WalCheckpointOptions } from "./sqlite-checkpointer.js";
 import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
 import {
@@ -62,6 +63,7 @@ import {
 import type {
   ImportedSessionMeta,
   CheckpointRow,
+  VerifiedPosition,
   ComputeStateName,
   FencedAppend,
   ForkChild,
@@ -325,6 +327,7 @@ export class SqliteJournal implements Journal {
   private readonly batchTx: (writes: readonly QueuedWrite[]) => WriteOutcome[];
   /** Undefined for read-only and in-memory journals and with `walCheckpoint: false`. */
   private checkpointer: WalCheckpointer | undefined;
+  private readonly positions: SqliteVerifiedPositions;
 
   private constructor(
     private readonly db: Database.Database,
@@ -332,6 +335,7 @@ export class SqliteJournal implements Journal {
     private readonly onClose?: () => void,
   ) {
     this.stmts = prepareStatements(db);
+    this.positions = new SqliteVerifiedPositions(db);
     this.commitTx = db.transaction(this.commitInTx.bind(this)).immediate;
     this.forkTx = db.transaction(this.forkInTx.bind(this)).immediate;
     this.forkAllTx = db.transaction((parent: string, atSeq: number, children: readonly ForkChild[]) =>
@@ -838,6 +842,7 @@ export class SqliteJournal implements Journal {
         .transaction(() => {
           this.stmts.deleteEvents.run(uid);
           this.stmts.deleteCheckpoints.run(uid);
+          this.positions.remove(uid);
           return this.stmts.deleteSession.run(uid).changes > 0;
         })
         .immediate(),
@@ -1007,6 +1012,14 @@ export class SqliteJournal implements Journal {
           createdAtMs: row.created_at_ms,
         }
       : undefined;
+  }
+
+  async putVerifiedPosition(row: VerifiedPosition): Promise<void> {
+    this.write(`store verified position ${row.session}@${row.seq}`, () => this.positions.store(row));
+  }
+
+  async verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
+    return this.live().positions.read(session);
   }
 
   async checkpointDigests(): Promise<string[]> {

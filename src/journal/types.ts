@@ -141,6 +141,24 @@ export interface CheckpointRow {
   readonly createdAtMs: number;
 }
 
+/**
+ * A session's verified position (docs/protocol.md §5.9): the seq and content_hash a host's chain check
+ * verified the session through, and the session-log projection folded over records 1..seq, so a later
+ * first touch verifies and folds only the records after it. Written by placement, trusted by nobody:
+ * a reader checks it against the record at `seq` and refuses it (full walk) on any mismatch.
+ */
+export interface VerifiedPosition {
+  readonly session: string;
+  readonly seq: number;
+  /** content_hash of the record at `seq`. */
+  readonly hash: string;
+  /** The encoded projection through `seq` (src/controller/projection-codec.ts). */
+  readonly projection: Uint8Array;
+  /** "sha256:<hex>" over seq, hash and projection (src/journal/verified-position.ts). */
+  readonly digest: string;
+  readonly createdAtMs: number;
+}
+
 /** What `appendUnderNewFence` committed: the fence it minted and the records written under it. */
 export interface FencedAppend {
   readonly fence: number;
@@ -165,6 +183,7 @@ export const DURABLE_JOURNAL_METHODS: readonly string[] = [
   "appendUnderNewFence",
   "newFence",
   "putCheckpoint",
+  "putVerifiedPosition",
   "fork",
   "forkAll",
   "createSession",
@@ -348,6 +367,14 @@ export interface Journal {
   latestCheckpoint(session: string): Promise<CheckpointRow | undefined>;
   /** Every digest referenced by any checkpoint row (for snapshot garbage collection). */
   checkpointDigests(): Promise<string[]>;
+
+  /**
+   * Stores the session's verified position unless the one stored is at the same or a later seq (one
+   * row per session; an older write arriving late changes nothing). Removed with the session.
+   */
+  putVerifiedPosition(row: VerifiedPosition): Promise<void>;
+  /** The session's stored verified position, if any (as stored: the reader checks it). */
+  verifiedPosition(session: string): Promise<VerifiedPosition | undefined>;
 
   /**
    * Reads every stored page once and resolves when all of it is readable; rejects with what a read of

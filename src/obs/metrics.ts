@@ -169,6 +169,12 @@ export class HostMetrics {
     "Per-turn checkpoints of memory actors, by harness and outcome (ok, failed).",
     ["harness", "outcome"],
   );
+  private readonly positions = counter(
+    this.registry,
+    "harnesshost_verified_positions_total",
+    "Verified positions (docs/protocol.md §5.9): a first touch resumed from one (used) or refused it and walked the whole chain (refused); one stored (stored) or a store that failed (store_failed).",
+    ["outcome"],
+  );
   private readonly nodes = new Gauge({
     name: "harnesshost_harness_nodes",
     help: "Harness node processes this host runs (spawned runtime), by harness.",
@@ -334,6 +340,10 @@ export class HostMetrics {
 
   checkpoint(harness: string, ok: boolean): void {
     this.checkpoints.child(this.harnessCap.value(harness), ok ? "ok" : "failed").inc();
+  }
+
+  verifiedPosition(outcome: "used" | "refused" | "stored" | "store_failed"): void {
+    this.positions.child(outcome).inc();
   }
 
   nodeStarted(harness: string): void {

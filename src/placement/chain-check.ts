@@ -1,22 +1,18 @@
 // Refuses to run on a tampered journal (docs/protocol.md §5.7). Invariant: before an Exec, Resume, Suspend or Fork
 // touches a session, every record up to its head has been verified by this process — the whole chain
-// on the session's first operation, then only the records appended since the last check — and any
-// mismatch is DATA_LOSS naming the first bad seq. What a check reads is handed to the caller's sink
+// on the session's first operation (or, from a stored verified position that checks out, §5.9, the
+// records after it), then only the records appended since the last check — and any mismatch is
+// DATA_LOSS naming the first bad seq. What a check reads is handed to the caller's sink
 // once verified — an incremental check's records (another host's appends), a full walk's records as
 // it goes, to be kept only when the walk verified — so the caches need not read them again.
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { UnreadableStorage } from "../journal/chain.js";
 import type { Head, Journal, JournalRecord } from "../journal/types.js";
+import type { SeedSink, VerifiedPositions, WalkSink } from "./verified-positions.js";
 
 /** At most this many records an incremental check read are handed on; past it the caches read their own. */
 const SHARED_RECORDS_MAX = 1024;
-
-/** A full walk's records, as they verify; `done` only when the whole chain verified up to `head`. */
-export interface WalkSink {
-  add(record: JournalRecord): void;
-  done(head: Head): void;
-}
 
 /** Where what a check read and verified goes. */
 export interface VerifiedSink {
@@ -24,6 +20,8 @@ export interface VerifiedSink {
   verified(records: readonly JournalRecord[]): void;
   /** A full walk is starting: where its records go (undefined: nowhere). */
   walk(): WalkSink | undefined;
+  /** A first touch from a stored position: where its projection and tail go (undefined: nowhere). */
+  seed?(): SeedSink | undefined;
 }
 
 function dataLoss(session: string, seq: number, why: string, cause?: unknown): HostError {
@@ -37,8 +35,19 @@ function dataLoss(session: string, seq: number, why: string, cause?: unknown): H
 export class ChainCheck {
   private readonly verified = new Map<string, Head>();
 
-  /** @param maxSessions how many sessions' verified heads to remember (oldest forgotten first). */
-  constructor(private readonly maxSessions = 100_000) {}
+  /**
+   * @param positions stored verified positions a first touch may start from (none: always the full walk).
+   * @param maxSessions how many sessions' verified heads to remember (oldest forgotten first).
+   */
+  constructor(
+    private readonly positions?: VerifiedPositions,
+    private readonly maxSessions = 100_000,
+  ) {}
+
+  /** The head this process verified the session through, if it remembers one. */
+  verifiedHead(session: string): Head | undefined {
+    return this.verified.get(session);
+  }
 
   /**
    * Throws DataLoss unless the session's chain verifies up to its current head; returns that head.
@@ -58,6 +67,10 @@ export class ChainCheck {
         if (read.records !== undefined) sink?.verified(read.records);
         return head;
       }
+    }
+    if (!known && this.positions && (await this.positions.resume(journal, session, head, sink?.seed?.()))) {
+      this.remember(session, head);
+      return head;
     }
     const walk = sink?.walk();
     const result = await journal.verify(session, walk && ((record) => walk.add(record)));

@@ -45,7 +45,9 @@ export async function withLockedSession<T>(
     // One read of the session's row under the hold: its head is the one the chain check verifies to.
     const info = await state.session(uid);
     const window = await state.verifiedWindow(uid, { seq: info.lastSeq, hash: info.lastHash });
-    return await body({ uid, info, window, batch, signal: turn?.signal ?? outer });
+    const result = await body({ uid, info, window, batch, signal: turn?.signal ?? outer });
+    state.afterOperation(uid);
+    return result;
   } finally {
     await release();
     turn?.done();

@@ -14,6 +14,7 @@ import type { SnapshotRef } from "../runtime/types.js";
 import type { HarnessResolver } from "./harness-entry.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { SessionGuard } from "./session-guard.js";
+import type { VerifiedPositionOptions } from "./verified-positions.js";
 
 export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" | "effects" | "parking"> {
   readonly journal: Journal;
@@ -37,6 +38,11 @@ export interface PlacerDeps extends Omit<ControllerDeps, "observer" | "journal" 
   readonly log?: Log;
   /** Where turns, waits, checkpoints and session operations are counted; default: nowhere. */
   readonly metrics?: HostMetrics;
+  /**
+   * Whether a session's first touch may start from its stored verified position, and how often one is
+   * stored (docs/protocol.md §5.9); default: trusted, every VERIFIED_POSITION_EVERY_RECORDS records.
+   */
+  readonly verifiedPositions?: VerifiedPositionOptions;
 }
 
 export interface CancelRequest {

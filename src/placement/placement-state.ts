@@ -23,6 +23,7 @@ import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { checkRegistrationBinding } from "./registration-binding.js";
 import { RunningTurns } from "./running-turns.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
+import { VerifiedPositions } from "./verified-positions.js";
 
 /**
  * How long Cancel waits for a cancelled turn to release its session, on this host or on another
@@ -38,8 +39,10 @@ export class PlacementState {
   readonly history: HistoryCache;
   /** Whole-session records for suspend, resume, approvals and recovery (byte-bounded). */
   readonly records: RecordCache;
+  /** Stored verified positions: where a session's first touch starts (docs/protocol.md §5.9). */
+  readonly positions: VerifiedPositions;
   /** Tamper check: the chain is verified before any operation runs on it (DATA_LOSS otherwise). */
-  readonly chain = new ChainCheck();
+  readonly chain: ChainCheck;
   /** Per session with a live memory actor on this host: the fence this host minted for it last. */
   readonly actorFence = new Map<string, number>();
   /** Turns running on this host (exec, resume), for Cancel. */
@@ -65,6 +68,8 @@ export class PlacementState {
     this.history = deps.history ?? new HistoryCache((deps.limits ?? DEFAULT_LIMITS).historyCacheBytes);
     this.records = new RecordCache((deps.limits ?? DEFAULT_LIMITS).recordCacheBytes);
     this.turnMs = deps.turnMs ?? DEFAULT_NODE_LIMITS.turnMs;
+    this.positions = new VerifiedPositions(deps.verifiedPositions ?? {}, this.log, deps.metrics);
+    this.chain = new ChainCheck(this.positions);
     this.effects = new OperationEffects(deps.journal, deps.effects, deps.auditTurns === true);
   }
 
@@ -117,8 +122,22 @@ export class PlacementState {
       {
         verified: (read) => this.noteVerified(session, read),
         walk: () => (this.records.holds(session) ? undefined : this.records.fold(session)),
+        seed: () => (this.records.holds(session) ? undefined : (log) => this.records.fold(session, log)),
       },
       current,
+    );
+  }
+
+  /**
+   * At the end of an operation that held the session: stores its verified position when one is due
+   * (VerifiedPositions.afterOperation; the write runs in the background).
+   */
+  afterOperation(session: string): void {
+    this.positions.afterOperation(
+      this.deps.journal,
+      session,
+      this.records.peek(session),
+      this.chain.verifiedHead(session),
     );
   }
 
@@ -245,5 +264,6 @@ export class PlacementState {
     this.history.forget(session);
     this.records.forget(session);
     this.chain.forget(session);
+    this.positions.forget(session);
   }
 }

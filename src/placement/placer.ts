@@ -180,6 +180,11 @@ export class Placer {
     return this.state.deps.harnesses.resolveVersion?.(harness, version)?.runtime.buildDigest?.() ?? "";
   }
 
+  /** Resolves once every verified-position store started so far has finished (or failed). */
+  async positionsIdle(): Promise<void> {
+    return this.state.positions.idle();
+  }
+
   /** Resolves once every effect dispatched so far has run (or failed). */
   async effectsIdle(): Promise<void> {
     return this.state.effects.idle();

@@ -165,10 +165,14 @@ export class RecordCache {
    * A projection built from records read elsewhere from seq 1 on (the chain check's full walk), so a
    * session's first operation reads it once: `add` each record in seq order, then `done(head)` keeps
    * the fold as the session's entry if it reached exactly `head` and the cache holds nothing for the
-   * session at or past it; a fold never finished is dropped with nothing kept.
+   * session at or past it; a fold never finished is dropped with nothing kept. `from`: a lean log
+   * through some seq (a verified position's, §5.9): the records given are those after it.
    */
-  fold(session: string): { add(record: JournalRecord): void; done(head: Head): void } {
-    const entry: Entry = { log: SessionLog.lean(), tail: [], tailBytes: 0, bytes: 0 };
+  fold(
+    session: string,
+    from: SessionLog = SessionLog.lean(),
+  ): { add(record: JournalRecord): void; done(head: Head): void } {
+    const entry: Entry = { log: from, tail: [], tailBytes: 0, bytes: 0 };
     let page: JournalRecord[] = [];
     const flush = (): void => {
       if (page.length > 0) extend(entry, page);
@@ -187,6 +191,11 @@ export class RecordCache {
         this.count(session, entry, false);
       },
     };
+  }
+
+  /** The cached projection of the session, as it is now (no read; undefined when not cached). */
+  peek(session: string): SessionLog | undefined {
+    return this.entries.get(session)?.log;
   }
 
   /** Whether the cache holds an entry for the session (whatever its head). */

@@ -8,7 +8,6 @@
 // then forces; health turns NOT_SERVING once a call finds the journal unreadable and SERVING again once
 // a periodic probe reads all of it (journal-health.ts).
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
 import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
@@ -27,7 +26,7 @@ import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
-import { reflectedPackage } from "./reflection.js";
+import { addLazyReflection } from "./reflection.js";
 import { registryService } from "./registry-service.js";
 import { harnessVersionsService, sessionVersionsService } from "./versions-service.js";
 import { HarnessVersions, SessionVersions } from "../gen/harnesshost/v1/versions_pb.js";
@@ -119,7 +118,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const harnessVersionsImpl = harnessVersionsService(catalog);
   addService(sessions, SessionVersions, sessionVersionsImpl, decodeBound);
   health.addToServer(sessions);
-  new ReflectionService(reflectedPackage()).addToServer(sessions);
+  addLazyReflection(sessions);
 
   const registry = listeners.registry ? new Server({ interceptors: [policy("registry")] }) : undefined;
   if (registry) {

@@ -52,6 +52,8 @@ const KEYS = [
   "turn_10k_resident_p99_ratio",
   "host_rss_per_live_session_bytes",
   "host_rss_per_suspended_session_bytes",
+  "first_touch_1k_ratio",
+  "first_touch_1m_ms",
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));

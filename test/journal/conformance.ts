@@ -632,6 +632,38 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
     });
 
+    describe("verified positions (docs/protocol.md §5.9)", () => {
+      const position = (session: string, seq: number, bytes: number[]) => ({
+        session,
+        seq,
+        hash: `h${seq}`,
+        projection: new Uint8Array(bytes),
+        digest: `sha256:${seq}`,
+        createdAtMs: 1_700_000_000_000 + seq,
+      });
+
+      it("aVerifiedPositionIsStoredAsGivenAndOnlyMovesForward", async () => {
+        expect(await j.verifiedPosition("s-vp")).toBeUndefined();
+        await j.putVerifiedPosition(position("s-vp", 5, [1, 2, 3]));
+        expect(await j.verifiedPosition("s-vp")).toEqual(position("s-vp", 5, [1, 2, 3]));
+        await j.putVerifiedPosition(position("s-vp", 9, [9, 0, 255]));
+        // A late write of an older (or the same) position changes nothing.
+        await j.putVerifiedPosition(position("s-vp", 7, [7]));
+        await j.putVerifiedPosition({ ...position("s-vp", 9, [4]), digest: "sha256:other" });
+        expect(await j.verifiedPosition("s-vp")).toEqual(position("s-vp", 9, [9, 0, 255]));
+        expect(await j.verifiedPosition("s-vp-other")).toBeUndefined();
+      });
+
+      it("aDeletedSessionTakesItsVerifiedPositionWithIt", async () => {
+        await appendAll(j, "s-vp-del", [inputEvent("a"), outputEvent("b"), endEvent()]);
+        await j.putVerifiedPosition(position("s-vp-del", 3, [1]));
+        await j.putVerifiedPosition(position("s-vp-keep", 1, [2]));
+        expect(await j.deleteSession("s-vp-del")).toBe(true);
+        expect(await j.verifiedPosition("s-vp-del")).toBeUndefined();
+        expect(await j.verifiedPosition("s-vp-keep")).toEqual(position("s-vp-keep", 1, [2]));
+      });
+    });
+
     describe("deleteSession", () => {
       it("deletedSessionIsGoneWithItsRecordsAndCheckpoints", async () => {
         await appendAll(j, "s-del", [inputEvent("a"), outputEvent("b"), endEvent()]);

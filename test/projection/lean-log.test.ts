@@ -24,6 +24,7 @@ import {
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
+import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/controller/projection-codec.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 
 const RUNS = Number(process.env["LEAN_LOG_RUNS"] ?? 150);
@@ -391,5 +392,64 @@ describe("SessionLog.lean", () => {
     expect(p?.execution.inputs).toHaveLength(1);
     expect(p?.execution.effects).toHaveLength(1);
     expect(lean.retainedBytes).toBeGreaterThan(301 * EXECUTION_OVERHEAD_BYTES + 300 * MARK_OVERHEAD_BYTES);
+  });
+});
+
+describe("the stored form of a lean log (docs/protocol.md §5.9)", () => {
+  it("aDecodedProjectionAnswersEveryQueryAsTheFoldAndFoldsOnFromTheSameHead", async () => {
+    await fc.assert(
+      fc.asyncProperty(logArb, fc.nat(60), async (ops, cutAt) => {
+        const records = await recordsOf(eventsOf(ops));
+        const ids = idsOf(records);
+        const cut = records.length === 0 ? 0 : cutAt % (records.length + 1);
+        const lean = SessionLog.lean();
+        for (const r of records.slice(0, cut)) lean.apply(r);
+        const bytes = encodeProjection(lean);
+        const pending = answer(() => lean.pending());
+        const broken = pending !== undefined && "throws" in pending;
+        // A log that broke the execution grammar has no stored form (the host folds it from the records).
+        expect(bytes === undefined).toBe(broken);
+        if (!bytes) return;
+        const decoded = decodeProjection(bytes);
+        const full = new SessionLog();
+        for (const r of records.slice(0, cut)) full.apply(r);
+        expect(answers(decoded, records.slice(0, cut), ids)).toEqual(answers(full, records.slice(0, cut), ids));
+        expect(decoded.retainedBytes).toBe(lean.retainedBytes);
+        for (let i = cut; i < records.length; i++) {
+          decoded.apply(records[i]!);
+          full.apply(records[i]!);
+          expect(answers(decoded, records.slice(0, i + 1), ids)).toEqual(answers(full, records.slice(0, i + 1), ids));
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("aDamagedStoredProjectionIsRefusedNotHalfBuilt", async () => {
+    const records = await recordsOf(eventsOf([{ t: "start", inputs: 1, short: false }, { t: "end" }]));
+    const lean = SessionLog.lean();
+    for (const r of records) lean.apply(r);
+    const bytes = encodeProjection(lean)!;
+    const headLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+    const header = new TextDecoder().decode(bytes.subarray(4, 4 + headLength));
+    /** The bytes with the header rewritten by `edit` (its length field kept right). */
+    const withHeader = (edit: (h: string) => string): Uint8Array => {
+      const h = new TextEncoder().encode(edit(header));
+      const out = new Uint8Array(4 + h.length + bytes.length - 4 - headLength);
+      new DataView(out.buffer).setUint32(0, h.length, true);
+      out.set(h, 4);
+      out.set(bytes.subarray(4 + headLength), 4 + h.length);
+      return out;
+    };
+    expect(decodeProjection(withHeader((h) => h)).head).toEqual(lean.head);
+    const damaged = [
+      bytes.slice(0, bytes.length - 3),
+      bytes.slice(0, 2),
+      withHeader((h) => h.replace('"harnesshost.projection.v1"', '"harnesshost.projection.v0"')),
+      withHeader((h) => h.replace(/"starts":(\d+)/, (_, n) => `"starts":${Number(n) + 8}`)),
+      withHeader((h) => h.replace(/"order":"(LE|BE)"/, (_, o) => `"order":"${o === "LE" ? "BE" : "LE"}"`)),
+      withHeader((h) => h.slice(0, -1)),
+    ];
+    for (const d of damaged) expect(() => decodeProjection(d)).toThrow(ProjectionUnreadable);
   });
 });

@@ -1,0 +1,200 @@
+// A session's first touch in O(tail) (docs/protocol.md §5.9). Invariants: a stored verified position
+// is used only when its digest matches, its seq is within the session, the record at its seq hashes to
+// the stored hash (recomputed from the record's event) and the records after it chain onto it up to the
+// head; then the projection stored with it, folded on over exactly those records, is what the record
+// cache serves. Anything else refuses the position — logged at warn and counted — and the caller walks
+// the whole chain, so nothing is ever served from a position that does not match its records. A
+// position is stored only at a natural point (the head is an END or a SUSPEND) from a projection whose
+// head the chain check verified, at most once per `everyRecords` records (more apart for a large
+// projection: VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a
+// store that fails or never happens (a crash) costs the next first touch a longer tail, nothing else.
+import { hashRecord } from "../canon/index.js";
+import { decodeProjection, encodeProjection } from "../controller/projection-codec.js";
+import type { SessionLog } from "../controller/projection.js";
+import { verifiedPositionDigest } from "../journal/verified-position.js";
+import type { Head, Journal, JournalRecord, VerifiedPosition } from "../journal/types.js";
+import type { HostMetrics } from "../obs/metrics.js";
+import type { Log } from "../obs/log.js";
+
+/** Records between two stored positions of a session, at least (see docs/operations.md). */
+export const VERIFIED_POSITION_EVERY_RECORDS = 256;
+/**
+ * Stored projection bytes per record appended, at most: a session whose last stored projection was B
+ * bytes stores its next position B / this records later, if that is more than everyRecords, so the cost
+ * of encoding and writing positions stays a bounded share of an append however long the session grows.
+ */
+export const VERIFIED_POSITION_BYTES_PER_RECORD = 2048;
+
+/** How many sessions' stored seqs are remembered (oldest forgotten first: the next store is then due). */
+const REMEMBERED = 100_000;
+
+export interface VerifiedPositionOptions {
+  /** false: never read a stored position, every first touch walks the whole chain (default true). */
+  readonly trust?: boolean;
+  /** Records between two stored positions of a session, at least (default VERIFIED_POSITION_EVERY_RECORDS). */
+  readonly everyRecords?: number;
+}
+
+/**
+ * Records in seq order as they verify (a full walk's, or those after a position); `done` only when
+ * the chain verified up to `head`.
+ */
+export interface WalkSink {
+  add(record: JournalRecord): void;
+  done(head: Head): void;
+}
+
+/** Where a position's projection goes once it verified: a fold seeded with it (undefined: not wanted). */
+export type SeedSink = (log: SessionLog) => WalkSink | undefined;
+
+export class VerifiedPositions {
+  readonly trust: boolean;
+  private readonly every: number;
+  /** Per session, the seq of the position known stored (read or written by this process) and its size. */
+  private readonly stored = new Map<string, { seq: number; bytes: number }>();
+  private readonly writes = new Set<Promise<void>>();
+
+  constructor(
+    opts: VerifiedPositionOptions,
+    private readonly log: Log,
+    private readonly metrics: HostMetrics | undefined,
+  ) {
+    this.trust = opts.trust ?? true;
+    this.every = Math.max(1, opts.everyRecords ?? VERIFIED_POSITION_EVERY_RECORDS);
+  }
+
+  /**
+   * The first touch of `session` from its stored position: true when the position verified and the
+   * records after it verified up to `head` (the seeded fold then reached `head`); false when there is
+   * none to use (nothing stored, or distrusted) or it was refused — the caller then walks the chain.
+   */
+  async resume(journal: Journal, session: string, head: Head, seed: SeedSink | undefined): Promise<boolean> {
+    if (!this.trust || head.seq === 0) return false;
+    const row = await journal.verifiedPosition(session);
+    if (!row) return false;
+    const why = await this.check(journal, session, head, row, seed);
+    if (why === undefined) {
+      this.remember(session, row.seq, row.projection.byteLength);
+      this.metrics?.verifiedPosition("used");
+      return true;
+    }
+    this.stored.delete(session);
+    this.metrics?.verifiedPosition("refused");
+    this.log.warn(
+      { session, seq: row.seq, head_seq: head.seq, reason: why },
+      "stored verified position refused; walking the whole chain",
+    );
+    return false;
+  }
+
+  /** Why the position cannot be used (undefined: it verified, and `seed`'s fold reached `head`). */
+  private async check(
+    journal: Journal,
+    session: string,
+    head: Head,
+    row: VerifiedPosition,
+    seed: SeedSink | undefined,
+  ): Promise<string | undefined> {
+    if (row.session !== session) return `the row names session ${row.session}`;
+    if (!Number.isSafeInteger(row.seq) || row.seq < 1 || row.seq > head.seq)
+      return `its seq ${row.seq} is outside 1..${head.seq}`;
+    if (verifiedPositionDigest(session, row.seq, row.hash, row.projection) !== row.digest)
+      return "its digest does not match its seq, hash and projection";
+    let sink: WalkSink | undefined;
+    if (seed) {
+      let log: SessionLog;
+      try {
+        log = decodeProjection(row.projection);
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+      if (log.head.seq !== row.seq || log.head.hash !== row.hash || log.length !== row.seq)
+        return `its projection is at seq ${log.head.seq} (${log.length} records), not at the position`;
+      sink = seed(log);
+    }
+    let prev = "";
+    let expected = row.seq;
+    try {
+      for await (const rec of journal.read(session, row.seq, head.seq)) {
+        if (rec.seq !== expected) return `seq ${expected} is missing`;
+        if (expected === row.seq) {
+          if (rec.contentHash !== row.hash) return `the record at seq ${row.seq} has another hash`;
+          if (hashRecord(rec.prevHash, rec.seq, rec.event) !== rec.contentHash)
+            return `the record at seq ${row.seq} does not hash to its stored hash`;
+        } else {
+          if (rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
+            return `seq ${rec.seq} does not chain onto the position`;
+          sink?.add(rec);
+        }
+        prev = rec.contentHash;
+        expected += 1;
+      }
+    } catch (err) {
+      // The full walk that follows reports what is wrong with the records (DATA_LOSS naming the seq).
+      return `its records cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    if (expected !== head.seq + 1 || prev !== head.hash) return `its records do not reach the head seq ${head.seq}`;
+    sink?.done(head);
+    return undefined;
+  }
+
+  /**
+   * After an operation: stores the session's position if the projection's head is a natural point,
+   * verified (`verified`: the chain check's head), and `everyRecords` past the last one stored. The
+   * projection is encoded now (it changes as the session grows); the write runs in the background.
+   */
+  afterOperation(journal: Journal, session: string, log: SessionLog | undefined, verified: Head | undefined): void {
+    if (!log || !verified) return;
+    const head = log.head;
+    if (head.seq === 0 || head.seq !== verified.seq || head.hash !== verified.hash) return;
+    if (log.lastEndSeq !== head.seq && log.lastOwnSuspend?.seq !== head.seq) return;
+    const last = this.stored.get(session);
+    const every = Math.max(this.every, Math.ceil((last?.bytes ?? 0) / VERIFIED_POSITION_BYTES_PER_RECORD));
+    if (head.seq - (last?.seq ?? 0) < every) return;
+    const projection = encodeProjection(log as SessionLog<JournalRecord>);
+    if (!projection) return;
+    this.remember(session, head.seq, projection.byteLength);
+    const createdAtMs = Date.now();
+    // The digest and the write on the next turn of the event loop: a synchronous backend (SQLite)
+    // would otherwise write and fsync before the operation's reply.
+    const write = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() =>
+        journal.putVerifiedPosition({
+          session,
+          seq: head.seq,
+          hash: head.hash,
+          projection,
+          digest: verifiedPositionDigest(session, head.seq, head.hash, projection),
+          createdAtMs,
+        }),
+      )
+      .then(
+        () => this.metrics?.verifiedPosition("stored"),
+        (err: unknown) => {
+          if (this.stored.get(session)?.seq === head.seq) this.stored.delete(session);
+          this.metrics?.verifiedPosition("store_failed");
+          this.log.warn(
+            { session, seq: head.seq, err: err instanceof Error ? err.message : String(err) },
+            "storing a verified position failed (the next first touch verifies a longer tail)",
+          );
+        },
+      );
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+
+  /** Resolves once every store started so far has finished (or failed). */
+  async idle(): Promise<void> {
+    while (this.writes.size > 0) await Promise.all([...this.writes]);
+  }
+
+  forget(session: string): void {
+    this.stored.delete(session);
+  }
+
+  private remember(session: string, seq: number, bytes: number): void {
+    this.stored.delete(session);
+    this.stored.set(session, { seq, bytes });
+    if (this.stored.size > REMEMBERED) this.stored.delete(this.stored.keys().next().value!);
+  }
+}
