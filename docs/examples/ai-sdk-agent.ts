@@ -52,7 +52,10 @@ const usage = {
   outputTokens: { total: 1, text: 1, reasoning: undefined },
 };
 
-/** The scripted answer: a user question → call `weather` (or `book` for "book …"); a tool result → say it. */
+/**
+ * The scripted answer: a user question calls the tool its first word names when that tool is offered
+ * ("book Oslo"), else `weather`, for the city after "in" or else its second word; a tool result → say it.
+ */
 function answer(options: LanguageModelV3CallOptions): LanguageModelV3GenerateResult {
   const last = options.prompt.at(-1);
   if (last?.role === "tool") {
@@ -66,14 +69,15 @@ function answer(options: LanguageModelV3CallOptions): LanguageModelV3GenerateRes
     };
   }
   const question = last?.role === "user" ? last.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "";
-  const booking = /^book (\w+)/.exec(question);
-  const city = booking?.[1] ?? /in (\w+)/.exec(question)?.[1] ?? "Paris";
+  const [first = "", second] = question.split(" ");
+  const named = (options.tools ?? []).some((t) => t.name === first);
+  const city = /in (\w+)/.exec(question)?.[1] ?? second ?? "Paris";
   return {
     content: [
       {
         type: "tool-call",
         toolCallId: "call-1",
-        toolName: booking ? "book" : "weather",
+        toolName: named ? first : "weather",
         input: JSON.stringify({ city }),
       },
     ],
