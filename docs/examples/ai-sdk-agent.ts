@@ -8,7 +8,7 @@ import type {
   LanguageModelV3GenerateResult,
   LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
-import { generateText, simulateReadableStream, stepCountIs, tool } from "ai";
+import { generateText, type LanguageModel, simulateReadableStream, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { aiSdkHarness } from "../../src/adapters/ai-sdk/index.js";
@@ -28,6 +28,18 @@ export const tools = {
   }),
 };
 
+/** The agent before hosting: an ordinary AI SDK call. */
+export function ask(model: LanguageModel, question: string) {
+  return generateText({
+    model,
+    system: "You answer questions about the weather.",
+    tools,
+    stopWhen: stepCountIs(5),
+    prompt: question,
+  });
+}
+
+/** The same agent hosted: the same call, with the model, tools and messages of the turn. */
 export default function weatherAgent(): Harness {
   return aiSdkHarness({
     id: "weather",

@@ -4,8 +4,9 @@
 // every model call (of either agent) and every tool call is journaled and the agent is
 // STATELESS_REPLAY. `mockModel()` is a host model provider scripted like the AI SDK example's: the
 // tests serve it as the host's model.
-import { Agent, tool } from "@openai/agents";
+import { Agent, type Model, type ModelProvider as AgentsModelProvider, Runner, tool, Usage } from "@openai/agents";
 import { z } from "zod";
+import { hostMessagesOf, hostToolsOf, outputOf } from "../../src/adapters/openai-agents/convert.js";
 import { openAIAgentsHarness } from "../../src/adapters/openai-agents/index.js";
 import type { ModelProvider } from "../../src/index.js";
 import { create, type Harness, MessageSchema, type Message, textMessage } from "../../src/sdk/index.js";
@@ -43,6 +44,12 @@ export const triage = new Agent({
   handoffs: [weatherAgent],
 });
 
+/** The agent before hosting: an ordinary Agents SDK run. */
+export function ask(question: string, modelProvider: AgentsModelProvider) {
+  return new Runner({ modelProvider, tracingDisabled: true }).run(triage, question);
+}
+
+/** The same agent hosted: the adapter runs it, turn by turn. */
 export default function agentsExample(): Harness {
   return openAIAgentsHarness({
     id: "agents-weather",
@@ -79,4 +86,22 @@ export function mockModel(): ModelProvider & { calls: number } {
     },
   };
   return model;
+}
+
+/** The same scripted answers as an Agents SDK model provider, for running the agent directly. */
+export function directModel(): AgentsModelProvider & { calls: () => number } {
+  const host = mockModel();
+  const model: Model = {
+    async getResponse(request) {
+      const r = await host.invoke(
+        { model: "mock-model", messages: hostMessagesOf(request), tools: hostToolsOf(request) },
+        {},
+      );
+      return { usage: new Usage(), output: outputOf(r.message) as never };
+    },
+    getStreamedResponse() {
+      throw new Error("this mock answers unstreamed runs only");
+    },
+  };
+  return { getModel: () => model, calls: () => host.calls };
 }

@@ -7,7 +7,9 @@ import { runConformance } from "../../src/conformance/index.js";
 
 describe.each(["ai-sdk-agent.ts", "openai-agents-agent.ts"])("docs/examples/%s", (file) => {
   it("theExampleAgentPassesTheStatelessTier", async () => {
-    const report = await runConformance({ harness: fileURLToPath(new URL(`../../docs/examples/${file}`, import.meta.url)) });
+    const report = await runConformance({
+      harness: fileURLToPath(new URL(`../../docs/examples/${file}`, import.meta.url)),
+    });
     expect(report.checks.filter((c) => c.status !== "pass").map((c) => `${c.id}: ${c.evidence}`)).toEqual([]);
     expect(report).toMatchObject({ tier: "stateless", failed: 0 });
   }, 300_000);

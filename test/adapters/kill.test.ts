@@ -32,7 +32,9 @@ function openHost(dataDir: string): Promise<Host> {
 
 const runs = (dir: string, tool: string): number => {
   try {
-    return readFileSync(join(dir, `${tool}.runs`), "utf8").split("\n").filter(Boolean).length;
+    return readFileSync(join(dir, `${tool}.runs`), "utf8")
+      .split("\n")
+      .filter(Boolean).length;
   } catch {
     return 0;
   }
@@ -68,7 +70,9 @@ describe.each(["stamp", "charge"])("a host killed after %s ran and before its re
       const before = (await host.journal.readRange(s)).filter((r) => r.event.kind === EventKind.EVENT_TOOL_RESULT);
       expect(before).toEqual([]);
       const resumed = await host.placer.resume(s, new AbortController().signal);
-      expect(resumed.turn?.outputs.at(-1)).toBe(`result: {"type":"text","value":"${tool === "stamp" ? "stamped" : "charged"} Oslo"}`);
+      expect(resumed.turn?.outputs.at(-1)).toBe(
+        `result: {"type":"text","value":"${tool === "stamp" ? "stamped" : "charged"} Oslo"}`,
+      );
       expect(runs(appliedDir, tool)).toBe(1);
       const after = (await host.journal.readRange(s)).filter((r) => r.event.kind === EventKind.EVENT_TOOL_RESULT);
       expect(after).toHaveLength(1);

@@ -16,11 +16,18 @@ import { closeAll, openTestHost, records, signal } from "../tiers/helpers.js";
 afterEach(closeAll);
 
 const apiError = (statusCode: number, isRetryable = false) =>
-  new APICallError({ message: `HTTP ${statusCode}`, url: "http://model", requestBodyValues: {}, statusCode, isRetryable });
+  new APICallError({
+    message: `HTTP ${statusCode}`,
+    url: "http://model",
+    requestBodyValues: {},
+    statusCode,
+    isRetryable,
+  });
 
 describe("ai-sdk model provider", () => {
   it("providerErrorsMapOntoTheRetryClasses", () => {
-    for (const status of [408, 409, 425, 429, 500, 503]) expect(classifyFailure(modelFailureOf(apiError(status)))).toBe("expected");
+    for (const status of [408, 409, 425, 429, 500, 503])
+      expect(classifyFailure(modelFailureOf(apiError(status)))).toBe("expected");
     expect(classifyFailure(modelFailureOf(apiError(400, true)))).toBe("expected");
     for (const status of [400, 401, 404, 422]) expect(classifyFailure(modelFailureOf(apiError(status)))).toBe("defect");
     expect(classifyFailure(modelFailureOf(new Error("malformed answer")))).toBe("defect");
@@ -41,11 +48,23 @@ describe("ai-sdk model provider", () => {
       },
     });
     const host = await openTestHost(
-      { harnesses: [{ name: "weather", runtime: "local", target: fileURLToPath(new URL("../../docs/examples/ai-sdk-agent.ts", import.meta.url)) }] },
+      {
+        harnesses: [
+          {
+            name: "weather",
+            runtime: "local",
+            target: fileURLToPath(new URL("../../docs/examples/ai-sdk-agent.ts", import.meta.url)),
+          },
+        ],
+      },
       { model: aiSdkModelProvider(flaky) },
     );
     const { uid: s } = await host.createSession({ harness: "weather" });
-    const ok = await host.placer.exec({ session: s, inputs: [textMessage("user", "weather in Oslo?")], signal: signal() });
+    const ok = await host.placer.exec({
+      session: s,
+      inputs: [textMessage("user", "weather in Oslo?")],
+      signal: signal(),
+    });
     expect(ok.outputs.at(-1)).toMatch(/Oslo/);
     expect(flaky.doGenerateCalls).toHaveLength(3);
     expect((await records(host, s)).filter((r) => r.event.kind === EventKind.EVENT_MODEL_CALL)).toHaveLength(2);

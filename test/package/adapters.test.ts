@@ -1,0 +1,176 @@
+// The framework adapters as a user installs them (docs/integrations.md): the packed tarball in an empty
+// project, the frameworks added beside it as the peers they are. Invariants: each adapter subpath
+// imports from plain Node; the core entry points load neither framework (they stay optional); a strict
+// TypeScript consumer of both subpaths type-checks against the shipped declarations.
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installConsumer } from "./consumer.js";
+import { packRepo, REPO, run, type Packed } from "./packed.js";
+
+const TSC = join(REPO, "node_modules/typescript/bin/tsc");
+/** The peers a user adds beside harnesshost. */
+const PEERS = ["ai", "@ai-sdk/provider", "@openai/agents"];
+
+type Entry = {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
+type Lock = { packages: Record<string, Entry> };
+
+/**
+ * Adds the peers to the consumer at exactly the versions (and dependency closure) this repository's
+ * lockfile pins, and reinstalls offline from the npm cache the repository's own install filled.
+ */
+async function addPeers(dir: string): Promise<void> {
+  const repo = JSON.parse(readFileSync(join(REPO, "package-lock.json"), "utf8")) as Lock;
+  const lock = JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) as Lock;
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  const queue = PEERS.map((name) => `node_modules/${name}`);
+  for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+    const entry = repo.packages[path];
+    if (!entry || lock.packages[path]) continue;
+    // What the repository installs as a dev tool is, for the consumer, a dependency of a peer.
+    const { dev: _dev, devOptional: _devOptional, ...kept } = entry as Entry & { dev?: boolean; devOptional?: boolean };
+    lock.packages[path] = kept;
+    const deps = { ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies };
+    for (const dep of Object.keys(deps)) {
+      const nested = `${path}/node_modules/${dep}`;
+      queue.push(repo.packages[nested] ? nested : `node_modules/${dep}`);
+    }
+  }
+  for (const name of PEERS) pkg.dependencies[name] = repo.packages[`node_modules/${name}`]?.version ?? "";
+  const root = lock.packages[""] as { dependencies?: Record<string, string> };
+  root.dependencies = pkg.dependencies;
+  writeFileSync(join(dir, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  writeFileSync(join(dir, "package-lock.json"), `${JSON.stringify(lock, null, 2)}\n`);
+  await run("npm", ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: dir });
+  cpSync(join(REPO, "node_modules/better-sqlite3/build"), join(dir, "node_modules/better-sqlite3/build"), {
+    recursive: true,
+  });
+}
+
+let packed: Packed;
+let project: string;
+beforeAll(async () => {
+  packed = await packRepo();
+  project = join(packed.dir, "consumer");
+  await installConsumer(packed.tarball, project);
+  await addPeers(project);
+}, 400_000);
+afterAll(() => rmSync(packed.dir, { recursive: true, force: true }));
+
+async function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(cmd, args, { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+const TRACE = `import { register } from "node:module";
+register("data:text/javascript," + encodeURIComponent(
+  "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));
+`;
+
+const CONSUMER_TS = `import { generateText, stepCountIs, tool } from "ai";
+import { Agent } from "@openai/agents";
+import { z } from "zod";
+import type { Harness } from "harnesshost/sdk";
+import { aiSdkHarness, aiSdkModelProvider, aiSdkToolExecutor, fileApplied, type AiSdkTurn } from "harnesshost/ai-sdk";
+import { openAIAgentsHarness, openAIAgentsToolExecutor } from "harnesshost/openai-agents";
+
+const tools = {
+  weather: tool({
+    description: "The weather.",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }: { city: string }) => ({ city, tempC: 20 }),
+  }),
+};
+export const hosted: Harness = aiSdkHarness({
+  id: "weather",
+  model: "gpt-4.1",
+  tools,
+  applied: fileApplied("/tmp/applied"),
+  run: ({ model, tools, messages, signal }: AiSdkTurn<typeof tools>) =>
+    generateText({ model, tools, messages, stopWhen: stepCountIs(5), abortSignal: signal }),
+});
+export const executor = aiSdkToolExecutor(tools);
+export const provider: typeof aiSdkModelProvider = aiSdkModelProvider;
+const triage = new Agent({ name: "triage", model: "gpt-4.1" });
+export const agents: Harness = openAIAgentsHarness({ id: "triage", agent: triage });
+export const agentsExecutor = openAIAgentsToolExecutor(triage);
+`;
+
+describe("adapters installed into an empty project", () => {
+  it("theCoreEntryPointsLoadNeitherFramework", async () => {
+    writeFileSync(join(project, "trace.mjs"), TRACE);
+    writeFileSync(
+      join(project, "core.mjs"),
+      `await import("harnesshost"); await import("harnesshost/sdk"); await import("harnesshost/agent"); await import("harnesshost/client");\n`,
+    );
+    const traced = await inProject(process.execPath, ["--import", "./trace.mjs", "core.mjs"]);
+    expect(traced.code).toBe(0);
+    const loaded = traced.stderr.split("\n").filter((l) => l.startsWith("LOADED "));
+    expect(loaded.some((l) => l.endsWith("/dist/src/index.js"))).toBe(true);
+    expect(loaded.filter((l) => /\/node_modules\/(ai|@ai-sdk|@openai)\/|\/dist\/src\/adapters\//.test(l))).toEqual([]);
+  });
+
+  it("eachAdapterSubpathImportsFromPlainNode", async () => {
+    writeFileSync(
+      join(project, "adapters.mjs"),
+      `import * as aiSdk from "harnesshost/ai-sdk";
+import * as agents from "harnesshost/openai-agents";
+console.log(JSON.stringify({
+  aiSdk: [typeof aiSdk.aiSdkHarness, typeof aiSdk.aiSdkModelProvider, typeof aiSdk.aiSdkToolExecutor, typeof aiSdk.fileApplied],
+  agents: [typeof agents.openAIAgentsHarness, typeof agents.openAIAgentsToolExecutor, typeof agents.memoryApplied],
+}));
+`,
+    );
+    const res = await inProject(process.execPath, ["adapters.mjs"]);
+    expect(res.stderr).toBe("");
+    expect(JSON.parse(res.stdout)).toEqual({
+      aiSdk: ["function", "function", "function", "function"],
+      agents: ["function", "function", "function"],
+    });
+  }, 120_000);
+
+  it("aStrictTypeScriptConsumerOfBothAdaptersTypeChecks", async () => {
+    const src = join(project, "ts-adapters");
+    mkdirSync(src, { recursive: true });
+    writeFileSync(join(src, "consumer.ts"), CONSUMER_TS);
+    const options = {
+      target: "ES2022",
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
+      skipLibCheck: false,
+      noEmit: true,
+      types: ["node"],
+      typeRoots: [join(REPO, "node_modules/@types")],
+    };
+    for (const [name, resolution] of [
+      ["tsconfig.adapters-nodenext.json", { module: "NodeNext", moduleResolution: "NodeNext" }],
+      ["tsconfig.adapters-bundler.json", { module: "ESNext", moduleResolution: "Bundler" }],
+    ] as const) {
+      writeFileSync(
+        join(project, name),
+        JSON.stringify({ compilerOptions: { ...options, ...resolution }, include: ["ts-adapters/*.ts"] }, null, 2),
+      );
+      const res = await inProject(process.execPath, [TSC, "-p", name]);
+      // The frameworks' own declarations do not pass skipLibCheck false under these options (their
+      // errors are listed and kept out of the verdict); ours and the consumer's code must be clean.
+      const errors = `${res.stdout}${res.stderr}`.split("\n").filter((l) => /error TS/.test(l));
+      const theirs = /^node_modules\/(ai|@ai-sdk|@openai|json-schema)\//;
+      expect(
+        errors.filter((l) => !theirs.test(l)),
+        name,
+      ).toEqual([]);
+      expect(errors.length === 0 || res.code !== 0, name).toBe(true);
+    }
+  }, 240_000);
+});
