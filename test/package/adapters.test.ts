@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installConsumer } from "./consumer.js";
 import { packRepo, REPO, run, type Packed } from "./packed.js";
+import { inDir, strictTsc } from "./strict-tsc.js";
 
-const TSC = join(REPO, "node_modules/typescript/bin/tsc");
 /** The peers a user adds beside harnesshost. */
 const PEERS = ["ai", "@ai-sdk/provider", "@openai/agents"];
 
@@ -62,14 +62,8 @@ beforeAll(async () => {
 }, 400_000);
 afterAll(() => rmSync(packed.dir, { recursive: true, force: true }));
 
-async function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(cmd, args, { cwd: project, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
+function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return inDir(project, cmd, args);
 }
 
 const TRACE = `import { register } from "node:module";
@@ -84,7 +78,7 @@ import type { Harness } from "harnesshost/sdk";
 import { aiSdkHarness, aiSdkModelProvider, aiSdkToolExecutor, fileApplied, type AiSdkTurn } from "harnesshost/ai-sdk";
 import { openAIAgentsHarness, openAIAgentsToolExecutor } from "harnesshost/openai-agents";
 
-const tools = {
+const weatherTools = {
   weather: tool({
     description: "The weather.",
     inputSchema: z.object({ city: z.string() }),
@@ -94,12 +88,12 @@ const tools = {
 export const hosted: Harness = aiSdkHarness({
   id: "weather",
   model: "gpt-4.1",
-  tools,
+  tools: weatherTools,
   applied: fileApplied("/tmp/applied"),
-  run: ({ model, tools, messages, signal }: AiSdkTurn<typeof tools>) =>
+  run: ({ model, tools, messages, signal }: AiSdkTurn<typeof weatherTools>) =>
     generateText({ model, tools, messages, stopWhen: stepCountIs(5), abortSignal: signal }),
 });
-export const executor = aiSdkToolExecutor(tools);
+export const executor = aiSdkToolExecutor(weatherTools);
 export const provider: typeof aiSdkModelProvider = aiSdkModelProvider;
 const triage = new Agent({ name: "triage", model: "gpt-4.1" });
 export const agents: Harness = openAIAgentsHarness({ id: "triage", agent: triage });
@@ -143,34 +137,16 @@ console.log(JSON.stringify({
     const src = join(project, "ts-adapters");
     mkdirSync(src, { recursive: true });
     writeFileSync(join(src, "consumer.ts"), CONSUMER_TS);
-    const options = {
-      target: "ES2022",
-      strict: true,
-      exactOptionalPropertyTypes: true,
-      noUncheckedIndexedAccess: true,
-      skipLibCheck: false,
-      noEmit: true,
-      types: ["node"],
-      typeRoots: [join(REPO, "node_modules/@types")],
-    };
-    for (const [name, resolution] of [
-      ["tsconfig.adapters-nodenext.json", { module: "NodeNext", moduleResolution: "NodeNext" }],
-      ["tsconfig.adapters-bundler.json", { module: "ESNext", moduleResolution: "Bundler" }],
-    ] as const) {
-      writeFileSync(
-        join(project, name),
-        JSON.stringify({ compilerOptions: { ...options, ...resolution }, include: ["ts-adapters/*.ts"] }, null, 2),
-      );
-      const res = await inProject(process.execPath, [TSC, "-p", name]);
+    for (const res of await strictTsc(project, "adapters-", ["ts-adapters/*.ts"])) {
       // The frameworks' own declarations do not pass skipLibCheck false under these options (their
       // errors are listed and kept out of the verdict); ours and the consumer's code must be clean.
-      const errors = `${res.stdout}${res.stderr}`.split("\n").filter((l) => /error TS/.test(l));
+      const errors = res.output.split("\n").filter((l) => /error TS/.test(l));
       const theirs = /^node_modules\/(ai|@ai-sdk|@openai|json-schema)\//;
       expect(
         errors.filter((l) => !theirs.test(l)),
-        name,
+        res.name,
       ).toEqual([]);
-      expect(errors.length === 0 || res.code !== 0, name).toBe(true);
+      expect(errors.length === 0 || res.code !== 0, res.name).toBe(true);
     }
   }, 240_000);
 });
