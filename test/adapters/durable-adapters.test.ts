@@ -37,7 +37,8 @@ interface Adapter {
   /** The records of one question about Oslo's weather, after EXECUTION_START and INPUT. */
   readonly weatherTurn: readonly string[];
   readonly weatherAnswer: RegExp;
-  readonly toolResultId: string;
+  /** The ids of the turn's TOOL_RESULTs: each tool call's, and each handoff's. */
+  readonly toolResultIds: readonly string[];
 }
 
 const step = ["MODEL_CALL", "OUTPUT", "USAGE"];
@@ -52,7 +53,7 @@ const ADAPTERS: Adapter[] = [
     executor: () => aiSdkToolExecutor(aiSdk.tools, memoryApplied()),
     weatherTurn: [...step, "TOOL_RESULT", ...step, "END"],
     weatherAnswer: /^result: .*"city":"Oslo","tempC":14/,
-    toolResultId: "1.0:call-1",
+    toolResultIds: ["1.0:call-1"],
   },
   {
     name: "openai-agents",
@@ -62,10 +63,11 @@ const ADAPTERS: Adapter[] = [
       return { provider: m, calls: () => m.calls };
     },
     executor: () => openAIAgentsToolExecutor(agents.triage, memoryApplied()),
-    // triage hands off (a model call whose answer is the handoff), then the weather agent's two steps.
-    weatherTurn: [...step, ...step, "TOOL_RESULT", ...step, "END"],
+    // triage hands off (a model call whose answer is the handoff, its result recorded), then the weather
+    // agent's two steps.
+    weatherTurn: [...step, "TOOL_RESULT", ...step, "TOOL_RESULT", ...step, "END"],
     weatherAnswer: /^result: \{"city":"Oslo","tempC":14\}$/,
-    toolResultId: "2.0:call-1",
+    toolResultIds: ["1.0:h1", "2.0:call-1"],
   },
 ];
 
@@ -119,8 +121,8 @@ describe.each(ADAPTERS)("$name adapter", (a) => {
     const recs = await records(host, s);
     expect(kinds(recs)).toEqual(["EXECUTION_START", "INPUT", ...a.weatherTurn]);
     expect(calls()).toBe(a.weatherTurn.filter((k) => k === "MODEL_CALL").length);
-    const result = recs.find((r) => r.event.kind === EventKind.EVENT_TOOL_RESULT)!.event;
-    expect(result.body.case === "result" && result.body.value.id).toBe(a.toolResultId);
+    const results = recs.flatMap((r) => (r.event.body.case === "result" ? [r.event.body.value.id] : []));
+    expect(results).toEqual(a.toolResultIds);
     await expectChainVerifies(host, s);
   });
 

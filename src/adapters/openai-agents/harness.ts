@@ -4,8 +4,8 @@
 // sink.model call answered from the journal on replay and resume; each function tool's invoke is
 // wrapped once so its execution is journaled under the call's fixed id and key (a host tool run by the
 // host, a local one here, at most once per key); the SDK's own `needsApproval` becomes a host gate
-// instead of the SDK's interruption round-trip; the Runner starts from the conversation the kit
-// rebuilt from Start.history.
+// instead of the SDK's interruption round-trip; a handoff's call gets a journaled result of its own;
+// the Runner starts from the conversation the kit rebuilt from Start.history.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { JsonObject } from "@bufbuild/protobuf";
 import {
@@ -101,6 +101,21 @@ function wrapTools(root: AnyAgent): void {
 function sinkModel(turn: AdapterTurn): Model {
   const respond = async (request: ModelRequest): Promise<ModelResponse> => {
     const answer = await turn.model(hostMessagesOf(request), hostToolsOf(request));
+    // A handoff is the Runner's business, not a tool's: record its call's result so the rebuilt history
+    // of later turns pairs every function call with a result, as a provider requires.
+    const handoffs = new Set(request.handoffs.map((h) => h.toolName));
+    for (const { part } of answer.parts)
+      if (part.case === "toolCall" && handoffs.has(part.value.tool)) {
+        const handoff = part.value.tool;
+        await turn.tool({
+          tool: handoff,
+          callId: part.value.id,
+          args: part.value.args ?? {},
+          mediation: "local",
+          gated: false,
+          run: async () => ({ handoff }),
+        });
+      }
     return { usage: new Usage(), output: outputOf(answer) };
   };
   return {
