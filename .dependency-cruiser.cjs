@@ -31,6 +31,9 @@ const LAYERS = [
   // 7b. the built-in harnesses, written with the SDK and the agent kit (chat and notes are agents), so
   //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them.
   ["harnesses/"],
+  // 7c. framework adapters (`harnesshost/ai-sdk`, `harnesshost/openai-agents`): host an existing AI SDK
+  //     or OpenAI Agents SDK agent on the agent kit; the only modules that load those optional peers.
+  ["src/adapters/"],
   // 8. the agent kit (`harnesshost/agent`): builds a harness from parts; reads the host-param names and
   //    compaction records the controller defines, so it sits right above controller.
   ["src/agent/"],

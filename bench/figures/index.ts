@@ -1,6 +1,7 @@
 // Every figure the runner knows, in run order (cheap, self-contained figures first).
 import type { Figure } from "../lib/types.js";
 import { agentTurn } from "./agent-turn.js";
+import { aiSdkTurn, openAIAgentsTurn } from "./adapters.js";
 import { concurrentTurns } from "./concurrent.js";
 import { groupCommit } from "./group-commit.js";
 import { journalAppend } from "./journal-append.js";
@@ -37,6 +38,8 @@ export const figures: readonly Figure[] = [
   sessionMemory,
   manySessions,
   agentTurn,
+  aiSdkTurn,
+  openAIAgentsTurn,
   obsOverhead,
   postgresFigures,
   pgScaleout,

@@ -3,7 +3,7 @@
 // retries expected failures (transport, rate limit) with backoff, runs a defect once and never retries a
 // cancellation (docs/protocol.md §16); the step and token budgets are checked before every call; each
 // call's estimated tokens are journaled as USAGE, so later turns and replays count the same.
-import type { Message, ToolCall } from "../gen/agentsessions/v1/common_pb.js";
+import type { Message, ToolCall, ToolDefinition } from "../gen/agentsessions/v1/common_pb.js";
 import { toolMessage } from "./conversation.js";
 import type { AgentContext, InferPart } from "./parts.js";
 
@@ -17,11 +17,18 @@ function toolCallsOf(message: Message): ToolCall[] {
 export async function meteredModelCall(
   ctx: AgentContext,
   messages: readonly Message[],
-  opts: { step: boolean; model?: string; params?: Record<string, string>; offerTools: boolean },
+  opts: {
+    step: boolean;
+    model?: string;
+    params?: Record<string, string>;
+    offerTools: boolean;
+    /** Offer these instead of the agent's tools (an adapter whose framework owns the tools). */
+    tools?: readonly ToolDefinition[];
+  },
 ): Promise<Message> {
   ctx.meter.beforeModelCall(opts.step);
   const model = opts.model ?? ctx.model;
-  const tools = opts.offerTools ? ctx.tools.definitions : [];
+  const tools = opts.tools ?? (opts.offerTools ? ctx.tools.definitions : []);
   const response = await ctx.sink.model(
     {
       model,

@@ -14,9 +14,9 @@ import { pointAt, useFromCodeExamples } from "../docs/js-examples.js";
 import { installConsumer } from "./consumer.js";
 import { REPO, run, type Packed } from "./packed.js";
 import { sharedPackage } from "./shared.js";
+import { inDir, strictTsc } from "./strict-tsc.js";
 
 const SHIPPED = /^(dist\/|bin\/|proto\/|docs\/|README\.md$|LICENSE$|package\.json$)/;
-const TSC = join(REPO, "node_modules/typescript/bin/tsc");
 
 let packed: Packed;
 let project: string;
@@ -29,14 +29,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 /** Runs a command in the consumer project; its exit code and output (never throws on exit ≠ 0). */
-async function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(cmd, args, { cwd: project, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
+function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return inDir(project, cmd, args);
 }
 
 const HARNESS = `import { create, HarnessDescriptorSchema, Resumability, textOf } from "harnesshost/sdk";
@@ -225,27 +219,9 @@ register("data:text/javascript," + encodeURIComponent(
     writeFileSync(join(src, "consumer.ts"), CONSUMER_TS);
     for (const [i, example] of useFromCodeExamples().entries())
       writeFileSync(join(src, `readme-${i + 1}.ts`), example.code);
-    const options = {
-      target: "ES2022",
-      strict: true,
-      exactOptionalPropertyTypes: true,
-      noUncheckedIndexedAccess: true,
-      skipLibCheck: false,
-      noEmit: true,
-      types: ["node"],
-      typeRoots: [join(REPO, "node_modules/@types")],
-    };
-    for (const [name, resolution] of [
-      ["tsconfig.nodenext.json", { module: "NodeNext", moduleResolution: "NodeNext" }],
-      ["tsconfig.bundler.json", { module: "ESNext", moduleResolution: "Bundler" }],
-    ] as const) {
-      writeFileSync(
-        join(project, name),
-        JSON.stringify({ compilerOptions: { ...options, ...resolution }, include: ["ts/*.ts"] }, null, 2),
-      );
-      const res = await inProject(process.execPath, [TSC, "-p", name]);
-      expect(`${res.stdout}${res.stderr}`, name).toBe("");
-      expect(res.code, name).toBe(0);
+    for (const res of await strictTsc(project, "", ["ts/*.ts"])) {
+      expect(res.output, res.name).toBe("");
+      expect(res.code, res.name).toBe(0);
     }
   }, 240_000);
 });

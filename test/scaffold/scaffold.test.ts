@@ -6,12 +6,14 @@
 // versions this repository pins, linked into the install. The time from `init` to the first
 // passing `npm test` is printed (a figure for the report, never asserted).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
 import { installConsumer } from "../package/consumer.js";
-import { packRepo, REPO, run, type Packed } from "../package/packed.js";
+import { REPO, run, type Packed } from "../package/packed.js";
+import { sharedPackage } from "../package/shared.js";
 
 let packed: Packed;
 let consumer = "";
@@ -19,8 +21,9 @@ let project = "";
 let serving: ChildProcess | undefined;
 
 beforeAll(async () => {
-  packed = await packRepo();
-  consumer = join(packed.dir, "consumer");
+  // The tarball every test file shares (packed once per tree); a consumer project of our own.
+  packed = await sharedPackage();
+  consumer = mkdtempSync(join(tmpdir(), "hh-scaffold-"));
   await installConsumer(packed.tarball, consumer);
   const modules = join(consumer, "node_modules");
   mkdirSync(join(modules, "@types"), { recursive: true });
@@ -33,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (serving?.pid !== undefined && serving.exitCode === null) process.kill(-serving.pid, "SIGKILL");
-  rmSync(packed.dir, { recursive: true, force: true });
+  rmSync(consumer, { recursive: true, force: true });
 });
 
 /** A command in `cwd`; its exit status and output (never throws on a non-zero exit). */
