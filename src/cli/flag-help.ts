@@ -99,7 +99,8 @@ const COMMAND_FLAG_HELP: Readonly<Record<string, Readonly<Record<string, string>
     "tls-key": "the PEM private key of --tls-cert",
     limit: "NAME=VALUE: change one host limit (repeatable; docs/operations.md lists them)",
     "tool-without-approval": "run this host-mediated tool without an operator's approval (repeatable)",
-    tools: "a module of your own host-mediated tools (default export: name → { args, run }; docs/harness-authoring.md §10)",
+    tools:
+      "a module of your own host-mediated tools (default export: name → { args, run }; docs/harness-authoring.md §10)",
     "log-payloads": "also log model request and response bodies (debugging only: they are users' data)",
     "metrics-addr": "also serve Prometheus /metrics on HOST:PORT",
     "pid-file": "write the pid to F once listening; removed when it stops (what `stop` reads)",

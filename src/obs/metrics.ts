@@ -170,7 +170,7 @@ export class HostMetrics {
     ["harness", "outcome"],
   );
   private readonly positions = counter(
-    this.registry,
+    this.families,
     "harnesshost_verified_positions_total",
     "Verified positions (docs/protocol.md §5.9): a first touch resumed from one (used) or refused it and walked the whole chain (refused); one stored (stored) or a store that failed (store_failed).",
     ["outcome"],

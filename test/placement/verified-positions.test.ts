@@ -95,7 +95,7 @@ async function loudHost(journal: Journal, config = {}) {
   const metrics = new HostMetrics();
   const host = await openTestHost(config, { journal, logger: pino({ level: "warn" }, sink), metrics });
   const counted = async (outcome: string) => {
-    const text = await metrics.registry.metrics();
+    const text = await metrics.families.metrics();
     const m = text.match(new RegExp(`harnesshost_verified_positions_total\\{outcome="${outcome}"\\} (\\d+)`));
     return Number(m?.[1] ?? 0);
   };
