@@ -32,6 +32,7 @@ const FOLDERS: Record<TestProjectName, readonly string[]> = {
     "wire",
   ],
   integration: [
+    "adapters",
     "cli",
     "client",
     "conformance",
@@ -41,15 +42,17 @@ const FOLDERS: Record<TestProjectName, readonly string[]> = {
     "obs",
     "projection",
     "proto",
+    "python",
     "reliability",
     "reporter",
     "runtime",
     "scripts",
+    "testing",
     "tiers",
     "versions",
     "waits",
   ],
-  e2e: ["bench", "console", "docs", "multihost", "package", "vm"],
+  e2e: ["bench", "console", "docs", "multihost", "package", "scaffold", "vm"],
 };
 
 /** Files whose cost differs from their folder's, and the project they run in instead. */
