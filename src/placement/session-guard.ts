@@ -6,6 +6,8 @@ export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve
 
 export class SessionGuard {
   private readonly held = new Map<string, SessionOperation>();
+  /** Callbacks run at the next release of a session (Cancel waiting for a holder to end). */
+  private readonly watchers = new Map<string, Set<() => void>>();
 
   /** Takes the session or throws SessionBusy; returns the release function. */
   acquire(session: string, op: SessionOperation): () => void {
@@ -17,6 +19,20 @@ export class SessionGuard {
       if (released) return;
       released = true;
       this.held.delete(session);
+      const watching = this.watchers.get(session);
+      this.watchers.delete(session);
+      for (const run of watching ?? []) run();
+    };
+  }
+
+  /** Runs `onRelease` at the session's next release; returns the function that stops watching. */
+  watch(session: string, onRelease: () => void): () => void {
+    const set = this.watchers.get(session) ?? new Set<() => void>();
+    this.watchers.set(session, set);
+    set.add(onRelease);
+    return () => {
+      set.delete(onRelease);
+      if (set.size === 0 && this.watchers.get(session) === set) this.watchers.delete(session);
     };
   }
 
