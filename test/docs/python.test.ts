@@ -62,10 +62,16 @@ describe("docs/python.md", () => {
       const dir = workDir();
       const out = await bash(localize(shBlocks(guide, "6. ").join("\n"), dir), dir, 900_000);
       expect(out).toMatch(/^image \S+pycounter-sdk sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
-      for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
+      for (const id of [
+        "restore-continues",
+        "restore-after-node-kill",
+        "fork-children",
+        "fork-randomness",
+        "corrupt-snapshot-refused",
+      ])
         expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
       expect(out).toMatch(
-        /^OK: 6 passed, 0 failed, 1 skipped — vm:\S+pycounter-sdk \(memory, descriptor pycounter-sdk\)/m,
+        /^OK: 7 passed, 0 failed, 1 skipped — vm:\S+pycounter-sdk \(memory, descriptor pycounter-sdk\)/m,
       );
     },
     900_000,

@@ -63,10 +63,16 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     const out = await bash(script, work, 900_000).finally(() => stopPidFiles(work));
     const lines = out.split("\n");
     expect(out).toMatch(/^image \S+pycounter sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
-    for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
+    for (const id of [
+      "restore-continues",
+      "restore-after-node-kill",
+      "fork-children",
+      "fork-randomness",
+      "corrupt-snapshot-refused",
+    ])
       expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
     expect(out).toMatch(
-      /^OK: 6 passed, 0 failed, 1 skipped — vm:\.\/\.harnesshost\/pycounter \(memory, descriptor pycounter\)/m,
+      /^OK: 7 passed, 0 failed, 1 skipped — vm:\.\/\.harnesshost\/pycounter \(memory, descriptor pycounter\)/m,
     );
     expect(out).toMatch(/QEMU pid \d+ killed \(SIGKILL\)/);
     expect(out).toMatch(/snapshot memory=true digest=sha256:[0-9a-f]{64}/);
