@@ -1,13 +1,14 @@
 // Per-session exclusion for Exec, Suspend, Resume, Fork, Approve, Cancel and Delete. Invariant: two operations on one
 // session never overlap in this host; an overlapping caller is refused (ABORTED), never queued.
 import { ErrorCode, HostError } from "../errors/index.js";
+import { SessionWatchers } from "./session-watchers.js";
 
 export type SessionOperation = "exec" | "suspend" | "resume" | "fork" | "approve" | "cancel" | "delete" | "upgrade";
 
 export class SessionGuard {
   private readonly held = new Map<string, SessionOperation>();
   /** Callbacks run at the next release of a session (Cancel waiting for a holder to end). */
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new SessionWatchers();
 
   /** Takes the session or throws SessionBusy; returns the release function. */
   acquire(session: string, op: SessionOperation): () => void {
@@ -19,21 +20,13 @@ export class SessionGuard {
       if (released) return;
       released = true;
       this.held.delete(session);
-      const watching = this.watchers.get(session);
-      this.watchers.delete(session);
-      for (const run of watching ?? []) run();
+      this.watchers.fire(session);
     };
   }
 
   /** Runs `onRelease` at the session's next release; returns the function that stops watching. */
   watch(session: string, onRelease: () => void): () => void {
-    const set = this.watchers.get(session) ?? new Set<() => void>();
-    this.watchers.set(session, set);
-    set.add(onRelease);
-    return () => {
-      set.delete(onRelease);
-      if (set.size === 0 && this.watchers.get(session) === set) this.watchers.delete(session);
-    };
+    return this.watchers.watch(session, onRelease);
   }
 
   isBusy(session: string): boolean {
