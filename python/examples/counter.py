@@ -11,7 +11,7 @@ Usage: python3 counter.py   (listens on 0.0.0.0:$HARNESS_PORT; prints "ready ADD
 """
 import threading
 
-from harnesshost import Descriptor, Harness, Sink, StartInfo, Tier, fresh_uuid, serve, text_of
+from harnesshost import Descriptor, Harness, Sink, StartInfo, Tier, fresh_uuid, serve
 
 
 class Counter(Harness):
@@ -22,7 +22,7 @@ class Counter(Harness):
         self.lock = threading.Lock()
 
     def run(self, start: StartInfo, sink: Sink) -> None:
-        if len(start.inputs) == 1 and text_of(start.inputs[0]) == "random":
+        if len(start.inputs) == 1 and start.inputs[0].text == "random":
             sink.output("random:" + fresh_uuid())
             return
         with self.lock:
