@@ -21,7 +21,7 @@ const SEED = Number(process.env["MODEL_MH_SEED"] ?? 0x40);
 const RUNS = Number(process.env["MODEL_MH_RUNS"] ?? 4);
 const MAX_OPS = Number(process.env["MODEL_MH_MAX_OPS"] ?? 24);
 const HOSTS = 2;
-const HARNESSES = ["echo", "ask", "counter"] as const;
+const HARNESSES = ["echo", "ask", "counter", "askcounter"] as const;
 
 /** Codes a racing or faulted cluster may answer with; anything else is a finding. */
 const TOLERATED = new Set([
@@ -331,7 +331,7 @@ describe("hosts sharing PostgreSQL, model-based", () => {
         cluster = await Cluster.start(HOSTS, leases ? "" : "&session_lease_ms=0");
         const h: History = { sessions: [], findings: [], tally: new Map() };
         try {
-          await apply(cluster, h, { kind: "create", host: 0, harness: "ask" });
+          await apply(cluster, h, { kind: "create", host: 0, harness: "askcounter" });
           for (const op of ops) await apply(cluster, h, op);
           for (const hp of cluster.hosts) if (!hp.running) await hp.start();
           await checkNothingStaysLocked(cluster, h);
