@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm run test:model -- [--runs N] [--seed S] [--max-commands M]`: the model-based tests of the
 // session-log projection (test/projection/model.test.ts, docs/protocol.md §5.8) with more sequences
-// than CI runs. Invariant: it only sets the test's knobs (MODEL_RUNS, MODEL_SEED, MODEL_MAX_COMMANDS)
-// and runs that one file; the exit code is vitest's.
+// than CI runs; `npm run test:model-multihost -- …` (--multihost) the same knobs for the model-based
+// test of hosts sharing PostgreSQL (test/multihost/model.test.ts: MODEL_MH_RUNS, MODEL_MH_SEED,
+// MODEL_MH_MAX_OPS). Invariant: it only sets the test's knobs and runs that one file; the exit code is
+// vitest's.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 
@@ -11,20 +13,26 @@ const { values } = parseArgs({
     runs: { type: "string", default: "1000" },
     seed: { type: "string" },
     "max-commands": { type: "string" },
+    multihost: { type: "boolean", default: false },
   },
   strict: true,
 });
-for (const [name, value] of Object.entries(values)) {
+const { multihost, ...knobs } = values;
+for (const [name, value] of Object.entries(knobs)) {
   if (value !== undefined && !/^-?\d+$/.test(value)) {
     process.stderr.write(`test:model: --${name} expects an integer, got ${JSON.stringify(value)}\n`);
     process.exit(2);
   }
 }
+const prefix = multihost ? "MODEL_MH_" : "MODEL_";
 const env = {
   ...process.env,
-  MODEL_RUNS: values.runs,
-  ...(values.seed !== undefined ? { MODEL_SEED: values.seed } : {}),
-  ...(values["max-commands"] !== undefined ? { MODEL_MAX_COMMANDS: values["max-commands"] } : {}),
+  [`${prefix}RUNS`]: multihost && process.argv.every((a) => !a.startsWith("--runs")) ? "10" : values.runs,
+  ...(values.seed !== undefined ? { [`${prefix}SEED`]: values.seed } : {}),
+  ...(values["max-commands"] !== undefined
+    ? { [multihost ? "MODEL_MH_MAX_OPS" : "MODEL_MAX_COMMANDS"]: values["max-commands"] }
+    : {}),
 };
-const r = spawnSync("npx", ["vitest", "run", "test/projection/model.test.ts"], { stdio: "inherit", env });
+const file = multihost ? "test/multihost/model.test.ts" : "test/projection/model.test.ts";
+const r = spawnSync("npx", ["vitest", "run", file], { stdio: "inherit", env });
 process.exit(r.status ?? 1);

@@ -11,7 +11,7 @@
 // Usage: node counter_node.mjs [--resumability REQUIRES_MEMORY_SNAPSHOT|STATELESS_REPLAY]
 // Listens on 0.0.0.0:$HARNESS_PORT (default 50051); prints "ready PORT" once listening.
 import { argv, env } from "node:process";
-import { HarnessDescriptorSchema, Resumability, create, serveHarness } from "harnesshost/sdk";
+import { HarnessDescriptorSchema, Resumability, create, freshRandomUUID, serveHarness, textOf } from "harnesshost/sdk";
 
 const flag = argv.indexOf("--resumability");
 const declared = flag >= 0 ? argv[flag + 1] : "REQUIRES_MEMORY_SNAPSHOT";
@@ -31,7 +31,12 @@ function counter() {
         capabilities: { resumability: Resumability[declared] },
       });
     },
-    async run(_start, sink, signal) {
+    async run(start, sink, signal) {
+      // The memory.fork-randomness probe: a per-copy value through the SDK's documented API, uncounted.
+      if (start.inputs.length === 1 && textOf(start.inputs[0]) === "random") {
+        await sink.output(`random:${freshRandomUUID()}`, signal);
+        return;
+      }
       count += 1;
       await sink.output(String(count), signal);
     },

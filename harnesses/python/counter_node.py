@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import uuid
 from concurrent import futures
 
 import grpc
@@ -43,9 +44,15 @@ class CounterNode:
         first = next(frames, None)
         if first is None or first.WhichOneof("frame") != "start":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first ControllerFrame must be Start")
-        with self.lock:
-            self.count += 1
-            text = str(self.count)
+        inputs = list(first.start.inputs)
+        if len(inputs) == 1 and "".join(part.text.text for part in inputs[0].parts if part.WhichOneof("part") == "text") == "random":
+            # The memory.fork-randomness probe: uuid4 reads os.urandom on every call, and the host reseeds
+            # the guest kernel's RNG in every restored or forked copy; uncounted.
+            text = "random:" + str(uuid.uuid4())
+        else:
+            with self.lock:
+                self.count += 1
+                text = str(self.count)
         execution_id = first.execution_id
         message = self.Message(role="assistant", parts=[self.Part(text={"text": text})])
         yield self.Event(execution_id=execution_id, kind=self.kind("EVENT_OUTPUT"), message=message)

@@ -9,6 +9,7 @@ END per turn, cancellation reaching ``run``. docs/python.md is the guide.
 """
 
 from .errors import ApprovalParked, ApprovalRef, Cancelled, HarnessError, ProtocolViolation, StatusCode
+from .fresh import fresh_bytes, fresh_random, fresh_uuid
 from .harness import Harness
 from .node import (
     HARNESS_MAX_RECEIVE_BYTES,
@@ -72,6 +73,9 @@ __all__ = [
     "ToolDefinition",
     "ToolResult",
     "Usage",
+    "fresh_bytes",
+    "fresh_random",
+    "fresh_uuid",
     "listen_address",
     "serve",
     "serve_async",

@@ -1,10 +1,13 @@
-// Importing a reference (Go) journal into ours. Invariants: a session is written only after its whole
-// chain verified with the shared hashing (verifyChain — the same check `verify` runs), and then in one
-// transaction with every seq, prev_hash, content_hash and fence as the source stored them; a session
-// that fails is refused with its first bad seq and nothing of it is written. Other sessions proceed.
+// Importing a reference (Go) journal into ours. Invariants: each session is imported on its own and
+// atomically — written only after its uid passed the session-id rule (idUsable) and its whole chain verified
+// with the shared hashing (verifyChain — the same check `verify` runs), and then in one transaction
+// with every seq, prev_hash, content_hash and fence as the source stored them; a session that fails
+// anywhere (its uid, its metadata row, a record out of range, its chain) is refused in the report
+// with nothing of it written, and every other session proceeds (docs/migrating-from-go.md).
 import { GO_WRITTEN_THROUGH_ANNOTATION } from "../canon/input-hash-form.js";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { verifyChain } from "./chain.js";
+import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { GoJournal, GoSession } from "./go-source.js";
 import type { ImportedSessionMeta, Journal, JournalRecord } from "./types.js";
 
@@ -17,8 +20,12 @@ export type GoImportOutcome =
   | {
       readonly uid: string;
       readonly status: "refused";
-      /** tampered/undecodable/gap as verify reports them; exists: the uid holds a different session here. */
-      readonly kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable" | "exists";
+      /**
+       * tampered/undecodable/gap as verify reports them; unreadable: also a metadata row or a record's
+       * seq or fence the reader cannot take; invalid: the uid breaks the session-id rule; exists: the
+       * uid holds a different session here.
+       */
+      readonly kind: "tampered" | "undecodable" | "gap" | "truncated" | "unreadable" | "invalid" | "exists";
       /** The first bad seq (0 for `exists`). */
       readonly seq: number;
       readonly message: string;
@@ -31,11 +38,28 @@ export interface GoImportReport {
   readonly refused: number;
 }
 
+/**
+ * The session-id rule an imported uid must pass, as every id a request names does (idChars): 1 to
+ * idChars characters, and — since the host only mints `sess-` + hex — nothing but letters, digits and
+ * `-_.:`, starting with a letter or digit, so no path (`../../etc/x`), control or whitespace character.
+ */
+const IMPORTABLE_UID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+/** Why `uid` cannot be a session id here, or undefined when it can. */
+export function uidProblem(uid: string, idChars: number = DEFAULT_LIMITS.idChars): string | undefined {
+  if (uid.length === 0) return "the uid is empty";
+  if (uid.length > idChars) return `the uid has ${uid.length} characters, beyond idChars (${idChars})`;
+  if (!IMPORTABLE_UID.test(uid))
+    return "the uid may hold only letters, digits and -_.: and must start with a letter or digit";
+  return undefined;
+}
+
 /** Imports every session of `source` (or only `only`) into `target`; see the module invariants. */
 export async function importGoJournal(
   source: GoJournal,
   target: Journal,
   only?: readonly string[],
+  idChars: number = DEFAULT_LIMITS.idChars,
 ): Promise<GoImportReport> {
   const wanted = only === undefined ? undefined : new Set(only);
   const sessions = source.sessions().filter((s) => wanted === undefined || wanted.has(s.uid));
@@ -45,7 +69,17 @@ export async function importGoJournal(
         throw new HostError(ErrorCode.NotFound, `session ${uid} is not in the Go journal`);
   }
   const outcomes: GoImportOutcome[] = [];
-  for (const session of sessions) outcomes.push(await importOne(source, target, session));
+  for (const entry of sessions) {
+    const { uid } = entry;
+    const invalid = uidProblem(uid, idChars);
+    if (invalid !== undefined) {
+      outcomes.push({ uid, status: "refused", kind: "invalid", seq: 0, message: `session ${shown(uid)}: ${invalid}` });
+    } else if ("problem" in entry) {
+      outcomes.push({ uid, status: "refused", kind: "unreadable", seq: 0, message: entry.problem });
+    } else {
+      outcomes.push(await importOne(source, target, entry.session));
+    }
+  }
   return {
     layout: source.layout,
     sessions: outcomes,
@@ -55,7 +89,13 @@ export async function importGoJournal(
 
 async function importOne(source: GoJournal, target: Journal, session: GoSession): Promise<GoImportOutcome> {
   const { uid } = session;
-  const stored = source.records(uid);
+  let stored: ReturnType<GoJournal["records"]>;
+  try {
+    stored = source.records(uid);
+  } catch (err) {
+    if (!isHostError(err, ErrorCode.DataLoss)) throw err;
+    return { uid, status: "refused", kind: "unreadable", seq: 0, message: err.message };
+  }
   const last = stored.at(-1);
   const head = { seq: last?.seq ?? 0, hash: last?.contentHash ?? "" };
   const verdict = await verifyChain(uid, stored, head);
@@ -97,4 +137,9 @@ async function importOne(source: GoJournal, target: Journal, session: GoSession)
   };
   await target.importSession(meta, records);
   return { uid, status: "imported", records: head.seq, head: head.hash };
+}
+
+/** A uid as a message shows it: clipped, so a hostile one cannot flood a report. */
+function shown(uid: string): string {
+  return JSON.stringify(uid.length > 64 ? `${uid.slice(0, 64)}…` : uid);
 }

@@ -36,10 +36,17 @@ export interface GoRecord extends StoredRecord {
   readonly fence: number;
 }
 
+/** A session of a Go journal as listed: its row read, or why it cannot be (that session alone is refused). */
+export type GoSessionEntry =
+  | { readonly uid: string; readonly session: GoSession }
+  | { readonly uid: string; readonly problem: string };
+
 export interface GoJournal {
   /** "v2" (stamped, current) or "v0.1.2" (unstamped, pre-registry). */
   readonly layout: "v2" | "v0.1.2";
-  sessions(): GoSession[];
+  /** Every session, by uid; a row that cannot be read is listed with its problem, never thrown. */
+  sessions(): GoSessionEntry[];
+  /** Throws DATA_LOSS when a record's seq or fence is out of range (only that session is affected). */
   records(uid: string): GoRecord[];
   close(): void;
 }
@@ -94,7 +101,7 @@ function readerOf(db: Database.Database, layout: GoJournal["layout"], columns: R
       }
       for (const r of db.prepare<[], { session: string }>("SELECT DISTINCT session FROM events").all())
         if (!rows.has(r.session)) rows.set(r.session, { session: r.session });
-      return [...rows.values()].map(sessionOf).sort((a, b) => a.uid.localeCompare(b.uid));
+      return [...rows.values()].map(entryOf).sort((a, b) => a.uid.localeCompare(b.uid));
     },
     records(uid) {
       return selectEvents.all(uid).map((r) => {
@@ -113,6 +120,15 @@ function readerOf(db: Database.Database, layout: GoJournal["layout"], columns: R
       db.close();
     },
   };
+}
+
+function entryOf(r: Row): GoSessionEntry {
+  const uid = String(r["session"]);
+  try {
+    return { uid, session: sessionOf(r) };
+  } catch (err) {
+    return { uid, problem: errorText(err) };
+  }
 }
 
 function sessionOf(r: Row): GoSession {

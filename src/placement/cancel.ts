@@ -1,8 +1,10 @@
-// Cancel (docs/protocol.md §17) and Delete (§18). Invariants: Cancel stops the session's turn — here
-// by aborting its signal, on another host sharing the journal by asking it (repeatedly) — and returns
-// once the turn released the session, its ERROR {CANCELLED} recorded; a parked turn's own open wait is
-// withdrawn; anything else (no turn, a completed, interrupted or superseded one, an inherited wait) is
-// a no-op. Delete is refused (ABORTED) while any operation holds the session here or elsewhere, and
+// Cancel (docs/protocol.md §17) and Delete (§18). Invariants: Cancel's answer is what happened. It
+// stops the session's turn — here by aborting its signal, on another host sharing the journal by
+// asking it (repeatedly) — and returns once the turn released the session, its ERROR {CANCELLED}
+// recorded; whatever else holds the session (here or elsewhere) it waits for, within cancelWaitMs, and
+// then takes the session itself: a parked turn's own open wait is withdrawn under that hold; anything
+// else (no turn, a completed, interrupted or superseded one, an inherited wait) is a no-op; a holder
+// that outlasts the bound is ABORTED, named, with nothing changed. Delete is refused (ABORTED) while any operation holds the session here or elsewhere, and
 // then drops its records, checkpoint rows, this host's caches and live actor.
 import { planWithdrawal } from "../controller/withdraw.js";
 import type { EffectBatch } from "../effects/batch.js";
@@ -32,34 +34,67 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
     if (!named) throw new HostError(ErrorCode.NotFound, `session ${req.session} has no execution ${req.executionId}`);
     if (named.completed || !named.current) return "idle";
   }
-  const local = state.running.cancel(req.session, req.reason);
-  if (local) {
-    await settledWithin(state, local, req.session);
-    return "cancelled";
+  // Whatever holds the session, Cancel waits for it (at most cancelWaitMs) and then acts itself, so
+  // its answer is what happened: a turn stopped, a wait withdrawn, nothing to do — or ABORTED naming
+  // the holder that outlasted the bound (§17.1 rule 7, §17.2).
+  const deadline = Date.now() + state.cancelWaitMs;
+  let asked = false;
+  for (;;) {
+    const local = state.running.cancel(req.session, req.reason);
+    if (local) {
+      await settledWithin(state, local, req.session);
+      return "cancelled";
+    }
+    const holder = state.guard.holder(req.session);
+    if (holder) {
+      // Another operation here (or a turn between its hold and its registration): wait for it to end
+      // or to register as the turn.
+      if (!(await heldHereChanges(state, req.session, deadline)))
+        throw new HostError(
+          ErrorCode.SessionBusy,
+          `session ${req.session} is busy (${holder} in progress, not a turn) and was not released within ${state.cancelWaitMs} ms; nothing was cancelled — retry Cancel`,
+        );
+      continue;
+    }
+    let release: () => Promise<void>;
+    try {
+      release = await state.hold(req.session, "cancel");
+    } catch (err) {
+      if (!isHostError(err, ErrorCode.SessionBusy) || !state.deps.journal.requestCancel) throw err;
+      if (state.guard.holder(req.session)) continue;
+      await askElsewhere(state, req, deadline);
+      asked = true;
+      continue;
+    }
+    let batch: EffectBatch | undefined;
+    try {
+      const withdrawal = await withdrawWait(state, req);
+      batch = withdrawal.batch;
+      // Asked and then found nothing to withdraw: the other host's turn stopped (or had ended) and let go.
+      return withdrawal.outcome === "idle" && asked ? "requested" : withdrawal.outcome;
+    } finally {
+      await release();
+      state.effects.dispatch(batch);
+    }
   }
-  const holder = state.guard.holder(req.session);
-  if (holder)
-    throw new HostError(
-      ErrorCode.SessionBusy,
-      `session ${req.session} is busy (${holder} in progress, not a turn); retry`,
-    );
-  let release: () => Promise<void>;
-  try {
-    release = await state.hold(req.session, "cancel");
-  } catch (err) {
-    if (!isHostError(err, ErrorCode.SessionBusy) || !state.deps.journal.requestCancel) throw err;
-    await cancelElsewhere(state, req);
-    return "requested";
-  }
-  let batch: EffectBatch | undefined;
-  try {
-    const withdrawal = await withdrawWait(state, req);
-    batch = withdrawal.batch;
-    return withdrawal.outcome;
-  } finally {
-    await release();
-    state.effects.dispatch(batch);
-  }
+}
+
+/**
+ * Resolves true once the session's holder here let it go or a turn of it registered, false at the
+ * deadline.
+ */
+async function heldHereChanges(state: PlacementState, session: string, deadline: number): Promise<boolean> {
+  const wait = deadline - Date.now();
+  if (wait <= 0) return false;
+  let stops: (() => void)[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const changed = await new Promise<boolean>((resolve) => {
+    stops = [state.guard.watch(session, () => resolve(true)), state.running.watch(session, () => resolve(true))];
+    timer = setTimeout(() => resolve(false), wait);
+  });
+  clearTimeout(timer);
+  for (const stop of stops) stop();
+  return changed;
 }
 
 /** A parked turn's own open wait is withdrawn; a decided one cannot be; otherwise nothing to do. */
@@ -106,27 +141,19 @@ async function settledWithin(state: PlacementState, settled: Promise<void>, sess
 }
 
 /**
- * Another host holds the session: send the cancel request, repeating it every CANCEL_REPEAT_MS (a
- * request only reaches hosts listening when it is sent) until the session's lock is free, for at most
- * cancelWaitMs.
+ * Another host holds the session: send the cancel request (it stops a turn running there) and pause
+ * CANCEL_REPEAT_MS before the caller tries the session's lock again — a request only reaches hosts
+ * listening when it is sent, so it is repeated with every try. Past the deadline: ABORTED.
  */
-async function cancelElsewhere(state: PlacementState, req: CancelRequest): Promise<void> {
-  const journal = state.deps.journal;
-  const deadline = Date.now() + state.cancelWaitMs;
-  for (;;) {
-    await journal.requestCancel?.(req.session, req.reason);
-    await new Promise((resolve) => setTimeout(resolve, CANCEL_REPEAT_MS));
-    const unlock = await journal.tryLockSession?.(req.session);
-    if (unlock) {
-      await unlock();
-      return;
-    }
-    if (Date.now() >= deadline)
-      throw new HostError(
-        ErrorCode.SessionBusy,
-        `the host running session ${req.session} did not release it within ${state.cancelWaitMs} ms of the cancel request; retry Cancel`,
-      );
-  }
+async function askElsewhere(state: PlacementState, req: CancelRequest, deadline: number): Promise<void> {
+  const left = deadline - Date.now();
+  if (left <= 0)
+    throw new HostError(
+      ErrorCode.SessionBusy,
+      `session ${req.session} is held on another host and was not released within ${state.cancelWaitMs} ms of the cancel request: not a turn there (a turn stops on the request) but a Suspend, Fork, Approve, Delete or Upgrade, or a host not listening; nothing was cancelled here — retry Cancel`,
+    );
+  await state.deps.journal.requestCancel?.(req.session, req.reason);
+  await new Promise((resolve) => setTimeout(resolve, Math.min(CANCEL_REPEAT_MS, left)));
 }
 
 /** Deletes the session for good; resolves to the session as it was. */

@@ -55,8 +55,9 @@ export interface CancelRequest {
 }
 
 /**
- * What Cancel did: stopped a turn running on this host (`cancelled`) or on another host sharing the
- * journal (`requested`), withdrew a parked turn's wait (`withdrawn`), or found nothing to cancel (`idle`).
+ * What Cancel did: stopped a turn running on this host (`cancelled`); asked another host sharing the
+ * journal, which then let the session go with nothing left to withdraw (`requested`: its turn
+ * stopped or had ended); withdrew a parked turn's wait (`withdrawn`); or found nothing to cancel (`idle`).
  */
 export type CancelOutcome = "cancelled" | "requested" | "withdrawn" | "idle";
 

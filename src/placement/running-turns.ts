@@ -6,6 +6,7 @@
 import { followAbort } from "../abort.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Journal } from "../journal/types.js";
+import { SessionWatchers } from "./session-watchers.js";
 
 interface Running {
   readonly controller: AbortController;
@@ -28,6 +29,8 @@ export function cancelError(reason: string): HostError {
 
 export class RunningTurns {
   private readonly turns = new Map<string, Running>();
+  /** Callbacks run when a session's next turn registers (Cancel waiting for a turn's hold to become a turn). */
+  private readonly watchers = new SessionWatchers();
   private subscribed: Promise<unknown> | undefined;
 
   constructor(private readonly journal: Journal) {}
@@ -40,6 +43,7 @@ export class RunningTurns {
     const settled = new Promise<void>((resolve) => (done = resolve));
     const entry = { controller, settled };
     this.turns.set(session, entry);
+    this.watchers.fire(session);
     // The turn's signal is the controller's, following `outer` through a listener removed at `done`
     // (not AbortSignal.any([outer, controller.signal]): one signal less per turn, same reasons).
     const unfollow = followAbort(outer, controller);
@@ -51,6 +55,11 @@ export class RunningTurns {
         done();
       },
     };
+  }
+
+  /** Runs `onStart` when the session's next turn registers; returns the function that stops watching. */
+  watch(session: string, onStart: () => void): () => void {
+    return this.watchers.watch(session, onStart);
   }
 
   /** Whether this host runs a turn of the session now. */

@@ -14,6 +14,8 @@ export type {
   StartInfo,
 } from "./types.js";
 export { serveHarness } from "../node/serve.js";
+/** Randomness that differs in every fork child and restore: draw per-copy values through these. */
+export { freshRandom, freshRandomBytes, freshRandomUUID } from "./fresh-random.js";
 export type { HarnessNode, ServeHarnessOptions } from "../node/serve.js";
 export type { SnapshotAware, SnapshotClass } from "../node/actor-table.js";
 export { create } from "@bufbuild/protobuf";

@@ -34,7 +34,7 @@ describe("harnesshost conformance on the built-ins", () => {
     const res = await cli("conformance", "--harness", "counter", "--tier", "auto", "--turns", "3", "--forks", "2");
     expect(res.code).toBe(0);
     for (const id of memory) expect(res.out).toMatch(new RegExp(`^${id.replace(/\./g, "\\.")}\\s+memory\\s+PASS`, "m"));
-    expect(res.out).toMatch(/OK: 7 passed, 0 failed, 0 skipped — counter \(memory, descriptor counter\) in \d+\.\ds/);
+    expect(res.out).toMatch(/OK: 8 passed, 0 failed, 0 skipped — counter \(memory, descriptor counter\) in \d+\.\ds/);
     expect(res.out).toContain('turn 4 "4" = control');
   }, 180_000);
 

@@ -84,4 +84,14 @@ describe("lying fixtures fail the suite", () => {
     expect(failedIds(report)).toEqual(["stateless.replay-byte-identical", "stateless.model-cut-redrive"]);
     expect(evidenceOf(report, "stateless.model-cut-redrive")).toMatch(/^I0 violated/);
   }, 180_000);
+
+  it("seeded-random (randomness kept as state in RAM) fails memory.fork-randomness alone: both children draw the same value", async () => {
+    const res = await cli("conformance", "--harness", "harnesses/fixtures/seeded-random.ts", "--reporter", "json");
+    expect(res.code).toBe(1);
+    const report = JSON.parse(res.out) as JsonReport;
+    expect(failedIds(report)).toEqual(["memory.fork-randomness"]);
+    expect(evidenceOf(report, "memory.fork-randomness")).toMatch(
+      /^both children forked at seq \d+ drew "random:[0-9a-f]+": the generator's state was copied with the snapshot/,
+    );
+  }, 180_000);
 });

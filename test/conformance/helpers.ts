@@ -1,5 +1,6 @@
 // Shared helpers for the conformance-suite tests: run the CLI in-process, a deterministic
 // OpenAI-compatible endpoint on 127.0.0.1 (port from the OS), and a small XML well-formedness check.
+import { expect } from "vitest";
 import { ChatEndpoint } from "../fixtures/chat-endpoint.js";
 import { main } from "../../src/cli/run.js";
 
@@ -63,4 +64,18 @@ export function xmlProblem(xml: string): string {
   if (pos < body.length) return `malformed markup at offset ${pos}: ${JSON.stringify(body.slice(pos, pos + 40))}`;
   if (stack.length > 0) return `unclosed <${stack.at(-1)}>`;
   return "";
+}
+
+/** The memory checks a vm image of a RAM counter passes (memory.refused-on-filesystem is skipped on vm). */
+const VM_COUNTER_PASSES = [
+  "restore-continues",
+  "restore-after-node-kill",
+  "fork-children",
+  "fork-randomness",
+  "corrupt-snapshot-refused",
+];
+
+/** Fails unless the pretty conformance report `out` shows each of VM_COUNTER_PASSES as PASS. */
+export function expectVmCounterPasses(out: string): void {
+  for (const id of VM_COUNTER_PASSES) expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
 }

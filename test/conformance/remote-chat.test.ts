@@ -33,7 +33,7 @@ describe("conformance by address and with a real provider protocol", () => {
     nodes.push(node);
     const res = await cli("conformance", "--harness", node.address, "--reporter", "json");
     const report = JSON.parse(res.out) as JsonReport;
-    expect(report).toMatchObject({ tier: "memory", failed: 0, passed: 5, skipped: 2 });
+    expect(report).toMatchObject({ tier: "memory", failed: 0, passed: 6, skipped: 2 });
     expect(report.checks.filter((c) => c.status === "skip").map((c) => c.id)).toEqual([
       "memory.refused-on-filesystem",
       "memory.restore-after-node-kill",

@@ -15,6 +15,7 @@ import { exportJsonl, jsonlLine, verifyJsonl } from "../../src/journal/export.js
 import { GO_WRITTEN_THROUGH_ANNOTATION, importGoJournal } from "../../src/journal/go-import.js";
 import { openGoJournal } from "../../src/journal/go-source.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
+import { DEFAULT_LIMITS } from "../../src/limits/index.js";
 import { PostgresJournal } from "../../src/journal/postgres.js";
 import { SqliteJournal } from "../../src/journal/sqlite.js";
 import type { Journal } from "../../src/journal/types.js";
@@ -197,6 +198,66 @@ describe("import --from-go", () => {
       expect(await journal.allSessionUids()).toEqual([]);
     } finally {
       await journal.close();
+    }
+  });
+
+  it("eachSessionImportsOrIsRefusedOnItsOwn: a bad metadata row or an out-of-range record is refused, the others imported", async () => {
+    const source = file("go-per-session.db");
+    const good = (uid: string): GoFixtureSession => ({
+      uid,
+      records: GO_COMPLETED,
+      row: { fence: 1, createdAtNs: CREATED_NS },
+    });
+    writeGoJournal(source, "v2", [
+      good("sess-a-good"),
+      // Its labels are not JSON: the whole import used to stop before writing anything.
+      { uid: "sess-b-badrow", records: GO_COMPLETED, row: { fence: 1, createdAtNs: CREATED_NS, labels: "{not json" } },
+      // A record whose fence is out of range: the import used to throw here, after sess-a was written.
+      { uid: "sess-c-badfence", records: GO_COMPLETED.map((r) => (r.seq === 2 ? { ...r, fence: -1 } : r)) },
+      good("sess-d-good"),
+    ]);
+    const target = file("ours-per-session.db");
+    const res = await cli("import", "--from-go", source, "--journal", target, "--json");
+    expect(res.code).toBe(1);
+    const report = JSON.parse(res.out) as {
+      refused: number;
+      sessions: { uid: string; status: string; kind?: string }[];
+    };
+    expect(report.refused).toBe(2);
+    expect(report.sessions.map((s) => [s.uid, s.status, s.kind])).toEqual([
+      ["sess-a-good", "imported", undefined],
+      ["sess-b-badrow", "refused", "unreadable"],
+      ["sess-c-badfence", "refused", "unreadable"],
+      ["sess-d-good", "imported", undefined],
+    ]);
+    const journal = SqliteJournal.open(target);
+    try {
+      expect(await journal.allSessionUids()).toEqual(["sess-a-good", "sess-d-good"]);
+      expect(await journal.verify("sess-d-good")).toMatchObject({ ok: true, records: GO_COMPLETED.length });
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it("importedUidsAreValidatedLikeAnyOtherSessionId: a path-like or over-long uid is refused and nothing of it is written", async () => {
+    const source = file("go-bad-uids.db");
+    const long = `sess-${"a".repeat(DEFAULT_LIMITS.idChars)}`;
+    writeGoJournal(source, "v2", [
+      { uid: "../../etc/x", records: GO_COMPLETED, row: { fence: 1, createdAtNs: CREATED_NS } },
+      { uid: long, records: GO_COMPLETED, row: { fence: 1, createdAtNs: CREATED_NS } },
+      { uid: "sess-fine", records: GO_COMPLETED, row: { fence: 1, createdAtNs: CREATED_NS } },
+    ]);
+    const journal = new MemoryJournal();
+    const reader = openGoJournal(source);
+    try {
+      const report = await importGoJournal(reader, journal);
+      expect(report.refused).toBe(2);
+      const refused = report.sessions.filter((s) => s.status === "refused");
+      expect(refused.map((s) => s.uid).sort()).toEqual(["../../etc/x", long].sort());
+      for (const s of refused) expect(s).toMatchObject({ kind: "invalid", seq: 0 });
+      expect(await journal.allSessionUids()).toEqual(["sess-fine"]);
+    } finally {
+      reader.close();
     }
   });
 });

@@ -16,6 +16,9 @@ import { dropSchemas } from "../journal/postgres-fixture.js";
 import { journalUrl, mhSchema } from "./cluster.js";
 import { gatedEchoModel } from "../server/helpers.js";
 import { expectSound } from "./journal-checks.js";
+import { openJournal } from "../../src/journal/open.js";
+import { gatedJournal } from "../fixtures/gated-journal.js";
+import { childMetas } from "../tiers/helpers.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -110,5 +113,37 @@ describe("Cancel across hosts", () => {
         (e: unknown) => e,
       );
     expect(isHostError(execAfter, ErrorCode.NotFound)).toBe(true);
+  });
+
+  it("aCancelFromAnotherHostWhileAForkHoldsAParkedSessionWithdrawsTheWait", async () => {
+    const schema = mhSchema();
+    cleanups.push(() => dropSchemas([schema]));
+    const gated = gatedJournal(await openJournal(journalUrl(schema)), "forkAll");
+    const a = await openHost(schema, { journal: gated.journal });
+    const b = await openHost(schema);
+    const s = (await a.createSession({ harness: "ask" })).uid;
+    await a.placer.exec({ session: s, inputs: input("hello"), signal: new AbortController().signal });
+    const forking = gated.arm();
+    const fork = a.placer.fork({
+      parent: s,
+      atSeq: 0,
+      children: childMetas(3, "ask"),
+      signal: new AbortController().signal,
+    });
+    await forking;
+    // The fork ends once B's cancel request has gone out (B found the session held elsewhere).
+    const heard = new Promise<void>((resolve) => {
+      void gated.journal.onCancelRequest?.((req) => {
+        if (req.session === s) resolve();
+      });
+    });
+    const cancel = b.placer.cancel({ session: s, reason: "from B" });
+    await heard;
+    gated.open();
+    expect((await fork).children).toHaveLength(3);
+    expect(await cancel).toBe("withdrawn");
+    const last = (await b.journal.readRange(s)).at(-1)?.event;
+    expect(last?.body.case === "error" && last.body.value.description).toBe("wait withdrawn by Cancel: from B");
+    await expectSound(b.journal, [s]);
   });
 });

@@ -129,16 +129,25 @@ export class Cluster {
     readonly schema: string,
     private readonly root: string,
     size: number,
+    params: string,
   ) {
     this.hosts = Array.from(
       { length: size },
-      (_, i) => new HostProcess(`host${String.fromCharCode(65 + i)}`, join(root, `host-${i}`), journalUrl(schema)),
+      (_, i) =>
+        new HostProcess(
+          `host${String.fromCharCode(65 + i)}`,
+          join(root, `host-${i}`),
+          `${journalUrl(schema)}${params}`,
+        ),
     );
   }
 
-  /** Starts `size` hosts on one fresh schema (the first creates it; the rest start together). */
-  static async start(size: number): Promise<Cluster> {
-    const cluster = new Cluster(mhSchema(), mkdtempSync(join(tmpdir(), "hh-mh-")), size);
+  /**
+   * Starts `size` hosts on one fresh schema (the first creates it; the rest start together). `params`:
+   * extra journal URL parameters, e.g. "&session_lease_ms=0" (leases off).
+   */
+  static async start(size: number, params = ""): Promise<Cluster> {
+    const cluster = new Cluster(mhSchema(), mkdtempSync(join(tmpdir(), "hh-mh-")), size, params);
     try {
       await cluster.hosts[0]!.start();
       await Promise.all(cluster.hosts.slice(1).map((h) => h.start()));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import { DEFAULT_MEMORY_MB, buildImage } from "../../src/vm/image-build.js";
 import { openImage } from "../../src/vm/image-manifest.js";
-import { closeAll, openTestHost, signal, turns } from "../tiers/helpers.js";
+import { childMetas, closeAll, openTestHost, signal, turn, turns } from "../tiers/helpers.js";
 import { NODE_COUNTER, buildNodeCounterImage, isolateCaches, privateImageCache, vmSkipReason } from "./vm-env.js";
 
 const skip = vmSkipReason();
@@ -65,5 +65,24 @@ describe.skipIf(skip !== undefined)("vm runtime, Node image", () => {
     expect(ref.externalUri).toMatch(/^sha256:[0-9a-f]{64}$/);
     await host.placer.resume(session, signal());
     expect(await turns(host, session, 1)).toEqual(["3"]);
+  }, 600_000);
+
+  it("vmForkChildrenDrawDifferentUuids: two children of one whole-VM snapshot answer the randomness probe with different randomUUIDs (the SDK's freshRandomUUID)", async () => {
+    const built = await buildNodeCounterImage(dir, "forkrandom");
+    const host = await openTestHost({
+      harnesses: [{ name: "jsr", runtime: "vm", target: built.out, checkpointPolicy: "on-suspend" }],
+    });
+    const parent = (await host.createSession({ harness: "jsr" })).uid;
+    expect(await turns(host, parent, 1)).toEqual(["1"]);
+    const kids = childMetas(2, "jsr");
+    await host.placer.fork({ parent, atSeq: 0, children: kids, signal: signal() });
+    const drawn: string[] = [];
+    for (const kid of kids) drawn.push(...(await turn(host, kid.uid, "random")));
+    expect(drawn).toHaveLength(2);
+    for (const d of drawn)
+      expect(d).toMatch(/^random:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(drawn[0]).not.toBe(drawn[1]);
+    // The count is RAM, copied whole: each child continues at 2.
+    expect(await turns(host, kids[0]!.uid, 1)).toEqual(["2"]);
   }, 600_000);
 });

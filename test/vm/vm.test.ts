@@ -23,6 +23,7 @@ import { childMetas, closeAll, openTestHost, rejectsWithCode, signal, turns } fr
 import { ErrorCode } from "../../src/errors/index.js";
 import { PG_URL, dropSchemas, freshSchema, rawClient } from "../journal/postgres-fixture.js";
 import { ROOT, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
+import { expectVmCounterPasses } from "../conformance/helpers.js";
 
 const skip = vmSkipReason();
 let dir = "";
@@ -58,10 +59,9 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     ).finally(() => rmSync(work, { recursive: true, force: true }));
     const lines = out.split("\n");
     expect(out).toMatch(/^image \S+pycounter sha256:[0-9a-f]{64} \(initramfs [\d.]+ MB/m);
-    for (const id of ["restore-continues", "restore-after-node-kill", "fork-children", "corrupt-snapshot-refused"])
-      expect(out).toMatch(new RegExp(`^memory\\.${id}\\s+memory\\s+PASS`, "m"));
+    expectVmCounterPasses(out);
     expect(out).toMatch(
-      /^OK: 6 passed, 0 failed, 1 skipped — vm:\.\/\.harnesshost\/pycounter \(memory, descriptor pycounter\)/m,
+      /^OK: 7 passed, 0 failed, 1 skipped — vm:\.\/\.harnesshost\/pycounter \(memory, descriptor pycounter\)/m,
     );
     expect(out).toMatch(/QEMU pid \d+ killed \(SIGKILL\)/);
     expect(out).toMatch(/snapshot memory=true digest=sha256:[0-9a-f]{64}/);

@@ -1,7 +1,8 @@
 // `harnesshost import --from-go PATH.db`: brings a reference (Go) host's sessions into our journal.
-// Invariant: a session is written only when its whole chain verified, with its records verbatim; the
-// command exits 1 when any session was refused (naming its first bad seq) and 0 only when every
-// session is now present here.
+// Invariant: a session is written only when its uid passed the session-id rule and its whole chain
+// verified, with its records verbatim, each session on its own (one refused session never stops the
+// others); the command exits 1 when any session was refused (naming its kind and first bad seq) and 0
+// only when every session is now present here.
 import { importGoJournal } from "../../journal/go-import.js";
 import { openGoJournal } from "../../journal/go-source.js";
 import { openJournal } from "../../journal/index.js";

@@ -4,6 +4,7 @@
 // verifies the chain of every session it touched across suspend, resume and fork boundaries.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { textMessage } from "../../controller/events.js";
 import { ErrorCode } from "../../errors/index.js";
 import type { Host } from "../../host/host.js";
 import { ownsProcesses } from "../../runtime/types.js";
@@ -153,6 +154,40 @@ const forkChildren: Check = {
   },
 };
 
+/** The input a subject answers with one output `random:<value>` drawn through its per-copy randomness API. */
+export const RANDOM_PROBE = "random";
+
+const forkRandomness: Check = {
+  id: "memory.fork-randomness",
+  tier: "memory",
+  title: "Two children forked from one snapshot draw different random values through the documented per-copy API",
+  async run(env) {
+    const { host, uid: parent } = await sessionAfterTurns(env);
+    const uids = [env.childUid(), env.childUid()];
+    const { atSeq } = await forkSubject(env, host, parent, 0, uids);
+    const draws: string[] = [];
+    for (const uid of uids) {
+      const result = await host.placer.exec({
+        session: uid,
+        inputs: [textMessage("user", RANDOM_PROBE)],
+        signal: env.signal(),
+      });
+      const text = result.outputs.join("");
+      if (!text.startsWith(`${RANDOM_PROBE}:`))
+        return skip(
+          `the subject does not answer the randomness probe (input ${JSON.stringify(RANDOM_PROBE)} → one output "random:<value>"; docs/conformance.md): it answered ${JSON.stringify(text.slice(0, 80))}`,
+        );
+      draws.push(text);
+    }
+    if (draws[0] === draws[1])
+      fail(
+        `both children forked at seq ${atSeq} drew ${JSON.stringify(draws[0])}: the generator's state was copied with the snapshot (draw per-copy values from the kernel: the SDK's freshRandom*, Python's os.urandom/secrets/uuid4)`,
+      );
+    const chain = await env.verifyChains(host, [parent, ...uids]);
+    return pass(`children forked at seq ${atSeq} drew ${draws.map((d) => JSON.stringify(d)).join(" ≠ ")}; ${chain}`);
+  },
+};
+
 const historicalForkRefused: Check = {
   id: "memory.historical-fork-refused",
   tier: "memory",
@@ -210,6 +245,7 @@ export const memoryChecks: readonly Check[] = [
   restoreContinues,
   restoreAfterKill,
   forkChildren,
+  forkRandomness,
   historicalForkRefused,
   corruptSnapshot,
 ];
