@@ -146,6 +146,8 @@ export function parseCredentialLines(text: string): { entries: TokenEntry[]; sec
       else if (/\s/.test(line)) throw new Error("a bare token line holds one token without spaces");
       else {
         const digest = tokenDigest(line);
+        // The same bare token twice was harmless in the old format and stays so.
+        if (entries.some((e) => e.digest.equals(digest))) return;
         secrets.push(line);
         entry = { digest, principal: principalOf(legacyName(digest), ["admin"], "all", "token") };
       }

@@ -115,8 +115,10 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       optionalId(limits, req.executionId, "execution_id");
       checkMetadata(limits, "the cancel's reason", { extra: [req.reason] });
       await requireVisible(host, session, ctx);
+      const actor = actorOf(callerOf(ctx), undefined);
       await host.placer.cancel({
         session,
+        ...(actor ? { identity: actor } : {}),
         ...(req.executionId !== "" ? { executionId: req.executionId } : {}),
         reason: req.reason,
         ctx: opContext(ctx),
