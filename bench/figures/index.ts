@@ -16,6 +16,7 @@ import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
 import { obsOverhead } from "./obs-overhead.js";
+import { authzOverhead } from "./authz-overhead.js";
 import { pgScaleout } from "./pg-scaleout.js";
 import { postgresFigures } from "./postgres.js";
 
@@ -35,6 +36,7 @@ export const figures: readonly Figure[] = [
   manySessions,
   agentTurn,
   obsOverhead,
+  authzOverhead,
   postgresFigures,
   pgScaleout,
   millionEvents,
