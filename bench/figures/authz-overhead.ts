@@ -7,55 +7,12 @@
 // credentials differ.
 import { writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
-import type { Host } from "../../src/host/host.js";
-import { messageText, textMessage } from "../../src/model/text.js";
-import { createClient } from "../../src/wire/index.js";
-import { promptText } from "../lib/echo-turns.js";
 import { median, round, sampleOf } from "../lib/stats.js";
-import { scratchDir, type ScratchDir } from "../lib/tmp.js";
+import { scratchDir } from "../lib/tmp.js";
+import { served } from "./obs-overhead.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 
-const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const TOKEN = "bench-operator-token-0123456789";
-
-async function served(host: Host, dir: ScratchDir, name: string, tokenFile?: string) {
-  const { startServer } = await import("../../src/server/index.js");
-  const server = await startServer(host, {
-    addr: `unix://${dir.file(`${name}.sock`)}`,
-    registryAddr: "off",
-    httpAddr: "off",
-    logger: SILENT,
-    ...(tokenFile ? { tokenFile } : {}),
-  });
-  const client = createClient(
-    Sessions,
-    server.addr,
-    tokenFile ? { metadata: { authorization: `Bearer ${TOKEN}` } } : {},
-  );
-  const created = await client.createSession({ session: { harness: "echo", metadata: { project: "team-a" } } });
-  const session = created.metadata?.uid ?? "";
-  return {
-    async turn(i: number): Promise<number> {
-      const text = promptText(i);
-      const t0 = performance.now();
-      let answer: string | undefined;
-      for await (const update of client.exec({ session, inputs: [textMessage("user", text)] })) {
-        const event = update.update.case === "record" ? update.update.value.event : undefined;
-        if (event?.kind === EventKind.EVENT_OUTPUT && event.body.case === "message")
-          answer = messageText(event.body.value);
-      }
-      const ms = performance.now() - t0;
-      if (answer === undefined) throw new Error(`turn ${i}: no answer`);
-      return ms;
-    },
-    async close() {
-      client.close();
-      await server.close(1000);
-    },
-  };
-}
 
 export const authzOverhead: Figure = {
   key: "authz_turn_ratio",
@@ -69,8 +26,8 @@ export const authzOverhead: Figure = {
     const digest = createHash("sha256").update(TOKEN).digest("hex");
     writeFileSync(tokenFile, `sha256:${digest} principal=bench roles=operator projects=team-a\n`);
     const host = await Host.open({ dataDir: dir.file("data"), nodeIdleMs: 60_000 }, { metrics: false });
-    const open = await served(host, dir, "open");
-    const authed = await served(host, dir, "authed", tokenFile);
+    const open = await served(host, dir, "open", { harness: "echo", project: "team-a" });
+    const authed = await served(host, dir, "authed", { harness: "echo", project: "team-a", tokenFile, token: TOKEN });
     const ratios: number[] = [];
     const off: number[] = [];
     const on: number[] = [];

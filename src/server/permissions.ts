@@ -5,30 +5,26 @@
 // holds only the registry's permissions, never a session one. docs/operations.md "Principals, roles
 // and projects" is this table in words.
 
-/** One thing a caller may be allowed to do; refusals name it. */
-export const PERMISSIONS = [
-  "session.read",
+/** What every role may do: see sessions and harnesses. */
+const READ = ["session.read", "harness.read", "api.reflect"] as const;
+/** What running agents takes. */
+const RUN = [
   "session.create",
   "session.exec",
   "session.resume",
   "session.suspend",
   "session.fork",
   "session.cancel",
-  "session.decide",
-  "session.delete",
-  "session.upgrade",
-  "harness.read",
-  "harness.register",
-  "harness.retire",
-  "harness.free",
-  "api.reflect",
 ] as const;
+/** What cannot be undone, or changes the code a session runs. */
+const ADMINISTER = ["session.delete", "session.upgrade", "harness.register", "harness.retire", "harness.free"] as const;
+
+/** One thing a caller may be allowed to do; refusals name it. */
+export const PERMISSIONS = [...READ, ...RUN, "session.decide", ...ADMINISTER] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const ROLES = ["reader", "operator", "approver", "admin"] as const;
 export type Role = (typeof ROLES)[number];
-
-const READ: readonly Permission[] = ["session.read", "harness.read", "api.reflect"];
 
 /**
  * What each role grants. Reader sees; operator runs turns (and sees); approver decides waits (and
@@ -38,15 +34,7 @@ const READ: readonly Permission[] = ["session.read", "harness.read", "api.reflec
  */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[]>> = {
   reader: READ,
-  operator: [
-    ...READ,
-    "session.create",
-    "session.exec",
-    "session.resume",
-    "session.suspend",
-    "session.fork",
-    "session.cancel",
-  ],
+  operator: [...READ, ...RUN],
   approver: [...READ, "session.decide"],
   admin: PERMISSIONS,
 };
