@@ -18,6 +18,7 @@ import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
 import { obsOverhead } from "./obs-overhead.js";
+import { authzOverhead } from "./authz-overhead.js";
 import { pgScaleout } from "./pg-scaleout.js";
 import { postgresFigures } from "./postgres.js";
 import { pythonEcho } from "./python-echo.js";
@@ -41,6 +42,7 @@ export const figures: readonly Figure[] = [
   aiSdkTurn,
   openAIAgentsTurn,
   obsOverhead,
+  authzOverhead,
   postgresFigures,
   pgScaleout,
   millionEvents,

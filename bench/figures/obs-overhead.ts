@@ -32,16 +32,35 @@ interface Served {
   close(): Promise<void>;
 }
 
-async function served(host: Host, dir: ScratchDir, name: string): Promise<Served> {
+/** Who the served echo turns run as: a token file and its token, a harness, a project (authz-overhead.ts). */
+export interface ServedAs {
+  readonly tokenFile?: string;
+  readonly token?: string;
+  readonly harness?: string;
+  readonly project?: string;
+}
+
+/** An echo session served over gRPC on a unix socket, and one timed turn of it. */
+export async function served(host: Host, dir: ScratchDir, name: string, as: ServedAs = {}): Promise<Served> {
   const { startServer } = await import("../../src/server/index.js");
   const server = await startServer(host, {
     addr: `unix://${dir.file(`${name}.sock`)}`,
     registryAddr: "127.0.0.1:0",
     httpAddr: "off",
     logger: SILENT,
+    ...(as.tokenFile !== undefined ? { tokenFile: as.tokenFile } : {}),
   });
-  const client = createClient(Sessions, server.addr);
-  const created = await client.createSession({ session: { harness: HARNESS } });
+  const client = createClient(
+    Sessions,
+    server.addr,
+    as.token !== undefined ? { metadata: { authorization: `Bearer ${as.token}` } } : {},
+  );
+  const created = await client.createSession({
+    session: {
+      harness: as.harness ?? HARNESS,
+      ...(as.project !== undefined ? { metadata: { project: as.project } } : {}),
+    },
+  });
   const session = created.metadata?.uid ?? "";
   return {
     async turn(i) {

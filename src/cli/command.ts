@@ -71,7 +71,8 @@ export const HOST_FLAG_HELP: Readonly<Record<keyof typeof HOST_FLAGS, string>> =
   server: "HOST:PORT of a running host's Sessions API (e.g. 127.0.0.1:7233; the registry port for `harness`)",
   journal: "run in this process on a journal: a SQLite file path or a postgres:// URL",
   data: "run in this process on DIR/journal.db (default ./.harnesshost when neither --server nor --journal)",
-  "token-file": "with --server: send the first token in FILE as `authorization: Bearer …`",
+  "token-file":
+    "with --server: send the first token in FILE (FILE#NAME: the line labelled principal=NAME) as `authorization: Bearer …`",
   "tls-ca": "with --server: use TLS and verify the host's certificate against this PEM CA",
   "tls-cert": "with --server and --tls-ca: a PEM client certificate (mutual TLS; needs --tls-key)",
   "tls-key": "the PEM key of --tls-cert",

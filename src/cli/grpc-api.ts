@@ -3,10 +3,10 @@
 // Session messages, same OUTPUT texts); the token is read from a file, sent only as
 // `authorization: Bearer …`, and never printed.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
-import { parseTokenFile } from "../wire/token-file.js";
+import { pickToken } from "../wire/token-file.js";
 import { connect, type ConnectOptions, type HarnessHostClient } from "../client/connect.js";
 import type {
   DecisionOutcome,
@@ -29,8 +29,17 @@ export function remoteConnectOptions(values: FlagValues, address: string): Conne
   if (cert !== undefined && ca === undefined) throw new UsageError("--tls-cert needs --tls-ca");
   let token: string | undefined;
   if (tokenFile !== undefined) {
-    token = parseTokenFile(readFileSync(tokenFile, "utf8"))[0];
-    if (token === undefined) throw new UsageError(`--token-file ${tokenFile} holds no token`);
+    // FILE#NAME picks the line labelled principal=NAME (a file literally named so is read whole).
+    const hash = tokenFile.lastIndexOf("#");
+    const [path, principal] =
+      hash > 0 && !existsSync(tokenFile)
+        ? [tokenFile.slice(0, hash), tokenFile.slice(hash + 1)]
+        : [tokenFile, undefined];
+    token = pickToken(readFileSync(path, "utf8"), principal);
+    if (token === undefined)
+      throw new UsageError(
+        `--token-file ${path} holds no token${principal !== undefined ? ` labelled principal=${principal}` : ""}`,
+      );
   }
   return {
     address,

@@ -11,6 +11,7 @@ import { type Code, ConnectError, type ConnectRouter, type HandlerContext } from
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { CallContext, ServiceImpl } from "../wire/index.js";
 import { ERROR_CODE_TRAILER, statusOfError } from "../wire/status.js";
+import { bindCaller, CALLER_KEY } from "../server/caller.js";
 
 /** The ConnectError a handler failure becomes: the gRPC path's code, details and error-code trailer (as a header). */
 export function connectErrorOf(err: unknown): ConnectError {
@@ -38,8 +39,11 @@ function callContextOf(hctx: HandlerContext): { ctx: CallContext; flush(): void 
       if (typeof values === "string") into.set(key, values);
     }
   };
+  const metadata = metadataOf(hctx.requestHeader);
+  const caller = hctx.values.get(CALLER_KEY);
+  if (caller !== undefined) bindCaller(metadata, caller);
   const ctx: CallContext = {
-    metadata: metadataOf(hctx.requestHeader),
+    metadata,
     signal: hctx.signal,
     // Connect's context does not carry the socket's address; no Sessions or registry handler reads it.
     peer: "",

@@ -1,11 +1,16 @@
 // The HTTP listener's call policy, the same as the gRPC listeners' (server/call-policy.ts): request id,
-// bearer auth, one structured log line per finished call. Invariants: auth is decided before any
-// handler runs, with the same BearerAuth and the same refusal codes as gRPC; the request id is echoed
+// bearer auth and the permission table, one structured log line per finished call. Invariants: auth
+// and the method's permission are decided before any handler runs, with the same BearerAuth, the same
+// permission table and the same refusal codes as gRPC, and the principal travels to the handler only
+// as a context value this policy sets; the request id is echoed
 // in the response headers (success and error) and on the log line; the log line carries only bounded
 // fields (method, code, duration, request id, session uid cut to logFieldChars).
 import { type Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import type { BearerAuth } from "../server/auth.js";
+import { type BearerAuth, isRefusal } from "../server/auth.js";
+import { permissionOf } from "../server/permissions.js";
+import { CALLER_KEY } from "../server/caller.js";
+import type { HostMetrics } from "../obs/metrics.js";
 import { type ServerLogger, clipForLog, levelOf, sessionUidOf } from "../server/call-policy.js";
 import { REQUEST_ID_HEADER, mintRequestId } from "../server/request-id.js";
 import { connectErrorOf } from "./connect-service.js";
@@ -16,6 +21,7 @@ export interface HttpPolicyOptions {
   readonly logger: ServerLogger;
   readonly auth?: BearerAuth;
   readonly logFieldChars: number;
+  readonly metrics?: HostMetrics;
 }
 
 export function httpPolicy(opts: HttpPolicyOptions): Interceptor {
@@ -42,8 +48,15 @@ export function httpPolicy(opts: HttpPolicyOptions): Interceptor {
       finish(ce.code);
       return ce;
     };
-    const refusal = opts.auth?.checkHeader(req.header.get("authorization"));
-    if (refusal) throw failed(new ConnectError(refusal.details, refusal.code as number as Code));
+    if (opts.auth !== undefined) {
+      const who = opts.auth.authorize(req.header.get("authorization"), permissionOf(path), path);
+      req.header.delete("authorization");
+      if (isRefusal(who)) {
+        opts.metrics?.authRefused(who.permission ?? "unauthenticated");
+        throw failed(new ConnectError(who.details, who.code as number as Code));
+      }
+      req.contextValues.set(CALLER_KEY, who);
+    }
     req.header.delete("authorization");
     if (!req.stream) session = sessionUidOf(req.message);
     let res: Awaited<ReturnType<typeof next>>;

@@ -2,9 +2,15 @@
 // controller and runtime code it runs (explicitly, never through async-local storage, so an operation
 // with tracing off pays nothing for it). Invariant: optional everywhere — code called without one
 // (the in-process CLI, tests, library users) behaves exactly the same, with nothing correlated.
+// The actor, when present, is the authenticated principal (src/server/actor.ts), never a client's
+// assertion: the lifecycle records the operation writes carry it.
+import type { IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
+
 export interface OpContext {
   /** The call's x-request-id (src/server/request-id.ts). */
   readonly requestId?: string;
+  /** Who the host verified made the call (absent on a host without credentials). */
+  readonly actor?: IdentityRef;
 }
 
 export const NO_CONTEXT: OpContext = {};

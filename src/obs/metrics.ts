@@ -181,6 +181,12 @@ export class HostMetrics {
     labelNames: ["harness"],
     registers: [this.families],
   });
+  private readonly authRefusals = counter(
+    this.registry,
+    "harnesshost_auth_refusals_total",
+    "Calls refused before any handler ran, by the permission the caller lacked (unauthenticated: no valid credential).",
+    ["permission"],
+  );
   private readonly rpcs = counter(
     this.families,
     "harnesshost_rpcs_total",
@@ -352,6 +358,11 @@ export class HostMetrics {
 
   nodeExited(harness: string): void {
     this.nodes.dec({ harness: this.harnessCap.value(harness) });
+  }
+
+  /** A call refused by auth: `permission` lacked, or "unauthenticated" (label values: the permission table's words). */
+  authRefused(permission: string): void {
+    this.authRefusals.child(permission).inc();
   }
 
   rpc(listener: string, method: string, code: string, seconds: number): void {

@@ -39,6 +39,8 @@ export interface OpScope {
   readonly harness?: string | undefined;
   /** The turn's execution id (field turn). */
   readonly executionId?: string | undefined;
+  /** The authenticated principal who asked for the operation (field actor). */
+  readonly actor?: string | undefined;
 }
 
 /** The bound fields of a scope, named as on the log line, each id clipped to `max` characters. */
@@ -48,6 +50,7 @@ export function scopeFields(scope: OpScope, max: number): Record<string, string>
   if (scope.session !== undefined && scope.session !== "") fields["session"] = clipForLog(scope.session, max);
   if (scope.harness !== undefined && scope.harness !== "") fields["harness"] = clipForLog(scope.harness, max);
   if (scope.executionId !== undefined && scope.executionId !== "") fields["turn"] = clipForLog(scope.executionId, max);
+  if (scope.actor !== undefined && scope.actor !== "") fields["actor"] = clipForLog(scope.actor, max);
   return fields;
 }
 

@@ -8,6 +8,7 @@ import type { JournalRecord } from "../journal/types.js";
 import type { OpContext } from "../obs/context.js";
 import { recordSpan } from "../obs/trace.js";
 import { withLockedSession } from "./locked-session.js";
+import { actorDetail } from "./op-actor.js";
 import { secondsSince, waitKindOf } from "./op-metrics.js";
 import type { ApproveResult } from "./operation-types.js";
 import type { PlacementState } from "./placement-state.js";
@@ -46,6 +47,7 @@ export async function approveOp(
       execution_id: decision.executionId,
       tool_call_id: decision.toolCallId,
       request_seq: decision.requestSeq,
+      ...actorDetail(record),
     });
     return logged(record, false);
   });

@@ -13,6 +13,7 @@ import type { SessionInfo } from "../journal/types.js";
 import type { HarnessEntry } from "./harness-entry.js";
 import type { CancelOutcome, CancelRequest } from "./operation-types.js";
 import type { OpContext } from "../obs/context.js";
+import { actorDetail } from "./op-actor.js";
 import type { PlacementState } from "./placement-state.js";
 
 /** How often Cancel repeats a cross-host cancel request while the session stays held elsewhere (ms). */
@@ -122,6 +123,7 @@ async function withdrawWait(
     execution_id: plan.ref.executionId,
     tool_call_id: plan.ref.toolCallId,
     request_seq: plan.ref.requestSeq,
+    ...actorDetail(records.find((r) => r.event.actor !== undefined)),
   });
   return { outcome: "withdrawn", batch };
 }

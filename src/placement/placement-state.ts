@@ -248,7 +248,11 @@ export class PlacementState {
    * to logFieldChars; free while its levels are off (src/obs/log.ts opLogger).
    */
   opLog(ctx: OpContext | undefined, session: string, harness: string, executionId?: string): Log {
-    return opLogger(this.log, { requestId: ctx?.requestId, session, harness, executionId }, this.logFieldChars);
+    return opLogger(
+      this.log,
+      { requestId: ctx?.requestId, session, harness, executionId, actor: ctx?.actor?.principal },
+      this.logFieldChars,
+    );
   }
 
   /** This host's live actor of the session (if any) no longer holds its state: forget its fence and history. */

@@ -2,6 +2,7 @@
 // Invariants: a session parked on an undecided gate takes zero steps (no admission, harness, model,
 // tool or record); refusals judged from the log come before any process, actor, fence or write; a
 // memory turn is re-driven from its start state, never on a live actor it already ran on.
+import { byActor } from "./op-actor.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { resumeTurn, type TurnObserver, type TurnResult } from "../controller/index.js";
 import { ev } from "../controller/events.js";
@@ -118,7 +119,7 @@ async function resumeIdle(
   const { fence, record } = await state.commitLifecycle(
     s.uid,
     s.window.last?.seq ?? 0,
-    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+    byActor(ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME), call.ctx),
   );
   if (plan.admission.memory) state.actorFence.set(s.uid, fence);
   call.observer?.onRecord?.(record);
@@ -163,7 +164,7 @@ async function redrive(
     session,
     head.seq,
     fence,
-    ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME),
+    byActor(ev.lifecycle(Lifecycle_Kind.LIFECYCLE_RESUME), call.ctx),
   );
   call.observer?.onRecord?.(record);
   placed.log.debug({ seq: record.seq, redriven: turn !== undefined }, "session resumed");

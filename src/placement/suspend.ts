@@ -3,6 +3,7 @@
 // the SUSPEND and its checkpoint commit together; a memory session with an interrupted turn is captured
 // at that turn's start (§5.8 rule 7), never from a live actor that may have run part of it; a cold
 // session already suspended at its head is answered with that SUSPEND, nothing written.
+import { byActor } from "./op-actor.js";
 import { ev } from "../controller/events.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import type { OpContext } from "../obs/context.js";
@@ -34,11 +35,14 @@ export function suspendOp(
     const { record } = await state.commitLifecycle(
       session,
       last?.seq ?? 0,
-      ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
-        snapshotLocal: ref.local,
-        snapshotExternalUri: ref.externalUri,
-        snapshotMemory: ref.memory,
-      }),
+      byActor(
+        ev.lifecycle(Lifecycle_Kind.LIFECYCLE_SUSPEND, {
+          snapshotLocal: ref.local,
+          snapshotExternalUri: ref.externalUri,
+          snapshotMemory: ref.memory,
+        }),
+        ctx,
+      ),
       ref.memory ? ref.externalUri : undefined,
     );
     await entry.runtime.stop(session);

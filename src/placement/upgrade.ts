@@ -5,6 +5,7 @@
 // migrates it once), snapshotted, and the session is left cold at a SUSPEND naming that snapshot; the
 // old version's live actor never runs a turn again. Either way one upgrade record (memory: plus that
 // SUSPEND and its checkpoint) is committed under a new fence.
+import { byActor } from "./op-actor.js";
 import { ev } from "../controller/events.js";
 import { replaySession } from "../controller/index.js";
 import type { SessionLog } from "../controller/projection.js";
@@ -41,7 +42,7 @@ export async function upgradeOp(
 ): Promise<UpgradeResult> {
   if (toVersion === "") throw new HostError(ErrorCode.InvalidArgument, "to_version is required");
   return withLockedSession(state, session, "upgrade", { signal }, async (s) => {
-    const result = await upgradeLocked(state, s, toVersion);
+    const result = await upgradeLocked(state, s, toVersion, ctx);
     state.opLog(ctx, session, s.info.harness).info(
       {
         operation: "upgrade",
@@ -58,7 +59,12 @@ export async function upgradeOp(
 }
 
 /** The upgrade itself, the session held (see the module comment). */
-async function upgradeLocked(state: PlacementState, s: LockedSession, toVersion: string): Promise<UpgradeResult> {
+async function upgradeLocked(
+  state: PlacementState,
+  s: LockedSession,
+  toVersion: string,
+  ctx: OpContext | undefined,
+): Promise<UpgradeResult> {
   const session = s.uid;
   const { info, window, signal } = s;
   if (window.log.pending()) {
@@ -73,7 +79,7 @@ async function upgradeLocked(state: PlacementState, s: LockedSession, toVersion:
   const { entry, admission } = await admitVersion(state, info, toVersion, signal);
   const head = window.last?.seq ?? 0;
   // The target build's digest pins the session to that build straight away (get, harness list).
-  const record = upgradeEvent({ harness: entry.name, from, to: toVersion, digest: admission.digest });
+  const record = byActor(upgradeEvent({ harness: entry.name, from, to: toVersion, digest: admission.digest }), ctx);
   const up: Upgrade = { s, entry, admission, from, to: toVersion, head, record };
   return admission.memory ? upgradeMemory(state, up) : upgradeStateless(state, up);
 }

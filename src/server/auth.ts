@@ -1,48 +1,118 @@
-// Bearer-token authentication (docs/protocol.md §15; docs/operations.md "Tokens"). Invariants: tokens are compared in constant time over
-// equal-length digests, never with ===, and every configured token is checked (no early exit) so the
-// time taken does not reveal which token matched; the presented token is never logged or echoed.
-import { createHash, timingSafeEqual } from "node:crypto";
+// Bearer authentication and authorization (docs/protocol.md §15; docs/operations.md "Tokens",
+// "Principals, roles and projects"). Invariants: tokens are compared in constant time over
+// equal-length digests, never with ===, and every configured digest is checked (no early exit) so the
+// time taken does not reveal which matched; the presented token is never logged or echoed; a refusal
+// names the missing permission, never the credential; the credentials in force are swapped whole on a
+// reload, so a call sees the old set or the new one, never a mix.
+import { timingSafeEqual } from "node:crypto";
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
 import { registerSecret } from "../errors/index.js";
+import type { Permission } from "./permissions.js";
+import { legacyName, type Principal, principalOf, type TokenEntry, tokenDigest } from "./principals.js";
 
 export interface AuthRefusal {
   readonly code: GrpcStatus.UNAUTHENTICATED | GrpcStatus.PERMISSION_DENIED;
   readonly details: string;
+  /** The permission the caller lacked (a refusal of an authenticated caller), for the refusal metric. */
+  readonly permission?: Permission;
 }
 
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+/** Verifies a JWT bearer (jwt.ts); undefined when the host takes no JWTs. */
+export interface JwtVerifier {
+  verify(token: string): Principal | AuthRefusal;
+}
+
+/** What the token file (and its JWT section) currently says. */
+export interface Credentials {
+  readonly entries: readonly TokenEntry[];
+  readonly jwt?: JwtVerifier;
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export function isRefusal(x: Principal | AuthRefusal): x is AuthRefusal {
+  return "code" in x;
 }
 
 export class BearerAuth {
-  private readonly digests: readonly Buffer[];
+  private credentials: Credentials;
 
-  constructor(tokens: readonly string[]) {
-    if (tokens.length === 0 || tokens.some((t) => t === ""))
-      throw new Error("bearer auth needs at least one non-empty token");
-    this.digests = tokens.map(digest);
-    for (const t of tokens) registerSecret(t);
+  /** From a credential set, or from bare tokens (each an admin in every project). */
+  constructor(from: Credentials | readonly string[]) {
+    this.credentials = Array.isArray(from) ? credentialsOfTokens(from) : (from as Credentials);
+    this.check = this.check.bind(this);
   }
 
-  /** undefined when the call may proceed. */
+  /** Puts a freshly read credential set in force (a token file reload). */
+  replace(credentials: Credentials): void {
+    if (credentials.entries.length === 0 && credentials.jwt === undefined)
+      throw new Error("the token file names no credential");
+    this.credentials = credentials;
+  }
+
+  /** undefined when the call may proceed (any valid credential: the /metrics scrape's rule). */
   check(metadata: Metadata): AuthRefusal | undefined {
     const [header] = metadata.get("authorization");
     return this.checkHeader(typeof header === "string" ? header : undefined);
   }
 
-  /** The same decision from a raw `authorization` header value (the HTTP listener's path). */
+  /** The same decision from a raw `authorization` header value. */
   checkHeader(header: string | null | undefined): AuthRefusal | undefined {
+    const who = this.authenticate(header);
+    return isRefusal(who) ? who : undefined;
+  }
+
+  /** The principal a raw `authorization` header proves, or why not. */
+  authenticate(header: string | null | undefined): Principal | AuthRefusal {
     if (typeof header !== "string" || header === "") {
       return { code: GrpcStatus.UNAUTHENTICATED, details: "missing bearer token (authorization: Bearer <token>)" };
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1])
       return { code: GrpcStatus.UNAUTHENTICATED, details: "malformed authorization header; expected Bearer <token>" };
-    const presented = digest(match[1]);
-    let ok = false;
-    for (const d of this.digests) ok = timingSafeEqual(presented, d) || ok;
-    return ok ? undefined : { code: GrpcStatus.PERMISSION_DENIED, details: "invalid bearer token" };
+    const token = match[1];
+    const { entries, jwt } = this.credentials;
+    if (jwt !== undefined && JWT_SHAPE.test(token)) return jwt.verify(token);
+    const presented = tokenDigest(token);
+    let found: Principal | undefined;
+    for (const e of entries) {
+      const same = timingSafeEqual(presented, e.digest);
+      if (same) found = e.principal;
+    }
+    return found ?? { code: GrpcStatus.PERMISSION_DENIED, details: "invalid bearer token" };
   }
+
+  /** The principal, or the refusal of a call needing `permission` (undefined: no such method in the table). */
+  authorize(
+    header: string | null | undefined,
+    permission: Permission | undefined,
+    path: string,
+  ): Principal | AuthRefusal {
+    const who = this.authenticate(header);
+    if (isRefusal(who)) return who;
+    if (permission === undefined)
+      return { code: GrpcStatus.PERMISSION_DENIED, details: `${path} is in no permission table; refused` };
+    if (!who.permissions.has(permission))
+      return {
+        code: GrpcStatus.PERMISSION_DENIED,
+        details: `principal ${who.name} lacks permission ${permission} (needed by ${path})`,
+        permission,
+      };
+    return who;
+  }
+}
+
+/** Bare tokens as credentials: each an admin in every project (the file format before principals). */
+export function credentialsOfTokens(tokens: readonly string[]): Credentials {
+  if (tokens.length === 0 || tokens.some((t) => t === ""))
+    throw new Error("bearer auth needs at least one non-empty token");
+  for (const t of tokens) registerSecret(t);
+  return {
+    entries: tokens.map((t) => {
+      const digest = tokenDigest(t);
+      return { digest, principal: principalOf(legacyName(digest), ["admin"], "all", "token") };
+    }),
+  };
 }
 
 export { parseTokenFile } from "../wire/token-file.js";

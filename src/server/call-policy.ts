@@ -1,12 +1,15 @@
 // The cross-cutting policy of every RPC on both listeners, as a grpc-js server interceptor: request
-// id, bearer auth, and one structured log line per finished call. Invariants: auth is decided before
-// any handler runs; the request id is echoed in headers/trailers and on the log line; log lines carry
+// id, bearer auth and the permission table (permissions.ts), and one structured log line per finished
+// call. Invariants: auth and the method's permission are decided before any handler runs, and the
+// authenticated principal is bound to the call (caller.ts) before it does; the request id is echoed in headers/trailers and on the log line; log lines carry
 // only bounded fields (method, code, duration, ids cut to logFieldChars) — never messages, inputs,
 // outputs, tool args, tokens, fences or raw error text.
 import { Metadata, ServerInterceptingCall, status as GrpcStatus } from "@grpc/grpc-js";
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from "@grpc/grpc-js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
-import type { BearerAuth } from "./auth.js";
+import { type BearerAuth, isRefusal } from "./auth.js";
+import { bindCaller } from "./caller.js";
+import { permissionOf } from "./permissions.js";
 import { clipForLog } from "../obs/log.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import { REQUEST_ID_HEADER, ensureRequestId } from "./request-id.js";
@@ -64,12 +67,22 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
         startNext({
           onReceiveMetadata(metadata, mdNext) {
             requestId = ensureRequestId(metadata);
-            const refusal = quiet ? undefined : opts.auth?.check(metadata);
-            metadata.remove("authorization");
-            if (refusal) {
-              call.sendStatus({ code: refusal.code, details: refusal.details, metadata: new Metadata() });
-              return;
+            if (!quiet && opts.auth !== undefined) {
+              const [header] = metadata.get("authorization");
+              const who = opts.auth.authorize(
+                typeof header === "string" ? header : undefined,
+                permissionOf(path),
+                path,
+              );
+              metadata.remove("authorization");
+              if (isRefusal(who)) {
+                opts.metrics?.authRefused(who.permission ?? "unauthenticated");
+                call.sendStatus({ code: who.code, details: who.details, metadata: new Metadata() });
+                return;
+              }
+              bindCaller(metadata, who);
             }
+            metadata.remove("authorization");
             mdNext(metadata);
           },
           onReceiveMessage(message, msgNext) {

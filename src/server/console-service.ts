@@ -31,6 +31,7 @@ import { harnessOrigins } from "./harness-origins.js";
 import { boundedId, optionalId } from "./edge-limits.js";
 import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
+import { listedProject, visibleSession } from "./scope.js";
 
 export type ConsoleMethods = MethodsOf<typeof Console>;
 
@@ -97,9 +98,9 @@ async function waitingTurn(host: Host, session: Session): Promise<WaitingTurn> {
 export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
   const limits = host.limits;
   return {
-    async inspectSession(req) {
+    async inspectSession(req, ctx) {
       const uid = boundedId(limits, req.session, "session");
-      const info = await host.getSession(uid);
+      const info = await visibleSession(host, uid, ctx);
       const verified = await host.journal.verify(uid);
       const chain = verified.ok
         ? create(ChainCheckSchema, { ok: true, records: BigInt(verified.records), headSeq: BigInt(verified.head.seq) })
@@ -127,10 +128,12 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
       return create(InspectSessionResponseSchema, { chain, children, childrenTruncated: truncated, snapshots });
     },
 
-    async listWaiting(req) {
+    async listWaiting(req, ctx) {
       optionalId(limits, req.project, "project");
       if (req.pageToken.length > 1024) throw invalid("page_token is longer than 1024 characters");
-      const project = req.project || host.config.defaultProject;
+      const listed = listedProject(host, req.project, ctx);
+      if (!listed.visible) return create(ListWaitingResponseSchema, {});
+      const project = listed.project || host.config.defaultProject;
       const waiting: WaitingTurn[] = [];
       let scanned = 0;
       let next = "";
@@ -147,12 +150,14 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
       return create(ListWaitingResponseSchema, { waiting, nextPageToken: next, scanned });
     },
 
-    async listSessions(req) {
+    async listSessions(req, ctx) {
       optionalId(limits, req.project, "project");
       optionalId(limits, req.harness, "harness");
       optionalId(limits, req.parentUid, "parent_uid");
+      const listed = listedProject(host, req.project, ctx);
+      if (!listed.visible) return create(ListSessionsResponseSchema, {});
       const page = await listSessionPage(host, {
-        project: req.project,
+        project: listed.project,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         harness: req.harness,
@@ -170,9 +175,9 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
       return create(ListHarnessOriginsResponseSchema, { origins: harnessOrigins(host) });
     },
 
-    async *exportSession(req): AsyncGenerator<ExportSessionResponse> {
+    async *exportSession(req, ctx): AsyncGenerator<ExportSessionResponse> {
       const uid = boundedId(limits, req.session, "session");
-      await host.getSession(uid);
+      await visibleSession(host, uid, ctx);
       let lines: string[] = [];
       for await (const line of exportJsonl(host.journal, uid)) {
         lines.push(`${line}\n`);

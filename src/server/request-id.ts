@@ -4,6 +4,8 @@ import type { Metadata } from "@grpc/grpc-js";
 import { randomHex } from "../controller/ids.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import type { CallContext } from "../wire/index.js";
+import { actorOf } from "./actor.js";
+import { callerOf } from "./caller.js";
 import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 
 export { REQUEST_ID_HEADER, VALID_REQUEST_ID };
@@ -20,8 +22,13 @@ export function ensureRequestId(metadata: Metadata): string {
   return id;
 }
 
-/** A call's observability context for placement: its request id (set by the call policy on every call). */
+/**
+ * A call's context for placement: its request id (set by the call policy on every call) and its
+ * authenticated principal as the actor of what the operation writes.
+ */
 export function opContext(ctx: Pick<CallContext, "metadata">): OpContext {
   const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
-  return typeof id === "string" ? { requestId: id } : NO_CONTEXT;
+  const actor = actorOf(callerOf(ctx), undefined);
+  if (typeof id !== "string") return actor ? { actor } : NO_CONTEXT;
+  return actor ? { requestId: id, actor } : { requestId: id };
 }

@@ -22,6 +22,7 @@ import { overLimit } from "../limits/index.js";
 import { addService, type DecodeBound, listen } from "../wire/index.js";
 import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
+import { loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
@@ -46,7 +47,13 @@ export interface ServerOptions {
   readonly addr: string;
   /** The operator registry's address; LISTENER_OFF ("off") serves no registry listener. */
   readonly registryAddr: string;
+  /** Bare bearer tokens, each an admin in every project (tests, embedders); tokenFile is serve's. */
   readonly tokens?: readonly string[];
+  /**
+   * The server's token file (principals, digests, the JWT line; docs/operations.md "Principals, roles
+   * and projects"), read now and again when it changes or on SIGHUP.
+   */
+  readonly tokenFile?: string;
   readonly tls?: TlsFiles;
   readonly logger: ServerLogger;
   /** The HTTP listener's host:port; undefined or "off" serves none. */
@@ -69,9 +76,14 @@ export interface RunningServer {
 
 export async function startServer(host: Host, opts: ServerOptions): Promise<RunningServer> {
   const tokens = opts.tokens ?? [];
-  const secured = opts.tls !== undefined && tokens.length > 0;
+  const secured = opts.tls !== undefined && (tokens.length > 0 || opts.tokenFile !== undefined);
   const listeners = checkListenAddresses(opts.addr, opts.registryAddr, secured, opts.httpAddr);
-  const auth = tokens.length > 0 ? new BearerAuth(tokens) : undefined;
+  const loaded = opts.tokenFile !== undefined ? loadCredentials(opts.tokenFile) : undefined;
+  const auth = loaded ? new BearerAuth(loaded.credentials) : tokens.length > 0 ? new BearerAuth(tokens) : undefined;
+  const watcher =
+    auth && loaded && opts.tokenFile !== undefined
+      ? watchCredentials(opts.tokenFile, auth, opts.logger, loaded.keyFiles)
+      : undefined;
   const policy = (listener: string) =>
     callPolicy({
       logger: opts.logger,
@@ -145,7 +157,12 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
         secured,
         ...(opts.tls ? { tls: opts.tls } : {}),
         interceptors: [
-          httpPolicy({ logger: opts.logger, logFieldChars: host.limits.logFieldChars, ...(auth ? { auth } : {}) }),
+          httpPolicy({
+            logger: opts.logger,
+            logFieldChars: host.limits.logFieldChars,
+            ...(auth ? { auth } : {}),
+            ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
+          }),
         ],
         requestBytes: host.limits.requestBytes,
         decodeBound: { bound: decodeBound, services: new Set([Sessions.typeName, SessionVersions.typeName]) },
@@ -170,6 +187,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
       });
     }
   } catch (err) {
+    watcher?.stop();
     sessions.forceShutdown();
     registry?.forceShutdown();
     await catalog.stop();
@@ -184,6 +202,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     close(graceMs = DEFAULT_GRACE_MS) {
       closing ??= (async () => {
         journalHealth.stop();
+        watcher?.stop();
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
         await Promise.all([shutdown(sessions, graceMs), registry && shutdown(registry, graceMs), http?.close(graceMs)]);

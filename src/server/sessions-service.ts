@@ -25,6 +25,9 @@ import { boundedId, checkMetadata, optionalId } from "./edge-limits.js";
 import { execUpdates } from "./exec-stream.js";
 import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
+import { actorOf } from "./actor.js";
+import { callerOf } from "./caller.js";
+import { creatableProject, execScope, listedProject, requireVisible, visibleSession } from "./scope.js";
 
 /** Fork fan-out bounds (docs/protocol.md §10: outside 0..128 is INVALID_ARGUMENT; 0 means 1). */
 export const MAX_FORK_CHILDREN = 128;
@@ -51,7 +54,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
   const limits = host.limits;
   const id = (value: string, field: string): string => boundedId(limits, value, field);
   return {
-    async createSession(req) {
+    async createSession(req, ctx) {
       const s = req.session;
       optionalId(limits, s?.harness ?? "", "session.harness");
       optionalId(limits, s?.metadata?.project ?? "", "session.metadata.project");
@@ -61,10 +64,11 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         labels: s?.labels ?? {},
         annotations: s?.annotations ?? {},
       });
+      const project = creatableProject(host, s?.metadata?.project ?? "", ctx);
       return sessionProto(
         await host.createSession({
           harness: s?.harness ?? "",
-          project: s?.metadata?.project ?? "",
+          project,
           name: s?.metadata?.name ?? "",
           model: s?.model ?? "",
           labels: s?.labels ?? {},
@@ -75,15 +79,19 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       );
     },
 
-    async getSession(req) {
-      return reread(id(req.uid, "uid"));
+    async getSession(req, ctx) {
+      const uid = id(req.uid, "uid");
+      await requireVisible(host, uid, ctx);
+      return reread(uid);
     },
 
-    async listSessions(req) {
+    async listSessions(req, ctx) {
       optionalId(limits, req.project, "project");
+      const listed = listedProject(host, req.project, ctx);
+      if (!listed.visible) return create(ListSessionsResponseSchema, {});
       // The reference's request has no filters; harnesshost.v1.Console.ListSessions is the filtered one.
       const page = await listSessionPage(host, {
-        project: req.project,
+        project: listed.project,
         pageSize: req.pageSize,
         pageToken: req.pageToken,
         harness: "",
@@ -98,6 +106,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async deleteSession(req, ctx) {
       const uid = id(req.uid, "uid");
+      await requireVisible(host, uid, ctx);
       return sessionProto(await host.placer.delete(uid, opContext(ctx)));
     },
 
@@ -105,8 +114,11 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       const session = id(req.session, "session");
       optionalId(limits, req.executionId, "execution_id");
       checkMetadata(limits, "the cancel's reason", { extra: [req.reason] });
+      await requireVisible(host, session, ctx);
+      const actor = actorOf(callerOf(ctx), undefined);
       await host.placer.cancel({
         session,
+        ...(actor ? { identity: actor } : {}),
         ...(req.executionId !== "" ? { executionId: req.executionId } : {}),
         reason: req.reason,
         ctx: opContext(ctx),
@@ -121,6 +133,8 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       checkMetadata(limits, "the decision's reason", { extra: [req.reason] });
       const requestSeq = int64(req.requestSeq, "request_seq", 1);
       if (req.approved === undefined) throw invalid("approved is required (false denies)");
+      await requireVisible(host, session, ctx);
+      const actor = actorOf(callerOf(ctx), req.identity);
       const res = await host.placer.approve(
         session,
         {
@@ -129,7 +143,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
           requestSeq,
           approved: req.approved,
           reason: req.reason,
-          ...(req.identity ? { identity: req.identity } : {}),
+          ...(actor ? { identity: actor } : {}),
         },
         opContext(ctx),
       );
@@ -137,26 +151,28 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     exec(req, ctx) {
-      return execUpdates(host, req, ctx.signal, opContext(ctx));
+      return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx));
     },
 
-    async *replay(req): AsyncGenerator<LogRecord> {
+    async *replay(req, ctx): AsyncGenerator<LogRecord> {
       const session = id(req.session, "session");
       const from = Math.max(1, int64(req.fromSeq, "from_seq", Number.MIN_SAFE_INTEGER));
       const to = int64(req.toSeq, "to_seq");
-      await host.getSession(session);
+      await visibleSession(host, session, ctx);
       if (to !== 0 && to < from) return;
       for await (const rec of host.journal.read(session, from, to)) yield logRecordOf(rec);
     },
 
     async suspend(req, ctx) {
       const session = id(req.session, "session");
+      await requireVisible(host, session, ctx);
       await host.placer.suspend(session, ctx.signal, opContext(ctx));
       return reread(session);
     },
 
     async resume(req, ctx) {
       const session = id(req.session, "session");
+      await requireVisible(host, session, ctx);
       await host.placer.resume(session, ctx.signal, undefined, opContext(ctx));
       return reread(session);
     },
@@ -176,7 +192,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         );
       }
       const atSeq = int64(req.atSeq, "at_seq");
-      const parent = await host.getSession(session);
+      const parent = await visibleSession(host, session, ctx);
       const metaBytes = Math.max(
         0,
         ...Array.from({ length: count }, (_, i) =>

@@ -32,6 +32,7 @@ const KEYS = [
   "obs_tracing_turn_ratio",
   "obs_metrics_append_ratio",
   "obs_tracing_append_ratio",
+  "authz_turn_ratio",
   "group_commit_appends_per_s",
   "group_commit_ratio",
   "group_commit_p99_ratio",

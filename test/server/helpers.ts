@@ -31,6 +31,8 @@ export interface Fixture {
 
 export interface FixtureOptions {
   readonly tokens?: readonly string[];
+  /** A server token file (principals, digests, a JWT line), read and watched by the server. */
+  readonly tokenFile?: string;
   readonly overrides?: HostOverrides;
   /** Metadata every client call carries. */
   readonly clientMetadata?: Readonly<Record<string, string>>;
@@ -52,6 +54,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
       registryAddr: "127.0.0.1:0",
       logger,
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
       ...(opts.httpAddr ? { httpAddr: opts.httpAddr } : {}),
     });
     return {

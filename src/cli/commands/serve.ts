@@ -12,7 +12,7 @@ import { modelFromFlag } from "../../model/index.js";
 import { packageVersion } from "../version.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
-import { checkListenAddresses, parseTokenFile, startServer, type TlsFiles } from "../../server/index.js";
+import { checkListenAddresses, loadCredentials, startServer, type TlsFiles } from "../../server/index.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { chooseAccel } from "../../vm/accel.js";
 import { detach, isDetachedChild, reportReady } from "../background/detach.js";
@@ -102,12 +102,16 @@ function hostConfig(values: FlagValues): HostConfig {
   return parsed.data;
 }
 
-function tokens(values: FlagValues): string[] {
+/** The --token-file path, once it is known to load (principals, digests, the JWT line). */
+function tokenFile(values: FlagValues): string | undefined {
   const file = str(values, "token-file");
-  if (file === undefined) return [];
-  const list = parseTokenFile(readFileSync(file, "utf8"));
-  if (list.length === 0) throw new UsageError(`--token-file ${file} holds no token`);
-  return list;
+  if (file === undefined) return undefined;
+  try {
+    loadCredentials(file);
+  } catch (err) {
+    throw new UsageError(`--token-file ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return file;
 }
 
 function tls(values: FlagValues): TlsFiles | undefined {
@@ -210,7 +214,7 @@ export const serveCommand: Command = {
     const addr = str(ctx.values, "addr") ?? DEFAULT_ADDR;
     const registryAddr = str(ctx.values, "registry-addr") ?? DEFAULT_REGISTRY_ADDR;
     const httpAddr = str(ctx.values, "http-addr") ?? DEFAULT_HTTP_ADDR;
-    const tokenList = tokens(ctx.values);
+    const tokens = tokenFile(ctx.values);
     const tlsFiles = tls(ctx.values);
     const level = logLevel(ctx.values);
     const format = logFormat(ctx.values);
@@ -223,7 +227,7 @@ export const serveCommand: Command = {
       }
     }
     try {
-      checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokenList.length > 0, httpAddr);
+      checkListenAddresses(addr, registryAddr, tlsFiles !== undefined && tokens !== undefined, httpAddr);
     } catch (err) {
       throw new UsageError(err instanceof Error ? err.message : String(err), false);
     }
@@ -254,7 +258,7 @@ export const serveCommand: Command = {
         addr,
         registryAddr,
         httpAddr,
-        tokens: tokenList,
+        ...(tokens !== undefined ? { tokenFile: tokens } : {}),
         ...(tlsFiles ? { tls: tlsFiles } : {}),
         logger,
       });

@@ -1,0 +1,29 @@
+// Who a journaled decision or lifecycle record names as its actor (docs/protocol.md §12.4, §19).
+// Invariants: on a host with credentials the actor is the authenticated principal — `principal` its
+// name, `issuer` "harnesshost:token" or "harnesshost:jwt" (how the host verified it) — and what the
+// client asserted survives only as `subject`, "on behalf of", under it; a client can never make the
+// journal name another principal. A host without credentials verifies no one, and records the
+// client's assertion as it was (the reference's behaviour).
+import { create } from "@bufbuild/protobuf";
+import { type IdentityRef, IdentityRefSchema } from "../gen/agentsessions/v1/common_pb.js";
+import type { Principal } from "./principals.js";
+
+/** The `issuer` prefix of an actor the host verified. */
+export const VERIFIED_ISSUER_PREFIX = "harnesshost:";
+
+/** The name an asserted identity gives ("" when none, or when it only repeats the principal's own). */
+function assertedName(asserted: IdentityRef | undefined, principal: Principal): string {
+  if (asserted === undefined) return "";
+  const name = asserted.principal || asserted.subject;
+  return name === principal.name ? "" : name;
+}
+
+/** The actor to journal for a call by `principal` asserting `asserted`. */
+export function actorOf(principal: Principal | undefined, asserted: IdentityRef | undefined): IdentityRef | undefined {
+  if (principal === undefined) return asserted;
+  return create(IdentityRefSchema, {
+    principal: principal.name,
+    issuer: `${VERIFIED_ISSUER_PREFIX}${principal.via}`,
+    subject: assertedName(asserted, principal),
+  });
+}

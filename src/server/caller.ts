@@ -1,0 +1,21 @@
+// Which principal made a call, as its handler sees it. Invariant: only the call policies (gRPC's
+// interceptor, the HTTP listener's) bind a principal, after authenticating it, to the call's own
+// request metadata object; nothing a client sends can name one. A call on a host without credentials
+// has no principal (every project, every permission: the host trusts whoever reaches its listener).
+import type { Metadata } from "@grpc/grpc-js";
+import { createContextKey } from "@connectrpc/connect";
+import type { Principal } from "./principals.js";
+
+const callers = new WeakMap<Metadata, Principal>();
+
+export function bindCaller(metadata: Metadata, principal: Principal): void {
+  callers.set(metadata, principal);
+}
+
+/** The call's authenticated principal; undefined when the host checks no credentials. */
+export function callerOf(ctx: { readonly metadata: Metadata }): Principal | undefined {
+  return callers.get(ctx.metadata);
+}
+
+/** The HTTP listener's principal of a call, set by its policy (src/http/policy.ts) as a Connect context value. */
+export const CALLER_KEY = createContextKey<Principal | undefined>(undefined, { description: "harnesshost caller" });

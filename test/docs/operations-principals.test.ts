@@ -1,0 +1,40 @@
+// docs/operations.md "Principals, roles and projects": its token-file example parses as written, and
+// its shell recipe makes a line whose digest is the generated token's — the one the server accepts.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseCredentialLines } from "../../src/server/principals.js";
+import { parseJwtLines } from "../../src/server/jwt-config.js";
+import { bash, codeBlocks, shBlocks, strictScript } from "./sh-script.js";
+
+const repo = resolve(import.meta.dirname, "../..");
+const doc = readFileSync(join(repo, "docs/operations.md"), "utf8");
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("docs/operations.md principals", () => {
+  it("theTokenFileExampleParsesAsWritten", () => {
+    const [example, jwt] = codeBlocks(doc, "Principals, roles and projects", "text");
+    const { entries } = parseCredentialLines(example ?? "");
+    expect(entries.map((e) => e.principal.name)).toEqual(["alice", "ci", "node-eu1", expect.stringMatching(/^token:/)]);
+    expect(entries[0]?.principal.roles).toEqual(["operator", "approver"]);
+    const lines = (jwt ?? "").trim().split("\n");
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(parseJwtLines(line)?.issuer).toBe("https://idp.example");
+  });
+
+  it("theDigestRecipeWritesTheGeneratedTokensDigest", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hh-principals-doc-"));
+    dirs.push(dir);
+    const [recipe] = shBlocks(doc, "Principals, roles and projects");
+    const out = await bash(strictScript(`${recipe}\necho "$TOKEN"`), dir, 30_000);
+    const token = out.trim().split("\n").at(-1) ?? "";
+    const { entries } = parseCredentialLines(readFileSync(join(dir, "tokens"), "utf8"));
+    expect(entries[0]?.digest.toString("hex")).toBe(createHash("sha256").update(token).digest("hex"));
+    expect(entries[0]?.principal).toMatchObject({ name: "alice", roles: ["operator", "approver"] });
+  });
+});
