@@ -39,6 +39,7 @@ export default defineConfig({
     alias: [
       { find: /^harnesshost$/, replacement: src("index.ts") },
       { find: /^harnesshost\/(sdk|agent|client|conformance|testing)$/, replacement: src("$1/index.ts") },
+      { find: /^harnesshost\/(ai-sdk|openai-agents)$/, replacement: src("adapters/$1/index.ts") },
     ],
   },
   test: {

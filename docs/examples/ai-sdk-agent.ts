@@ -11,8 +11,8 @@ import type {
 import { generateText, type LanguageModel, simulateReadableStream, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { aiSdkHarness } from "../../src/adapters/ai-sdk/index.js";
-import type { Harness } from "../../src/sdk/index.js";
+import { aiSdkHarness } from "harnesshost/ai-sdk";
+import type { Harness } from "harnesshost/sdk";
 
 export const tools = {
   weather: tool({

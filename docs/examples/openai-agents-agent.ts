@@ -6,10 +6,9 @@
 // tests serve it as the host's model.
 import { Agent, type Model, type ModelProvider as AgentsModelProvider, Runner, tool, Usage } from "@openai/agents";
 import { z } from "zod";
-import { hostMessagesOf, hostToolsOf, outputOf } from "../../src/adapters/openai-agents/convert.js";
-import { openAIAgentsHarness } from "../../src/adapters/openai-agents/index.js";
-import type { ModelProvider } from "../../src/index.js";
-import { create, type Harness, MessageSchema, type Message, textMessage } from "../../src/sdk/index.js";
+import type { ModelProvider } from "harnesshost";
+import { hostMessagesOf, hostToolsOf, openAIAgentsHarness, outputOf } from "harnesshost/openai-agents";
+import { create, type Harness, MessageSchema, type Message, textMessage } from "harnesshost/sdk";
 
 const say = (text: string): Message => textMessage("assistant", text);
 const calls = (tool: string, args: Record<string, string>, id: string): Message =>

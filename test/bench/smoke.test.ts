@@ -33,6 +33,8 @@ const KEYS = [
   "obs_metrics_append_ratio",
   "obs_tracing_append_ratio",
   "authz_turn_ratio",
+  "ai_sdk_turn_ratio",
+  "openai_agents_turn_ratio",
   "group_commit_appends_per_s",
   "group_commit_ratio",
   "group_commit_p99_ratio",
