@@ -182,7 +182,7 @@ export class HostMetrics {
     registers: [this.families],
   });
   private readonly authRefusals = counter(
-    this.registry,
+    this.families,
     "harnesshost_auth_refusals_total",
     "Calls refused before any handler ran, by the permission the caller lacked (unauthenticated: no valid credential).",
     ["permission"],
