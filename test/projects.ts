@@ -26,6 +26,7 @@ const FOLDERS: Record<TestProjectName, readonly string[]> = {
     "model",
     "node",
     "placement",
+    "sdk",
     "security",
     "server",
     "snapshot",
