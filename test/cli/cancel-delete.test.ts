@@ -193,7 +193,8 @@ describe("cancel and delete on a PostgreSQL journal (real bin)", () => {
       const inherited = await hh(dir, "cancel", "--journal", journal, "--session", child, "--json");
       expect(inherited.code).toBe(0);
       expect(JSON.parse(inherited.stdout)).toMatchObject({ exec_state: "EXEC_AWAITING", turn: { inherited: true } });
-      expect((await hh(dir, "delete", "--journal", journal, "--session", s, "--yes")).code).toBe(0);
+      const deleted = await hh(dir, "delete", "--journal", journal, "--session", s, "--yes");
+      expect(deleted.code, deleted.stderr).toBe(0);
       expect((await hh(dir, "get", "--journal", journal, "--session", s)).code).toBe(3);
       const verify = await hh(dir, "verify", "--journal", journal);
       expect(verify.code).toBe(0);
