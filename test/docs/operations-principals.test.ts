@@ -7,7 +7,8 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseCredentialLines } from "../../src/server/principals.js";
 import { parseJwtLines } from "../../src/server/jwt-config.js";
-import { bash, codeBlocks, shBlocks, strictScript } from "./sh-script.js";
+import { runDoc } from "./npx-doc.js";
+import { codeBlocks, shBlocks } from "./sh-script.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const doc = readFileSync(join(repo, "docs/operations.md"), "utf8");
@@ -31,7 +32,7 @@ describe("docs/operations.md principals", () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-principals-doc-"));
     dirs.push(dir);
     const [recipe] = shBlocks(doc, "Principals, roles and projects");
-    const out = await bash(strictScript(`${recipe}\necho "$TOKEN"`), dir, 30_000);
+    const out = await runDoc(`${recipe}\necho "$TOKEN"`, dir, 30_000);
     const token = out.trim().split("\n").at(-1) ?? "";
     const { entries } = parseCredentialLines(readFileSync(join(dir, "tokens"), "utf8"));
     expect(entries[0]?.digest.toString("hex")).toBe(createHash("sha256").update(token).digest("hex"));

@@ -27,6 +27,7 @@ const RUNNERS: Readonly<Record<string, string>> = {
   "docs/migrating-from-go.md#Bring your sessions": "test/docs/migrating-from-go.test.ts",
   "docs/migrating-from-go.md#Commands, flags and behaviour": "test/docs/migrating-from-go.test.ts",
   "docs/operations.md#Limits": "test/docs/operations-limits.test.ts",
+  "docs/operations.md#Principals, roles and projects": "test/docs/operations-principals.test.ts",
   "docs/python.md#1. Install": "test/docs/python.test.ts",
   "docs/python.md#3. A stateless harness: echo": "test/docs/python.test.ts",
   "docs/python.md#6. The memory tier: a RAM counter in a micro-VM": "test/docs/python.test.ts",

@@ -69,18 +69,23 @@ describe("verified actors", () => {
       const exported = lines.map((l) => JSON.parse(l) as { seq: string; event: { actor?: unknown } });
       expect(exported.find((l) => l.seq === String(res.decision?.seq))?.event.actor).toEqual(expected);
       expect((await f.host.journal.verify(gate.uid)).ok).toBe(true);
-      await eventually("the decision's audit line", () => {
+      type AuditLine = { session: string; event: string; detail: Record<string, unknown> };
+      const deniedLine = (): AuditLine | undefined => {
+        let text = "";
         try {
-          return readFileSync(auditFile(), "utf8").includes(`"session":"${gate.uid}"`);
+          text = readFileSync(auditFile(), "utf8");
         } catch {
-          return false;
+          return undefined;
         }
-      });
-      const audit = readFileSync(auditFile(), "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l) as { session: string; event: string; detail: Record<string, unknown> })
-        .find((l) => l.session === gate.uid && l.event === "approval.denied");
+        return text
+          .trim()
+          .split("\n")
+          .filter((l) => l.endsWith("}"))
+          .map((l) => JSON.parse(l) as AuditLine)
+          .find((l) => l.session === gate.uid && l.event === "approval.denied");
+      };
+      await eventually("the decision's audit line", () => deniedLine() !== undefined);
+      const audit = deniedLine();
       expect(audit?.detail).toMatchObject({
         actor: "approver-a",
         actor_issuer: "harnesshost:token",
