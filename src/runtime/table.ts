@@ -14,7 +14,6 @@ import { LocalRuntime } from "./local.js";
 import { RemoteRuntime } from "./remote.js";
 import { SpawnedRuntime } from "./spawned.js";
 import type { Runtime } from "./types.js";
-import { VmRuntime } from "./vm.js";
 
 export type RuntimeKind = "local" | "spawned" | "remote" | "vm";
 
@@ -62,8 +61,9 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
     }),
   remote: async (spec, ctx) =>
     new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits, runtimeLog(spec, ctx, "remote")),
+  // The vm runtime (QEMU, images) loads on the first vm harness only: a host without one never pays for it.
   vm: async (spec, ctx) =>
-    new VmRuntime({
+    new (await import("./vm.js")).VmRuntime({
       image: spec.target,
       snapshots: ctx.snapshots,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),
