@@ -91,6 +91,7 @@ const MOVED: Readonly<Record<string, TestProjectName>> = {
   "test/server/cancel-delete.test.ts": "integration",
   "test/server/faults.test.ts": "integration",
   "test/server/serve-process.test.ts": "integration",
+  "test/server/serve-deferred.test.ts": "integration",
   "test/snapshot/pg-store.test.ts": "integration",
   // in process, but each pushes tens of seconds of hostile traffic under client deadlines: with the
   // processes of integration, not beside the CPU-bound unit files

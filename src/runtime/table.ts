@@ -11,10 +11,7 @@ import type { SnapshotStore } from "../snapshot/store.js";
 import { moduleDigest } from "./build-digest.js";
 import { loadHarnessFactory } from "./harness-module.js";
 import { LocalRuntime } from "./local.js";
-import { RemoteRuntime } from "./remote.js";
-import { SpawnedRuntime } from "./spawned.js";
 import type { Runtime } from "./types.js";
-import { VmRuntime } from "./vm.js";
 
 export type RuntimeKind = "local" | "spawned" | "remote" | "vm";
 
@@ -49,8 +46,10 @@ export type RuntimeBuilder = (spec: RuntimeSpec, ctx: RuntimeContext) => Promise
 const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
   local: async (spec, ctx) =>
     new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors, moduleDigest(spec.target)),
+  // The spawned, remote and vm runtimes load on the first harness of their kind: a host without one
+  // never pays for them (issue 41, docs/performance.md "serve_ready_ms").
   spawned: async (spec, ctx) =>
-    new SpawnedRuntime({
+    new (await import("./spawned.js")).SpawnedRuntime({
       target: spec.target,
       factory: await loadHarnessFactory(spec.target),
       digest: moduleDigest(spec.target),
@@ -61,9 +60,14 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
       ...(ctx.metrics !== undefined ? { metrics: ctx.metrics, harnessName: spec.name ?? spec.target } : {}),
     }),
   remote: async (spec, ctx) =>
-    new RemoteRuntime(spec.target, ctx.snapshots, ctx.nodeLimits, runtimeLog(spec, ctx, "remote")),
+    new (await import("./remote.js")).RemoteRuntime(
+      spec.target,
+      ctx.snapshots,
+      ctx.nodeLimits,
+      runtimeLog(spec, ctx, "remote"),
+    ),
   vm: async (spec, ctx) =>
-    new VmRuntime({
+    new (await import("./vm.js")).VmRuntime({
       image: spec.target,
       snapshots: ctx.snapshots,
       ...(ctx.nodeLimits !== undefined ? { limits: ctx.nodeLimits } : {}),

@@ -9,7 +9,6 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Server, ServiceDefinition, handleBidiStreamingCall, ServerDuplexStream } from "@grpc/grpc-js";
 import type { PackageDefinition } from "@grpc/proto-loader";
-import { protoPath as healthProtoPath } from "grpc-health-check";
 import { PACKAGE_ROOT } from "../paths.js";
 
 const PROTO_ROOT = join(PACKAGE_ROOT, "proto");
@@ -18,6 +17,8 @@ let cached: PackageDefinition | undefined;
 
 export function reflectedPackage(): PackageDefinition {
   const { loadSync } = require("@grpc/proto-loader") as typeof import("@grpc/proto-loader");
+  // grpc-health-check parses its health.proto when imported: it loads here, with the rest of reflection.
+  const { protoPath: healthProtoPath } = require("grpc-health-check") as typeof import("grpc-health-check");
   cached ??= loadSync(["agentsessions/v1/session.proto", healthProtoPath], {
     includeDirs: [PROTO_ROOT],
     keepCase: true,

@@ -8,15 +8,12 @@
 // then forces; health turns NOT_SERVING once a call finds the journal unreadable and SERVING again once
 // a periodic probe reads all of it (journal-health.ts).
 import { Server, ServerCredentials } from "@grpc/grpc-js";
-import { HealthImplementation } from "grpc-health-check";
 import { HarnessRegistry } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
 import { Console } from "../gen/harnesshost/v1/console_pb.js";
-import { ConsoleAssets } from "../http/assets.js";
-import { routeService } from "../http/connect-service.js";
-import { httpPolicy } from "../http/policy.js";
-import { type RunningHttp, startHttp } from "../http/server.js";
+import type { ConsoleAssets } from "../http/assets.js";
+import type { RunningHttp } from "../http/server.js";
 import { metricsHandler } from "../obs/metrics-http.js";
 import { overLimit } from "../limits/index.js";
 import { addService, type DecodeBound, listen } from "../wire/index.js";
@@ -25,6 +22,7 @@ import { BearerAuth } from "./auth.js";
 import { loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
+import { Health } from "./health.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
 import { addLazyReflection } from "./reflection.js";
@@ -101,7 +99,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     interceptors: [policy("sessions")],
     "grpc.max_receive_message_length": host.limits.requestBytes,
   });
-  const health = new HealthImplementation({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
+  const health = new Health({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
   const journalHealth = new JournalHealth({
     probe: () => host.journal.probe(),
     ...(opts.journalProbeMs !== undefined ? { probeMs: opts.journalProbeMs } : {}),
@@ -152,6 +150,14 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     addr = await listen(sessions, opts.addr, credentials);
     registryAddr = registry ? await listen(registry, opts.registryAddr, credentials) : LISTENER_OFF;
     if (listeners.http !== undefined && opts.httpAddr !== undefined) {
+      // The HTTP console (Connect, its assets) loads only when its listener is on: a start with
+      // --http-addr off never pays for it (issue 41, docs/performance.md "serve_ready_ms").
+      const [{ ConsoleAssets }, { routeService }, { httpPolicy }, { startHttp }] = await Promise.all([
+        import("../http/assets.js"),
+        import("../http/connect-service.js"),
+        import("../http/policy.js"),
+        import("../http/server.js"),
+      ]);
       http = await startHttp({
         addr: opts.httpAddr,
         secured,

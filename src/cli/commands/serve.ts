@@ -14,7 +14,6 @@ import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/c
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { checkListenAddresses, loadCredentials, startServer, type TlsFiles } from "../../server/index.js";
 import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
-import { chooseAccel } from "../../vm/accel.js";
 import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
@@ -249,7 +248,7 @@ export const serveCommand: Command = {
     });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
     if (config.harnesses?.some((h) => h.runtime === "vm")) {
-      const accel = chooseAccel();
+      const accel = (await import("../../vm/accel.js")).chooseAccel();
       logger.info({ accelerator: accel.accel, reason: accel.reason }, "vm runtime accelerator");
     }
     let server: Awaited<ReturnType<typeof startServer>>;
