@@ -65,7 +65,6 @@ export class AdapterTurn {
     });
     this.step++;
     this.positions.clear();
-    this.extra = 0;
     let index = 0;
     for (const { part } of answer.parts)
       if (part.case === "toolCall") this.positions.set(part.value.id, { step: this.step, index: index++ });

@@ -13,8 +13,14 @@ import {
 } from "../../gen/agentsessions/v1/common_pb.js";
 import { AdapterError } from "../durable/errors.js";
 
-function argsOf(text: string): JsonObject {
-  const value = text.trim() === "" ? {} : (JSON.parse(text) as unknown);
+/** A function call's arguments as the JSON object they must be; anything else is an AdapterError. */
+export function argsOf(text: string): JsonObject {
+  let value: unknown;
+  try {
+    value = text.trim() === "" ? {} : (JSON.parse(text) as unknown);
+  } catch {
+    throw new AdapterError(`a function call's arguments must be a JSON object, got ${text.slice(0, 64)}`);
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw new AdapterError(`a function call's arguments must be a JSON object, got ${text.slice(0, 64)}`);
   return value as JsonObject;

@@ -7,7 +7,6 @@
 // instead of the SDK's interruption round-trip; a handoff's call gets a journaled result of its own;
 // the Runner starts from the conversation the kit rebuilt from Start.history.
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { JsonObject } from "@bufbuild/protobuf";
 import {
   Agent,
   Runner,
@@ -27,7 +26,7 @@ import type { AppliedStore } from "../durable/applied.js";
 import { hostToolExecutor, type HostToolFn } from "../durable/executor.js";
 import { durableHarness, type DurableInit } from "../durable/harness.js";
 import type { AdapterTurn } from "../durable/turn.js";
-import { hostMessagesOf, hostToolsOf, inputItemsOf, outputOf } from "./convert.js";
+import { argsOf, hostMessagesOf, hostToolsOf, inputItemsOf, outputOf } from "./convert.js";
 
 // The SDK's Agent and FunctionTool are generic in their run context and output; the adapter handles
 // every agent of a graph alike, whatever those are.
@@ -81,7 +80,7 @@ function wrapTools(root: AnyAgent): void {
     t.invoke = async (ctx, input, details) => {
       const hosted = current.getStore();
       if (!hosted) return invoke(ctx, input, details);
-      const args = (input.trim() === "" ? {} : JSON.parse(input)) as JsonObject;
+      const args = argsOf(input);
       const callId = details?.toolCall?.callId ?? "";
       const outcome = await hosted.turn.tool({
         tool: t.name,
