@@ -6,12 +6,11 @@
 // (session, idempotency key) — a re-driven call whose key already has a receipt is answered from the
 // receipt and `run` is not called again. The host's tool policy and approval gates apply unchanged:
 // this is only the executor behind them (src/controller/live-sink.ts).
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { z } from "zod";
 import type { ToolCall } from "../gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { KeyedLines } from "./keyed-lines.js";
 import type { ToolCallContext, ToolExecutor } from "./tools.js";
 
 /** What `run` is given besides its arguments. */
@@ -115,46 +114,6 @@ interface Receipt {
   readonly output: JsonObject;
 }
 
-/** The outputs of completed runs by (session, key), kept in a JSON-lines file (missing file: none). */
-class Receipts {
-  private loaded: Map<string, Receipt> | undefined;
-  /** The file ends inside a line (a torn append): the next receipt starts on a new line. */
-  private torn = false;
-  constructor(private readonly file: string) {}
-
-  private all(): Map<string, Receipt> {
-    if (this.loaded) return this.loaded;
-    const map = new Map<string, Receipt>();
-    let text = "";
-    try {
-      text = readFileSync(this.file, "utf8");
-    } catch {
-      // no receipts yet
-    }
-    for (const line of text.split("\n")) {
-      // A line that does not parse — the torn tail of a host that died while appending it — is no
-      // receipt: that run did not complete, so it runs again, as if the host had died inside it.
-      const r = line.trim() === "" ? undefined : parseReceipt(line);
-      if (r) map.set(receiptKey(r.session, r.key), r);
-    }
-    this.torn = text !== "" && !text.endsWith("\n");
-    this.loaded = map;
-    return map;
-  }
-
-  get(session: string, key: string): Receipt | undefined {
-    return this.all().get(receiptKey(session, key));
-  }
-
-  put(r: Receipt): void {
-    const map = this.all();
-    mkdirSync(dirname(this.file), { recursive: true });
-    appendFileSync(this.file, `${this.torn ? "\n" : ""}${JSON.stringify(r)}\n`, "utf8");
-    this.torn = false;
-    map.set(receiptKey(r.session, r.key), r);
-  }
-}
-
 const ReceiptLine = z.object({
   session: z.string(),
   key: z.string(),
@@ -179,12 +138,13 @@ const JsonOutput = z.record(z.string(), z.json());
 
 /** Runs the calls of the tools it was given; receipts in `receiptsFile` (one JSON line per completed run). */
 export class HostToolExecutor implements ToolExecutor {
-  private readonly receipts: Receipts;
+  /** The outputs of completed runs by (session, key) (missing file: none). */
+  private readonly receipts: KeyedLines<Receipt>;
   constructor(
     private readonly tools: HostTools,
     receiptsFile: string,
   ) {
-    this.receipts = new Receipts(receiptsFile);
+    this.receipts = new KeyedLines(receiptsFile, parseReceipt, (r) => receiptKey(r.session, r.key));
   }
 
   has(tool: string): boolean {
@@ -194,7 +154,7 @@ export class HostToolExecutor implements ToolExecutor {
   async execute(call: ToolCall, ctx: ToolCallContext): Promise<{ output: JsonObject }> {
     const def = this.has(call.tool) ? this.tools[call.tool] : undefined;
     if (!def) throw new Error(`no executor for tool "${call.tool.slice(0, 64)}"`);
-    const done = this.receipts.get(ctx.sessionUid, call.idempotencyKey);
+    const done = this.receipts.get(receiptKey(ctx.sessionUid, call.idempotencyKey));
     if (done) return { output: done.output };
     const args = def.args.safeParse(call.args ?? {});
     if (!args.success) throw new Error(`${call.tool}: invalid arguments: ${z.prettifyError(args.error)}`);

@@ -2,8 +2,8 @@
 // (session uid, idempotency key) outside the journal. Invariant: a tool whose key is in the store is
 // never run again for that session — its stored result is served instead — so a turn re-driven after
 // a crash between the tool's run and its journaled result does not repeat the tool's effect.
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { KeyedLines } from "../../controller/keyed-lines.js";
 
 /** What a tool produced: a JSON value, or the text of the error it threw. */
 export type AppliedResult = { readonly value: unknown } | { readonly error: string };
@@ -34,28 +34,36 @@ interface Line {
 
 /**
  * A store in `<dir>/<session uid>.jsonl`, one appended line per result (synchronous append, so the
- * line is written before `put` resolves): at most once across host restarts on this machine.
+ * line is written before `put` resolves): at most once across host restarts on this machine. Each
+ * session's file is read once per process (the process is its only writer); a torn last line is no
+ * result (controller/keyed-lines.ts).
  */
 export function fileApplied(dir: string): AppliedStore {
-  const fileOf = (sessionUid: string) => join(dir, `${encodeURIComponent(sessionUid)}.jsonl`);
+  const files = new Map<string, KeyedLines<Line>>();
+  const fileOf = (sessionUid: string): KeyedLines<Line> => {
+    let file = files.get(sessionUid);
+    if (!file) {
+      file = new KeyedLines(join(dir, `${encodeURIComponent(sessionUid)}.jsonl`), lineOf, (l) => l.key);
+      files.set(sessionUid, file);
+    }
+    return file;
+  };
   return {
     async get(sessionUid, key) {
-      let text: string;
-      try {
-        text = readFileSync(fileOf(sessionUid), "utf8");
-      } catch {
-        return undefined;
-      }
-      for (const raw of text.split("\n")) {
-        if (raw.trim() === "") continue;
-        const line = JSON.parse(raw) as Line;
-        if (line.key === key) return line.result;
-      }
-      return undefined;
+      return fileOf(sessionUid).get(key)?.result;
     },
     async put(sessionUid, key, result) {
-      mkdirSync(dir, { recursive: true });
-      appendFileSync(fileOf(sessionUid), `${JSON.stringify({ key, result } satisfies Line)}\n`, "utf8");
+      fileOf(sessionUid).put({ key, result });
     },
   };
+}
+
+/** A stored line, or undefined for one that does not parse (a torn tail: that result was not applied). */
+function lineOf(text: string): Line | undefined {
+  try {
+    const line = JSON.parse(text) as Partial<Line> | null;
+    return typeof line?.key === "string" && line.result !== undefined ? (line as Line) : undefined;
+  } catch {
+    return undefined;
+  }
 }
