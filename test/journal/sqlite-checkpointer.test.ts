@@ -104,19 +104,11 @@ async function holdCheckpointLock(path: string): Promise<{ release(): Promise<vo
   };
 }
 
-async function until(what: string, cond: () => boolean, deadlineMs = 20_000): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("sqlite WAL checkpoints", () => {
   it("walCheckpointRunsOnTheWorker: frames are copied back by the worker, every acknowledged append readable after reopening", async () => {
     const { journal, path } = openAt({ backgroundPages: 16, resetPages: 1_000_000 });
     const { acked } = await appendRounds(journal, 30);
-    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    await eventually("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     const stats = journal.walCheckpointStats;
     expect(stats.inline).toBe(0);
     expect(stats.failed).toBe(0);
@@ -153,7 +145,7 @@ describe("sqlite WAL checkpoints", () => {
   it("walCheckpointCloseFoldsTheWal: close stops the worker first, so the last connection checkpoints and removes the WAL", async () => {
     const { journal, path } = openAt({ backgroundPages: 8 });
     await appendRounds(journal, 10);
-    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    await eventually("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     await journal.close();
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
@@ -270,7 +262,7 @@ describe("sqlite WAL checkpoints", () => {
     expect(maxLog).toBeLessThanOrEqual(backgroundPages + maxGrowth);
     const grouped = await appendRounds(journal, 20);
     expect(journal.walCheckpointStats).toMatchObject({ concurrent: true, concurrentSpells: 1 });
-    await until("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
+    await eventually("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     await lone("lone-2", 8);
     stats = journal.walCheckpointStats;
     expect(stats).toMatchObject({ concurrent: false, concurrentSpells: 1 });

@@ -2,13 +2,11 @@
 // project, the frameworks added beside it as the peers they are. Invariants: each adapter subpath
 // imports from plain Node; the core entry points load neither framework (they stay optional); a strict
 // TypeScript consumer of both subpaths type-checks against the shipped declarations.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installConsumer } from "./consumer.js";
-import { REPO, run, type Packed } from "./packed.js";
-import { sharedPackage } from "./shared.js";
+import { REPO, run } from "./packed.js";
+import { ownConsumer } from "./shared.js";
 import { inDir, strictTsc } from "./strict-tsc.js";
 
 /** The peers a user adds beside harnesshost. */
@@ -54,13 +52,10 @@ async function addPeers(dir: string): Promise<void> {
   });
 }
 
-let packed: Packed;
 let project: string;
 beforeAll(async () => {
   // The tarball every test file shares (packed once per tree); a project of our own with the peers.
-  packed = await sharedPackage();
-  project = mkdtempSync(join(tmpdir(), "hh-adapters-"));
-  await installConsumer(packed.tarball, project);
+  ({ project } = await ownConsumer("adapters"));
   await addPeers(project);
 }, 600_000);
 afterAll(() => rmSync(project, { recursive: true, force: true }));

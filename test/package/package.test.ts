@@ -5,15 +5,13 @@
 // turns driven by the public client, and a strict TypeScript consumer type-checks against the shipped
 // declarations under NodeNext and Bundler resolution.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pointAt, useFromCodeExamples } from "../docs/js-examples.js";
-import { installConsumer } from "./consumer.js";
 import { REPO, run, type Packed } from "./packed.js";
-import { sharedPackage } from "./shared.js";
+import { ownConsumer } from "./shared.js";
 import { inDir, strictTsc } from "./strict-tsc.js";
 
 const SHIPPED = /^(dist\/|bin\/|proto\/|docs\/|README\.md$|LICENSE$|package\.json$)/;
@@ -22,9 +20,7 @@ let packed: Packed;
 let project: string;
 beforeAll(async () => {
   // The tarball every test file shares (packed once per tree); a project of our own without tsx.
-  packed = await sharedPackage();
-  project = mkdtempSync(join(tmpdir(), "hh-consumer-"));
-  await installConsumer(packed.tarball, project);
+  ({ packed, project } = await ownConsumer("consumer"));
 }, 600_000);
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 

@@ -147,3 +147,21 @@ export async function projectWorkdir(prefix: string): Promise<string> {
   symlinkSync(join(project, "node_modules"), join(dir, "node_modules"), "dir");
   return dir;
 }
+
+/** A consumer project of a test file's own: the shared tarball installed offline into a fresh temp folder. */
+export interface OwnConsumer {
+  readonly packed: SharedPackage;
+  readonly project: string;
+}
+
+/**
+ * Installs the shared tarball (packed once per tree) into a new folder under the system temp folder,
+ * with `devDependencies` taken from this repository's node_modules (installConsumer); the caller
+ * removes `project` when done. For tests that must change their project (peers, a scaffold).
+ */
+export async function ownConsumer(prefix: string, devDependencies: readonly string[] = []): Promise<OwnConsumer> {
+  const packed = await sharedPackage();
+  const project = mkdtempSync(join(tmpdir(), `hh-${prefix}-`));
+  await installConsumer(packed.tarball, project, devDependencies);
+  return { packed, project };
+}

@@ -6,14 +6,12 @@
 // versions this repository pins, linked into the install. The time from `init` to the first
 // passing `npm test` is printed (a figure for the report, never asserted).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
-import { installConsumer } from "../package/consumer.js";
-import { REPO, run, type Packed } from "../package/packed.js";
-import { sharedPackage } from "../package/shared.js";
+import { run, type Packed } from "../package/packed.js";
+import { ownConsumer } from "../package/shared.js";
 
 let packed: Packed;
 let consumer = "";
@@ -21,16 +19,9 @@ let project = "";
 let serving: ChildProcess | undefined;
 
 beforeAll(async () => {
-  // The tarball every test file shares (packed once per tree); a consumer project of our own.
-  packed = await sharedPackage();
-  consumer = mkdtempSync(join(tmpdir(), "hh-scaffold-"));
-  await installConsumer(packed.tarball, consumer);
-  const modules = join(consumer, "node_modules");
-  mkdirSync(join(modules, "@types"), { recursive: true });
-  // @types/node may already be there (a runtime dependency's dependency, at the lock's version).
-  for (const dep of ["typescript", "@types/node"])
-    if (!existsSync(join(modules, dep))) symlinkSync(join(REPO, "node_modules", dep), join(modules, dep));
-  symlinkSync("../typescript/bin/tsc", join(modules, ".bin/tsc"));
+  // The tarball every test file shares (packed once per tree), in a consumer project of our own with
+  // the TypeScript the scaffold's type-check runs (installed offline, as installConsumer does).
+  ({ packed, project: consumer } = await ownConsumer("scaffold", ["typescript", "@types/node"]));
   project = join(consumer, "my-agent");
 }, 600_000);
 
