@@ -48,16 +48,17 @@ export function httpPolicy(opts: HttpPolicyOptions): Interceptor {
       finish(ce.code);
       return ce;
     };
+    // The credential goes no further than here, whatever the outcome.
+    const header = req.header.get("authorization");
+    req.header.delete("authorization");
     if (opts.auth !== undefined) {
-      const who = opts.auth.authorize(req.header.get("authorization"), permissionOf(path), path);
-      req.header.delete("authorization");
+      const who = opts.auth.authorize(header, permissionOf(path), path);
       if (isRefusal(who)) {
         opts.metrics?.authRefused(who.permission ?? "unauthenticated");
         throw failed(new ConnectError(who.details, who.code as number as Code));
       }
       req.contextValues.set(CALLER_KEY, who);
     }
-    req.header.delete("authorization");
     if (!req.stream) session = sessionUidOf(req.message);
     let res: Awaited<ReturnType<typeof next>>;
     try {

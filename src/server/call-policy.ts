@@ -67,14 +67,15 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
         startNext({
           onReceiveMetadata(metadata, mdNext) {
             requestId = ensureRequestId(metadata);
+            // The credential goes no further than here, whatever the outcome.
+            const [header] = metadata.get("authorization");
+            metadata.remove("authorization");
             if (!quiet && opts.auth !== undefined) {
-              const [header] = metadata.get("authorization");
               const who = opts.auth.authorize(
                 typeof header === "string" ? header : undefined,
                 permissionOf(path),
                 path,
               );
-              metadata.remove("authorization");
               if (isRefusal(who)) {
                 opts.metrics?.authRefused(who.permission ?? "unauthenticated");
                 call.sendStatus({ code: who.code, details: who.details, metadata: new Metadata() });
@@ -82,7 +83,6 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
               }
               bindCaller(metadata, who);
             }
-            metadata.remove("authorization");
             mdNext(metadata);
           },
           onReceiveMessage(message, msgNext) {
