@@ -3,7 +3,11 @@
 // framework's mock), over the same agent called directly with the same mock model and no host. The
 // question and the mock's answers are the same on both sides (a tool call, its result, an answer), so
 // only the hosting differs: the journal's commits, the sink, the kit's rebuild of the conversation.
-// Invariant: the two sides alternate turn by turn (paired), after warmup.
+// The details split that: the same agent written natively on the agent kit (bench/lib/kit-weather.ts)
+// on the same host and model — the same records per turn — is what hosting costs with no framework and
+// no adapter, so adapter turn ÷ kit turn is the adapter's (and its framework's) own share; a host with
+// its journal in RAM shows what the durable commits cost.
+// Invariant: the sides compared alternate turn by turn (paired), after warmup.
 import { aiSdkModelProvider } from "../../src/adapters/ai-sdk/index.js";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
@@ -18,6 +22,8 @@ import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 interface Side {
   readonly harness: string;
   readonly file: string;
+  /** The same agent on the agent kit. */
+  readonly kitFile: string;
   readonly provider: ModelProvider;
   readonly direct: (question: string) => Promise<unknown>;
 }
@@ -31,7 +37,13 @@ function figure(key: string, title: string, side: () => Side): Figure {
       const dir = scratchDir(key);
       const open = (journal?: MemoryJournal) =>
         Host.open(
-          { dataDir: dir.path, harnesses: [{ name: s.harness, runtime: "local", target: s.file }] },
+          {
+            dataDir: dir.path,
+            harnesses: [
+              { name: s.harness, runtime: "local", target: s.file },
+              { name: "kit", runtime: "local", target: s.kitFile },
+            ],
+          },
           { model: s.provider, ...(journal ? { journal } : {}) },
         );
       const host = await open();
@@ -42,13 +54,23 @@ function figure(key: string, title: string, side: () => Side): Figure {
         const signal = new AbortController().signal;
         const { uid } = await host.createSession({ harness: s.harness });
         const { uid: ramUid } = await ramHost.createSession({ harness: s.harness });
+        const { uid: kitUid } = await host.createSession({ harness: "kit" });
         const reps = opts.quick ? 6 : 60;
         const warmup = opts.quick ? 2 : 10;
         const turn = (h: Host, session: string, i: number) =>
-          timeMs(() => h.placer.exec({ session, inputs: [textMessage("user", `weather in City${i}?`)], signal }));
+          timeMs(async () => {
+            const r = await h.placer.exec({ session, inputs: [textMessage("user", `weather in City${i}?`)], signal });
+            if (!r.outputs.at(-1)?.includes(`City${i}`)) throw new Error(`${key} answered ${r.outputs.at(-1)}`);
+          });
         const direct = (i: number) => timeMs(() => s.direct(`weather in City${i}?`));
         const runs = await paired(reps, warmup, (i) => turn(host, uid, i), direct);
         const ram = await paired(reps, warmup, (i) => turn(ramHost, ramUid, i), direct);
+        const kit = await paired(
+          reps,
+          warmup,
+          (i) => turn(host, uid, reps + warmup + i),
+          (i) => turn(host, kitUid, reps + warmup + i),
+        );
         const ratio = median(runs.subject) / median(runs.baseline);
         return {
           status: "ok",
@@ -67,6 +89,8 @@ function figure(key: string, title: string, side: () => Side): Figure {
             pairedMedianRatio: round(median(runs.ratios)),
             ramJournalTurnMs: round(median(ram.subject)),
             ramJournalRatio: round(median(ram.subject) / median(ram.baseline)),
+            kitTurnMs: round(median(kit.baseline)),
+            overKitRatio: round(median(kit.subject) / median(kit.baseline)),
           },
         };
       } finally {
@@ -86,6 +110,7 @@ export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted v
   return {
     harness: "weather",
     file: AI_SDK_FILE,
+    kitFile: new URL("../lib/kit-weather-ai-sdk.ts", import.meta.url).pathname,
     provider: aiSdkModelProvider(aiSdk.mockModel()),
     direct: (question) => aiSdk.ask(direct, question),
   };
@@ -99,6 +124,7 @@ export const openAIAgentsTurn = figure(
     return {
       harness: "agents",
       file: AGENTS_FILE,
+      kitFile: new URL("../lib/kit-weather-openai-agents.ts", import.meta.url).pathname,
       provider: agents.mockModel(),
       direct: (question) => agents.ask(question, direct),
     };
