@@ -20,6 +20,7 @@ import {
   type ToolResult,
 } from "../../gen/agentsessions/v1/common_pb.js";
 import { AdapterError } from "../durable/errors.js";
+import { schemaCopyOf } from "../durable/schema.js";
 
 function text(value: string): Part {
   return create(MessageSchema, { parts: [{ part: { case: "text", value: { text: value } } }] }).parts[0]!;
@@ -113,7 +114,7 @@ export function hostToolsOf(tools: LanguageModelV3CallOptions["tools"]): ToolDef
     return create(ToolDefinitionSchema, {
       name: t.name,
       description: t.description ?? "",
-      inputSchema: JSON.parse(JSON.stringify(t.inputSchema)) as JsonObject,
+      inputSchema: schemaCopyOf(t.inputSchema),
     });
   });
 }

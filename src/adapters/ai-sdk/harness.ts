@@ -5,7 +5,7 @@
 // the AI SDK's own `needsApproval` becomes a host gate instead of the SDK's client round-trip; the
 // agent is called with the conversation the kit rebuilt from Start.history.
 import type { LanguageModelV3 } from "@ai-sdk/provider";
-import type { ModelMessage, Tool, ToolExecutionOptions, ToolSet } from "ai";
+import { asSchema, type ModelMessage, type Tool, type ToolExecutionOptions, type ToolSet } from "ai";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Harness, StartInfo } from "../../sdk/types.js";
 import { AgentConfigError } from "../../agent/index.js";
@@ -56,6 +56,18 @@ async function gated(t: Tool, input: unknown, options: ToolExecutionOptions): Pr
   return typeof flag === "function" ? await flag(input, options) : flag;
 }
 
+/**
+ * Each tool with its input schema as one AI SDK Schema, made once per harness: the AI SDK derives a
+ * zod schema's JSON Schema on every model call, a Schema's once (its first use), so every turn's calls
+ * offer the very same schema object and hostToolsOf converts it once.
+ */
+function withSchemas<TOOLS extends ToolSet>(tools: TOOLS): TOOLS {
+  const out: Record<string, Tool> = {};
+  for (const [name, t] of Object.entries(tools) as [string, Tool][])
+    out[name] = { ...t, inputSchema: asSchema(t.inputSchema) } as Tool;
+  return out as TOOLS;
+}
+
 function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, hostTools: ReadonlySet<string>, turn: AdapterTurn): TOOLS {
   const wrapped: Record<string, Tool> = {};
   for (const [name, original] of Object.entries(tools) as [string, Tool][]) {
@@ -86,7 +98,7 @@ function wrapTools<TOOLS extends ToolSet>(tools: TOOLS, hostTools: ReadonlySet<s
 
 /** An AI SDK agent as a harness (the module's default export is `() => aiSdkHarness({...})`). */
 export function aiSdkHarness<TOOLS extends ToolSet = ToolSet>(init: AiSdkHarnessInit<TOOLS>): Harness {
-  const tools = (init.tools ?? {}) as TOOLS;
+  const tools = withSchemas((init.tools ?? {}) as TOOLS);
   const hostTools = new Set<string>(init.hostTools ?? []);
   for (const name of hostTools)
     if (!Object.hasOwn(tools, name))

@@ -12,6 +12,7 @@ import {
   type ToolResult,
 } from "../../gen/agentsessions/v1/common_pb.js";
 import { AdapterError } from "../durable/errors.js";
+import { schemaCopyOf } from "../durable/schema.js";
 
 /** A function call's arguments as the JSON object they must be; anything else is an AdapterError. */
 export function argsOf(text: string): JsonObject {
@@ -111,7 +112,7 @@ export function hostToolsOf(request: AgentsModelRequest): ToolDefinition[] {
       create(ToolDefinitionSchema, {
         name: t.name,
         description: t.description,
-        inputSchema: JSON.parse(JSON.stringify(t.parameters)) as JsonObject,
+        inputSchema: schemaCopyOf(t.parameters),
       }),
     );
   }
@@ -120,7 +121,7 @@ export function hostToolsOf(request: AgentsModelRequest): ToolDefinition[] {
       create(ToolDefinitionSchema, {
         name: h.toolName,
         description: h.toolDescription,
-        inputSchema: JSON.parse(JSON.stringify(h.inputJsonSchema)) as JsonObject,
+        inputSchema: schemaCopyOf(h.inputJsonSchema),
       }),
     );
   return defs;
