@@ -8,13 +8,12 @@
 // no adapter, so adapter turn ÷ kit turn is the adapter's (and its framework's) own share; a host with
 // its journal in RAM shows what the durable commits cost.
 // Invariant: the sides compared alternate turn by turn (paired), after warmup.
+import "../lib/src-entry-points.js";
 import { aiSdkModelProvider } from "../../src/adapters/ai-sdk/index.js";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
 import { MemoryJournal } from "../../src/journal/index.js";
 import type { ModelProvider } from "../../src/model/types.js";
-import * as aiSdk from "../../docs/examples/ai-sdk-agent.js";
-import * as agents from "../../docs/examples/openai-agents-agent.js";
 import { median, paired, round, sampleOf, timeMs } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
@@ -28,12 +27,16 @@ interface Side {
   readonly direct: (question: string) => Promise<unknown>;
 }
 
-function figure(key: string, title: string, side: () => Side): Figure {
+/** The docs examples, imported once the package's entry points resolve to this tree's sources. */
+const aiSdkExample = () => import("../../docs/examples/ai-sdk-agent.js");
+const agentsExample = () => import("../../docs/examples/openai-agents-agent.js");
+
+function figure(key: string, title: string, side: () => Promise<Side>): Figure {
   return {
     key,
     title,
     async run(opts: RunOptions): Promise<FigureResult> {
-      const s = side();
+      const s = await side();
       const dir = scratchDir(key);
       const open = (journal?: MemoryJournal) =>
         Host.open(
@@ -105,7 +108,8 @@ function figure(key: string, title: string, side: () => Side): Figure {
 const AI_SDK_FILE = new URL("../../docs/examples/ai-sdk-agent.ts", import.meta.url).pathname;
 const AGENTS_FILE = new URL("../../docs/examples/openai-agents-agent.ts", import.meta.url).pathname;
 
-export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted vs called directly", () => {
+export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted vs called directly", async () => {
+  const aiSdk = await aiSdkExample();
   const direct = aiSdk.mockModel();
   return {
     harness: "weather",
@@ -119,7 +123,8 @@ export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted v
 export const openAIAgentsTurn = figure(
   "openai_agents_turn_ratio",
   "OpenAI Agents SDK turn hosted vs run directly",
-  () => {
+  async () => {
+    const agents = await agentsExample();
     const direct = agents.directModel();
     return {
       harness: "agents",

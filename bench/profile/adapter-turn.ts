@@ -2,12 +2,11 @@
 // side) for `node --cpu-prof`: `npx tsx --cpu-prof --cpu-prof-dir DIR bench/profile/adapter-turn.ts
 // ai-sdk|openai-agents [TURNS] [ram] [kit]` (kit: the same agent on the agent kit, bench/lib/kit-weather.ts). Invariant: read-only over a scratch data directory; prints the
 // median hosted turn so a profile and a figure can be matched.
+import "../lib/src-entry-points.js";
 import { aiSdkModelProvider } from "../../src/adapters/ai-sdk/index.js";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
 import { MemoryJournal } from "../../src/journal/index.js";
-import * as aiSdk from "../../docs/examples/ai-sdk-agent.js";
-import * as agents from "../../docs/examples/openai-agents-agent.js";
 import { median, timeMs } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 
@@ -17,6 +16,8 @@ const ram = process.argv.includes("ram");
 const kit = process.argv.includes("kit");
 const example = `../../docs/examples/${which === "ai-sdk" ? "ai-sdk-agent" : "openai-agents-agent"}.ts`;
 const file = new URL(kit ? `../lib/kit-weather-${which}.ts` : example, import.meta.url).pathname;
+const aiSdk = await import("../../docs/examples/ai-sdk-agent.js");
+const agents = await import("../../docs/examples/openai-agents-agent.js");
 const provider = which === "ai-sdk" ? aiSdkModelProvider(aiSdk.mockModel()) : agents.mockModel();
 const dir = scratchDir("adapter-profile");
 const host = await Host.open(
@@ -30,7 +31,11 @@ try {
   const cpu: number[] = [];
   for (let i = 0; i < turns; i++) {
     const c0 = process.cpuUsage();
-    ms.push(await timeMs(() => host.placer.exec({ session: uid, inputs: [textMessage("user", `weather in City${i}?`)], signal })));
+    ms.push(
+      await timeMs(() =>
+        host.placer.exec({ session: uid, inputs: [textMessage("user", `weather in City${i}?`)], signal }),
+      ),
+    );
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1000);
   }
@@ -38,7 +43,9 @@ try {
   const last = await host.placer.exec({ session: uid, inputs: [textMessage("user", "weather in Oslo?")], signal });
   process.stdout.write(`answer ${JSON.stringify(last.outputs.at(-1))}\n`);
   process.stdout.write(`${which}${kit ? " (kit)" : ""}: last records ${kinds.join(",")}\n`);
-  process.stdout.write(`${which}${kit ? " (kit)" : ""}: median hosted turn ${median(ms.slice(10)).toFixed(2)} ms (CPU ${median(cpu.slice(10)).toFixed(2)} ms) over ${turns - 10}\n`);
+  process.stdout.write(
+    `${which}${kit ? " (kit)" : ""}: median hosted turn ${median(ms.slice(10)).toFixed(2)} ms (CPU ${median(cpu.slice(10)).toFixed(2)} ms) over ${turns - 10}\n`,
+  );
 } finally {
   await host.close();
   dir.dispose();
