@@ -54,11 +54,30 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
       });
       if (r.status !== 0) throw new Error(`npm ci in the base tree exited ${r.status}`);
     }
+    buildDist(dir, commit);
     return { dir, remove };
   } catch (err) {
     remove();
     throw err;
   }
+}
+
+/**
+ * The base's compiled package (dist/, never in git): figures that spawn the CLI, or host a docs example
+ * that imports the package by name, load it. Built with the base's own tsconfig.build.json.
+ */
+function buildDist(dir: string, commit: string): void {
+  if (!existsSync(join(dir, "tsconfig.build.json")) || existsSync(join(dir, "dist"))) return;
+  process.stderr.write(`bench:compare: building ${commit.slice(0, 7)}'s dist/ …\n`);
+  const r = spawnSync(
+    process.execPath,
+    [join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+    {
+      cwd: dir,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json in the base tree exited ${r.status}`);
 }
 
 /** One `bench/run.ts --out` run in `tree`; a run that wrote no report stands as a report of errors. */
