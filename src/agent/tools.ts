@@ -92,6 +92,37 @@ export function tool<S extends z.ZodType>(init: ToolInit<S>): AgentTool {
   };
 }
 
+/** The result of a harness-local tool: text is one content part, a JSON object the output. */
+export function localToolResult(id: string, out: LocalResult): ToolResult {
+  return create(
+    ToolResultSchema,
+    typeof out === "string" ? { id, content: [{ part: { case: "text", value: { text: out } } }] } : { id, output: out },
+  );
+}
+
+/** A tool error result (the model sees `error`). */
+export function toolErrorResult(id: string, error: string): ToolResult {
+  return create(ToolResultSchema, { id, isError: true, error });
+}
+
+/**
+ * Asks the operator whether a harness-local call may run (choices allow / deny, docs/agents.md §2):
+ * undefined when allowed, else the error text the call's result carries.
+ */
+export async function askToRun(
+  sink: EventSink,
+  tool: string,
+  args: unknown,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  if (!sink.ask) return `tool ${tool} needs an approval and this host cannot ask for one`;
+  const answer = await sink.ask(
+    { question: `allow ${tool} ${JSON.stringify(args)}?`, choices: ["allow", "deny"] },
+    signal,
+  );
+  return answer.declined || answer.text !== "allow" ? `the operator denied ${tool}` : undefined;
+}
+
 /** The tools of an agent, by name. */
 export class ToolBox {
   private readonly byName = new Map<string, AgentTool>();
@@ -122,7 +153,7 @@ export class ToolBox {
   ): Promise<ToolResult> {
     const id = hostCallId(step, index, call.id);
     const failed = async (error: string): Promise<ToolResult> => {
-      const result = create(ToolResultSchema, { id, isError: true, error });
+      const result = toolErrorResult(id, error);
       await sink.report(result, signal);
       return result;
     };
@@ -145,12 +176,8 @@ export class ToolBox {
       );
     }
     if (gated) {
-      if (!sink.ask) return failed(`tool ${t.name} needs an approval and this host cannot ask for one`);
-      const answer = await sink.ask(
-        { question: `allow ${t.name} ${JSON.stringify(call.args ?? {})}?`, choices: ["allow", "deny"] },
-        signal,
-      );
-      if (answer.declined || answer.text !== "allow") return failed(`the operator denied ${t.name}`);
+      const refused = await askToRun(sink, t.name, call.args ?? {}, signal);
+      if (refused !== undefined) return failed(refused);
     }
     let out: LocalResult;
     try {
@@ -158,12 +185,7 @@ export class ToolBox {
     } catch (err) {
       return failed(`${t.name} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
-    const result = create(
-      ToolResultSchema,
-      typeof out === "string"
-        ? { id, content: [{ part: { case: "text", value: { text: out } } }] }
-        : { id, output: out },
-    );
+    const result = localToolResult(id, out);
     await sink.report(result, signal);
     return result;
   }

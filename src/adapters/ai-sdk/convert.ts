@@ -19,19 +19,10 @@ import {
   type ToolDefinition,
   type ToolResult,
 } from "../../gen/agentsessions/v1/common_pb.js";
+import { argsOf } from "../durable/args.js";
 import { AdapterError } from "../durable/errors.js";
 import { schemaCopyOf } from "../durable/schema.js";
-
-function text(value: string): Part {
-  return create(MessageSchema, { parts: [{ part: { case: "text", value: { text: value } } }] }).parts[0]!;
-}
-
-function argsOf(input: unknown): JsonObject {
-  const value = typeof input === "string" ? (input.trim() === "" ? {} : (JSON.parse(input) as unknown)) : input;
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new AdapterError(`a tool call's input must be a JSON object, got ${JSON.stringify(value)}`);
-  return value as JsonObject;
-}
+import { messageText, partsText, textPart } from "../../model/text.js";
 
 function resultPart(toolCallId: string, output: LanguageModelV3ToolResultOutput): Part {
   const init: Record<string, unknown> = { id: toolCallId };
@@ -72,12 +63,12 @@ export function hostMessagesOf(prompt: LanguageModelV3Prompt): Message[] {
   return prompt.map((m) => {
     switch (m.role) {
       case "system":
-        return create(MessageSchema, { role: "system", parts: [text(m.content)] });
+        return create(MessageSchema, { role: "system", parts: [textPart(m.content)] });
       case "user":
       case "assistant": {
         const parts: Part[] = [];
         for (const p of m.content) {
-          if (p.type === "text") parts.push(text(p.text));
+          if (p.type === "text") parts.push(textPart(p.text));
           else if (p.type === "tool-call") {
             if (p.providerExecuted) continue;
             const call = create(MessageSchema, {
@@ -125,7 +116,7 @@ function outputOf(r: ToolResult): LanguageModelV3ToolResultOutput {
     return { type: "error-text", value: r.error };
   }
   if (r.output !== undefined) return { type: "json", value: r.output };
-  return { type: "text", value: r.content.map((c) => (c.part.case === "text" ? c.part.value.text : "")).join("") };
+  return { type: "text", value: partsText(r.content) };
 }
 
 /** harnesshost messages (a rebuilt conversation, or a host request) as an AI SDK prompt. */
@@ -133,7 +124,7 @@ export function promptOf(messages: readonly Message[]): LanguageModelV3Prompt {
   const toolNames = new Map<string, string>();
   const prompt: LanguageModelV3Prompt = [];
   for (const m of messages) {
-    const textOfM = m.parts.map((p) => (p.part.case === "text" ? p.part.value.text : "")).join("");
+    const textOfM = messageText(m);
     if (m.role === "system") {
       prompt.push({ role: "system", content: textOfM });
       continue;
@@ -201,7 +192,7 @@ export function contentOf(message: Message): LanguageModelV3Content[] {
 export function completionOf(content: readonly LanguageModelV3Content[]): Message {
   const parts: Part[] = [];
   for (const c of content) {
-    if (c.type === "text") parts.push(text(c.text));
+    if (c.type === "text") parts.push(textPart(c.text));
     if (c.type === "tool-call" && !c.providerExecuted) {
       const call = create(MessageSchema, {
         parts: [{ part: { case: "toolCall", value: { id: c.toolCallId, tool: c.toolName, args: argsOf(c.input) } } }],

@@ -1,8 +1,11 @@
 // How a tool's value crosses the journal (docs/integrations.md). Invariant: one mapping both ways —
-// a string is a text content part, a plain JSON object is the result's output, any other JSON value
-// is its JSON text — so a value reported live and the value a re-driven turn reads back agree.
-import { create, type JsonObject } from "@bufbuild/protobuf";
-import { ToolResult_Code, ToolResultSchema, type ToolResult } from "../../gen/agentsessions/v1/common_pb.js";
+// a string is a text content part, a plain JSON object is the result's output (the agent kit's own
+// rule for a local tool's result, agent/tools.ts), any other JSON value is its JSON text — so a value
+// reported live and the value a re-driven turn reads back agree.
+import type { JsonObject } from "@bufbuild/protobuf";
+import { ToolResult_Code, type ToolResult } from "../../gen/agentsessions/v1/common_pb.js";
+import { localToolResult, toolErrorResult } from "../../agent/tools.js";
+import { partsText } from "../../model/text.js";
 import type { AppliedResult } from "./applied.js";
 
 function isPlainObject(v: unknown): v is JsonObject {
@@ -17,12 +20,9 @@ export function jsonValueOf(value: unknown): unknown {
 
 /** The ToolResult that records an applied result under `id`. */
 export function toolResultOf(id: string, applied: AppliedResult): ToolResult {
-  if ("error" in applied) return create(ToolResultSchema, { id, isError: true, error: applied.error });
+  if ("error" in applied) return toolErrorResult(id, applied.error);
   const v = applied.value;
-  if (typeof v === "string")
-    return create(ToolResultSchema, { id, content: [{ part: { case: "text", value: { text: v } } }] });
-  if (isPlainObject(v)) return create(ToolResultSchema, { id, output: v });
-  return create(ToolResultSchema, { id, content: [{ part: { case: "text", value: { text: JSON.stringify(v) } } }] });
+  return localToolResult(id, typeof v === "string" || isPlainObject(v) ? v : JSON.stringify(v));
 }
 
 /** What the framework's tool call gets back from a journaled result. */
@@ -32,6 +32,5 @@ export function appliedOf(result: ToolResult, tool: string): AppliedResult {
     return { error: result.error || `${tool} failed` };
   }
   if (result.output !== undefined) return { value: result.output };
-  const text = result.content.map((c) => (c.part.case === "text" ? c.part.value.text : "")).join("");
-  return { value: text };
+  return { value: partsText(result.content) };
 }

@@ -9,6 +9,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Mediation, ToolCallSchema, type Message, type ToolDefinition } from "../../gen/agentsessions/v1/common_pb.js";
 import { hostCallId, meteredModelCall, type AgentContext } from "../../agent/index.js";
+import { askToRun } from "../../agent/tools.js";
 import type { EventSink, StartInfo } from "../../sdk/types.js";
 import type { AppliedResult, AppliedStore } from "./applied.js";
 import { appliedOf, jsonValueOf, toolResultOf } from "./result.js";
@@ -96,13 +97,8 @@ export class AdapterTurn {
       return applied;
     };
     if (run.gated) {
-      if (!this.sink.ask)
-        return report({ error: `tool ${run.tool} needs an approval and this host cannot ask for one` });
-      const answer = await this.sink.ask(
-        { question: `allow ${run.tool} ${JSON.stringify(run.args)}?`, choices: ["allow", "deny"] },
-        this.signal,
-      );
-      if (answer.declined || answer.text !== "allow") return report({ error: `the operator denied ${run.tool}` });
+      const refused = await askToRun(this.sink, run.tool, run.args, this.signal);
+      if (refused !== undefined) return report({ error: refused });
     }
     const kept = await this.applied?.get(this.start.sessionUid, key);
     if (kept) return report(kept);

@@ -11,25 +11,10 @@ import {
   type ToolDefinition,
   type ToolResult,
 } from "../../gen/agentsessions/v1/common_pb.js";
+import { argsOf } from "../durable/args.js";
 import { AdapterError } from "../durable/errors.js";
 import { schemaCopyOf } from "../durable/schema.js";
-
-/** A function call's arguments as the JSON object they must be; anything else is an AdapterError. */
-export function argsOf(text: string): JsonObject {
-  let value: unknown;
-  try {
-    value = text.trim() === "" ? {} : (JSON.parse(text) as unknown);
-  } catch {
-    throw new AdapterError(`a function call's arguments must be a JSON object, got ${text.slice(0, 64)}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new AdapterError(`a function call's arguments must be a JSON object, got ${text.slice(0, 64)}`);
-  return value as JsonObject;
-}
-
-function textMsg(role: string, text: string): Message {
-  return create(MessageSchema, { role, parts: [{ part: { case: "text", value: { text } } }] });
-}
+import { messageText, partsText, textMessage } from "../../model/text.js";
 
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -58,14 +43,17 @@ function resultText(output: unknown): string {
 /** A Runner's model request as the messages of a harnesshost model request. */
 export function hostMessagesOf(request: AgentsModelRequest): Message[] {
   const messages: Message[] = [];
-  if (request.systemInstructions) messages.push(textMsg("system", request.systemInstructions));
+  if (request.systemInstructions) messages.push(textMessage("system", request.systemInstructions));
   const items: readonly AgentInputItem[] =
     typeof request.input === "string" ? [{ role: "user", content: request.input }] : request.input;
   for (const item of items) {
     const i = item as { type?: string; role?: string; content?: unknown };
     if (i.type === undefined || i.type === "message") {
       messages.push(
-        textMsg(i.role === "assistant" ? "assistant" : i.role === "system" ? "system" : "user", contentText(i.content)),
+        textMessage(
+          i.role === "assistant" ? "assistant" : i.role === "system" ? "system" : "user",
+          contentText(i.content),
+        ),
       );
       continue;
     }
@@ -130,8 +118,7 @@ export function hostToolsOf(request: AgentsModelRequest): ToolDefinition[] {
 /** A harnesshost completion as the Runner's output items. */
 export function outputOf(message: Message): AgentOutputItem[] {
   const out: AgentOutputItem[] = [];
-  let text = "";
-  for (const { part } of message.parts) if (part.case === "text") text += part.value.text;
+  const text = messageText(message);
   if (text !== "")
     out.push({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text }] });
   for (const { part } of message.parts)
@@ -149,7 +136,7 @@ export function outputOf(message: Message): AgentOutputItem[] {
 function resultOutput(r: ToolResult): string {
   if (r.isError) return r.error;
   if (r.output !== undefined) return JSON.stringify(r.output);
-  return r.content.map((c) => (c.part.case === "text" ? c.part.value.text : "")).join("");
+  return partsText(r.content);
 }
 
 /** A rebuilt conversation as the Runner's input items. */
@@ -157,8 +144,7 @@ export function inputItemsOf(messages: readonly Message[]): AgentInputItem[] {
   const items: AgentInputItem[] = [];
   const names = new Map<string, string>();
   for (const m of messages) {
-    let text = "";
-    for (const { part } of m.parts) if (part.case === "text") text += part.value.text;
+    const text = messageText(m);
     if (m.role === "assistant") {
       if (text !== "") items.push({ role: "assistant", status: "completed", content: [{ type: "output_text", text }] });
       for (const { part } of m.parts)

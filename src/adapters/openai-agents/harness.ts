@@ -26,7 +26,8 @@ import type { AppliedStore } from "../durable/applied.js";
 import { hostToolExecutor, type HostToolFn } from "../durable/executor.js";
 import { durableHarness, type DurableInit } from "../durable/harness.js";
 import type { AdapterTurn } from "../durable/turn.js";
-import { argsOf, hostMessagesOf, hostToolsOf, inputItemsOf, outputOf } from "./convert.js";
+import { argsOf } from "../durable/args.js";
+import { hostMessagesOf, hostToolsOf, inputItemsOf, outputOf } from "./convert.js";
 
 // The SDK's Agent and FunctionTool are generic in their run context and output; the adapter handles
 // every agent of a graph alike, whatever those are.
