@@ -85,7 +85,7 @@ const COMMAND_FLAG_HELP: Readonly<Record<string, Readonly<Record<string, string>
     "checkpoint-policy": "name=every-turn|on-suspend: when a memory harness is snapshotted (default every-turn)",
     project: "the project sessions go to when a call names none (default: default)",
     model:
-      "the model of every harness on this host — it replaces any model a harness was built with: echo, an OpenAI-compatible base URL, or a model id",
+      "the model of every harness on this host — it replaces any model a harness was built with: echo, an OpenAI-compatible base URL, a model id, or module:FILE (a module whose default export is a model provider or a function returning one, e.g. a framework's mock; docs/integrations.md)",
     "model-name": "the model name sent to the endpoint --model names",
     "model-url": "the OpenAI-compatible base URL a model id is served at",
     "model-base-url": "the reference's spelling of --model-url",

@@ -30,7 +30,9 @@ export const HostConfig = z.object({
   journal: z.string().optional(),
   /**
    * "echo" (deterministic built-in), an OpenAI-compatible base URL, or a model id sent to `modelUrl`
-   * (the reference's `-model ID`). Any model but echo also serves the `chat` harness, as the reference does.
+   * (the reference's `-model ID`), or `module:FILE`, a module whose default export is a ModelProvider
+   * or a function returning one (host/model-module.ts). Any model but echo also serves the `chat`
+   * harness, as the reference does.
    */
   model: z.string().default("echo"),
   /** Model id sent to an OpenAI-compatible provider given as `model: URL`. */

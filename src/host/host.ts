@@ -10,6 +10,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import { openJournal } from "../journal/index.js";
 import type { Journal, SessionInfo } from "../journal/types.js";
 import { type ModelFlagOptions, modelFromFlag } from "../model/index.js";
+import { loadModelModule, modelModulePath } from "./model-module.js";
 import type { ModelProvider } from "../model/types.js";
 import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
@@ -166,7 +167,12 @@ export class Host {
     if (counts) hostMetrics?.countSessionsWith(counts);
     const lockCounts = rawJournal.sessionLockCounts?.bind(rawJournal);
     if (lockCounts) hostMetrics?.countSessionLocksWith(lockCounts);
-    const rawModel = overrides.model ?? modelFromFlag(config.model, modelFlagOptions(config));
+    const modelModule = modelModulePath(config.model);
+    const rawModel =
+      overrides.model ??
+      (modelModule !== undefined
+        ? await loadModelModule(modelModule)
+        : modelFromFlag(config.model, modelFlagOptions(config)));
     const metered = hostMetrics ? instrumentModel(rawModel, hostMetrics) : rawModel;
     const model = overrides.logPayloads === true ? logModelPayloads(metered, log) : metered;
     const registry = new HarnessRegistry(config.defaultHarness);

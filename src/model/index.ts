@@ -52,6 +52,7 @@ function refuse(message: string): HostError {
  * "echo" → the built-in echo model; "http(s)://…" → an OpenAI-compatible endpoint at that base URL
  * (model name from `modelName`, else the harness's request); any other word → that model id, sent to
  * `url` (default DEFAULT_MODEL_URL), as the reference's `-model ID -model-base-url URL` does.
+ * "module:FILE" is refused here: serve and Host.open load it (host/model-module.ts).
  */
 export function modelFromFlag(flag: string, opts: ModelFlagOptions = {}): ModelProvider {
   const endpointFlags = opts.url !== undefined || opts.path !== undefined || opts.authHeader !== undefined;
@@ -59,6 +60,8 @@ export function modelFromFlag(flag: string, opts: ModelFlagOptions = {}): ModelP
     if (endpointFlags) throw refuse("--model-url, --model-path and --model-auth-header need --model ID or --model URL");
     return echoModel;
   }
+  if (flag.startsWith("module:"))
+    throw refuse(`--model ${flag}: a model module is loaded by serve and Host.open, not here`);
   const isUrl = /^https?:\/\//i.test(flag);
   if (!isUrl && (!/^\S+$/.test(flag) || /^[a-z][a-z0-9+.-]*:\/\//i.test(flag)))
     throw refuse(`--model must be "echo", an http(s) base URL or a model id, got ${JSON.stringify(flag)}`);

@@ -21,6 +21,7 @@ import { HostMetrics } from "../../obs/metrics.js";
 import { startTracing, stopTracing } from "../../obs/trace.js";
 import { type MetricsServer, parseHostPort, serveMetrics } from "../../obs/metrics-http.js";
 import { loadToolsModule } from "../../host/tool-module.js";
+import { loadModelModule, modelModulePath } from "../../host/model-module.js";
 import { int, str, UsageError, type Command, type FlagValues } from "../command.js";
 import { createLog, defaultLogFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../../obs/log.js";
 
@@ -94,7 +95,13 @@ function hostConfig(values: FlagValues): HostConfig {
   if (!parsed.success)
     throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   try {
-    modelFromFlag(parsed.data.model, modelFlagOptions(parsed.data)); // refuse bad model flags before anything opens
+    // Refuse bad model flags before anything opens (a model module is loaded, and checked, by run).
+    if (modelModulePath(parsed.data.model) === undefined)
+      modelFromFlag(parsed.data.model, modelFlagOptions(parsed.data));
+    else if (Object.keys(modelFlagOptions(parsed.data)).length > 0)
+      throw new Error(
+        "--model-name, --model-url, --model-path and --model-auth-header go with an endpoint, not --model module:FILE",
+      );
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
@@ -233,6 +240,8 @@ export const serveCommand: Command = {
     // Your own tools (docs/harness-authoring.md): loaded and checked before anything is opened or served.
     const toolsModule = str(ctx.values, "tools");
     const hostTools = toolsModule !== undefined ? await loadToolsModule(toolsModule) : undefined;
+    const modelModule = modelModulePath(config.model);
+    const model = modelModule !== undefined ? await loadModelModule(modelModule) : undefined;
     if (ctx.values["detach"] === true)
       return detach("serve", ctx.argv, logFile ?? join(config.dataDir, "serve.log"), ctx);
     const logger = createLog({ level, format });
@@ -245,6 +254,7 @@ export const serveCommand: Command = {
       metrics,
       logPayloads: ctx.values["log-payloads"] === true,
       ...(hostTools ? { hostTools } : {}),
+      ...(model ? { model } : {}),
     });
     // The vm runtime's accelerator is decided once per process; say which and why at start-up.
     if (config.harnesses?.some((h) => h.runtime === "vm")) {
