@@ -2,7 +2,7 @@
 // for each, a multi-step tool-calling turn journals every model and tool call; replay is identical
 // with zero model calls; streamed text reaches the turn's observer as deltas; a host tool parks at the
 // approval gate, approve + resume runs it exactly once, a denial never runs it; a fork's child refuses
-// the inherited gated call; a long session compacts and its requests stay bounded.
+// the inherited gated call; a long session compacts and its Starts and requests stay bounded.
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { aiSdkModelProvider, aiSdkToolExecutor, memoryApplied } from "../../src/adapters/ai-sdk/index.js";
@@ -25,6 +25,7 @@ import {
 } from "../tiers/helpers.js";
 import * as aiSdk from "../../docs/examples/ai-sdk-agent.js";
 import * as agents from "../../docs/examples/openai-agents-agent.js";
+import { startSizes } from "./fixtures/start-sizes.js";
 
 afterEach(closeAll);
 
@@ -82,7 +83,8 @@ function counted(exec: ToolExecutor): ToolExecutor & { runs: string[] } {
   };
 }
 
-async function hostFor(a: Adapter) {
+/** A host serving `a`'s example (or, `watched`, the example with its Starts recorded in startSizes). */
+async function hostFor(a: Adapter, watched = false) {
   const model = a.model();
   const executor = counted(a.executor());
   const sizes: number[] = [];
@@ -94,7 +96,15 @@ async function hostFor(a: Adapter) {
     },
   };
   const host = await openTestHost(
-    { harnesses: [{ name: "agent", runtime: "local", target: fileURLToPath(new URL(a.file, import.meta.url)) }] },
+    {
+      harnesses: [
+        {
+          name: "agent",
+          runtime: "local",
+          target: fileURLToPath(new URL(watched ? `./fixtures/watched-${a.name}.ts` : a.file, import.meta.url)),
+        },
+      ],
+    },
     { model: provider, tools: executor },
   );
   return { host, calls: model.calls, executor, sizes };
@@ -187,13 +197,19 @@ describe.each(ADAPTERS)("$name adapter", (a) => {
     expect(executor.runs).toEqual([]);
   });
 
-  it("aLongSessionCompactsAndItsRequestsStayBounded", async () => {
-    const { host, calls, sizes } = await hostFor(a);
+  it("aLongSessionCompactsAndItsStartsAndRequestsStayBounded", async () => {
+    const { host, calls, sizes } = await hostFor(a, true);
+    const starts = (startSizes[a.name] ??= []);
+    starts.length = 0;
     const { uid: s } = await host.createSession({ harness: "agent" });
     for (let i = 0; i < 12; i++) await exec(host, s, `weather in City${i}?`);
     const compactions = (await records(host, s)).flatMap((r) => compactionOfEvent(r.event) ?? []);
     expect(compactions.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...sizes.slice(-8))).toBeLessThanOrEqual(Math.max(...sizes.slice(0, 16)));
+    // Start.history begins after the newest compaction: the last turns' Starts are no longer than the
+    // longest before the first compaction.
+    expect(starts).toHaveLength(12);
+    expect(Math.max(...starts.slice(-4))).toBeLessThanOrEqual(Math.max(...starts.slice(0, 6)));
     const n = calls();
     await host.placer.replay(s, signal());
     expect(calls()).toBe(n);

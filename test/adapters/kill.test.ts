@@ -1,5 +1,5 @@
-// At most once across a host SIGKILL (docs/integrations.md §4): a host process runs an AI SDK agent's
-// turn and is killed after a tool ran (its result kept in the file applied store) and before its
+// At most once across a host SIGKILL (docs/integrations.md §4): a host process runs an AI SDK (or an
+// OpenAI Agents SDK) agent's turn and is killed after a tool ran (its result kept in the file applied store) and before its
 // TOOL_RESULT was journaled; a new host over the same data directory resumes the turn, which completes
 // without running the tool again — for a harness-local tool and for a host tool alike.
 import { spawn } from "node:child_process";
@@ -8,27 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { aiSdkModelProvider, aiSdkToolExecutor } from "../../src/adapters/ai-sdk/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { Host } from "../../src/host/host.js";
-import { mockModel } from "../../docs/examples/ai-sdk-agent.js";
 import { eventually } from "../fixtures/eventually.js";
-import { applied, tools } from "./fixtures/counting-agent.js";
+import { countingHost } from "./fixtures/counting-host.js";
 
 const KILL_HOST = fileURLToPath(new URL("./fixtures/kill-host.ts", import.meta.url));
-const AGENT = fileURLToPath(new URL("./fixtures/counting-agent.ts", import.meta.url));
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   delete process.env["HH_APPLIED_DIR"];
 });
-
-function openHost(dataDir: string): Promise<Host> {
-  return Host.open(
-    { dataDir, harnesses: [{ name: "counting", runtime: "local", target: AGENT }], toolsWithoutApproval: ["charge"] },
-    { model: aiSdkModelProvider(mockModel()), tools: aiSdkToolExecutor(tools, applied()) },
-  );
-}
 
 const runs = (dir: string, tool: string): number => {
   try {
@@ -40,7 +29,13 @@ const runs = (dir: string, tool: string): number => {
   }
 };
 
-describe.each(["stamp", "charge"])("a host killed after %s ran and before its receipt", (tool) => {
+describe.each([
+  ["ai-sdk", "stamp"],
+  ["ai-sdk", "charge"],
+  ["openai-agents", "stamp"],
+  ["openai-agents", "charge"],
+])("%s: a host killed after %s ran and before its receipt", (framework, tool) => {
+  const openHost = (dataDir: string) => countingHost(dataDir, framework);
   it("reDrivesWithoutRunningTheToolAgain", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "hh-kill-"));
     const appliedDir = mkdtempSync(join(tmpdir(), "hh-applied-"));
@@ -50,7 +45,7 @@ describe.each(["stamp", "charge"])("a host killed after %s ran and before its re
     const { uid: s } = await first.createSession({ harness: "counting" });
     await first.close();
 
-    const child = spawn(process.execPath, ["--import", "tsx", KILL_HOST, dataDir, s, `${tool} Oslo`], {
+    const child = spawn(process.execPath, ["--import", "tsx", KILL_HOST, dataDir, s, `${tool} Oslo`, framework], {
       env: { ...process.env, HH_APPLIED_DIR: appliedDir, HH_HANG_AFTER_KEEP: "1" },
       stdio: ["ignore", "pipe", "inherit"],
     });
