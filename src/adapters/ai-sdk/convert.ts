@@ -2,7 +2,7 @@
 // pure function of its input — the same AI SDK prompt always becomes the same harnesshost request, so
 // a replayed or re-driven turn hashes to the recorded model input (I0) — and the two directions agree
 // on text, tool calls and tool results, the parts the journal keeps.
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Content,

@@ -2,7 +2,7 @@
 // direction is a pure function of its input — the same Runner request always becomes the same
 // harnesshost request, so a replayed or re-driven turn hashes to the recorded model input (I0) — and
 // the two directions agree on text, function calls and their results, the parts the journal keeps.
-import { create, type JsonObject } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { AgentInputItem, AgentOutputItem, ModelRequest as AgentsModelRequest } from "@openai/agents";
 import {
   MessageSchema,
