@@ -40,8 +40,12 @@ const LAYERS = [
   // 8b. harness versions: which sessions are pinned to which version (a fold of their logs) and the
   //     offline replay check of new code; both drive the controller over a journal, nothing above it.
   ["src/versions/"],
-  // 9. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
+  // 9. one turn: live sink, serving sink, replay, re-drive, approval decisions.
   ["src/controller/"],
+  // 9b. the session-log projection: the one fold of a session's records into its facts (turns, gates,
+  //     compute state, pin, restart points), its stored form, and the compaction record it reads. Below
+  //     the controller (which drives turns from it) and above the journal and snapshot references it reads.
+  ["src/projection/"],
   // 10. memory snapshots and post-commit effects.
   ["src/snapshot/", "src/effects/"],
   // 11. the hash-chained journal backends and the model providers.

@@ -5,7 +5,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { agent } from "../../src/agent/index.js";
 import { SESSION_TOTAL_USAGE } from "../../src/agent/conversation.js";
-import { compactionMessage } from "../../src/controller/compaction.js";
+import { compactionMessage } from "../../src/projection/compaction.js";
 import { ev, textMessage } from "../../src/controller/events.js";
 import { COMPACT_PARAM } from "../../src/controller/host-params.js";
 import { newCallId, newExecutionId } from "../../src/controller/ids.js";

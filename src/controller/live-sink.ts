@@ -24,7 +24,7 @@ import { callSignal, type SinkGuard } from "./sink-guard.js";
 import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
 import { checkToolPolicy } from "./tool-policy.js";
 import { validateMediatedCall } from "./tools.js";
-import { compactionMessage } from "./compaction.js";
+import { compactionMessage } from "../projection/compaction.js";
 import { hostParamsOf, providerRequest } from "./host-params.js";
 import { withRetry } from "../model/retry.js";
 import type { TurnContext } from "./turn-context.js";

@@ -17,7 +17,7 @@ import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
-import { SessionLog, type PendingTurn, type RecordedExecution } from "./projection.js";
+import { SessionLog, type PendingTurn, type RecordedExecution } from "../projection/session-log.js";
 import { DivergedError, ServingEffects, servingSink } from "./serving-sink.js";
 import { boundedRun } from "./bounded-run.js";
 import { SinkGuard } from "./sink-guard.js";

@@ -6,7 +6,7 @@
 // checking another version is the point.
 import { fromJson } from "@bufbuild/protobuf";
 import { newSessionUid } from "../controller/ids.js";
-import { SessionLog } from "../controller/projection.js";
+import { SessionLog } from "../projection/session-log.js";
 import { DivergedError } from "../controller/serving-sink.js";
 import { replaySession } from "../controller/turn.js";
 import { isHostError } from "../errors/index.js";

@@ -4,7 +4,7 @@
 // and model input stay bounded; replay is identical with zero model calls; the chain verifies.
 import { describe, expect, it } from "vitest";
 import { agent } from "../../src/agent/index.js";
-import { compactionOfEvent } from "../../src/controller/compaction.js";
+import { compactionOfEvent } from "../../src/projection/compaction.js";
 import { execTurn, replaySession, resumeTurn, SessionLog } from "../../src/controller/index.js";
 import { ModelRequestError } from "../../src/model/types.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
