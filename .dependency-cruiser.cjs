@@ -29,7 +29,9 @@ const LAYERS = [
   // 7. harness nodes: both ends of Harness.Connect and the Actors extension over gRPC.
   ["src/node/"],
   // 7b. the built-in harnesses, written with the SDK and the agent kit (chat and notes are agents), so
-  //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them.
+  //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them,
+  //     and the host names the executors of the example tools kept beside them (ask/demo-write.ts,
+  //     notes/tools.ts).
   ["harnesses/"],
   // 7c. framework adapters (`harnesshost/ai-sdk`, `harnesshost/openai-agents`): host an existing AI SDK
   //     or OpenAI Agents SDK agent on the agent kit; the only modules that load those optional peers.

@@ -13,7 +13,7 @@ import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
 import type { LimitOverrides } from "../../src/limits/index.js";
 import { CounterAgent } from "../../harnesses/counteragent/index.js";
-import { DEMO_WRITE_TOOL, readDemoWrites } from "../../src/controller/demo-write.js";
+import { DEMO_WRITE_TOOL, readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { projectExecutions } from "../../src/projection/session-log.js";
 import { EventKind, Mediation, ToolCallSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
