@@ -17,7 +17,8 @@ const LAYERS = [
   //    conformance suite (drives a real host) and the remote client library (talks to a server over
   //    the wire). Edges never import one another, except server ⇄ http (SIBLINGS_ALLOWED below).
   ["src/server/", "src/http/", "src/conformance/", "src/client/"],
-  // 3. the host: one process's assembly of journal, snapshot store, registry, runtimes and placer.
+  // 3. the host: one process's assembly of journal, snapshot store, registry, runtimes and placer, and
+  //    its harness catalog (registering, retiring, freeing harnesses; the registry service maps onto it).
   ["src/host/"],
   // 4. placement: admission, session guard, fences, checkpoints, waits, recovery (the Placer).
   ["src/placement/"],

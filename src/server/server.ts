@@ -21,7 +21,7 @@ import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
-import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
+import { HarnessCatalog, REGISTRATION_POLL_MS } from "../host/harness-catalog.js";
 import { Health } from "./health.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
