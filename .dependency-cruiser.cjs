@@ -7,8 +7,9 @@
 // the line says so.
 const LAYERS = [
   // 0. package entry points that gather several layers: `harnesshost` (host embedding API) and
-  //    `harnesshost/sdk` (authoring types plus serveHarness from node/). Re-exports only.
-  ["src/index\\.ts$", "src/sdk/index\\.ts$"],
+  //    `harnesshost/sdk` (src/sdk/: the authoring types of src/harness/ plus serveHarness from node/).
+  //    Re-exports only.
+  ["src/index\\.ts$", "src/sdk/"],
   // 1. the `harnesshost` command: parses flags, calls a server (remote) or a host (in process); and the
   //    testing kit (`harnesshost/testing`): an in-process host, session helpers and conformance for
   //    authors' own tests. Both sit on the host, the conformance suite and the client's decision rules.
@@ -53,9 +54,10 @@ const LAYERS = [
   ["src/snapshot/", "src/effects/"],
   // 11. the hash-chained journal backends and the model providers.
   ["src/journal/", "src/model/"],
-  // 12. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
-  //     limits sits here because nodes, placement, servers and runtimes all read the one table.
-  ["src/canon/", "src/sdk/(?!index\\.ts$)", "src/wire/", "src/limits/"],
+  // 12. canonical hashing, the harness authoring types (the `harnesshost/sdk` entry point above
+  //     re-exports them), the gRPC adapter, the resource-limit table. limits sits here because nodes,
+  //     placement, servers and runtimes all read the one table.
+  ["src/canon/", "src/harness/", "src/wire/", "src/limits/"],
   // 12b. observability: the logger, the Prometheus metrics registry and its scrape handler, and the
   //      OpenTelemetry tracing switch — read by every layer above (the gRPC adapter opens RPC spans).
   ["src/obs/"],

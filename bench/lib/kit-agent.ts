@@ -10,7 +10,7 @@ import { ev, textMessage } from "../../src/controller/events.js";
 import { COMPACT_PARAM } from "../../src/controller/host-params.js";
 import { newCallId, newExecutionId } from "../../src/controller/ids.js";
 import { EventSchema, ModelCallSchema, UsageSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { promptText } from "./echo-turns.js";
 
 /** Conversation messages after which the compacting agent compacts (a turn adds two). */

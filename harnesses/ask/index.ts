@@ -11,7 +11,7 @@ import {
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText } from "../../src/model/text.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/harness/types.js";
 import { DEMO_WRITE_TOOL } from "./demo-write.js";
 
 /** "approved", "denied" or "failed" for a gate's receipt. */

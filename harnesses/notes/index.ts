@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { agent, compact, tool, type CompactPart } from "../../src/agent/index.js";
 import { NoteName, NOTES_READ_TOOL, NOTES_WRITE_TOOL } from "./tools.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 
 /** Messages of history after which the agent compacts, unless the config says otherwise. */
 export const DEFAULT_COMPACT_AFTER = 24;

@@ -16,7 +16,7 @@ import {
 import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { modelInputHashIn } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { EventSink, ModelRequest, ModelResponse } from "../harness/types.js";
 import { ApprovalParkedError, attachDecision, deniedReceipt } from "./approvals.js";
 import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";

@@ -19,7 +19,7 @@ import {
 } from "../gen/agentsessions/v1/common_pb.js";
 import { jcs } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { EventSink, ModelRequest, ModelResponse } from "../harness/types.js";
 import { textMessage, textOf } from "./events.js";
 import { compactionOf } from "../projection/compaction.js";
 import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "./approvals.js";

@@ -11,7 +11,7 @@ import { recordedVersion } from "../journal/pin.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
 import { classifyFailure, type FailureClass } from "../model/types.js";
-import type { Harness, StartInfo } from "../sdk/types.js";
+import type { Harness, StartInfo } from "../harness/types.js";
 import { clipForLog, type Log, NO_LOG } from "../obs/op-log.js";
 import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";

@@ -13,7 +13,7 @@ import { isHostError } from "../errors/index.js";
 import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../journal/memory.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { HarnessFactory } from "../sdk/types.js";
+import type { HarnessFactory } from "../harness/types.js";
 
 /** One recorded session to check: a label for reports (a file name or a uid) and its records. */
 export interface RecordedSession {

@@ -11,7 +11,7 @@ import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
 import { messageText, textMessage } from "../../src/model/text.js";
-import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { say, ScriptedModel } from "../../src/model/scripted.js";
 
 const S = "sess-0000000000000000000000c1";

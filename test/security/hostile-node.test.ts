@@ -23,7 +23,7 @@ import { type RunningServer, startServer } from "../../src/server/server.js";
 import { pino } from "pino";
 import { allJournalsVerify, healthServing } from "./hostile-helpers.js";
 import { HostError } from "../../src/errors/index.js";
-import type { EventSink, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, StartInfo } from "../../src/harness/types.js";
 import { type EvilNode, serveEvilNode, silentStream, untilCancelled } from "../fixtures/evil-node.js";
 import { ScriptedHarness } from "../node/fixtures.js";
 import {
