@@ -151,7 +151,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     registryAddr = registry ? await listen(registry, opts.registryAddr, credentials) : LISTENER_OFF;
     if (listeners.http !== undefined && opts.httpAddr !== undefined) {
       // The HTTP console (Connect, its assets) loads only when its listener is on: a start with
-      // --http-addr off never pays for it (issue 41, docs/performance.md "serve_ready_ms").
+      // --http-addr off never pays for it (docs/performance.md "serve_ready_ms").
       const [{ ConsoleAssets }, { routeService }, { httpPolicy }, { startHttp }] = await Promise.all([
         import("../http/assets.js"),
         import("../http/connect-service.js"),
