@@ -70,12 +70,8 @@ def reseed_runtimes():
                     pass
                 continue
             conn.sendall(b"reseed\\n")
-            answer = b""
-            while not answer.endswith(b"\\n"):
-                chunk = conn.recv(64)
-                if not chunk:
-                    break
-                answer += chunk
+            with conn.makefile("rb") as reader:
+                answer = reader.readline(64)
         if answer != b"reseeded\\n":
             raise OSError(f"runtime {name[:-5]} answered {answer[:80]!r} to reseed")
         confirmed += 1
@@ -492,14 +488,8 @@ def answer(line):
 def serve(server):
     while True:
         conn, _ = server.accept()
-        with conn:
-            line = b""
-            while not line.endswith(b"\\n"):
-                chunk = conn.recv(64)
-                if not chunk:
-                    break
-                line += chunk
-            conn.sendall(answer(line))
+        with conn, conn.makefile("rb") as reader:
+            conn.sendall(answer(reader.readline(64)))
 
 
 def main():
