@@ -5,7 +5,7 @@ import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MeteredJournal } from "../../src/host/metered-journal.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
 import { startTracing, stopTracing } from "../../src/obs/trace.js";

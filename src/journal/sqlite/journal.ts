@@ -2,18 +2,18 @@
 // transaction that checks CAS then fence against the session's head pointer, inserts the chained
 // records and moves the head pointer and compute-state projection together, so the head never drifts
 // from the records and a crash loses at most the uncommitted transaction. The head lives in a head row
-// beside the session's newest record (schema version 2, sqlite-schema.ts), anchored by the session row.
-// A record's hashes are stored as sqlite-hash.ts says (32-byte BLOBs when canonical, schema version 4).
+// beside the session's newest record (schema version 2, schema.ts), anchored by the session row.
+// A record's hashes are stored as hash.ts says (32-byte BLOBs when canonical, schema version 4).
 // Appends go through a commit queue (commit-queue.ts): appends that arrive together share one
 // BEGIN IMMEDIATE … COMMIT (one fsync), each inside its own savepoint so a failing one rolls back alone,
 // and none is acknowledged before the COMMIT returns; every other write first commits what is queued.
-import { noteEventBytes } from "../wire/event-bytes.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
 import { readFileSync, statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
   chainEvents,
   checkAppend,
@@ -25,8 +25,8 @@ import {
   type StoredRecord,
   UnreadableStorage,
   requireImportable,
-} from "./chain.js";
-import { parseComputeState, projectComputeState } from "./compute-state.js";
+} from "../chain.js";
+import { parseComputeState, projectComputeState } from "../compute-state.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -34,13 +34,13 @@ import {
   normalizeProject,
   READ_PAGE_SIZE,
   sessionFilterOf,
-} from "./paging.js";
-import { hashColumn, hashText } from "./sqlite-hash.js";
-import { copyWithWal } from "./sqlite-wal-copy.js";
-import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
-import { SqliteVerifiedPositions } from "./sqlite-verified.js";
-import { type CheckpointStats, WalCheckpointer, type WalCheckpointOptions } from "./sqlite-checkpointer.js";
-import { projectPin, projectPins, type PinnedSession, type SessionPin } from "./pin.js";
+} from "../paging.js";
+import { hashColumn, hashText } from "./hash.js";
+import { copyWithWal } from "./wal-copy.js";
+import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
+import { SqliteVerifiedPositions } from "./verified.js";
+import { type CheckpointStats, WalCheckpointer, type WalCheckpointOptions } from "./checkpointer.js";
+import { projectPin, projectPins, type PinnedSession, type SessionPin } from "../pin.js";
 import {
   implicitRow,
   importedRow,
@@ -50,7 +50,7 @@ import {
   setPin,
   validateMeta,
   type SessionRow,
-} from "./session-row.js";
+} from "../session-row.js";
 import {
   enableWal,
   HEAD_ROW_SEQ,
@@ -59,7 +59,7 @@ import {
   isUnreadable,
   migrate,
   requireReadableVersion,
-} from "./sqlite-schema.js";
+} from "./schema.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -80,7 +80,7 @@ import type {
   StoredRegistration,
   VerifyResult,
   VerifiedRecordSink,
-} from "./types.js";
+} from "../types.js";
 
 export interface SqliteJournalOptions {
   /** How long a writer waits for another connection's lock (default 5000 ms). */
@@ -98,7 +98,7 @@ export interface SqliteJournalOptions {
    */
   readonly groupCommit?: boolean | GroupCommitOptions;
   /**
-   * WAL checkpoints (sqlite-checkpointer.ts; default on, 1000 / 4000 pages, 64 commits): while commits
+   * WAL checkpoints (checkpointer.ts; default on, 1000 / 4000 pages, 64 commits): while commits
    * carry several writes (group commit under load) copied back into the database by a worker thread
    * instead of inside a COMMIT, the WAL restarted by the writing connection at `resetPages`; for a lone
    * writer SQLite's own auto-checkpoint at `backgroundPages`. `false` leaves SQLite's auto-checkpoint
@@ -173,10 +173,10 @@ interface CheckpointDbRow {
   created_at_ms: number;
 }
 
-/** A hash as insertEvent binds it (sqlite-hash.ts hashColumn). */
+/** A hash as insertEvent binds it (hash.ts hashColumn). */
 type HashColumn = string | Buffer;
 
-/** An events row's record columns, the hashes read back as text (sqlite-hash.ts). */
+/** An events row's record columns, the hashes read back as text (hash.ts). */
 const EVENT_COLUMNS = `seq, ${hashText("prev_hash")} AS prev_hash, ${hashText("content_hash")} AS content_hash, fence, event`;
 
 const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -461,7 +461,7 @@ export class SqliteJournal implements Journal {
    * A read-only connection. A WAL-mode file in a directory this process cannot write and without a
    * -shm (none can be made there) is read from an in-memory image of the file when it has no
    * un-checkpointed WAL frames (a cleanly stopped host leaves none), or, with frames left over by an
-   * unclean shutdown, from a private copy of the file and its -wal (sqlite-wal-copy.ts), removed on
+   * unclean shutdown, from a private copy of the file and its -wal (wal-copy.ts), removed on
    * close — never from a stale image. A -shm the unclean shutdown left behind is read as it is.
    */
   private static openReadOnly(path: string, busyTimeoutMs: number): SqliteJournal {

@@ -2,18 +2,18 @@
 // locks its session row (SELECT … FOR UPDATE), checks CAS then fence against the row's head pointer,
 // inserts the chained records and moves the head pointer and compute-state projection before commit,
 // so concurrent hosts serialise per session and the row never drifts from the records. Appends go
-// through a commit queue (commit-queue.ts, postgres-batch.ts): appends that arrive together share one
+// through a commit queue (commit-queue.ts, batch.ts): appends that arrive together share one
 // transaction on one connection, each checked alone, none acknowledged before the COMMIT returns.
 // While this process holds a session's cluster lock, the session row comes back with the lock and the
-// head and row are served from what was read or committed under that hold (postgres-held.ts); the lock
-// stays as a lease between this host's operations (postgres-lock.ts), so a host's next operation on a
+// head and row are served from what was read or committed under that hold (held.ts); the lock
+// stays as a lease between this host's operations (lock.ts), so a host's next operation on a
 // session it just ran makes no lock round trip; the database's compare-and-swap still decides every append.
-import { inTransaction } from "./postgres-transaction.js";
-import { noteEventBytes } from "../wire/event-bytes.js";
+import { inTransaction } from "./transaction.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
   chainEvents,
   forkMarkerEvent,
@@ -23,8 +23,8 @@ import {
   verifyChain,
   type StoredRecord,
   requireImportable,
-} from "./chain.js";
-import { projectComputeState } from "./compute-state.js";
+} from "../chain.js";
+import { projectComputeState } from "../compute-state.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -32,13 +32,13 @@ import {
   normalizeProject,
   READ_PAGE_SIZE,
   sessionFilterOf,
-} from "./paging.js";
-import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "./commit-queue.js";
-import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./postgres-batch.js";
-import { PgCancelChannel } from "./postgres-cancel.js";
-import { HeldSessions } from "./postgres-held.js";
-import { PgListener } from "./postgres-listen.js";
-import { PgSessionLocks, type SessionLockRelease } from "./postgres-lock.js";
+} from "../paging.js";
+import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
+import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./batch.js";
+import { PgCancelChannel } from "./cancel.js";
+import { HeldSessions } from "./held.js";
+import { PgListener } from "./listen.js";
+import { PgSessionLocks, type SessionLockRelease } from "./lock.js";
 import {
   checkpointOf,
   decodeEvent,
@@ -56,10 +56,10 @@ import {
   type HeadDbRow,
   type RegistrationDbRow,
   type SessionDbRow,
-} from "./postgres-rows.js";
-import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./postgres-schema.js";
-import { projectPins, type PinnedSession, type SessionPin } from "./pin.js";
-import { importedRow, rowFromMeta, setPin, validateMeta } from "./session-row.js";
+} from "./rows.js";
+import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./schema.js";
+import { projectPins, type PinnedSession, type SessionPin } from "../pin.js";
+import { importedRow, rowFromMeta, setPin, validateMeta } from "../session-row.js";
 import type {
   CancelRequest,
   ImportedSessionMeta,
@@ -81,7 +81,7 @@ import type {
   StoredRegistration,
   VerifyResult,
   VerifiedRecordSink,
-} from "./types.js";
+} from "../types.js";
 
 export interface PostgresJournalOptions {
   /** PostgreSQL schema holding every table (created if missing); default: the server's search_path. */
@@ -150,7 +150,7 @@ export class PostgresJournal implements Journal {
   private closed = false;
   /** Undefined when group commit is off. */
   private readonly queue: CommitQueue | undefined;
-  /** Heads this journal committed or read under lock: the optimistic append's guesses (postgres-batch.ts). */
+  /** Heads this journal committed or read under lock: the optimistic append's guesses (batch.ts). */
   private readonly heads = new HeadCache();
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
@@ -159,9 +159,9 @@ export class PostgresJournal implements Journal {
     readonly schema: string | undefined,
     /** Sessions held as leases between operations are listed by `locks.parked`. */
     readonly locks: PgSessionLocks,
-    /** Heads and rows of the sessions this process holds the cluster lock of (postgres-held.ts). */
+    /** Heads and rows of the sessions this process holds the cluster lock of (held.ts). */
     private readonly held: HeldSessions,
-    /** The one LISTEN connection of cancel and release requests (postgres-listen.ts). */
+    /** The one LISTEN connection of cancel and release requests (listen.ts). */
     readonly listener: PgListener,
     private readonly cancels: PgCancelChannel,
     groupCommit: boolean | GroupCommitOptions,
@@ -240,7 +240,7 @@ export class PostgresJournal implements Journal {
    * and uid) on a dedicated connection that stays checked out until the lock is let go, so it outlives
    * any transaction; when the operation releases it, it stays held as a lease for up to
    * `sessionLeaseMs`, and this host's next operation on the session takes it up without a round trip
-   * (postgres-lock.ts). Returns undefined when another connection holds the session and did not hand it
+   * (lock.ts). Returns undefined when another connection holds the session and did not hand it
    * over within `sessionHandoverMs` (another host's operation, or another caller in this one, at once):
    * the placement layer turns that into ABORTED for a concurrent Exec. If the lock's connection dies the
    * lock is gone; fences still refuse the stale writer's appends.
@@ -270,7 +270,7 @@ export class PostgresJournal implements Journal {
     return this.locks.counts();
   }
 
-  /** Cross-host cancel: a NOTIFY that every subscribed host of this schema hears (postgres-cancel.ts). */
+  /** Cross-host cancel: a NOTIFY that every subscribed host of this schema hears (cancel.ts). */
   async requestCancel(session: string, reason: string): Promise<void> {
     requireSession(session);
     await this.live().cancels.notify(this.pool, session, reason);
@@ -366,7 +366,7 @@ export class PostgresJournal implements Journal {
 
   /**
    * The commit queue's runner. Sessions whose head this journal remembers go through one optimistic
-   * statement (postgres-batch.ts); the rest — and any the statement found moved — through the locking
+   * statement (batch.ts); the rest — and any the statement found moved — through the locking
    * transaction. Each session's writes take one path, so their order holds.
    */
   private async runBatch(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {

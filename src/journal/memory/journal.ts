@@ -1,10 +1,10 @@
 // In-process Journal for tests. Invariant: the same observable semantics as SqliteJournal — events are
 // stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
 // every mutation runs synchronously before its promise settles, which makes it atomic.
-import { noteEventBytes } from "../wire/event-bytes.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
 import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
   chainEvents,
   checkAppend,
@@ -15,8 +15,8 @@ import {
   verifyChain,
   type StoredRecord,
   requireImportable,
-} from "./chain.js";
-import { projectComputeState } from "./compute-state.js";
+} from "../chain.js";
+import { projectComputeState } from "../compute-state.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -24,9 +24,9 @@ import {
   normalizeProject,
   READ_PAGE_SIZE,
   sessionFilterOf,
-} from "./paging.js";
-import { projectPins, type PinnedSession } from "./pin.js";
-import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, type SessionRow } from "./session-row.js";
+} from "../paging.js";
+import { projectPins, type PinnedSession } from "../pin.js";
+import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, type SessionRow } from "../session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -46,7 +46,7 @@ import type {
   StoredRegistration,
   VerifyResult,
   VerifiedRecordSink,
-} from "./types.js";
+} from "../types.js";
 
 interface StoredEvent {
   readonly seq: number;

@@ -13,8 +13,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
-import { ErrorCode, HostError } from "../errors/index.js";
-import type { PgListener } from "./postgres-listen.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import type { PgListener } from "./listen.js";
 
 /** How long close() waits for its explicit unlocks before destroying the lock connections (ms). */
 const CLOSE_UNLOCK_WAIT_MS = 1_000;

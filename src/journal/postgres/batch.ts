@@ -12,15 +12,15 @@
 // not move (another host wrote, a fence was minted) is left untouched and goes through the locking path.
 import { toBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
-import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { noteEventBytes } from "../wire/event-bytes.js";
-import { chainEvents, checkAppend } from "./chain.js";
-import type { QueuedWrite, WriteOutcome } from "./commit-queue.js";
-import { parseComputeState, projectComputeState } from "./compute-state.js";
-import { projectPin, type SessionPin } from "./pin.js";
-import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./postgres-rows.js";
-import type { CommittedColumns } from "./session-row.js";
-import type { ComputeStateName, JournalRecord } from "./types.js";
+import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
+import { chainEvents, checkAppend } from "../chain.js";
+import type { QueuedWrite, WriteOutcome } from "../commit-queue.js";
+import { parseComputeState, projectComputeState } from "../compute-state.js";
+import { projectPin, type SessionPin } from "../pin.js";
+import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./rows.js";
+import type { CommittedColumns } from "../session-row.js";
+import type { ComputeStateName, JournalRecord } from "../types.js";
 
 /** Rows per INSERT statement. */
 const INSERT_CHUNK = 500;

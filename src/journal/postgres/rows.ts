@@ -2,12 +2,12 @@
 // column (which `pg` returns as a decimal string) is turned back into a safe integer here, and a value
 // that is not one is DataLoss, never a silently rounded number.
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import { parseComputeState } from "./compute-state.js";
-import type { SessionPin } from "./pin.js";
-import { pinOfColumns, setPin, type SessionRow } from "./session-row.js";
-import type { CheckpointRow, JournalRecord, RegistrationState, SessionInfo, StoredRegistration } from "./types.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import { parseComputeState } from "../compute-state.js";
+import type { SessionPin } from "../pin.js";
+import { pinOfColumns, setPin, type SessionRow } from "../session-row.js";
+import type { CheckpointRow, JournalRecord, RegistrationState, SessionInfo, StoredRegistration } from "../types.js";
 
 /** int8 as `pg` hands it over (string), or a number where the query cast it. */
 export type Int8 = string | number;
