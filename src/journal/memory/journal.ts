@@ -6,9 +6,6 @@ import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
-  chainEvents,
-  checkAppend,
-  forkMarkerEvent,
   requireAppendArgs,
   requireForkRange,
   requireSession,
@@ -16,7 +13,7 @@ import {
   type StoredRecord,
   requireImportable,
 } from "../chain.js";
-import { projectComputeState } from "../compute-state.js";
+import { EMPTY_TIP, planAppend, planForkMarker, planImport, type SessionTip } from "../plan.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -26,7 +23,16 @@ import {
   sessionFilterOf,
 } from "../paging.js";
 import { projectPins, type PinnedSession } from "../pin.js";
-import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, type SessionRow } from "../session-row.js";
+import {
+  byUid,
+  implicitRow,
+  importedRow,
+  rowFromMeta,
+  setPin,
+  tipOfRow,
+  validateMeta,
+  type SessionRow,
+} from "../session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -89,26 +95,13 @@ export class MemoryJournal implements Journal {
     this.assertOpen();
     requireAppendArgs(session, expectedLastSeq, fence);
     const existing = this.sessions.get(session);
-    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, fence, existing?.row.fence ?? 0);
-    const records = chainEvents(head, fence, events);
-    const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
-    if (records.length === 0) return [];
+    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, fence, events);
+    const blobs = plan.records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
+    if (plan.records.length === 0) return [];
     const target = existing ?? this.createImplicit(session);
-    for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
-    this.advance(target.row, records);
-    return records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
-  }
-
-  private advance(row: SessionRow, records: readonly JournalRecord[]): void {
-    for (const r of records) row.computeState = projectComputeState(row.computeState, r.event);
-    setPin(row, projectPins(row.pin, records));
-    const last = records[records.length - 1];
-    if (last !== undefined) {
-      row.lastSeq = last.seq;
-      row.lastHash = last.contentHash;
-    }
-    row.updatedAtMs = Date.now();
+    for (const [i, r] of plan.records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
+    advance(target.row, plan.after);
+    return plan.records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
   }
 
   async newFence(session: string): Promise<number> {
@@ -131,16 +124,13 @@ export class MemoryJournal implements Journal {
     if (events.length === 0)
       throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
     const existing = this.sessions.get(session);
-    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, 0, 0);
     // Everything that can throw runs before the first mutation: all or none.
-    const fence = (existing?.row.fence ?? 0) + 1;
-    const records = chainEvents(head, fence, events);
+    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, "mint", events);
+    const { fence, records } = plan;
     const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     const target = existing ?? this.createImplicit(session);
-    target.row.fence = fence;
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
-    this.advance(target.row, records);
+    advance(target.row, plan.after);
     const last = records[records.length - 1];
     if (opts.checkpointDigest !== undefined && last !== undefined) {
       this.storeCheckpoint({
@@ -217,16 +207,13 @@ export class MemoryJournal implements Journal {
     const prefix = source.records.slice(0, atSeq);
     const last = prefix[prefix.length - 1];
     if (last === undefined) throw new Error("fork prefix is empty");
-    const childFence = 1;
-    const [marker] = chainEvents({ seq: atSeq, hash: last.contentHash }, childFence, [forkMarkerEvent(atSeq)]);
+    const plan = planForkMarker(child, atSeq, last.contentHash, projectPins(undefined, prefix.map(recordOf)));
+    const [marker] = plan.records;
     if (marker === undefined) throw new Error("fork marker was not chained");
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, Date.now());
-    row.fence = childFence;
-    const markerStored = storedOf(marker, toBinary(EventSchema, marker.event));
-    const records = [...prefix, markerStored];
-    setPin(row, projectPins(undefined, prefix.map(recordOf)));
+    const records = [...prefix, storedOf(marker, toBinary(EventSchema, marker.event))];
     this.sessions.set(child, { row, records });
-    this.advance(row, [marker]);
+    advance(row, plan.after);
     return records.map(recordOf);
   }
 
@@ -287,7 +274,7 @@ export class MemoryJournal implements Journal {
     const row = importedRow(meta);
     const stored = records.map((r) => storedOf(r, toBinary(EventSchema, r.event)));
     this.sessions.set(meta.uid, { row, records: stored });
-    this.advance(row, records);
+    advance(row, planImport(tipOfRow(row), records).after);
     return infoOf(row);
   }
 
@@ -439,6 +426,16 @@ export class MemoryJournal implements Journal {
 
 function headOf(row: SessionRow): Head {
   return { seq: row.lastSeq, hash: row.lastHash };
+}
+
+/** Moves the row to the tip a write left and stamps its update time. */
+function advance(row: SessionRow, tip: SessionTip): void {
+  row.lastSeq = tip.seq;
+  row.lastHash = tip.hash;
+  row.fence = tip.fence;
+  row.computeState = tip.computeState;
+  setPin(row, tip.pin);
+  row.updatedAtMs = Date.now();
 }
 
 function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {

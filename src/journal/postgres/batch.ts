@@ -14,10 +14,10 @@ import { toBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
 import { noteEventBytes } from "../../wire/event-bytes.js";
-import { chainEvents, checkAppend } from "../chain.js";
 import type { QueuedWrite, WriteOutcome } from "../commit-queue.js";
-import { parseComputeState, projectComputeState } from "../compute-state.js";
-import { projectPin, type SessionPin } from "../pin.js";
+import { parseComputeState } from "../compute-state.js";
+import type { SessionPin } from "../pin.js";
+import { planAppend, type AppendPlan } from "../plan.js";
 import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./rows.js";
 import type { CommittedColumns } from "../session-row.js";
 import type { ComputeStateName, JournalRecord } from "../types.js";
@@ -67,31 +67,17 @@ export async function writeBatchIn(
     const state = states.get(w.session);
     if (state === undefined) throw new Error(`session ${w.session}: row not locked by the batch`);
     try {
-      const head = { seq: state.seq, hash: state.hash };
-      const minting = w.kind === "fenced";
-      checkAppend(w.session, head, w.expectedLastSeq, minting ? 0 : w.fence, minting ? 0 : state.fence);
-      const fence = minting ? state.fence + 1 : w.fence;
-      const chained = chainEvents(head, fence, w.events);
-      if (minting) state.fence = fence;
+      const { fence, records: chained } = applyPlan(state, w);
       const last = chained[chained.length - 1];
-      if (last !== undefined) {
-        state.seq = last.seq;
-        state.hash = last.contentHash;
-        for (const r of chained) {
-          state.computeState = projectComputeState(state.computeState, r.event);
-          state.pin = projectPin(state.pin, r.seq, r.event);
-          records.push({ session: w.session, record: r });
-        }
-        if (w.kind === "fenced" && w.checkpointDigest !== undefined) {
-          checkpoints.push({
-            session: w.session,
-            seq: last.seq,
-            contentHash: last.contentHash,
-            digest: w.checkpointDigest,
-          });
-        }
+      for (const r of chained) records.push({ session: w.session, record: r });
+      if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
+        checkpoints.push({
+          session: w.session,
+          seq: last.seq,
+          contentHash: last.contentHash,
+          digest: w.checkpointDigest,
+        });
       }
-      if (minting || last !== undefined) state.touched = true;
       outcomes.push({ ok: true, fence, records: chained });
     } catch (err) {
       outcomes.push({ ok: false, error: mapError(label(w), err) });
@@ -172,22 +158,7 @@ export async function writeBatchOptimistic(
       continue;
     }
     try {
-      const head = { seq: state.seq, hash: state.hash };
-      const minting = w.kind === "fenced";
-      checkAppend(w.session, head, w.expectedLastSeq, minting ? 0 : w.fence, minting ? 0 : state.fence);
-      const fence = minting ? state.fence + 1 : w.fence;
-      const chained = chainEvents(head, fence, w.events);
-      if (minting) state.fence = fence;
-      const last = chained[chained.length - 1];
-      if (last !== undefined) {
-        state.seq = last.seq;
-        state.hash = last.contentHash;
-        for (const r of chained) {
-          state.computeState = projectComputeState(state.computeState, r.event);
-          state.pin = projectPin(state.pin, r.seq, r.event);
-        }
-      }
-      if (minting || last !== undefined) state.touched = true;
+      const { fence, records: chained } = applyPlan(state, w);
       planned.push({ fence, records: chained });
     } catch {
       // Judged against a remembered head only: the locking path decides against the stored one.
@@ -287,6 +258,23 @@ export async function writeBatchOptimistic(
     if (plan === undefined || !moved.has(w.session)) return undefined;
     return { ok: true, ...plan };
   });
+}
+
+/**
+ * Plans `w` on the session at `state` (CAS, fence, chain: src/journal/plan.ts) and moves `state` to the
+ * tip it leaves; a write that mints a fence or appends a record touches the session. Throws (leaving
+ * `state` as it was) when a check fails.
+ */
+function applyPlan(state: SessionState, w: QueuedWrite): AppendPlan {
+  const plan = planAppend(w.session, state, w.expectedLastSeq, w.kind === "fenced" ? "mint" : w.fence, w.events);
+  const { after } = plan;
+  state.seq = after.seq;
+  state.hash = after.hash;
+  state.fence = after.fence;
+  state.computeState = after.computeState;
+  state.pin = after.pin;
+  if (w.kind === "fenced" || plan.records.length > 0) state.touched = true;
+  return plan;
 }
 
 export function label(w: QueuedWrite): string {

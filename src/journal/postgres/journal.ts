@@ -15,8 +15,6 @@ import pg from "pg";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
-  chainEvents,
-  forkMarkerEvent,
   requireAppendArgs,
   requireForkRange,
   requireSession,
@@ -24,7 +22,7 @@ import {
   type StoredRecord,
   requireImportable,
 } from "../chain.js";
-import { projectComputeState } from "../compute-state.js";
+import { FORK_CHILD_FENCE, planForkMarker, planImport, type AppendPlan } from "../plan.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -59,7 +57,7 @@ import {
 } from "./rows.js";
 import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./schema.js";
 import { projectPins, type PinnedSession, type SessionPin } from "../pin.js";
-import { importedRow, rowFromMeta, setPin, validateMeta } from "../session-row.js";
+import { importedRow, rowFromMeta, setPin, tipOfRow, validateMeta } from "../session-row.js";
 import type {
   CancelRequest,
   ImportedSessionMeta,
@@ -602,7 +600,7 @@ export class PostgresJournal implements Journal {
         sessionParams(row),
       );
       if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
-      await insertChained(client, meta.uid, records, "NONE", Date.now(), undefined);
+      await insertPlanned(client, meta.uid, planImport(tipOfRow(row), records), Date.now());
     });
     const info = await this.getSession(meta.uid);
     if (info === undefined) throw new Error(`session ${meta.uid} vanished after import`);
@@ -842,7 +840,6 @@ export class PostgresJournal implements Journal {
   }
 }
 
-/** Inserts chained records (in bounded multi-row statements) and moves the head pointer with them. */
 /** One child of a fork, inside the caller's transaction; resolves to the child's fork marker. */
 async function forkIn(
   client: pg.PoolClient,
@@ -860,8 +857,9 @@ async function forkIn(
   requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
   const now = Date.now();
   const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
-  row.fence = 1;
-  setPin(row, atSeq === int(parentRow.last_seq) ? pinOfRow(parentRow) : await pinThrough(client, parent, atSeq));
+  const inherited = atSeq === int(parentRow.last_seq) ? pinOfRow(parentRow) : await pinThrough(client, parent, atSeq);
+  row.fence = FORK_CHILD_FENCE;
+  setPin(row, inherited);
   const inserted = await client.query(
     `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
     sessionParams(row),
@@ -885,22 +883,16 @@ async function forkIn(
       `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
     );
   }
-  const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
-  await insertChained(client, child, marker, "NONE", now, row.pin);
-  const [record] = marker;
+  const plan = planForkMarker(child, atSeq, pointHash, inherited);
+  await insertPlanned(client, child, plan, now);
+  const [record] = plan.records;
   if (record === undefined) throw new Error("fork marker was not chained");
   return record;
 }
 
-async function insertChained(
-  client: pg.PoolClient,
-  session: string,
-  records: readonly JournalRecord[],
-  state: ComputeStateName,
-  now: number,
-  pin: SessionPin | undefined,
-): Promise<void> {
-  let computeState = state;
+/** Inserts a plan's records (in bounded multi-row statements) and moves the session row to the tip it leaves. */
+async function insertPlanned(client: pg.PoolClient, session: string, plan: AppendPlan, now: number): Promise<void> {
+  const { records, after } = plan;
   for (let i = 0; i < records.length; i += INSERT_CHUNK) {
     const chunk = records.slice(i, i + INSERT_CHUNK);
     await client.query(
@@ -917,26 +909,22 @@ async function insertChained(
       ],
     );
   }
-  for (const r of records) computeState = projectComputeState(computeState, r.event);
-  const newPin = projectPins(pin, records);
-  const last = records[records.length - 1];
-  if (last !== undefined) {
-    await client.query(
-      `UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4, pin_seq = $6,
-         pin_harness = $7, pin_version = $8, pin_digest = $9 WHERE uid = $5`,
-      [
-        last.seq,
-        last.contentHash,
-        computeState,
-        now,
-        session,
-        newPin?.seq ?? 0,
-        newPin?.harness ?? "",
-        newPin?.version ?? "",
-        newPin?.digest ?? "",
-      ],
-    );
-  }
+  if (records.length === 0) return;
+  await client.query(
+    `UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4, pin_seq = $6,
+       pin_harness = $7, pin_version = $8, pin_digest = $9 WHERE uid = $5`,
+    [
+      after.seq,
+      after.hash,
+      after.computeState,
+      now,
+      session,
+      after.pin?.seq ?? 0,
+      after.pin?.harness ?? "",
+      after.pin?.version ?? "",
+      after.pin?.digest ?? "",
+    ],
+  );
 }
 
 /** The pin a fork child inherits below the parent's head: the parent's records 1..atSeq folded. */

@@ -1,57 +1,44 @@
-// Row shapes of the PostgreSQL journal and their conversion to the Journal types. Invariant: every int8
+// Row shapes of the PostgreSQL journal and their conversion to the Journal types (the mappings shared
+// with SQLite are columns.ts; this file adapts `pg`'s column forms to them). Invariant: every int8
 // column (which `pg` returns as a decimal string) is turned back into a safe integer here, and a value
 // that is not one is DataLoss, never a silently rounded number.
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
-import { parseComputeState } from "../compute-state.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import {
+  type CheckpointColumns,
+  checkpointOfColumns,
+  type ColumnDecoding,
+  type PinColumns,
+  pinOfStored,
+  type RegistrationColumns,
+  registrationOfColumns,
+  type SessionColumns,
+  sessionColumnsOf,
+  sessionInfoOfColumns,
+  stringEntries,
+} from "../columns.js";
 import type { SessionPin } from "../pin.js";
-import { pinOfColumns, setPin, type SessionRow } from "../session-row.js";
-import type { CheckpointRow, JournalRecord, RegistrationState, SessionInfo, StoredRegistration } from "../types.js";
+import type { SessionRow } from "../session-row.js";
+import type { CheckpointRow, JournalRecord, SessionInfo, StoredRegistration } from "../types.js";
 
 /** int8 as `pg` hands it over (string), or a number where the query cast it. */
 export type Int8 = string | number;
 
-export interface SessionDbRow {
-  uid: string;
-  project: string;
-  name: string;
-  harness: string;
-  model: string;
-  parent_uid: string;
-  fork_seq: Int8;
-  labels: unknown;
-  annotations: unknown;
-  origin: Buffer | null;
-  identity: Buffer | null;
-  created_at_ms: Int8;
-  updated_at_ms: Int8;
-  fence: Int8;
-  last_seq: Int8;
-  last_hash: string;
-  compute_state: string;
-  pin_seq: Int8;
-  pin_harness: string;
-  pin_version: string;
-  pin_digest: string;
-}
+export type SessionDbRow = SessionColumns<Int8, unknown>;
 
-export interface HeadDbRow {
+export interface HeadDbRow extends PinColumns<Int8> {
   fence: Int8;
   last_seq: Int8;
   last_hash: string;
   compute_state: string;
-  pin_seq: Int8;
-  pin_harness: string;
-  pin_version: string;
-  pin_digest: string;
 }
 
 /** The pin columns (src/journal/pin.ts; pin_seq 0: no pin). */
 export const PIN_SELECT = "pin_seq, pin_harness, pin_version, pin_digest";
 
-export function pinOfRow(row: HeadDbRow | SessionDbRow): SessionPin | undefined {
-  return pinOfColumns(int(row.pin_seq), row.pin_harness, row.pin_version, row.pin_digest);
+export function pinOfRow(row: PinColumns<Int8>): SessionPin | undefined {
+  return pinOfStored(row, int);
 }
 
 export interface EventDbRow {
@@ -62,25 +49,11 @@ export interface EventDbRow {
   event: Buffer;
 }
 
-export interface RegistrationDbRow {
-  name: string;
-  uid: string;
-  spec: string;
-  spec_digest: string;
-  state: string;
-  retire_reason: string;
-  retired_at_ms: Int8;
-  created_at_ms: Int8;
-  updated_at_ms: Int8;
-}
+export type RegistrationDbRow = RegistrationColumns<Int8>;
+export type CheckpointDbRow = CheckpointColumns<Int8>;
 
-export interface CheckpointDbRow {
-  session: string;
-  seq: Int8;
-  content_hash: string;
-  digest: string;
-  created_at_ms: Int8;
-}
+/** How `pg` hands the columns over: int8 as decimal strings, jsonb maps as objects. */
+const PG_COLUMNS: ColumnDecoding<Int8, unknown> = { int, stringMap: stringEntries };
 
 export function int(value: Int8): number {
   const n = typeof value === "number" ? value : Number(value);
@@ -96,61 +69,11 @@ export const SESSION_VALUES =
   "$1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21";
 
 export function sessionParams(row: SessionRow): Array<string | number | Uint8Array | null> {
-  return [
-    row.uid,
-    row.project,
-    row.name,
-    row.harness,
-    row.model,
-    row.parentUid,
-    row.forkSeq,
-    JSON.stringify(row.labels),
-    JSON.stringify(row.annotations),
-    row.origin ? toBinary(OriginSchema, row.origin) : null,
-    row.identity ? toBinary(IdentityRefSchema, row.identity) : null,
-    row.createdAtMs,
-    row.updatedAtMs,
-    row.fence,
-    row.lastSeq,
-    row.lastHash,
-    row.computeState,
-    row.pin?.seq ?? 0,
-    row.pin?.harness ?? "",
-    row.pin?.version ?? "",
-    row.pin?.digest ?? "",
-  ];
+  return Object.values(sessionColumnsOf(row));
 }
 
 export function sessionInfoOf(row: SessionDbRow): SessionInfo {
-  const info: SessionRow = {
-    uid: row.uid,
-    project: row.project,
-    name: row.name,
-    harness: row.harness,
-    model: row.model,
-    parentUid: row.parent_uid,
-    forkSeq: int(row.fork_seq),
-    labels: stringMap(row.labels),
-    annotations: stringMap(row.annotations),
-    createdAtMs: int(row.created_at_ms),
-    updatedAtMs: int(row.updated_at_ms),
-    lastSeq: int(row.last_seq),
-    lastHash: row.last_hash,
-    fence: int(row.fence),
-    computeState: parseComputeState(row.compute_state),
-  };
-  setPin(info, pinOfRow(row));
-  if (row.origin) info.origin = fromBinary(OriginSchema, row.origin);
-  if (row.identity) info.identity = fromBinary(IdentityRefSchema, row.identity);
-  return info;
-}
-
-function stringMap(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (value && typeof value === "object" && !Array.isArray(value)) {
-    for (const [k, v] of Object.entries(value)) if (typeof v === "string") out[k] = v;
-  }
-  return out;
+  return sessionInfoOfColumns(row, PG_COLUMNS);
 }
 
 export function decodeEvent(session: string, row: EventDbRow): Event {
@@ -174,29 +97,9 @@ export function recordOf(session: string, row: EventDbRow): JournalRecord {
 }
 
 export function registrationOf(row: RegistrationDbRow): StoredRegistration {
-  return {
-    name: row.name,
-    uid: row.uid,
-    spec: row.spec,
-    specDigest: row.spec_digest,
-    state: parseRegistrationState(row.state),
-    retireReason: row.retire_reason,
-    retiredAtMs: int(row.retired_at_ms),
-    createdAtMs: int(row.created_at_ms),
-    updatedAtMs: int(row.updated_at_ms),
-  };
-}
-
-function parseRegistrationState(state: string): RegistrationState {
-  return state === "retired" ? "retired" : "active";
+  return registrationOfColumns(row, int);
 }
 
 export function checkpointOf(row: CheckpointDbRow): CheckpointRow {
-  return {
-    session: row.session,
-    seq: int(row.seq),
-    contentHash: row.content_hash,
-    digest: row.digest,
-    createdAtMs: int(row.created_at_ms),
-  };
+  return checkpointOfColumns(row, int);
 }

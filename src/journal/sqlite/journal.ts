@@ -13,11 +13,8 @@ import { resolve as resolvePath } from "node:path";
 import Database from "better-sqlite3";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
-  chainEvents,
-  checkAppend,
-  forkMarkerEvent,
   requireAppendArgs,
   requireForkRange,
   requireSession,
@@ -26,7 +23,22 @@ import {
   UnreadableStorage,
   requireImportable,
 } from "../chain.js";
-import { parseComputeState, projectComputeState } from "../compute-state.js";
+import {
+  type CheckpointColumns,
+  checkpointOfColumns,
+  type ColumnDecoding,
+  type PinColumns,
+  pinOfStored,
+  type RegistrationColumns,
+  registrationColumnsOf,
+  registrationOfColumns,
+  type SessionColumns,
+  sessionColumnsOf,
+  sessionInfoOfColumns,
+  stringEntries,
+} from "../columns.js";
+import { parseComputeState } from "../compute-state.js";
+import { EMPTY_TIP, planAppend, planForkMarker, planImport, type AppendPlan, type SessionTip } from "../plan.js";
 import {
   decodePageToken,
   encodePageToken,
@@ -40,17 +52,8 @@ import { copyWithWal } from "./wal-copy.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
 import { SqliteVerifiedPositions } from "./verified.js";
 import { type CheckpointStats, WalCheckpointer, type WalCheckpointOptions } from "./checkpointer.js";
-import { projectPin, projectPins, type PinnedSession, type SessionPin } from "../pin.js";
-import {
-  implicitRow,
-  importedRow,
-  pinChanged,
-  pinOfColumns,
-  rowFromMeta,
-  setPin,
-  validateMeta,
-  type SessionRow,
-} from "../session-row.js";
+import { projectPin, type PinnedSession, type SessionPin } from "../pin.js";
+import { implicitRow, importedRow, rowFromMeta, setPin, tipOfRow, validateMeta } from "../session-row.js";
 import {
   enableWal,
   HEAD_ROW_SEQ,
@@ -72,7 +75,6 @@ import type {
   Journal,
   JournalRecord,
   ListSessionsQuery,
-  RegistrationState,
   SeqEvent,
   SessionInfo,
   SessionMetaInput,
@@ -107,39 +109,13 @@ export interface SqliteJournalOptions {
   readonly walCheckpoint?: boolean | WalCheckpointOptions;
 }
 
-interface SessionDbRow {
-  uid: string;
-  project: string;
-  name: string;
-  harness: string;
-  model: string;
-  parent_uid: string;
-  fork_seq: number;
-  labels: string;
-  annotations: string;
-  origin: Uint8Array | null;
-  identity: Uint8Array | null;
-  created_at_ms: number;
-  updated_at_ms: number;
-  fence: number;
-  last_seq: number;
-  last_hash: string;
-  compute_state: string;
-  pin_seq: number;
-  pin_harness: string;
-  pin_version: string;
-  pin_digest: string;
-}
+type SessionDbRow = SessionColumns<number, string>;
 
-interface HeadDbRow {
+interface HeadDbRow extends PinColumns<number> {
   fence: number;
   last_seq: number;
   last_hash: string;
   compute_state: string;
-  pin_seq: number;
-  pin_harness: string;
-  pin_version: string;
-  pin_digest: string;
   /** 1 when the session has a head row (else the head is the session row's anchor). */
   has_head: number;
 }
@@ -153,25 +129,14 @@ interface EventDbRow {
   event: Uint8Array;
 }
 
-interface RegistrationDbRow {
-  name: string;
-  uid: string;
-  spec: string;
-  spec_digest: string;
-  state: string;
-  retire_reason: string;
-  retired_at_ms: number;
-  created_at_ms: number;
-  updated_at_ms: number;
-}
+type RegistrationDbRow = RegistrationColumns<number>;
+type CheckpointDbRow = CheckpointColumns<number>;
 
-interface CheckpointDbRow {
-  session: string;
-  seq: number;
-  content_hash: string;
-  digest: string;
-  created_at_ms: number;
-}
+/** How better-sqlite3 hands the columns over: integers as numbers, string maps as JSON text. */
+const SQLITE_COLUMNS: ColumnDecoding<number, string> = {
+  int: (n) => n,
+  stringMap: (text) => stringEntries(text === "" ? {} : JSON.parse(text)),
+};
 
 /** A hash as insertEvent binds it (hash.ts hashColumn). */
 type HashColumn = string | Buffer;
@@ -546,44 +511,17 @@ export class SqliteJournal implements Journal {
     events: readonly Event[],
   ): JournalRecord[] {
     const row = this.stmts.selectHead.get(session);
-    const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, fence, row?.fence ?? 0);
-    const records = chainEvents(head, fence, events);
-    if (records.length === 0) return records;
+    const plan = planAppend(session, tipOfHead(row), expectedLastSeq, fence, events);
+    if (plan.records.length === 0) return plan.records;
     const now = Date.now();
-    if (!row) this.stmts.insertSession.run(sessionParams(implicitRow(session, now)));
-    this.insertAfterHead(session, records, row, now);
-    return records;
+    if (!row) this.stmts.insertSession.run(sessionColumnsOf(implicitRow(session, now)));
+    this.insertPlanned(session, plan, now, row?.has_head === 1);
+    return plan.records;
   }
 
-  /** insertChained onto the session as its head row (absent for a new session) describes it. */
-  private insertAfterHead(
-    session: string,
-    records: readonly JournalRecord[],
-    row: HeadDbRow | undefined,
-    now: number,
-  ): void {
-    this.insertChained(
-      session,
-      records,
-      parseComputeState(row?.compute_state ?? "NONE"),
-      now,
-      row?.has_head === 1,
-      pinOfRow(row),
-    );
-  }
-
-  /** Inserts chained records and moves the head row; the append that creates the head row also anchors it. */
-  private insertChained(
-    session: string,
-    records: readonly JournalRecord[],
-    state: ComputeStateName,
-    now: number,
-    hasHead: boolean,
-    pin: SessionPin | undefined,
-  ): void {
-    let computeState = state;
-    for (const r of records) {
+  /** Inserts a plan's records and moves the head row; the append that creates the head row also anchors it. */
+  private insertPlanned(session: string, plan: AppendPlan, now: number, hasHead: boolean): void {
+    for (const r of plan.records) {
       this.stmts.insertEvent.run(
         session,
         r.seq,
@@ -592,14 +530,12 @@ export class SqliteJournal implements Journal {
         r.fence,
         noteEventBytes(r.event, toBinary(EventSchema, r.event)),
       );
-      computeState = projectComputeState(computeState, r.event);
     }
-    const last = records[records.length - 1];
-    if (last === undefined) return;
-    const newPin = projectPins(pin, records);
-    if (pinChanged(pin, newPin)) this.writePin(session, newPin);
-    this.stmts.moveHead.run(session, last.seq, last.contentHash, computeState, now);
-    if (!hasHead) this.stmts.anchorHead.run(last.seq, last.contentHash, computeState, now, session);
+    if (plan.records.length === 0) return;
+    const { after } = plan;
+    if (plan.pinChanged) this.writePin(session, after.pin);
+    this.stmts.moveHead.run(session, after.seq, after.hash, after.computeState, now);
+    if (!hasHead) this.stmts.anchorHead.run(after.seq, after.hash, after.computeState, now, session);
   }
 
   private writePin(session: string, pin: SessionPin | undefined): void {
@@ -641,13 +577,13 @@ export class SqliteJournal implements Journal {
     checkpointDigest: string | undefined,
   ): FencedAppend {
     const row = this.stmts.selectHead.get(session);
-    const head: Head = row ? { seq: row.last_seq, hash: row.last_hash } : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, 0, 0);
+    const plan = planAppend(session, tipOfHead(row), expectedLastSeq, "mint", events);
     const now = Date.now();
     const minted = this.stmts.mintFence.get(session, now, now);
     if (!minted) throw new Error("fence mint returned no row");
-    const records = chainEvents(head, minted.fence, events);
-    this.insertAfterHead(session, records, row, now);
+    if (minted.fence !== plan.fence) throw new Error(`fence mint returned ${minted.fence}, planned ${plan.fence}`);
+    this.insertPlanned(session, plan, now, row?.has_head === 1);
+    const { records } = plan;
     const last = records[records.length - 1];
     if (checkpointDigest !== undefined && last !== undefined) {
       this.stmts.putCheckpoint.run(session, last.seq, last.contentHash, checkpointDigest, now);
@@ -815,19 +751,19 @@ export class SqliteJournal implements Journal {
       throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
-    const childFence = 1;
-    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [forkMarkerEvent(atSeq)]);
+    const inherited = atSeq === source.last_seq ? pinOfRow(source) : this.pinThrough(parent, atSeq);
+    const plan = planForkMarker(child, atSeq, forkPoint.content_hash, inherited);
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
-    row.fence = childFence;
-    setPin(row, atSeq === source.last_seq ? pinOfRow(source) : this.pinThrough(parent, atSeq));
-    this.stmts.insertSession.run(sessionParams(row));
+    row.fence = plan.fence;
+    setPin(row, inherited);
+    this.stmts.insertSession.run(sessionColumnsOf(row));
     const copied = this.stmts.copyPrefix.run(child, parent, atSeq).changes;
     if (copied !== atSeq) {
       throw new HostError(ErrorCode.DataLoss, `session ${parent}: expected ${atSeq} records to fork, found ${copied}`);
     }
-    this.insertChained(child, marker, "NONE", now, false, row.pin);
-    const [record] = marker;
+    this.insertPlanned(child, plan, now, false);
+    const [record] = plan.records;
     if (record === undefined) throw new Error("fork marker was not chained");
     return record;
   }
@@ -855,9 +791,9 @@ export class SqliteJournal implements Journal {
     this.write(`import session ${meta.uid}`, () =>
       this.db
         .transaction(() => {
-          if (this.stmts.insertSession.run(sessionParams(row)).changes === 0)
+          if (this.stmts.insertSession.run(sessionColumnsOf(row)).changes === 0)
             throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
-          this.insertChained(meta.uid, records, "NONE", Date.now(), false, undefined);
+          this.insertPlanned(meta.uid, planImport(tipOfRow(row), records), Date.now(), false);
         })
         .immediate(),
     );
@@ -871,7 +807,7 @@ export class SqliteJournal implements Journal {
     const row = rowFromMeta(meta, Date.now());
     const inserted = this.write(
       `create session ${meta.uid}`,
-      () => this.stmts.insertSession.run(sessionParams(row)).changes,
+      () => this.stmts.insertSession.run(sessionColumnsOf(row)).changes,
     );
     if (inserted === 0) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
     return row;
@@ -967,24 +903,12 @@ export class SqliteJournal implements Journal {
   }
 
   async putRegistration(reg: StoredRegistration): Promise<void> {
-    this.write(`store registration ${reg.name}`, () =>
-      this.stmts.putRegistration.run({
-        name: reg.name,
-        uid: reg.uid,
-        spec: reg.spec,
-        spec_digest: reg.specDigest,
-        state: reg.state,
-        retire_reason: reg.retireReason,
-        retired_at_ms: reg.retiredAtMs,
-        created_at_ms: reg.createdAtMs,
-        updated_at_ms: reg.updatedAtMs,
-      }),
-    );
+    this.write(`store registration ${reg.name}`, () => this.stmts.putRegistration.run(registrationColumnsOf(reg)));
   }
 
   async getRegistration(name: string): Promise<StoredRegistration | undefined> {
     const row = this.live().stmts.getRegistration.get(name);
-    return row ? registrationOf(row) : undefined;
+    return row ? registrationOfColumns(row, SQLITE_COLUMNS.int) : undefined;
   }
 
   async deleteRegistration(name: string, uid: string): Promise<boolean> {
@@ -992,7 +916,9 @@ export class SqliteJournal implements Journal {
   }
 
   async listRegistrations(): Promise<StoredRegistration[]> {
-    return this.live().stmts.listRegistrations.all().map(registrationOf);
+    return this.live()
+      .stmts.listRegistrations.all()
+      .map((row) => registrationOfColumns(row, SQLITE_COLUMNS.int));
   }
 
   async putCheckpoint(row: CheckpointRow): Promise<void> {
@@ -1003,15 +929,7 @@ export class SqliteJournal implements Journal {
 
   async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
     const row = this.live().stmts.latestCheckpoint.get(session);
-    return row
-      ? {
-          session: row.session,
-          seq: row.seq,
-          contentHash: row.content_hash,
-          digest: row.digest,
-          createdAtMs: row.created_at_ms,
-        }
-      : undefined;
+    return row ? checkpointOfColumns(row, SQLITE_COLUMNS.int) : undefined;
   }
 
   async putVerifiedPosition(row: VerifiedPosition): Promise<void> {
@@ -1105,83 +1023,17 @@ function decodeBytes(session: string, seq: number, bytes: Uint8Array): Event {
   }
 }
 
-function sessionParams(row: SessionRow): Record<string, string | number | Uint8Array | null> {
-  return {
-    uid: row.uid,
-    project: row.project,
-    name: row.name,
-    harness: row.harness,
-    model: row.model,
-    parent_uid: row.parentUid,
-    fork_seq: row.forkSeq,
-    labels: JSON.stringify(row.labels),
-    annotations: JSON.stringify(row.annotations),
-    origin: row.origin ? toBinary(OriginSchema, row.origin) : null,
-    identity: row.identity ? toBinary(IdentityRefSchema, row.identity) : null,
-    created_at_ms: row.createdAtMs,
-    updated_at_ms: row.updatedAtMs,
-    fence: row.fence,
-    last_seq: row.lastSeq,
-    last_hash: row.lastHash,
-    compute_state: row.computeState,
-    pin_seq: row.pin?.seq ?? 0,
-    pin_harness: row.pin?.harness ?? "",
-    pin_version: row.pin?.version ?? "",
-    pin_digest: row.pin?.digest ?? "",
-  };
+function pinOfRow(row: PinColumns<number> | undefined): SessionPin | undefined {
+  return row ? pinOfStored(row, SQLITE_COLUMNS.int) : undefined;
 }
 
-function pinOfRow(row: HeadDbRow | SessionDbRow | undefined): SessionPin | undefined {
-  return row ? pinOfColumns(row.pin_seq, row.pin_harness, row.pin_version, row.pin_digest) : undefined;
+/** The tip a head row records (a session without a row: the empty tip). */
+function tipOfHead(row: HeadDbRow | undefined): SessionTip {
+  if (row === undefined) return EMPTY_TIP;
+  const computeState = parseComputeState(row.compute_state);
+  return { seq: row.last_seq, hash: row.last_hash, fence: row.fence, computeState, pin: pinOfRow(row) };
 }
 
 function sessionInfoOf(row: SessionDbRow): SessionInfo {
-  const info: SessionRow = {
-    uid: row.uid,
-    project: row.project,
-    name: row.name,
-    harness: row.harness,
-    model: row.model,
-    parentUid: row.parent_uid,
-    forkSeq: row.fork_seq,
-    labels: parseStringMap(row.labels),
-    annotations: parseStringMap(row.annotations),
-    createdAtMs: row.created_at_ms,
-    updatedAtMs: row.updated_at_ms,
-    lastSeq: row.last_seq,
-    lastHash: row.last_hash,
-    fence: row.fence,
-    computeState: parseComputeState(row.compute_state),
-  };
-  setPin(info, pinOfRow(row));
-  if (row.origin) info.origin = fromBinary(OriginSchema, row.origin);
-  if (row.identity) info.identity = fromBinary(IdentityRefSchema, row.identity);
-  return info;
-}
-
-function parseStringMap(text: string): Record<string, string> {
-  const parsed: unknown = text === "" ? {} : JSON.parse(text);
-  const out: Record<string, string> = {};
-  if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
-    for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") out[k] = v;
-  }
-  return out;
-}
-
-function registrationOf(row: RegistrationDbRow): StoredRegistration {
-  return {
-    name: row.name,
-    uid: row.uid,
-    spec: row.spec,
-    specDigest: row.spec_digest,
-    state: parseRegistrationState(row.state),
-    retireReason: row.retire_reason,
-    retiredAtMs: row.retired_at_ms,
-    createdAtMs: row.created_at_ms,
-    updatedAtMs: row.updated_at_ms,
-  };
-}
-
-function parseRegistrationState(state: string): RegistrationState {
-  return state === "retired" ? "retired" : "active";
+  return sessionInfoOfColumns(row, SQLITE_COLUMNS);
 }
