@@ -2,9 +2,9 @@
 // stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
 // every mutation runs synchronously before its promise settles, which makes it atomic.
 import { noteEventBytes } from "../../wire/event-bytes.js";
-import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
   requireAppendArgs,
   requireForkRange,
@@ -13,26 +13,20 @@ import {
   type StoredRecord,
   requireImportable,
 } from "../chain.js";
-import { EMPTY_TIP, planAppend, planForkMarker, planImport, type SessionTip } from "../plan.js";
+import { EMPTY_TIP, planAppend, planForkMarker, planImport } from "../plan.js";
 import {
-  decodePageToken,
-  encodePageToken,
-  normalizePageSize,
-  normalizeProject,
-  READ_PAGE_SIZE,
-  sessionFilterOf,
-} from "../paging.js";
+  advance,
+  committedRecordOf,
+  headOf,
+  infoOf,
+  listPage,
+  type MemorySession,
+  recordOf,
+  storedOf,
+} from "./rows.js";
+import { READ_PAGE_SIZE } from "../paging.js";
 import { projectPins, type PinnedSession } from "../pin.js";
-import {
-  byUid,
-  implicitRow,
-  importedRow,
-  rowFromMeta,
-  setPin,
-  tipOfRow,
-  validateMeta,
-  type SessionRow,
-} from "../session-row.js";
+import { byUid, implicitRow, importedRow, rowFromMeta, tipOfRow, validateMeta } from "../session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -53,19 +47,6 @@ import type {
   VerifyResult,
   VerifiedRecordSink,
 } from "../types.js";
-
-interface StoredEvent {
-  readonly seq: number;
-  readonly prevHash: string;
-  readonly contentHash: string;
-  readonly fence: number;
-  readonly blob: Uint8Array;
-}
-
-interface MemorySession {
-  readonly row: SessionRow;
-  readonly records: StoredEvent[];
-}
 
 export class MemoryJournal implements Journal {
   readonly kind = "memory";
@@ -295,29 +276,10 @@ export class MemoryJournal implements Journal {
 
   async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
     this.assertOpen();
-    const project = normalizeProject(query.project);
-    const size = normalizePageSize(query.pageSize);
-    const cursor = decodePageToken(query.pageToken);
-    const filter = sessionFilterOf(query);
-    const rows = [...this.sessions.values()]
-      .map((s) => s.row)
-      .filter(
-        (r) =>
-          r.project === project &&
-          (filter.harness === undefined || r.harness === filter.harness) &&
-          (filter.parentUid === undefined || r.parentUid === filter.parentUid) &&
-          (filter.states === undefined || filter.states.includes(r.computeState)),
-      )
-      .filter(
-        (r) =>
-          !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid),
-      )
-      .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
-    const page = rows.slice(0, size);
-    const last = page[page.length - 1];
-    const nextPageToken =
-      rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
-    return { sessions: page.map(infoOf), nextPageToken };
+    return listPage(
+      [...this.sessions.values()].map((s) => s.row),
+      query,
+    );
   }
 
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
@@ -422,47 +384,4 @@ export class MemoryJournal implements Journal {
   private assertOpen(): void {
     if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
   }
-}
-
-function headOf(row: SessionRow): Head {
-  return { seq: row.lastSeq, hash: row.lastHash };
-}
-
-/** Moves the row to the tip a write left and stamps its update time. */
-function advance(row: SessionRow, tip: SessionTip): void {
-  row.lastSeq = tip.seq;
-  row.lastHash = tip.hash;
-  row.fence = tip.fence;
-  row.computeState = tip.computeState;
-  setPin(row, tip.pin);
-  row.updatedAtMs = Date.now();
-}
-
-function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {
-  return { seq: r.seq, prevHash: r.prevHash, contentHash: r.contentHash, fence: r.fence, blob };
-}
-
-/** The caller's copy of a record just committed, its encoded length noted (the blob is its encoding). */
-function committedRecordOf(r: JournalRecord, blob: Uint8Array): JournalRecord {
-  const record = recordOf(storedOf(r, blob));
-  noteEventBytes(record.event, blob);
-  return record;
-}
-
-function recordOf(s: StoredEvent): JournalRecord {
-  return {
-    seq: s.seq,
-    prevHash: s.prevHash,
-    contentHash: s.contentHash,
-    fence: s.fence,
-    event: fromBinary(EventSchema, s.blob),
-  };
-}
-
-function infoOf(row: SessionRow): SessionInfo {
-  const info: SessionRow = { ...row, labels: { ...row.labels }, annotations: { ...row.annotations } };
-  if (row.pin !== undefined) info.pin = { ...row.pin };
-  if (row.origin !== undefined) info.origin = clone(OriginSchema, row.origin);
-  if (row.identity !== undefined) info.identity = clone(IdentityRefSchema, row.identity);
-  return info;
 }

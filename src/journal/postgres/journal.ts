@@ -8,148 +8,69 @@
 // head and row are served from what was read or committed under that hold (held.ts); the lock
 // stays as a lease between this host's operations (lock.ts), so a host's next operation on a
 // session it just ran makes no lock round trip; the database's compare-and-swap still decides every append.
-import { inTransaction } from "./transaction.js";
-import { noteEventBytes } from "../../wire/event-bytes.js";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import pg from "pg";
 import { ErrorCode, HostError } from "../../errors/index.js";
-import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
-import {
-  requireAppendArgs,
-  requireForkRange,
-  requireSession,
-  verifyChain,
-  type StoredRecord,
-  requireImportable,
-} from "../chain.js";
-import { FORK_CHILD_FENCE, planForkMarker, planImport, type AppendPlan } from "../plan.js";
-import {
-  decodePageToken,
-  encodePageToken,
-  normalizePageSize,
-  normalizeProject,
-  READ_PAGE_SIZE,
-  sessionFilterOf,
-} from "../paging.js";
-import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
-import { HeadCache, writeBatchIn, writeBatchOptimistic } from "./batch.js";
-import { PgCancelChannel } from "./cancel.js";
-import { HeldSessions } from "./held.js";
-import { PgListener } from "./listen.js";
-import { PgSessionLocks, type SessionLockRelease } from "./lock.js";
-import {
-  checkpointOf,
-  decodeEvent,
-  int,
-  PIN_SELECT,
-  pinOfRow,
-  recordOf,
-  registrationOf,
-  SESSION_COLUMNS,
-  SESSION_VALUES,
-  sessionInfoOf,
-  sessionParams,
-  type CheckpointDbRow,
-  type EventDbRow,
-  type HeadDbRow,
-  type RegistrationDbRow,
-  type SessionDbRow,
-} from "./rows.js";
-import { isSerializationFailure, isUniqueViolation, migrate, PgSchemaName, quoteIdent } from "./schema.js";
-import { projectPins, type PinnedSession, type SessionPin } from "../pin.js";
-import { importedRow, rowFromMeta, setPin, tipOfRow, validateMeta } from "../session-row.js";
+import type { Event } from "../../gen/agentsessions/v1/common_pb.js";
+import { requireAppendArgs, requireImportable, requireSession } from "../chain.js";
+import type { GroupCommitOptions } from "../commit-queue.js";
+import { planImport } from "../plan.js";
+import { importedRow, rowFromMeta, tipOfRow, validateMeta } from "../session-row.js";
 import type {
   CancelRequest,
-  ImportedSessionMeta,
   CheckpointRow,
-  VerifiedPosition,
   ComputeStateName,
   FencedAppend,
   FencedAppendOptions,
   ForkChild,
   Head,
+  ImportedSessionMeta,
   Journal,
   JournalRecord,
-  SeqEvent,
   ListSessionsQuery,
+  PinnedSession,
+  SeqEvent,
   SessionInfo,
   SessionLockCounts,
   SessionMetaInput,
   SessionPage,
   StoredRegistration,
-  VerifyResult,
+  VerifiedPosition,
   VerifiedRecordSink,
+  VerifyResult,
 } from "../types.js";
+import { PgAppends } from "./appends.js";
+import { HeadCache } from "./batch.js";
+import type { PgCancelChannel } from "./cancel.js";
+import { connect, type PostgresJournalOptions } from "./connect.js";
+import type { HeldSessions } from "./held.js";
+import type { PgListener } from "./listen.js";
+import type { PgSessionLocks, SessionLockRelease } from "./lock.js";
+import { eventRows, verifyIn } from "./reads.js";
+import { type HeadDbRow, int, recordOf, sessionInfoOf, type SessionDbRow } from "./rows.js";
+import { PgSideTables } from "./tables.js";
+import { inTransaction } from "./transaction.js";
+import {
+  deleteSessionIn,
+  forkAllIn,
+  forkIn,
+  insertPlanned,
+  insertSessionRow,
+  mapWriteError,
+  mintFence,
+  removeEmptySessionIn,
+} from "./writes.js";
 
-export interface PostgresJournalOptions {
-  /** PostgreSQL schema holding every table (created if missing); default: the server's search_path. */
-  readonly schema?: string;
-  /** Connections in the journal's pool (default 10). */
-  readonly poolSize?: number;
-  /**
-   * Sessions this host holds locked at once, in use and parked as leases (default 256); a lock wanted
-   * past it lets the oldest parked lease go, or is refused UNAVAILABLE when none is parked. Each held
-   * lock takes a slot of PostgreSQL's shared lock table (max_locks_per_transaction × max_connections,
-   * 6,400 by default) until it is let go, so hosts × maxSessionLocks must stay well under it.
-   */
-  readonly maxSessionLocks?: number;
-  /**
-   * Connections the session locks are spread over (default 4): a session always uses the same one,
-   * and each runs one lock statement at a time (each a fraction of a ms), so a few carry hundreds of
-   * sessions; one more is opened to listen for cancel and release requests.
-   */
-  readonly sessionLockConnections?: number;
-  /**
-   * How long, in ms, a session's lock stays held as a lease after this host's operation on it ends
-   * (default SESSION_LEASE_MS, 5,000). This host's next operation on the session within it takes no lock
-   * round trip and reads no session row; another host that wants the session asks for it and gets it as
-   * soon as this host hears the request. 0: every lock is let go when its operation ends (one lock and
-   * one unlock round trip per operation).
-   */
-  readonly sessionLeaseMs?: number;
-  /**
-   * How long, in ms, this host waits for another host to hand over a session it holds before refusing
-   * the operation ABORTED (default SESSION_HANDOVER_MS, 500). A lease is handed over in about one round
-   * trip; an operation in progress is not — its session is refused after this wait, as before leases.
-   */
-  readonly sessionHandoverMs?: number;
-  /**
-   * How long, in ms, one statement on a lock connection may take (default 10,000) before the connection
-   * is given up: its backend, and every lock it holds, go with it; parked leases on it are dropped and
-   * the call that waited is refused UNAVAILABLE. Lock statements take a fraction of a ms, but the row
-   * read that comes with a lock waits behind a lock on the sessions table (a migration, say), and a
-   * connection to a server that stopped answering would otherwise stall its sessions until TCP gives up.
-   */
-  readonly sessionLockStatementTimeoutMs?: number;
-  /**
-   * Group commit (default on, `maxBatch` 256 writes): appends that arrive in the same event-loop turn,
-   * and every append queued while a batch is committing, share one transaction on one connection (one
-   * WAL flush) — one batch in flight per journal. `false`: each append is its own transaction on its
-   * own pooled connection, several in parallel (the one-transaction-per-append baseline).
-   */
-  readonly groupCommit?: boolean | GroupCommitOptions;
-}
-
-/** Default `sessionLeaseMs`: long enough to cover the gap between a client's turns, short enough that
- * a host gone quiet keeps no session from others for long (they ask for it anyway). */
-export const SESSION_LEASE_MS = 5_000;
-/** Default `sessionHandoverMs`: many round trips, and an event-loop stall, of a loaded host. */
-export const SESSION_HANDOVER_MS = 500;
-
-/** Rows per INSERT when a batch or fork marker is written. */
-const INSERT_CHUNK = 500;
-const LAST_SEQ_UNBOUNDED = Number.MAX_SAFE_INTEGER;
-
-type Queryable = Pick<pg.ClientBase, "query">;
+export { SESSION_HANDOVER_MS, SESSION_LEASE_MS, type PostgresJournalOptions } from "./connect.js";
 
 export class PostgresJournal implements Journal {
   readonly kind = "postgres";
   readonly storage = { sharedByHosts: true, snapshotsInJournal: true } as const;
   private closed = false;
-  /** Undefined when group commit is off. */
-  private readonly queue: CommitQueue | undefined;
   /** Heads this journal committed or read under lock: the optimistic append's guesses (batch.ts). */
   private readonly heads = new HeadCache();
+  private readonly appends: PgAppends;
+  private readonly tables: PgSideTables;
+
   private constructor(
     /** The journal's pool; PgSnapshotStore shares it (and so the schema). */
     readonly pool: pg.Pool,
@@ -164,73 +85,22 @@ export class PostgresJournal implements Journal {
     private readonly cancels: PgCancelChannel,
     groupCommit: boolean | GroupCommitOptions,
   ) {
-    this.queue =
-      groupCommit === false
-        ? undefined
-        : new CommitQueue((writes) => this.runBatch(writes), groupCommit === true ? {} : groupCommit);
+    this.appends = new PgAppends(() => this.live().pool, this.heads, held, locks, groupCommit);
+    this.tables = new PgSideTables(
+      () => this.live().pool,
+      (what, fn) => this.write(what, fn),
+    );
   }
 
   /** Batches committed and writes they carried since open (diagnostics, bench/). */
   get groupCommitStats(): { readonly batches: number; readonly writes: number } {
-    return { ...(this.queue?.stats ?? { batches: 0, writes: 0 }) };
+    return this.appends.stats;
   }
 
-  /**
-   * Connects, creates or checks the schema (FailedPrecondition when its stamp is newer than this build).
-   * The schema comes from `opts.schema`, else from a `?schema=NAME` URL parameter (so `openJournal`
-   * URLs can name one), else the server's default search_path; the session-lock options likewise from
-   * `opts`, else from `max_session_locks`, `session_lock_connections`, `session_lease_ms` and
-   * `session_handover_ms` URL parameters, else their defaults.
-   */
+  /** Connects and checks the schema (connect.ts: options, URL parameters, defaults). */
   static async open(url: string, opts: PostgresJournalOptions = {}): Promise<PostgresJournal> {
-    const target = splitUrlParams(url);
-    const schema = parseSchema(opts.schema ?? target.schema);
-    const lockOpts = { ...target.lockOptions, ...definedOnly(opts) };
-    // Checked before anything connects, so a bad value leaves nothing open.
-    const lockSettings = {
-      maxHeld: wholeAtLeast(1, lockOpts.maxSessionLocks, 256, "maxSessionLocks"),
-      lanes: wholeAtLeast(1, lockOpts.sessionLockConnections, 4, "sessionLockConnections"),
-      leaseMs: wholeAtLeast(0, lockOpts.sessionLeaseMs, SESSION_LEASE_MS, "sessionLeaseMs"),
-      handoverMs: wholeAtLeast(0, lockOpts.sessionHandoverMs, SESSION_HANDOVER_MS, "sessionHandoverMs"),
-      statementTimeoutMs: wholeAtLeast(1, opts.sessionLockStatementTimeoutMs, 10_000, "sessionLockStatementTimeoutMs"),
-    };
-    const config = poolConfig(target.url, schema);
-    const pool = new pg.Pool({ ...config, max: wholeAtLeast(1, opts.poolSize, 10, "poolSize") });
-    // An idle connection that drops is removed by the pool; the next checkout reconnects.
-    pool.on("error", () => undefined);
-    try {
-      const client = await pool.connect();
-      try {
-        await migrate(client, schema);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end().catch(() => undefined);
-      if (err instanceof HostError) throw err;
-      if (isConnectionError(err)) {
-        throw new HostError(ErrorCode.Unavailable, `cannot connect to the PostgreSQL journal: ${errorText(err)}`, {
-          cause: err,
-        });
-      }
-      throw err;
-    }
-    const held = new HeldSessions();
-    const listener = new PgListener(config);
-    const locks = new PgSessionLocks(config, schema ?? "", listener, {
-      ...lockSettings,
-      onLetGo: (session) => held.drop(session),
-      onLost: (session) => held.forget(session),
-    });
-    return new PostgresJournal(
-      pool,
-      schema,
-      locks,
-      held,
-      listener,
-      new PgCancelChannel(listener, schema ?? ""),
-      opts.groupCommit ?? true,
-    );
+    const c = await connect(url, opts);
+    return new PostgresJournal(c.pool, c.schema, c.locks, c.held, c.listener, c.cancels, c.groupCommit);
   }
 
   /**
@@ -301,37 +171,7 @@ export class PostgresJournal implements Journal {
   ): Promise<JournalRecord[]> {
     requireAppendArgs(session, expectedLastSeq, fence);
     this.live();
-    const write = { kind: "append", session, expectedLastSeq, fence, events } as const;
-    return this.learning(session, async () =>
-      this.queue !== undefined ? this.queue.append(write) : unwrap(await this.runBatch([write])).records,
-    );
-  }
-
-  /** Runs a write of `session`'s records: a held session learns the head it committed, or forgets its head if it failed. */
-  private async learning(session: string, write: () => Promise<JournalRecord[]>): Promise<JournalRecord[]> {
-    const generation = this.held.generation(session);
-    const before = this.held.writing(session);
-    let records: JournalRecord[];
-    try {
-      records = await write();
-    } catch (err) {
-      // The stored session is not what this host thought: read it again, and keep no lease on it.
-      this.held.forget(session);
-      this.locks.distrust(session);
-      throw err;
-    }
-    const last = records[records.length - 1];
-    if (last === undefined) return records;
-    if (this.held.parked(session)) {
-      // The operation ended (its lease parked) while this write was in flight: what was kept is old.
-      this.held.forget(session);
-      return records;
-    }
-    const after = this.heads.get(session);
-    if (after !== undefined && after.seq === last.seq && after.hash === last.contentHash)
-      this.held.committed(session, generation, before, after);
-    else this.held.learn(session, generation, { seq: last.seq, hash: last.contentHash });
-    return records;
+    return this.appends.append({ kind: "append", session, expectedLastSeq, fence, events });
   }
 
   /** newFence + appendBatch (+ the checkpoint row) as one transaction, queued like any append. */
@@ -345,65 +185,8 @@ export class PostgresJournal implements Journal {
     if (events.length === 0)
       throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
     this.live();
-    const write = {
-      kind: "fenced",
-      session,
-      expectedLastSeq,
-      events,
-      checkpointDigest: opts.checkpointDigest,
-    } as const;
-    let fence = 0;
-    const records = await this.learning(session, async () => {
-      const done =
-        this.queue !== undefined ? await this.queue.appendUnderNewFence(write) : unwrap(await this.runBatch([write]));
-      fence = done.fence;
-      return done.records;
-    });
-    return { fence, records };
-  }
-
-  /**
-   * The commit queue's runner. Sessions whose head this journal remembers go through one optimistic
-   * statement (batch.ts); the rest — and any the statement found moved — through the locking
-   * transaction. Each session's writes take one path, so their order holds.
-   */
-  private async runBatch(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {
-    let fast: (WriteOutcome | undefined)[];
-    try {
-      fast = await writeBatchOptimistic(this.live().pool, writes, this.heads);
-    } catch {
-      // Nothing of a failed statement is durable; the locking path decides every write.
-      for (const w of writes) this.heads.delete(w.session);
-      fast = writes.map(() => undefined);
-    }
-    const rest = writes.filter((_, i) => fast[i] === undefined);
-    if (rest.length === 0) return fast.map((o) => o ?? { ok: false, error: new Error("unreachable") });
-    const slow = await this.runLocked(rest);
-    let next = 0;
-    return fast.map(
-      (o) => o ?? slow[next++] ?? { ok: false, error: new Error("a write committed without an outcome") },
-    );
-  }
-
-  /**
-   * The batch in one locking transaction. When the transaction as a whole fails, each write is retried
-   * in a transaction of its own, so only the write that broke it fails; a lone write's failure is its
-   * outcome.
-   */
-  private async runLocked(writes: readonly QueuedWrite[]): Promise<WriteOutcome[]> {
-    try {
-      const { outcomes, heads } = await this.transaction(`group commit of ${writes.length} writes`, (client) =>
-        writeBatchIn(client, writes, mapWriteError),
-      );
-      for (const [uid, head] of heads) this.heads.set(uid, head);
-      return outcomes;
-    } catch (error) {
-      for (const w of writes) this.heads.delete(w.session);
-      if (writes.length === 1) return [{ ok: false, error }];
-      const outcomes: WriteOutcome[] = [];
-      for (const w of writes) outcomes.push(...(await this.runLocked([w])));
-      return outcomes;
-    }
+    const checkpointDigest = opts.checkpointDigest;
+    return this.appends.appendUnderNewFence({ kind: "fenced", session, expectedLastSeq, events, checkpointDigest });
   }
 
   async newFence(session: string): Promise<number> {
@@ -412,18 +195,9 @@ export class PostgresJournal implements Journal {
     // A read begun before the mint must not teach the row it read (its fence is the old one).
     this.held.forget(session);
     const now = Date.now();
-    const result = await this.write(`mint fence for session ${session}`, () =>
-      this.pool.query<{ fence: string }>(
-        `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms, fence) VALUES ($1, 'default', $2, $2, 1)
-         ON CONFLICT (uid) DO UPDATE SET fence = sessions.fence + 1, updated_at_ms = EXCLUDED.updated_at_ms
-         RETURNING fence`,
-        [session, now],
-      ),
-    );
-    const row = result.rows[0];
-    if (!row) throw new Error("fence mint returned no row");
+    const fence = await this.write(`mint fence for session ${session}`, () => mintFence(this.pool, session, now));
     this.held.forget(session);
-    return int(row.fence);
+    return fence;
   }
 
   async currentFence(session: string): Promise<number> {
@@ -434,34 +208,17 @@ export class PostgresJournal implements Journal {
   async removeEmptySession(uid: string): Promise<boolean> {
     this.heads.delete(uid);
     this.held.forget(uid);
-    const result = await this.write(`remove empty session ${uid}`, () =>
-      this.pool.query(
-        "DELETE FROM sessions WHERE uid = $1 AND last_seq = 0 AND NOT EXISTS (SELECT 1 FROM events WHERE session = $1)",
-        [uid],
-      ),
-    );
-    return (result.rowCount ?? 0) > 0;
+    return this.write(`remove empty session ${uid}`, () => removeEmptySessionIn(this.pool, uid));
   }
 
   async deleteSession(uid: string): Promise<boolean> {
     this.heads.delete(uid);
     this.held.forget(uid);
-    return this.transaction(`delete session ${uid}`, async (client) => {
-      // The row first: it is what every append locks, so a racing writer waits and then finds no head.
-      const removed = await client.query("DELETE FROM sessions WHERE uid = $1", [uid]);
-      await client.query("DELETE FROM events WHERE session = $1", [uid]);
-      await client.query("DELETE FROM checkpoints WHERE session = $1", [uid]);
-      await client.query("DELETE FROM verified_positions WHERE session = $1", [uid]);
-      return (removed.rowCount ?? 0) > 0;
-    });
+    return this.transaction(`delete session ${uid}`, (client) => deleteSessionIn(client, uid));
   }
 
   async recordBytes(session: string, through: number): Promise<number> {
-    const result = await this.live().pool.query<{ bytes: string | null }>(
-      "SELECT SUM(octet_length(event))::text AS bytes FROM events WHERE session = $1 AND seq <= $2",
-      [session, through],
-    );
-    return Number(result.rows[0]?.bytes ?? 0);
+    return this.tables.recordBytes(session, through);
   }
 
   /** While this process holds the session's lock, the head it read or committed under that hold (no round trip). */
@@ -476,7 +233,7 @@ export class PostgresJournal implements Journal {
   }
 
   async *read(session: string, from = 1, to = 0): AsyncIterable<JournalRecord> {
-    for await (const row of this.rows(this.pool, session, from, to)) yield recordOf(session, row);
+    for await (const row of eventRows(this.pool, this.liveCheck, session, from, to)) yield recordOf(session, row);
   }
 
   async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
@@ -491,66 +248,13 @@ export class PostgresJournal implements Journal {
     return out;
   }
 
-  /** Raw rows in seq order, one bounded keyset query per page, so a long session is never loaded at once. */
-  private async *rows(q: Queryable, session: string, from: number, to: number): AsyncIterable<EventDbRow> {
-    let after = Math.max(1, from) - 1;
-    const last = to > 0 ? to : LAST_SEQ_UNBOUNDED;
-    while (after < last) {
-      this.live();
-      const page = await q.query<EventDbRow>(
-        "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4",
-        [session, after, last, READ_PAGE_SIZE],
-      );
-      for (const row of page.rows) yield row;
-      const tail = page.rows[page.rows.length - 1];
-      if (page.rows.length < READ_PAGE_SIZE || tail === undefined) return;
-      after = int(tail.seq);
-    }
-  }
-
   /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */
   async verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
     return inTransaction(
       this.live().pool,
-      (client) => this.verifyIn(client, session, onRecord),
+      (client) => verifyIn(client, this.liveCheck, session, onRecord),
       "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     );
-  }
-
-  private async verifyIn(client: pg.PoolClient, session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
-    const pointer = await client.query<{ last_seq: string | null; last_hash: string | null; max_seq: string | null }>(
-      `SELECT s.last_seq, s.last_hash, (SELECT MAX(seq) FROM events e WHERE e.session = $1) AS max_seq
-       FROM (SELECT 1) one LEFT JOIN sessions s ON s.uid = $1`,
-      [session],
-    );
-    const found = pointer.rows[0];
-    const recorded: Head =
-      found && found.last_seq !== null
-        ? { seq: int(found.last_seq), hash: found.last_hash ?? "" }
-        : { seq: 0, hash: "" };
-    const stray = found && found.max_seq !== null ? int(found.max_seq) : 0;
-    if (stray > recorded.seq) {
-      return {
-        ok: false,
-        session,
-        kind: "tampered",
-        seq: recorded.seq + 1,
-        message: `session ${session}: seq ${stray} lies beyond the recorded head seq ${recorded.seq}`,
-      };
-    }
-    const rows = this.rows(client, session, 1, Math.max(recorded.seq, 1));
-    async function* stored(): AsyncIterable<StoredRecord> {
-      for await (const row of rows) {
-        yield {
-          seq: int(row.seq),
-          prevHash: row.prev_hash,
-          contentHash: row.content_hash,
-          fence: int(row.fence),
-          decode: () => fromBinary(EventSchema, row.event),
-        };
-      }
-    }
-    return verifyChain(session, stored(), recorded, onRecord);
   }
 
   async fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
@@ -571,22 +275,9 @@ export class PostgresJournal implements Journal {
       this.heads.delete(c.meta.uid);
       this.held.forget(c.meta.uid);
     }
-    return this.transaction(`fork session ${parent} into ${children.length} children`, async (client) => {
-      const markers: JournalRecord[] = [];
-      for (const c of children) {
-        const marker = await forkIn(client, parent, c.meta.uid, atSeq, c.meta);
-        if (c.checkpointDigest !== undefined) {
-          await client.query(
-            `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (session, seq) DO UPDATE SET content_hash = EXCLUDED.content_hash, digest = EXCLUDED.digest,
-               created_at_ms = EXCLUDED.created_at_ms`,
-            [c.meta.uid, marker.seq, marker.contentHash, c.checkpointDigest, Date.now()],
-          );
-        }
-        markers.push(marker);
-      }
-      return markers;
-    });
+    return this.transaction(`fork session ${parent} into ${children.length} children`, (client) =>
+      forkAllIn(client, parent, atSeq, children),
+    );
   }
 
   async importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
@@ -595,11 +286,7 @@ export class PostgresJournal implements Journal {
     this.held.forget(meta.uid);
     const row = importedRow(meta);
     await this.transaction(`import session ${meta.uid}`, async (client) => {
-      const inserted = await client.query(
-        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
-        sessionParams(row),
-      );
-      if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+      await insertSessionRow(client, row);
       await insertPlanned(client, meta.uid, planImport(tipOfRow(row), records), Date.now());
     });
     const info = await this.getSession(meta.uid);
@@ -610,13 +297,7 @@ export class PostgresJournal implements Journal {
   async createSession(meta: SessionMetaInput): Promise<SessionInfo> {
     validateMeta(meta);
     const row = rowFromMeta(meta, Date.now());
-    const result = await this.write(`create session ${meta.uid}`, () =>
-      this.pool.query(
-        `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
-        sessionParams(row),
-      ),
-    );
-    if (result.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${meta.uid} already exists`);
+    await this.write(`create session ${meta.uid}`, () => insertSessionRow(this.pool, row));
     return row;
   }
 
@@ -633,160 +314,44 @@ export class PostgresJournal implements Journal {
     return info;
   }
 
-  async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
-    const project = normalizeProject(query.project);
-    const size = normalizePageSize(query.pageSize);
-    const cursor = decodePageToken(query.pageToken);
-    const filter = sessionFilterOf(query);
-    const pool = this.live().pool;
-    const params: unknown[] = [project];
-    const where = ["project = $1"];
-    const param = (value: unknown): string => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (filter.harness !== undefined) where.push(`harness = ${param(filter.harness)}`);
-    if (filter.parentUid !== undefined) where.push(`parent_uid = ${param(filter.parentUid)}`);
-    if (filter.states !== undefined) where.push(`compute_state = ANY(${param(filter.states)}::text[])`);
-    if (cursor) {
-      const at = param(cursor.createdAtMs);
-      where.push(`(created_at_ms < ${at} OR (created_at_ms = ${at} AND uid > ${param(cursor.uid)}))`);
-    }
-    const limit = param(size + 1);
-    const result = await pool.query<SessionDbRow>(
-      `SELECT * FROM sessions WHERE ${where.join(" AND ")} ORDER BY created_at_ms DESC, uid ASC LIMIT ${limit}`,
-      params,
-    );
-    const page = result.rows.slice(0, size).map(sessionInfoOf);
-    const last = page[page.length - 1];
-    const nextPageToken =
-      result.rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
-    return { sessions: page, nextPageToken };
+  listSessions(query: ListSessionsQuery): Promise<SessionPage> {
+    return this.tables.listSessions(query);
   }
-
-  async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
-    const result = await this.live().pool.query<{ state: ComputeStateName; n: string }>(
-      "SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state",
-    );
-    return Object.fromEntries(result.rows.map((r) => [r.state, Number(r.n)]));
+  countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
+    return this.tables.countByComputeState();
   }
-
-  async pinnedSessions(harness: string): Promise<PinnedSession[]> {
-    const result = await this.live().pool.query<PinnedSession>(
-      `SELECT uid, pin_version AS version, pin_digest AS digest FROM sessions
-       WHERE pin_harness = $1 AND pin_seq > 0 ORDER BY uid`,
-      [harness],
-    );
-    return result.rows;
+  pinnedSessions(harness: string): Promise<PinnedSession[]> {
+    return this.tables.pinnedSessions(harness);
   }
-
-  async allSessionUids(): Promise<string[]> {
-    const result = await this.live().pool.query<{ uid: string }>("SELECT uid FROM sessions ORDER BY uid");
-    return result.rows.map((r) => r.uid);
+  allSessionUids(): Promise<string[]> {
+    return this.tables.allSessionUids();
   }
-
-  async putRegistration(reg: StoredRegistration): Promise<void> {
-    await this.write(`store registration ${reg.name}`, () =>
-      this.pool.query(
-        `INSERT INTO harnesses (name, uid, spec, spec_digest, state, retire_reason, retired_at_ms, created_at_ms, updated_at_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (name) DO UPDATE SET uid = EXCLUDED.uid, spec = EXCLUDED.spec, spec_digest = EXCLUDED.spec_digest,
-           state = EXCLUDED.state, retire_reason = EXCLUDED.retire_reason, retired_at_ms = EXCLUDED.retired_at_ms,
-           created_at_ms = EXCLUDED.created_at_ms, updated_at_ms = EXCLUDED.updated_at_ms`,
-        [
-          reg.name,
-          reg.uid,
-          reg.spec,
-          reg.specDigest,
-          reg.state,
-          reg.retireReason,
-          reg.retiredAtMs,
-          reg.createdAtMs,
-          reg.updatedAtMs,
-        ],
-      ),
-    );
+  putRegistration(reg: StoredRegistration): Promise<void> {
+    return this.tables.putRegistration(reg);
   }
-
-  async getRegistration(name: string): Promise<StoredRegistration | undefined> {
-    const result = await this.live().pool.query<RegistrationDbRow>("SELECT * FROM harnesses WHERE name = $1", [name]);
-    const row = result.rows[0];
-    return row ? registrationOf(row) : undefined;
+  getRegistration(name: string): Promise<StoredRegistration | undefined> {
+    return this.tables.getRegistration(name);
   }
-
-  async deleteRegistration(name: string, uid: string): Promise<boolean> {
-    return this.write(`delete registration ${name}`, async () => {
-      const result = await this.pool.query("DELETE FROM harnesses WHERE name = $1 AND uid = $2", [name, uid]);
-      return (result.rowCount ?? 0) > 0;
-    });
+  deleteRegistration(name: string, uid: string): Promise<boolean> {
+    return this.tables.deleteRegistration(name, uid);
   }
-
-  async listRegistrations(): Promise<StoredRegistration[]> {
-    const result = await this.live().pool.query<RegistrationDbRow>("SELECT * FROM harnesses ORDER BY name");
-    return result.rows.map(registrationOf);
+  listRegistrations(): Promise<StoredRegistration[]> {
+    return this.tables.listRegistrations();
   }
-
-  async putCheckpoint(row: CheckpointRow): Promise<void> {
-    await this.write(`store checkpoint ${row.session}@${row.seq}`, () =>
-      this.pool.query(
-        `INSERT INTO checkpoints (session, seq, content_hash, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (session, seq) DO UPDATE SET content_hash = EXCLUDED.content_hash, digest = EXCLUDED.digest,
-           created_at_ms = EXCLUDED.created_at_ms`,
-        [row.session, row.seq, row.contentHash, row.digest, row.createdAtMs],
-      ),
-    );
+  putCheckpoint(row: CheckpointRow): Promise<void> {
+    return this.tables.putCheckpoint(row);
   }
-
-  async latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
-    const result = await this.live().pool.query<CheckpointDbRow>(
-      "SELECT session, seq, content_hash, digest, created_at_ms FROM checkpoints WHERE session = $1 ORDER BY seq DESC LIMIT 1",
-      [session],
-    );
-    const row = result.rows[0];
-    return row ? checkpointOf(row) : undefined;
+  latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
+    return this.tables.latestCheckpoint(session);
   }
-
-  async putVerifiedPosition(row: VerifiedPosition): Promise<void> {
-    await this.write(`store verified position ${row.session}@${row.seq}`, () =>
-      this.pool.query(
-        `INSERT INTO verified_positions (session, seq, hash, projection, digest, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, projection = EXCLUDED.projection,
-           digest = EXCLUDED.digest, created_at_ms = EXCLUDED.created_at_ms
-         WHERE EXCLUDED.seq > verified_positions.seq`,
-        [row.session, row.seq, row.hash, Buffer.from(row.projection), row.digest, row.createdAtMs],
-      ),
-    );
+  putVerifiedPosition(row: VerifiedPosition): Promise<void> {
+    return this.tables.putVerifiedPosition(row);
   }
-
-  async verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
-    const result = await this.live().pool.query<{
-      seq: string;
-      hash: string;
-      projection: Buffer;
-      digest: string;
-      created_at_ms: string;
-    }>(
-      "SELECT seq::text AS seq, hash, projection, digest, created_at_ms::text AS created_at_ms FROM verified_positions WHERE session = $1",
-      [session],
-    );
-    const row = result.rows[0];
-    return row
-      ? {
-          session,
-          seq: Number(row.seq),
-          hash: row.hash,
-          projection: new Uint8Array(row.projection),
-          digest: row.digest,
-          createdAtMs: Number(row.created_at_ms),
-        }
-      : undefined;
+  verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
+    return this.tables.verifiedPosition(session);
   }
-
-  async checkpointDigests(): Promise<string[]> {
-    const result = await this.live().pool.query<{ digest: string }>(
-      "SELECT DISTINCT digest FROM checkpoints ORDER BY digest",
-    );
-    return result.rows.map((r) => r.digest);
+  checkpointDigests(): Promise<string[]> {
+    return this.tables.checkpointDigests();
   }
 
   /**
@@ -800,19 +365,15 @@ export class PostgresJournal implements Journal {
   /** Releases held session locks (their connections end, so other hosts can take them) and the pool. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue?.drain();
+    await this.appends.drain();
     this.closed = true;
     await this.locks.close();
     await this.listener.close();
     await this.pool.end();
   }
 
-  private async headRow(session: string): Promise<HeadDbRow | undefined> {
-    const result = await this.live().pool.query<HeadDbRow>(
-      `SELECT fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = $1`,
-      [session],
-    );
-    return result.rows[0];
+  private headRow(session: string): Promise<HeadDbRow | undefined> {
+    return this.tables.headRow(session);
   }
 
   /** One transaction on one pooled connection (inTransaction); write errors are mapped by `mapWriteError`. */
@@ -834,226 +395,13 @@ export class PostgresJournal implements Journal {
     }
   }
 
+  /** Throws FailedPrecondition once the journal is closed (for the page-by-page readers). */
+  private readonly liveCheck = (): void => {
+    this.live();
+  };
+
   private live(): this {
     if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
     return this;
   }
-}
-
-/** One child of a fork, inside the caller's transaction; resolves to the child's fork marker. */
-async function forkIn(
-  client: pg.PoolClient,
-  parent: string,
-  child: string,
-  atSeq: number,
-  meta: SessionMetaInput,
-): Promise<JournalRecord> {
-  const source = await client.query<HeadDbRow>(
-    `SELECT fence, last_seq, last_hash, compute_state, ${PIN_SELECT} FROM sessions WHERE uid = $1 FOR SHARE`,
-    [parent],
-  );
-  const parentRow = source.rows[0];
-  if (!parentRow) throw new HostError(ErrorCode.NotFound, `session ${parent} not found`);
-  requireForkRange(parent, atSeq, { seq: int(parentRow.last_seq), hash: parentRow.last_hash });
-  const now = Date.now();
-  const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
-  const inherited = atSeq === int(parentRow.last_seq) ? pinOfRow(parentRow) : await pinThrough(client, parent, atSeq);
-  row.fence = FORK_CHILD_FENCE;
-  setPin(row, inherited);
-  const inserted = await client.query(
-    `INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (${SESSION_VALUES}) ON CONFLICT (uid) DO NOTHING`,
-    sessionParams(row),
-  );
-  if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${child} already exists`);
-  const forkPoint = await client.query<{ content_hash: string }>(
-    "SELECT content_hash FROM events WHERE session = $1 AND seq = $2",
-    [parent, atSeq],
-  );
-  const pointHash = forkPoint.rows[0]?.content_hash;
-  if (pointHash === undefined)
-    throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
-  const copied = await client.query(
-    `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
-     SELECT $1, seq, prev_hash, content_hash, fence, event FROM events WHERE session = $2 AND seq <= $3`,
-    [child, parent, atSeq],
-  );
-  if (copied.rowCount !== atSeq) {
-    throw new HostError(
-      ErrorCode.DataLoss,
-      `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
-    );
-  }
-  const plan = planForkMarker(child, atSeq, pointHash, inherited);
-  await insertPlanned(client, child, plan, now);
-  const [record] = plan.records;
-  if (record === undefined) throw new Error("fork marker was not chained");
-  return record;
-}
-
-/** Inserts a plan's records (in bounded multi-row statements) and moves the session row to the tip it leaves. */
-async function insertPlanned(client: pg.PoolClient, session: string, plan: AppendPlan, now: number): Promise<void> {
-  const { records, after } = plan;
-  for (let i = 0; i < records.length; i += INSERT_CHUNK) {
-    const chunk = records.slice(i, i + INSERT_CHUNK);
-    await client.query(
-      `INSERT INTO events (session, seq, prev_hash, content_hash, fence, event)
-       SELECT $1::text, r.seq, r.prev_hash, r.content_hash, r.fence, r.event
-       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bytea[]) AS r(seq, prev_hash, content_hash, fence, event)`,
-      [
-        session,
-        chunk.map((r) => r.seq),
-        chunk.map((r) => r.prevHash),
-        chunk.map((r) => r.contentHash),
-        chunk.map((r) => r.fence),
-        chunk.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event))),
-      ],
-    );
-  }
-  if (records.length === 0) return;
-  await client.query(
-    `UPDATE sessions SET last_seq = $1, last_hash = $2, compute_state = $3, updated_at_ms = $4, pin_seq = $6,
-       pin_harness = $7, pin_version = $8, pin_digest = $9 WHERE uid = $5`,
-    [
-      after.seq,
-      after.hash,
-      after.computeState,
-      now,
-      session,
-      after.pin?.seq ?? 0,
-      after.pin?.harness ?? "",
-      after.pin?.version ?? "",
-      after.pin?.digest ?? "",
-    ],
-  );
-}
-
-/** The pin a fork child inherits below the parent's head: the parent's records 1..atSeq folded. */
-async function pinThrough(client: pg.PoolClient, parent: string, atSeq: number): Promise<SessionPin | undefined> {
-  const result = await client.query<EventDbRow>(
-    "SELECT seq, prev_hash, content_hash, fence, event FROM events WHERE session = $1 AND seq <= $2 ORDER BY seq",
-    [parent, atSeq],
-  );
-  return projectPins(
-    undefined,
-    result.rows.map((r) => ({ seq: int(r.seq), event: decodeEvent(parent, r) })),
-  );
-}
-
-function unwrap(outcomes: readonly WriteOutcome[]): { fence: number; records: JournalRecord[] } {
-  const [outcome] = outcomes;
-  if (outcome === undefined) throw new Error("a write committed without an outcome");
-  if (!outcome.ok) throw outcome.error;
-  return { fence: outcome.fence, records: outcome.records };
-}
-
-function mapWriteError(what: string, err: unknown): unknown {
-  if (err instanceof HostError) return err;
-  if (isUniqueViolation(err)) {
-    return new HostError(ErrorCode.Conflict, `${what}: seq conflict (a concurrent writer committed first)`, {
-      cause: err,
-    });
-  }
-  if (isSerializationFailure(err)) {
-    return new HostError(ErrorCode.Conflict, `${what}: lost a serialization race with a concurrent writer`, {
-      cause: err,
-    });
-  }
-  return err;
-}
-
-function parseSchema(schema: string | undefined): string | undefined {
-  if (schema === undefined) return undefined;
-  const parsed = PgSchemaName.safeParse(schema);
-  if (!parsed.success)
-    throw new HostError(ErrorCode.InvalidArgument, `invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
-  return parsed.data;
-}
-
-/** Removes a `schema` query parameter (ours, not libpq's) from a postgres:// URL. */
-/** The session-lock options a journal URL may carry, by query parameter (docs/scaling.md). */
-type LockOptions = Pick<
-  PostgresJournalOptions,
-  "maxSessionLocks" | "sessionLockConnections" | "sessionLeaseMs" | "sessionHandoverMs"
->;
-const LOCK_URL_PARAMS: Readonly<Record<string, keyof LockOptions>> = {
-  max_session_locks: "maxSessionLocks",
-  session_lock_connections: "sessionLockConnections",
-  session_lease_ms: "sessionLeaseMs",
-  session_handover_ms: "sessionHandoverMs",
-};
-
-/**
- * Takes harnesshost's own query parameters off a journal URL — `schema` and the session-lock options
- * (`session_lease_ms=0`, …) — so `serve --journal URL` can set them; the rest goes to the driver.
- * A lock parameter that is not a decimal integer is INVALID_ARGUMENT naming it.
- */
-function splitUrlParams(url: string): { url: string; schema: string | undefined; lockOptions: LockOptions } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { url, schema: undefined, lockOptions: {} };
-  }
-  const lockOptions: { -readonly [K in keyof LockOptions]: number } = {};
-  let changed = false;
-  for (const [param, option] of Object.entries(LOCK_URL_PARAMS)) {
-    const text = parsed.searchParams.get(param);
-    if (text === null) continue;
-    if (!/^\d{1,15}$/.test(text))
-      throw new HostError(
-        ErrorCode.InvalidArgument,
-        `journal URL parameter ${param} must be a whole number, got ${JSON.stringify(text)}`,
-      );
-    lockOptions[option] = Number(text);
-    parsed.searchParams.delete(param);
-    changed = true;
-  }
-  const schema = parsed.searchParams.get("schema") ?? undefined;
-  if (schema !== undefined) {
-    parsed.searchParams.delete("schema");
-    changed = true;
-  }
-  return { url: changed ? parsed.toString() : url, schema, lockOptions };
-}
-
-/** The options given, without the ones left undefined (so they do not mask the URL's). */
-function definedOnly(opts: PostgresJournalOptions): LockOptions {
-  const out: { -readonly [K in keyof LockOptions]: number } = {};
-  for (const option of Object.values(LOCK_URL_PARAMS)) {
-    const value = opts[option];
-    if (value !== undefined) out[option] = value;
-  }
-  return out;
-}
-
-/** `value` (or `fallback` when absent) as a whole number of at least `min`; INVALID_ARGUMENT otherwise. */
-function wholeAtLeast(min: 0 | 1, value: number | undefined, fallback: number, what: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < min)
-    throw new HostError(
-      ErrorCode.InvalidArgument,
-      `${what} must be a ${min === 0 ? "non-negative" : "positive"} integer, got ${value}`,
-    );
-  return value;
-}
-
-/** The pool settings shared by the journal pool and the session-lock pool: URL plus per-connection search_path. */
-function poolConfig(url: string, schema: string | undefined): pg.PoolConfig {
-  const config: pg.PoolConfig = { connectionString: url };
-  if (schema !== undefined) {
-    const setPath = `SET search_path TO ${quoteIdent(schema)}`;
-    config.onConnect = async (client: pg.ClientBase) => {
-      await client.query(setPath);
-    };
-  }
-  return config;
-}
-
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^E[A-Z]+$/.test(code);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
