@@ -70,9 +70,10 @@ export function meteredJournal(inner: Journal, metrics: HostMetrics): Journal {
 }
 
 /**
- * Every method `journal` has, own or inherited, bound to it: a member shadowed on the way up the
- * prototype chain (an optional method set to undefined) is left out like the journal leaves it out,
- * and accessors are not read.
+ * Every method `journal` answers, own or inherited, bound to it. Each is read by property access on
+ * `journal` itself — so a journal that is a view (a Proxy) gives what it answers, not its target's
+ * method — and read once, here; accessors are not read, and a member shadowed on the way up the
+ * prototype chain (an optional method set to undefined) is left out as the journal leaves it out.
  */
 function boundMethods(journal: Journal): Journal {
   const out: Record<string, unknown> = {};
@@ -81,7 +82,9 @@ function boundMethods(journal: Journal): Journal {
     for (const name of Object.getOwnPropertyNames(o)) {
       if (name === "constructor" || seen.has(name)) continue;
       seen.add(name);
-      const value: unknown = Object.getOwnPropertyDescriptor(o, name)?.value;
+      const descriptor = Object.getOwnPropertyDescriptor(o, name);
+      if (descriptor === undefined || descriptor.get !== undefined || descriptor.set !== undefined) continue;
+      const value: unknown = Reflect.get(journal, name);
       if (typeof value === "function") out[name] = value.bind(journal);
     }
   }

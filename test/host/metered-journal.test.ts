@@ -34,6 +34,26 @@ describe("metered journal", () => {
       expect((meteredBare as unknown as Record<string, unknown>)[name], name).toBeUndefined();
   });
 
+  it("everyMethodIsReadThroughTheWrappedJournalsOwnPropertyAccess", async () => {
+    // A view that keeps its journal open when closed (test/projection/real-hosts.ts does this): the
+    // metered journal must call what the view answers, not the method of the view's target.
+    const inner = new MemoryJournal();
+    let closes = 0;
+    const view: Journal = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === "close")
+          return async () => {
+            closes += 1;
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await meteredJournal(view, new HostMetrics()).close();
+    expect(closes).toBe(1);
+    await expect(inner.getSession("s1")).resolves.toBeUndefined();
+  });
+
   it("everyCommitIsCountedByBackendWithItsRecordsAndBytes", async () => {
     const metrics = new HostMetrics();
     const journal = meteredJournal(new MemoryJournal(), metrics);

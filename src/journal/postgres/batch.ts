@@ -68,16 +68,7 @@ export async function writeBatchIn(
     if (state === undefined) throw new Error(`session ${w.session}: row not locked by the batch`);
     try {
       const { fence, records: chained } = applyPlan(state, w);
-      const last = chained[chained.length - 1];
-      for (const r of chained) records.push({ session: w.session, record: r });
-      if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
-        checkpoints.push({
-          session: w.session,
-          seq: last.seq,
-          contentHash: last.contentHash,
-          digest: w.checkpointDigest,
-        });
-      }
+      collectRows(w, chained, records, checkpoints);
       outcomes.push({ ok: true, fence, records: chained });
     } catch (err) {
       outcomes.push({ ok: false, error: mapError(label(w), err) });
@@ -173,16 +164,7 @@ export async function writeBatchOptimistic(
   writes.forEach((w, i) => {
     const plan = planned[i];
     if (plan === undefined || !states.has(w.session)) return;
-    for (const r of plan.records) records.push({ session: w.session, record: r });
-    const last = plan.records[plan.records.length - 1];
-    if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
-      checkpoints.push({
-        session: w.session,
-        seq: last.seq,
-        contentHash: last.contentHash,
-        digest: w.checkpointDigest,
-      });
-    }
+    collectRows(w, plan.records, records, checkpoints);
   });
   if (records.length > INSERT_CHUNK) return writes.map(() => undefined);
   let moved = new Set<string>();
@@ -275,6 +257,20 @@ function applyPlan(state: SessionState, w: QueuedWrite): AppendPlan {
   state.pin = after.pin;
   if (w.kind === "fenced" || plan.records.length > 0) state.touched = true;
   return plan;
+}
+
+/** Adds the rows a planned write inserts: its records and, for a fenced write that asked for one, its checkpoint. */
+function collectRows(
+  w: QueuedWrite,
+  planned: readonly JournalRecord[],
+  records: { session: string; record: JournalRecord }[],
+  checkpoints: Checkpoint[],
+): void {
+  for (const r of planned) records.push({ session: w.session, record: r });
+  const last = planned[planned.length - 1];
+  if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
+    checkpoints.push({ session: w.session, seq: last.seq, contentHash: last.contentHash, digest: w.checkpointDigest });
+  }
 }
 
 export function label(w: QueuedWrite): string {
