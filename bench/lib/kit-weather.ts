@@ -7,7 +7,7 @@
 import { agent, meteredModelCall, system, tool } from "../../src/agent/index.js";
 import { toolMessage } from "../../src/agent/conversation.js";
 import type { Message, ToolCall } from "../../src/gen/agentsessions/v1/common_pb.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { z } from "zod";
 
 /** `weather`; `asText`: its result as JSON text, as the Agents SDK hands a function tool's value back. */

@@ -23,7 +23,7 @@ import {
 import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { listSessionPage } from "../host/session-list.js";
-import { exportJsonl } from "../journal/export.js";
+import { exportJsonl } from "../journal/transfer/export.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
