@@ -4,11 +4,9 @@
 // the host opens anything; the export is a ModelProvider (`{ name, invoke }`) or a function returning
 // one (or a promise of one); every failure is one HostError naming the module — NOT_FOUND when there is
 // no such file, INVALID_ARGUMENT when it throws on import or exports the wrong shape.
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { ErrorCode, HostError, isHostError } from "../errors/index.js";
+import { ErrorCode, HostError } from "../errors/index.js";
 import type { ModelProvider } from "../model/types.js";
-import { importHarnessModule } from "./runtimes.js";
+import { failedToLoad, importDefaultExport } from "./user-module.js";
 
 const PREFIX = "module:";
 
@@ -28,20 +26,11 @@ function isProvider(v: unknown): v is ModelProvider {
 
 export async function loadModelModule(path: string): Promise<ModelProvider> {
   const where = `model module ${path}`;
-  if (!/\.(m?[jt]s)$/.test(path))
-    throw new HostError(ErrorCode.InvalidArgument, `${where}: a module path must end in .js, .mjs or .ts`);
-  if (!existsSync(resolve(path)))
-    throw new HostError(ErrorCode.NotFound, `${where} not found (looked at ${resolve(path)})`);
-  let exported: unknown;
+  let exported = await importDefaultExport(path, where);
   try {
-    exported = ((await importHarnessModule(path)) as { default?: unknown }).default;
     if (typeof exported === "function") exported = await (exported as () => unknown)();
   } catch (err) {
-    if (isHostError(err)) throw new HostError(err.code, `${where}: ${err.message}`);
-    throw new HostError(
-      ErrorCode.InvalidArgument,
-      `${where} failed to load: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw failedToLoad(where, err);
   }
   if (!isProvider(exported))
     throw new HostError(
