@@ -18,6 +18,7 @@ import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
 import { wireTurn } from "./wire-turn.js";
+import { serveReady } from "./serve-ready.js";
 import { obsOverhead } from "./obs-overhead.js";
 import { authzOverhead } from "./authz-overhead.js";
 import { pgScaleout } from "./pg-scaleout.js";
@@ -35,6 +36,7 @@ export const figures: readonly Figure[] = [
   memoryTier,
   turnLatency,
   wireTurn,
+  serveReady,
   pythonEcho,
   forkFanout,
   concurrentTurns,
