@@ -28,7 +28,9 @@ function git(cwd: string, args: readonly string[]): string {
 /**
  * The base tree: a detached worktree at `commit` under a temporary directory. Its node_modules is a link
  * to the current tree's when both package-lock.json files are the same (no install at all), else `npm ci`
- * installs the base's own.
+ * installs the base's own. Its dist/ is then compiled (`tsc -p tsconfig.build.json`, what the tests'
+ * set-up runs): the bench imports the package by name in places (docs/examples, `harnesshost/ai-sdk`),
+ * which resolves to dist/, and a fresh worktree has none.
  */
 function makeBaseTree(repo: string, commit: string): { dir: string; remove(): void } {
   const parent = mkdtempSync(join(tmpdir(), "harnesshost-bench-base-"));
@@ -53,6 +55,15 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
         stdio: ["ignore", "ignore", "inherit"],
       });
       if (r.status !== 0) throw new Error(`npm ci in the base tree exited ${r.status}`);
+    }
+    if (!existsSync(join(dir, "dist"))) {
+      process.stderr.write(`bench:compare: compiling ${commit.slice(0, 7)}'s dist/ (tsc) …\n`);
+      const tsc = join(dir, "node_modules", "typescript", "bin", "tsc");
+      const built = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+        cwd: dir,
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      if (built.status !== 0) throw new Error(`tsc in the base tree exited ${built.status}`);
     }
     return { dir, remove };
   } catch (err) {
