@@ -3,8 +3,8 @@
 // them), then times encodeProjection, the position digest and decodeProjection, three times.
 // Usage: npx tsx bench/profile/projection-codec.ts [events=1000000]
 import { randomBytes } from "node:crypto";
-import { SessionLog } from "../../src/controller/projection.js";
-import { decodeProjection, encodeProjection } from "../../src/controller/projection-codec.js";
+import { SessionLog } from "../../src/projection/session-log.js";
+import { decodeProjection, encodeProjection } from "../../src/projection/codec.js";
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 const events = Number(process.argv[2] ?? 1_000_000);

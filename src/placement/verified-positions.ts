@@ -10,8 +10,8 @@
 // verified, at most once per `everyRecords` records (more apart for a large projection:
 // VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a store that fails or never
 // happens (a crash) costs the next first touch a longer tail, nothing else.
-import { decodeProjection, encodeProjection } from "../controller/projection-codec.js";
-import type { SessionLog } from "../controller/projection.js";
+import { decodeProjection, encodeProjection } from "../projection/codec.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { verifiedPositionDigest } from "../journal/verified-position.js";
 import type { Head, Journal, JournalRecord, VerifiedPosition } from "../journal/types.js";
 import type { HostMetrics } from "../obs/metrics.js";

@@ -16,7 +16,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
 import { DEFAULT_NODE_LIMITS, type VmLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
-import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../harness/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { type AccelChoice, chooseAccel } from "../vm/accel.js";
 import { type BaseSnapshot, baseSnapshot } from "../vm/base.js";

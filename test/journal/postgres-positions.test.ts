@@ -7,7 +7,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { SessionLog } from "../../src/controller/projection.js";
+import { SessionLog } from "../../src/projection/session-log.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/index.js";
 import { PostgresJournal } from "../../src/journal/postgres.js";

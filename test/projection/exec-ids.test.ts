@@ -1,8 +1,8 @@
-// The flat execution-id table of a projection (src/controller/exec-ids.ts): an id's index is the one
+// The flat execution-id table of a projection (src/projection/exec-ids.ts): an id's index is the one
 // it was added at, an id never added has none, ids are unique, and the stored form rebuilds a table
 // that answers the same — damaged columns are refused, never half read.
 import { describe, expect, it } from "vitest";
-import { ExecIds } from "../../src/controller/exec-ids.js";
+import { ExecIds } from "../../src/projection/exec-ids.js";
 
 const IDS = ["0123456789abcdef", "fedcba9876543210", "", "ünïcode-id", "x".repeat(300), "a", "ab", "ba"];
 

@@ -2,7 +2,7 @@
 // bytes in one growing buffer, each id's end offset in a column, and an open-addressing index of
 // 32-bit hashes over them. Invariants: `indexOf(id)` is the index `add` gave that id (undefined for an
 // id never added) and ids are unique; the stored form (`exportState`) is two byte columns, so rebuilding
-// a table of a million-event session (projection-codec.ts, docs/protocol.md §5.9) copies them and hashes
+// a table of a million-event session (codec.ts, docs/protocol.md §5.9) copies them and hashes
 // their bytes once — no string, no Map entry and no JSON per execution.
 
 /** FNV-1a over bytes, as 32-bit unsigned. */
