@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { SessionLog } from "../../src/projection/session-log.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/index.js";
-import { PostgresJournal } from "../../src/journal/postgres.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
