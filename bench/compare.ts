@@ -56,20 +56,23 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
       });
       if (r.status !== 0) throw new Error(`npm ci in the base tree exited ${r.status}`);
     }
-    if (!existsSync(join(dir, "dist"))) {
-      process.stderr.write(`bench:compare: compiling ${commit.slice(0, 7)}'s dist/ (tsc) …\n`);
-      const tsc = join(dir, "node_modules", "typescript", "bin", "tsc");
-      const built = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
-        cwd: dir,
-        stdio: ["ignore", "ignore", "inherit"],
-      });
-      if (built.status !== 0) throw new Error(`tsc in the base tree exited ${built.status}`);
-    }
+    buildIfMissing(dir, commit.slice(0, 7));
     return { dir, remove };
   } catch (err) {
     remove();
     throw err;
   }
+}
+
+/**
+ * `npm run build` in `tree` when it has no dist/: figures import the docs' examples, which import the
+ * package's own entry points (dist/), so a fresh tree cannot even load the bench without it.
+ */
+function buildIfMissing(tree: string, label: string): void {
+  if (existsSync(join(tree, "dist"))) return;
+  process.stderr.write(`bench:compare: ${label} has no dist/; npm run build there …\n`);
+  const r = spawnSync("npm", ["run", "build"], { cwd: tree, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error(`npm run build in ${tree} exited ${r.status}`);
 }
 
 /** One `bench/run.ts --out` run in `tree`; a run that wrote no report stands as a report of errors. */
@@ -117,6 +120,7 @@ async function main(): Promise<number> {
   const head = git(repo, ["rev-parse", "HEAD"]);
   const currentDirty = git(repo, ["status", "--porcelain", "--untracked-files=no"]) !== "";
   const scratch = mkdtempSync(join(tmpdir(), "harnesshost-bench-compare-"));
+  buildIfMissing(repo, "the working tree");
   const base = makeBaseTree(repo, baseCommit);
   const onSignal = () => {
     base.remove();
