@@ -10,7 +10,8 @@
 import { noteEventBytes } from "../wire/event-bytes.js";
 import { readFileSync, statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openSqlite } from "./sqlite-driver.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
@@ -439,7 +440,7 @@ export class SqliteJournal implements Journal {
   static open(path: string, opts: SqliteJournalOptions = {}): SqliteJournal {
     const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
     if (opts.readOnly === true) return SqliteJournal.openReadOnly(path, busyTimeoutMs);
-    const db = new Database(path, { timeout: busyTimeoutMs });
+    const db = openSqlite(path, { timeout: busyTimeoutMs });
     try {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       const mode = enableWal(db, busyTimeoutMs);
@@ -467,7 +468,7 @@ export class SqliteJournal implements Journal {
   private static openReadOnly(path: string, busyTimeoutMs: number): SqliteJournal {
     let db: Database.Database;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      db = openSqlite(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
       try {
         db.pragma("user_version", { simple: true });
         db.prepare("SELECT count(*) FROM sqlite_master").get();
@@ -486,7 +487,7 @@ export class SqliteJournal implements Journal {
         image[18] = 1;
         image[19] = 1;
       }
-      db = new Database(image, { readonly: true });
+      db = openSqlite(image, { readonly: true });
     }
     try {
       requireReadableVersion(db);
@@ -502,7 +503,7 @@ export class SqliteJournal implements Journal {
     const copy = copyWithWal(path);
     let db: Database.Database | undefined;
     try {
-      db = new Database(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      db = openSqlite(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
       requireReadableVersion(db);
       return new SqliteJournal(db, false, () => copy.remove());
     } catch (err) {
@@ -935,10 +936,14 @@ export class SqliteJournal implements Journal {
     return stmt;
   }
 
+  /** Prepared on first use and kept (every statement is kept: see sqlite-driver.ts). */
+  private stateCounts: Database.Statement<[], { state: ComputeStateName; n: number }> | undefined;
+
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
-    const rows = this.live()
-      .db.prepare("SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state")
-      .all() as { state: ComputeStateName; n: number }[];
+    this.stateCounts ??= this.live().db.prepare<[], { state: ComputeStateName; n: number }>(
+      "SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state",
+    );
+    const rows = this.stateCounts.all();
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
 
