@@ -6,15 +6,15 @@
 // is served from it; a crash between a record and its position loses nothing; a host told to distrust
 // positions walks the whole chain.
 import { join } from "node:path";
-import { openSqlite } from "../../src/journal/sqlite-driver.js";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionLog } from "../../src/controller/projection.js";
-import { encodeProjection } from "../../src/controller/projection-codec.js";
+import { SessionLog } from "../../src/projection/session-log.js";
+import { encodeProjection } from "../../src/projection/codec.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { openJournal } from "../../src/journal/index.js";
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
 import type { Journal, VerifiedPosition } from "../../src/journal/types.js";

@@ -5,7 +5,7 @@
 // including a fork child made before the edit, are unaffected.
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { openSqlite } from "../../src/journal/sqlite-driver.js";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import fc from "fast-check";
@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 import { jcs } from "../../src/canon/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ } from "../../src/journal/sqlite/schema.js";
 import { RpcError } from "../../src/wire/index.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 
