@@ -6,7 +6,7 @@
 // is served from it; a crash between a record and its position loses nothing; a host told to distrust
 // positions walks the whole chain.
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -218,7 +218,7 @@ describe("positions and tampered or lost records (SQLite)", () => {
   }
 
   function flipEventByte(dir: string, session: string, seq: number): void {
-    const db = new Database(join(dir, "journal.db"));
+    const db = openSqlite(join(dir, "journal.db"));
     try {
       const row = db
         .prepare<[string, number], { event: Buffer }>("SELECT event FROM events WHERE session = ? AND seq = ?")
