@@ -28,7 +28,9 @@ function git(cwd: string, args: readonly string[]): string {
 /**
  * The base tree: a detached worktree at `commit` under a temporary directory. Its node_modules is a link
  * to the current tree's when both package-lock.json files are the same (no install at all), else `npm ci`
- * installs the base's own.
+ * installs the base's own. Its dist/ is then compiled (`tsc -p tsconfig.build.json`, what the tests'
+ * set-up runs): the bench imports the package by name in places (docs/examples, `harnesshost/ai-sdk`),
+ * which resolves to dist/, and a fresh worktree has none.
  */
 function makeBaseTree(repo: string, commit: string): { dir: string; remove(): void } {
   const parent = mkdtempSync(join(tmpdir(), "harnesshost-bench-base-"));
@@ -54,7 +56,7 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
       });
       if (r.status !== 0) throw new Error(`npm ci in the base tree exited ${r.status}`);
     }
-    buildDist(dir, commit);
+    buildIfMissing(dir, commit.slice(0, 7));
     return { dir, remove };
   } catch (err) {
     remove();
@@ -63,21 +65,14 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
 }
 
 /**
- * The base's compiled package (dist/, never in git): figures that spawn the CLI, or host a docs example
- * that imports the package by name, load it. Built with the base's own tsconfig.build.json.
+ * `npm run build` in `tree` when it has no dist/: figures import the docs' examples, which import the
+ * package's own entry points (dist/), so a fresh tree cannot even load the bench without it.
  */
-function buildDist(dir: string, commit: string): void {
-  if (!existsSync(join(dir, "tsconfig.build.json")) || existsSync(join(dir, "dist"))) return;
-  process.stderr.write(`bench:compare: building ${commit.slice(0, 7)}'s dist/ …\n`);
-  const r = spawnSync(
-    process.execPath,
-    [join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
-    {
-      cwd: dir,
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  if (r.status !== 0) throw new Error(`tsc -p tsconfig.build.json in the base tree exited ${r.status}`);
+function buildIfMissing(tree: string, label: string): void {
+  if (existsSync(join(tree, "dist"))) return;
+  process.stderr.write(`bench:compare: ${label} has no dist/; npm run build there …\n`);
+  const r = spawnSync("npm", ["run", "build"], { cwd: tree, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error(`npm run build in ${tree} exited ${r.status}`);
 }
 
 /** One `bench/run.ts --out` run in `tree`; a run that wrote no report stands as a report of errors. */
@@ -125,6 +120,7 @@ async function main(): Promise<number> {
   const head = git(repo, ["rev-parse", "HEAD"]);
   const currentDirty = git(repo, ["status", "--porcelain", "--untracked-files=no"]) !== "";
   const scratch = mkdtempSync(join(tmpdir(), "harnesshost-bench-compare-"));
+  buildIfMissing(repo, "the working tree");
   const base = makeBaseTree(repo, baseCommit);
   const onSignal = () => {
     base.remove();
