@@ -27,6 +27,8 @@ export interface Known {
   readonly uid: string;
   readonly harness: string;
   deleted: boolean;
+  /** The last answer about it showed a pending gate (the model's guide to which operation fits). */
+  waiting: boolean;
   /** seq → content hash of every record a client was answered with. */
   readonly acked: Map<number, string>;
 }

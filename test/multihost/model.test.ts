@@ -2,7 +2,8 @@
 // session leases on or off, and a fast-check sequence of steps. A client step sends 1–4 operations at
 // once, from as many clients, to random hosts — create, exec, resume, suspend, fork, approve/deny,
 // answer, cancel, delete, upgrade, and a fork racing another host's cancel; a fault step SIGKILLs and
-// restarts a host, or pg_terminate_backend's the hosts' lock or listening connections; a stall step
+// restarts a host (between steps, or in the middle of a client step, its calls in flight), or
+// pg_terminate_backend's the hosts' lock or listening connections; a stall step
 // runs a client step while one host's spawned harness nodes are stopped (SIGSTOP … SIGCONT). The
 // checker (model-check.ts) reads the recorded history, the journal and every host's tool-effect file.
 // Invariant: no call answers outside the tolerated codes and the checker finds nothing. Seeded:
@@ -13,6 +14,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import fc from "fast-check";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Session } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { PIN_ANNOTATION, type PinAnnotation } from "../../src/wire/annotations.js";
 import { Cluster, grpcCodeOf, PG_URL } from "./cluster.js";
 import {
@@ -59,6 +61,7 @@ type Step =
   | { kind: "clients"; ops: ClientOp[] }
   | { kind: "stall"; host: number; ms: number; ops: ClientOp[] }
   | { kind: "kill"; host: number }
+  | { kind: "killDuring"; host: number; ms: number; ops: ClientOp[] }
   | { kind: "terminateBackends"; which: "lock" | "listen" };
 
 const host = fc.nat({ max: 2 });
@@ -100,6 +103,15 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({
+      kind: fc.constant("killDuring" as const),
+      host,
+      ms: fc.integer({ min: 0, max: 400 }),
+      ops: clientOps,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
       kind: fc.constant("terminateBackends" as const),
       which: fc.constantFrom("lock" as const, "listen" as const),
     }),
@@ -138,7 +150,12 @@ async function attempt<T>(h: History, label: string, call: () => Promise<T>): Pr
 }
 
 function adopt(h: History, harness: string, uid: string | undefined): void {
-  if (uid) h.sessions.push({ uid, harness, deleted: false, acked: new Map() });
+  if (uid) h.sessions.push({ uid, harness, deleted: false, waiting: false, acked: new Map() });
+}
+
+/** What an answer's Session says of the session's gate. */
+function saw(target: Known, s: Session | undefined): void {
+  if (s) target.waiting = s.pendingApproval !== undefined;
 }
 
 /**
@@ -161,18 +178,20 @@ async function apply(c: Cluster, h: History, op: ClientOp, target: Known | undef
     case "exec": {
       const out = await attempt(h, "exec", () => hp.api.exec({ session: uid, inputs: ["go"] }));
       if (!out) return;
+      saw(target, out.session);
       for (const r of out.records) target.acked.set(Number(r.seq), r.contentHash);
       if (target.harness === "counter") h.counters.push({ uid, lastSeq: out.lastSeq, output: out.output });
       return;
     }
     case "resume":
-      await attempt(h, "resume", () => hp.api.resumeTurn(uid));
+      saw(target, (await attempt(h, "resume", () => hp.api.resumeTurn(uid)))?.session);
       return;
     case "suspend":
       await attempt(h, "suspend", () => hp.api.suspend(uid));
       return;
     case "cancel": {
       const s = await attempt(h, "cancel", () => hp.api.cancel({ session: uid, reason: "model" }));
+      saw(target, s);
       if (s && alone) cancelWasTrue(h, `cancel ${uid} on ${hp.name}`, s);
       return;
     }
@@ -202,16 +221,20 @@ async function apply(c: Cluster, h: History, op: ClientOp, target: Known | undef
       return;
     }
     case "answer":
-      await attempt(h, "answer", () => hp.api.answer({ session: uid, text: "model" }));
+      if (await attempt(h, "answer", () => hp.api.answer({ session: uid, text: "model" }))) target.waiting = false;
       return;
     case "fork": {
       const kids = await attempt(h, "fork", () => hp.api.fork({ session: uid, atSeq: 0, count: op.count }));
       for (const k of kids ?? []) adopt(h, target.harness, k.metadata?.uid);
       return;
     }
-    case "decide":
-      await attempt(h, "decide", () => hp.api.approve({ session: uid, approved: op.approved, reason: "model" }));
+    case "decide": {
+      const decided = await attempt(h, "decide", () =>
+        hp.api.approve({ session: uid, approved: op.approved, reason: "model" }),
+      );
+      if (decided) target.waiting = false;
       return;
+    }
     case "forkRacingCancel": {
       // One host forks the session while another cancels it.
       const b = c.host((op.host + 1) % c.hosts.length);
@@ -231,10 +254,16 @@ async function apply(c: Cluster, h: History, op: ClientOp, target: Known | undef
   }
 }
 
-/** The harnesses whose sessions park on the gate an operation decides. */
-const WAITS_FOR: Partial<Record<ClientOp["kind"], readonly string[]>> = {
-  decide: ["ask", "askcounter"],
-  answer: ["question"],
+/**
+ * The sessions an operation fits, by what the model knows (its harness, a pending gate, records to
+ * fork at); an operation with none that fits goes to any live session (and is refused, as it should be).
+ */
+const FITS: Partial<Record<ClientOp["kind"], (k: Known) => boolean>> = {
+  decide: (k) => k.waiting && (k.harness === "ask" || k.harness === "askcounter"),
+  answer: (k) => k.waiting && k.harness === "question",
+  exec: (k) => !k.waiting,
+  fork: (k) => k.acked.size > 0,
+  forkRacingCancel: (k) => k.acked.size > 0,
 };
 
 /** A client step: every operation at once, each from its own client call. */
@@ -242,9 +271,8 @@ async function clients(c: Cluster, h: History, ops: readonly ClientOp[]): Promis
   const live = h.sessions.filter((s) => !s.deleted);
   const targets = ops.map((op) => {
     if (!("pick" in op)) return undefined;
-    // A decision goes to a session that can park on one, when there is one.
-    const fit = WAITS_FOR[op.kind];
-    const pool = fit ? live.filter((k) => fit.includes(k.harness)) : [];
+    const fit = FITS[op.kind];
+    const pool = fit ? live.filter(fit) : [];
     const from = pool.length > 0 ? pool : live;
     return from.length > 0 ? from[op.pick % from.length] : undefined;
   });
@@ -268,6 +296,15 @@ async function step(c: Cluster, h: History, s: Step): Promise<void> {
       note(h, "fault:kill");
       const hp = c.host(s.host % c.hosts.length);
       await hp.kill();
+      await hp.start();
+      return;
+    }
+    case "killDuring": {
+      // The host dies `ms` into a client step, its operations in flight.
+      note(h, "fault:kill-during");
+      const hp = c.host(s.host % c.hosts.length);
+      const kill = new Promise((resolve) => setTimeout(resolve, s.ms)).then(() => hp.kill());
+      await Promise.all([clients(c, h, s.ops), kill]);
       await hp.start();
       return;
     }
