@@ -68,7 +68,10 @@ export async function checkJournal(journal: Journal, h: History): Promise<void> 
   for (const k of h.sessions) {
     const info = await journal.getSession(k.uid);
     if (k.deleted) {
-      if (info) h.findings.push(`deleted ${k.uid} is still in the journal`);
+      if (info)
+        h.findings.push(
+          `deleted ${k.uid} is still in the journal: harness "${info.harness}", last seq ${info.lastSeq}, fence ${info.fence}, ${(await journal.readRange(k.uid)).length} records`,
+        );
       continue;
     }
     if (!info) {
