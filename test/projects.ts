@@ -65,6 +65,7 @@ const MOVED: Readonly<Record<string, TestProjectName>> = {
   "test/cli/paths.test.ts": "unit",
   "test/client/client.test.ts": "unit",
   "test/conformance/reporters.test.ts": "unit",
+  "test/conformance/probe-draws.test.ts": "unit",
   "test/http/compressed-bodies.test.ts": "unit",
   "test/http/connect.test.ts": "unit",
   "test/journal/export.test.ts": "unit",

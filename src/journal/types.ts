@@ -152,7 +152,7 @@ export interface VerifiedPosition {
   readonly seq: number;
   /** content_hash of the record at `seq`. */
   readonly hash: string;
-  /** The encoded projection through `seq` (src/controller/projection-codec.ts). */
+  /** The encoded projection through `seq` (src/projection/codec.ts). */
   readonly projection: Uint8Array;
   /** "sha256:<hex>" over seq, hash and projection (src/journal/verified-position.ts). */
   readonly digest: string;

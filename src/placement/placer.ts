@@ -10,7 +10,7 @@
 // span and latency metric.
 import type { ApprovalDecision } from "../controller/approvals.js";
 import { replaySession, type ReplayResult, type TurnObserver, type TurnResult } from "../controller/index.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { OpContext } from "../obs/context.js";
 import { traced } from "../obs/trace.js";

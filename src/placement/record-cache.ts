@@ -10,7 +10,7 @@
 // Its entries together hold at most `budgetBytes` (the projections' retainedBytes estimate plus the
 // kept records' encoded bytes; least recently used sessions go first; a larger entry is served but not
 // kept).
-import { SessionLog } from "../controller/projection.js";
+import { SessionLog } from "../projection/session-log.js";
 import type { Head, Journal, JournalRecord } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";

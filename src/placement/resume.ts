@@ -6,7 +6,7 @@ import { byActor } from "./op-actor.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { resumeTurn, type TurnObserver, type TurnResult } from "../controller/index.js";
 import { ev } from "../controller/events.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { checkRecordedVersion, resumeRefusal } from "../controller/turn.js";
 import { turnDeadline } from "../controller/turn-deadline.js";
 import { ErrorCode, HostError } from "../errors/index.js";

@@ -9,8 +9,8 @@
 // projection: VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a
 // store that fails or never happens (a crash) costs the next first touch a longer tail, nothing else.
 import { hashRecord } from "../canon/index.js";
-import { decodeProjection, encodeProjection } from "../controller/projection-codec.js";
-import type { SessionLog } from "../controller/projection.js";
+import { decodeProjection, encodeProjection } from "../projection/codec.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { verifiedPositionDigest } from "../journal/verified-position.js";
 import type { Head, Journal, JournalRecord, VerifiedPosition } from "../journal/types.js";
 import type { HostMetrics } from "../obs/metrics.js";

@@ -26,7 +26,7 @@ import {
   type Sleep,
 } from "../../src/model/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import type { ModelRequest } from "../../src/sdk/types.js";
+import type { ModelRequest } from "../../src/harness/types.js";
 import { FakeEndpoint, finishChunk, json, silence, sse, textChunk } from "./fake-endpoint.js";
 
 let endpoint: FakeEndpoint;

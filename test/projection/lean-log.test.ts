@@ -7,10 +7,10 @@ import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ev, SessionLog, textMessage } from "../../src/controller/index.js";
-import { compactionMessage } from "../../src/controller/compaction.js";
+import { compactionMessage } from "../../src/projection/compaction.js";
 import { hostEvent } from "../../src/controller/events.js";
-import { EXECUTION_OVERHEAD_BYTES, MARK_OVERHEAD_BYTES } from "../../src/controller/log-tables.js";
-import type { Gate, PendingTurn } from "../../src/controller/projection.js";
+import { EXECUTION_OVERHEAD_BYTES, MARK_OVERHEAD_BYTES } from "../../src/projection/log-tables.js";
+import type { Gate, PendingTurn } from "../../src/projection/session-log.js";
 import { upgradeEvent } from "../../src/controller/upgrade-record.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import {
@@ -24,7 +24,7 @@ import {
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { MemoryJournal } from "../../src/journal/memory.js";
-import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/controller/projection-codec.js";
+import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/projection/codec.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 
 const RUNS = Number(process.env["LEAN_LOG_RUNS"] ?? 150);

@@ -37,7 +37,7 @@ export interface GateEntry<R> {
 
 const key = (exec: string, id: string): string => `${exec}\u0000${id}`;
 
-/** What a GateBook holds, as plain data: its pending gated calls and its gates, by key (projection-codec.ts). */
+/** What a GateBook holds, as plain data: its pending gated calls and its gates, by key (codec.ts). */
 export interface GateBookState<R> {
   readonly calls: readonly (readonly [string, { readonly call: ToolCall; readonly seq: number }])[];
   readonly gates: readonly (readonly [string, GateEntry<R>])[];

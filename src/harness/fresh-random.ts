@@ -2,8 +2,10 @@
 // fork"). Invariant: every value is drawn from the kernel (/dev/urandom) at the moment of the call —
 // nothing is pooled, cached or seeded in the process — so two copies of one snapshot (fork children;
 // restores of a memory actor or of a vm guest, whose kernel RNG the host reseeds first) never draw the
-// same values. Node's own generators keep state in RAM that such copies share (OpenSSL's DRBG behind
-// crypto.randomBytes, randomUUID's pre-fetched pool, V8's Math.random), so they repeat across copies.
+// same values, on any runtime. Node's own generators keep state in RAM that such copies share
+// (OpenSSL's DRBG behind crypto.randomBytes, randomUUID's pre-fetched pool, V8's Math.random), so they
+// repeat across copies unless the runtime replaces them (a vm image's reseed hook does, in the harness
+// process).
 import { openSync, readSync } from "node:fs";
 
 /** The kernel's random device, opened on first use; a descriptor survives a whole-VM snapshot. */

@@ -4,13 +4,13 @@
 // canonical form, so identical specs always get identical digests.
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { ErrorCode, HostError } from "../errors/index.js";
+import type { Message } from "@bufbuild/protobuf";
+import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/index.js";
 import { canonicalProto, protoDigest } from "../canon/index.js";
 import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import { HarnessSpecSchema, type HarnessSpec } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import { MANIFEST } from "../vm/image-manifest.js";
 import { parseAddress } from "../wire/index.js";
-import { invalid, knownEnum, noUnknownFields } from "./checks.js";
 
 /** RFC 1123 DNS label: what a registration name must be. */
 export const HARNESS_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -107,4 +107,16 @@ export function servablePlacement(spec: HarnessSpec): ServablePlacement {
       throw invalid(`unknown placement ${String(exhaustive)}`);
     }
   }
+}
+
+/** Refuses fields this host does not know (protobuf-es keeps them in $unknown on decode). */
+function noUnknownFields(msg: Message | undefined, path: string): void {
+  if (msg === undefined) return;
+  const unknown = (msg as { $unknown?: readonly unknown[] }).$unknown;
+  if (unknown !== undefined && unknown.length > 0) throw invalid(`${path} carries unknown fields`);
+}
+
+/** Refuses an enum number outside the declared members (open proto3 enums keep unknown numbers). */
+function knownEnum(value: number, members: object, field: string): void {
+  if (!Object.values(members).includes(value)) throw invalid(`${field} has unknown value ${value}`);
 }

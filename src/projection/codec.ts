@@ -13,7 +13,7 @@ import { z } from "zod";
 import { EventSchema, MessageSchema, ToolCallSchema } from "../gen/agentsessions/v1/common_pb.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { GateEntry } from "./gates.js";
-import { type Building, SessionLog, type SessionLogState } from "./projection.js";
+import { type Building, SessionLog, type SessionLogState } from "./session-log.js";
 
 /** The format's name and version, first in every encoding. */
 const FORMAT = "harnesshost.projection.v1";

@@ -8,7 +8,7 @@ import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import { randomBytes } from "node:crypto";
 import { create, fromJsonString } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { ErrorCode, HostError } from "../errors/index.js";
+import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/index.js";
 import {
   HarnessRegistrationSchema,
   HarnessSource,
@@ -18,13 +18,12 @@ import {
   type HarnessRegistration,
   type HarnessSpec,
 } from "../gen/agentsessions/v1/harness_registry_pb.js";
-import { BUILTIN_STATICS, type Host } from "../host/host.js";
-import { buildRuntime } from "../host/runtimes.js";
+import { BUILTIN_STATICS, type Host } from "./host.js";
+import { buildRuntime } from "./runtimes.js";
 import type { StoredRegistration } from "../journal/types.js";
 import { DESCRIBE_TIMEOUT_MS } from "../placement/admission.js";
 import type { HarnessEntry } from "../placement/harness-entry.js";
 import type { Runtime } from "../runtime/types.js";
-import { invalid } from "./checks.js";
 import { HARNESS_NAME, checkName, checkSpec, servablePlacement } from "./harness-spec.js";
 import { splitVersionKey, VERSION_LABEL } from "../placement/registry.js";
 import { pinnedDigests, pinnedSessions } from "../versions/pins.js";

@@ -7,9 +7,9 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { ToolCall } from "../gen/agentsessions/v1/common_pb.js";
-import { isSessionUid } from "./ids.js";
-import type { ToolCallContext, ToolExecutor } from "./tools.js";
+import type { ToolCall } from "../../src/gen/agentsessions/v1/common_pb.js";
+import { isSessionUid } from "../../src/controller/ids.js";
+import type { ToolCallContext, ToolExecutor } from "../../src/controller/tools.js";
 
 export const NOTES_READ_TOOL = "notes.read";
 export const NOTES_WRITE_TOOL = "notes.write";
@@ -80,20 +80,4 @@ function parse<S extends z.ZodType>(schema: S, call: ToolCall): z.infer<S> {
   const r = schema.safeParse(call.args ?? {});
   if (!r.success) throw new Error(`${call.tool}: ${z.prettifyError(r.error)}`);
   return r.data;
-}
-
-/** Routes each call to the executor of its tool; a tool nobody executes is an executor error. */
-export class ToolRouter implements ToolExecutor {
-  constructor(private readonly routes: Readonly<Record<string, ToolExecutor>>) {}
-
-  execute(call: ToolCall, ctx: ToolCallContext): ReturnType<ToolExecutor["execute"]> {
-    const target = Object.hasOwn(this.routes, call.tool) ? this.routes[call.tool] : undefined;
-    if (!target)
-      return Promise.reject(
-        new Error(
-          `no executor for tool "${call.tool.slice(0, 64)}" (this host executes ${Object.keys(this.routes).join(", ")})`,
-        ),
-      );
-    return target.execute(call, ctx);
-  }
 }

@@ -144,7 +144,7 @@ export type RestartPoint =
  */
 
 /**
- * Everything a lean log holds, as plain data (the form projection-codec.ts stores with a verified
+ * Everything a lean log holds, as plain data (the form codec.ts stores with a verified
  * position, docs/protocol.md §5.9): `SessionLog.fromState(log.exportState())` answers every query as
  * `log` does and folds on from the same head.
  */

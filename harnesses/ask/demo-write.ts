@@ -1,11 +1,11 @@
-// The host's built-in executor for the demo tool `demo.write` (used by the `ask` and `askcounter`
-// example harnesses). Invariant: exactly-once per (session, idempotency key) — a re-driven call with
-// a key already written returns the first write's receipt and appends nothing, so the file counts
-// real executions.
+// The host's built-in executor for the demo tool `demo.write`, kept beside the `ask` harness (and used
+// by `askcounter`), which names the tool from here; the host runs it, the harness only calls it.
+// Invariant: exactly-once per (session, idempotency key) — a re-driven call with a key already written
+// returns the first write's receipt and appends nothing, so the file counts real executions.
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { ToolCall } from "../gen/agentsessions/v1/common_pb.js";
-import type { ToolCallContext, ToolExecutor } from "./tools.js";
+import type { ToolCall } from "../../src/gen/agentsessions/v1/common_pb.js";
+import type { ToolCallContext, ToolExecutor } from "../../src/controller/tools.js";
 
 export const DEMO_WRITE_TOOL = "demo.write";
 

@@ -1,4 +1,4 @@
-// Compact columns the session-log projection (projection.ts) keeps for every execution and every mark
+// Compact columns the session-log projection (session-log.ts) keeps for every execution and every mark
 // (END, SUSPEND, FORK), so a projection of a long session costs a few dozen bytes per turn rather
 // than an object graph per turn. Invariant: each table answers exactly what was added to it, in order:
 // an execution by its id or index (start seq, last seq, inputs seen and announced, completed), a mark
@@ -21,7 +21,7 @@ function grown<T extends Float64Array | Int32Array | Uint8Array>(a: T, need: num
   return next;
 }
 
-/** A typed array's first `n` elements as bytes (a view, in the host's byte order: see projection-codec.ts). */
+/** A typed array's first `n` elements as bytes (a view, in the host's byte order: see codec.ts). */
 function columnOf(a: Float64Array | Int32Array | Uint8Array, n: number): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
 }
@@ -38,7 +38,7 @@ function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
   return out;
 }
 
-/** What an ExecTable holds, as plain data (projection-codec.ts). */
+/** What an ExecTable holds, as plain data (codec.ts). */
 export interface ExecTableState {
   readonly ids: readonly string[];
   readonly starts: Uint8Array;
@@ -48,7 +48,7 @@ export interface ExecTableState {
   readonly done: Uint8Array;
 }
 
-/** What a MarkTable holds, as plain data (projection-codec.ts). */
+/** What a MarkTable holds, as plain data (codec.ts). */
 export interface MarkTableState {
   readonly n: number;
   readonly seqs: Uint8Array;
