@@ -8,7 +8,7 @@
 // wait pending; and no session stays locked beyond the documented lease and handover bounds.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { join } from "node:path";
-import { readDemoWrites } from "../../src/controller/demo-write.js";
+import { readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ExecState, type Session } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
