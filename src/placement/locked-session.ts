@@ -43,7 +43,11 @@ export async function withLockedSession<T>(
   const batch = state.effects.batch(uid);
   const outer = opts.signal ?? NEVER_ABORTED;
   let turn: TurnHandle | undefined;
-  const register = opts.turn ? () => void (turn = state.running.start(uid, outer)) : undefined;
+  const register = opts.turn
+    ? () => {
+        turn = state.running.start(uid, outer);
+      }
+    : undefined;
   let release: () => Promise<void>;
   try {
     release = await state.hold(uid, op, register);
