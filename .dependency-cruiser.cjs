@@ -119,6 +119,22 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: "journal-backends-apart",
+      comment:
+        "a journal backend folder (memory/, sqlite/, postgres/) or transfer/ builds on the shared pieces at the journal's root, never on another one's folder",
+      severity: "error",
+      from: { path: "^src/journal/(memory|sqlite|postgres|transfer)/" },
+      to: { path: "^src/journal/(memory|sqlite|postgres|transfer)/", pathNot: "^src/journal/$1/" },
+    },
+    {
+      name: "journal-root-below-backends",
+      comment:
+        "the journal's shared pieces (contract, write plan, chain, columns, queue) sit below its backends: only openJournal (open.ts) and the package index name a backend",
+      severity: "error",
+      from: { path: "^src/journal/[^/]+\\.ts$", pathNot: "^src/journal/(open|index)\\.ts$" },
+      to: { path: "^src/journal/(memory|sqlite|postgres|transfer)/" },
+    },
+    {
       name: "cli-uses-server-index",
       comment: "the CLI reaches the servers through src/server/index.ts only, never their internals",
       severity: "error",

@@ -7,7 +7,7 @@
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Sessions, Session as WireSession } from "../gen/agentsessions/v1/session_pb.js";
 import type { Console } from "../gen/harnesshost/v1/console_pb.js";
-import { jsonlLine } from "../journal/export.js";
+import { jsonlLine } from "../journal/transfer/export.js";
 import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
 import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./decisions.js";

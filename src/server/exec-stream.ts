@@ -90,7 +90,7 @@ export async function* execUpdates(
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
     // first record is removed again: a refused Exec leaves no session behind.
-    if (req.session === "" && !completed) await host.journal.removeEmptySession(info.uid).catch(() => false);
+    if (req.session === "" && !completed) await host.discardEmptySession(info.uid).catch(() => false);
   }
 }
 
@@ -103,16 +103,6 @@ async function* turnUpdates(
   ctx: OpContext,
 ): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
-
-  if (plan.expectedLastSeq !== undefined) {
-    const head = await host.journal.head(info.uid);
-    if (head.seq !== plan.expectedLastSeq) {
-      throw new HostError(
-        ErrorCode.Conflict,
-        `expected_last_seq ${plan.expectedLastSeq} but the session's head is ${head.seq}`,
-      );
-    }
-  }
 
   // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
   // settles), when deadline_unix passes, or when the stream closes before the turn ended.
@@ -169,7 +159,7 @@ async function* turnUpdates(
   };
   const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, info.uid));
   const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
-    ? host.placer.resume(info.uid, signal, observer, ctx).then((r) => ({
+    ? host.placer.resume(info.uid, signal, observer, ctx, plan.expectedLastSeq).then((r) => ({
         records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
         ...(r.parked ? { parked: r.parked } : {}),
       }))

@@ -93,7 +93,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();
-  catalog.follow(host.journal.storage.sharedByHosts ? REGISTRATION_POLL_MS : 0);
+  catalog.follow(host.reads.sharedByHosts ? REGISTRATION_POLL_MS : 0);
 
   const sessions = new Server({
     interceptors: [policy("sessions")],
@@ -101,7 +101,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   });
   const health = new Health({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
   const journalHealth = new JournalHealth({
-    probe: () => host.journal.probe(),
+    probe: () => host.reads.probe(),
     ...(opts.journalProbeMs !== undefined ? { probeMs: opts.journalProbeMs } : {}),
     setServing(serving, err) {
       const status = serving ? "SERVING" : "NOT_SERVING";

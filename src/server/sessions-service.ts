@@ -41,8 +41,8 @@ export { EFFECTS_ANNOTATION, servedSession };
  * carries its metadata — checked before any child exists (and before a memory parent is snapshotted).
  */
 async function checkForkBytes(host: Host, parent: string, atSeq: number, count: number, metaBytes: number) {
-  const through = atSeq === 0 ? (await host.journal.head(parent)).seq : atSeq;
-  const perChild = (await host.journal.recordBytes(parent, through)) + metaBytes;
+  const through = atSeq === 0 ? (await host.reads.head(parent)).seq : atSeq;
+  const perChild = (await host.reads.recordBytes(parent, through)) + metaBytes;
   const total = perChild * count;
   if (total > host.limits.forkBytes) {
     throw overLimit("forkBytes", host.limits.forkBytes, total, `Fork of ${count} children × ${formatBytes(perChild)}`);
@@ -160,7 +160,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       const to = int64(req.toSeq, "to_seq");
       await visibleSession(host, session, ctx);
       if (to !== 0 && to < from) return;
-      for await (const rec of host.journal.read(session, from, to)) yield logRecordOf(rec);
+      for await (const rec of host.reads.records(session, from, to)) yield logRecordOf(rec);
     },
 
     async suspend(req, ctx) {

@@ -11,7 +11,7 @@ import { DivergedError } from "../controller/serving-sink.js";
 import { replaySession } from "../controller/turn.js";
 import { isHostError } from "../errors/index.js";
 import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../journal/memory.js";
+import { MemoryJournal } from "../journal/memory/journal.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { HarnessFactory } from "../harness/types.js";
 

@@ -9,7 +9,7 @@ import { execTurn, replaySession, resumeTurn, SessionLog } from "../../src/contr
 import { ModelRequestError } from "../../src/model/types.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { say, ScriptedModel } from "../../src/model/scripted.js";

@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
-import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
 
 const dirs: string[] = [];
 afterEach(() => {

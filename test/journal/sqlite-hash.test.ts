@@ -1,5 +1,5 @@
 // SQLite schema version 4: a record's hashes are stored as 32 bytes when canonical and read back
-// exactly as written (src/journal/sqlite-hash.ts). Under test: the stored form, the codec on values
+// exactly as written (src/journal/sqlite/hash.ts). Under test: the stored form, the codec on values
 // that are not canonical, tampering with a BLOB hash, and a version-3 file (hashes as hex text) that
 // opens at version 4 without a rewrite, verifies, exports the same lines, forks and keeps appending —
 // and opens read-only with no upgrade at all.
@@ -9,10 +9,10 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import { exportJsonl } from "../../src/journal/export.js";
-import { hashColumn } from "../../src/journal/sqlite-hash.js";
-import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { exportJsonl } from "../../src/journal/transfer/export.js";
+import { hashColumn } from "../../src/journal/sqlite/hash.js";
+import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, executionStartEvent, inputEvent, outputEvent } from "./events.js";
 

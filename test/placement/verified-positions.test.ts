@@ -14,7 +14,7 @@ import { SessionLog } from "../../src/projection/session-log.js";
 import { encodeProjection } from "../../src/projection/codec.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { openJournal } from "../../src/journal/index.js";
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
 import type { Journal, VerifiedPosition } from "../../src/journal/types.js";

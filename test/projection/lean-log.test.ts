@@ -23,7 +23,7 @@ import {
   UsageSchema,
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/projection/codec.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DemoWriteExecutor, readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { Host } from "../../src/host/host.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { CountingModel, fixturePath } from "../tiers/helpers.js";
 import { CutExecutor } from "./cut-executor.js";

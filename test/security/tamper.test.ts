@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 import { jcs } from "../../src/canon/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ } from "../../src/journal/sqlite/schema.js";
 import { RpcError } from "../../src/wire/index.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 

@@ -13,7 +13,6 @@ import { packageVersion } from "../version.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
 import { checkListenAddresses, loadCredentials, startServer, type TlsFiles } from "../../server/index.js";
-import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
@@ -282,7 +281,7 @@ export const serveCommand: Command = {
     const gcEvery = int(ctx.values, "gc-interval-ms", 10 * 60_000);
     const gc =
       gcEvery > 0
-        ? scheduleSnapshotGarbage(host.journal, host.snapshots, {
+        ? host.scheduleSnapshotGarbage({
             intervalMs: gcEvery,
             onRun: (r) =>
               (r.deleted.length > 0 || r.strays.length > 0) &&

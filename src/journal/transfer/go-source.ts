@@ -5,10 +5,10 @@
 // `sessions` with or without the metadata columns), whose sessions may exist only as events.
 import { fromBinary, fromJsonString } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { StoredRecord } from "./chain.js";
-import type { SessionInfo } from "./types.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import type { StoredRecord } from "../chain.js";
+import type { SessionInfo } from "../types.js";
 
 /** The newest reference schema stamp this build reads. */
 export const GO_SCHEMA_VERSION = 2;

@@ -1,32 +1,32 @@
 // In-process Journal for tests. Invariant: the same observable semantics as SqliteJournal — events are
 // stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
 // every mutation runs synchronously before its promise settles, which makes it atomic.
-import { noteEventBytes } from "../wire/event-bytes.js";
-import { clone, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import {
-  chainEvents,
-  checkAppend,
-  forkMarkerEvent,
   requireAppendArgs,
   requireForkRange,
   requireSession,
   verifyChain,
   type StoredRecord,
   requireImportable,
-} from "./chain.js";
-import { projectComputeState } from "./compute-state.js";
+} from "../chain.js";
+import { EMPTY_TIP, planAppend, planForkMarker, planImport } from "../plan.js";
 import {
-  decodePageToken,
-  encodePageToken,
-  normalizePageSize,
-  normalizeProject,
-  READ_PAGE_SIZE,
-  sessionFilterOf,
-} from "./paging.js";
-import { projectPins, type PinnedSession } from "./pin.js";
-import { byUid, implicitRow, importedRow, rowFromMeta, setPin, validateMeta, type SessionRow } from "./session-row.js";
+  advance,
+  committedRecordOf,
+  headOf,
+  infoOf,
+  listPage,
+  type MemorySession,
+  recordOf,
+  storedOf,
+} from "./rows.js";
+import { READ_PAGE_SIZE } from "../paging.js";
+import { projectPins, type PinnedSession } from "../pin.js";
+import { byUid, implicitRow, importedRow, rowFromMeta, tipOfRow, validateMeta } from "../session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -46,20 +46,7 @@ import type {
   StoredRegistration,
   VerifyResult,
   VerifiedRecordSink,
-} from "./types.js";
-
-interface StoredEvent {
-  readonly seq: number;
-  readonly prevHash: string;
-  readonly contentHash: string;
-  readonly fence: number;
-  readonly blob: Uint8Array;
-}
-
-interface MemorySession {
-  readonly row: SessionRow;
-  readonly records: StoredEvent[];
-}
+} from "../types.js";
 
 export class MemoryJournal implements Journal {
   readonly kind = "memory";
@@ -89,26 +76,13 @@ export class MemoryJournal implements Journal {
     this.assertOpen();
     requireAppendArgs(session, expectedLastSeq, fence);
     const existing = this.sessions.get(session);
-    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, fence, existing?.row.fence ?? 0);
-    const records = chainEvents(head, fence, events);
-    const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
-    if (records.length === 0) return [];
+    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, fence, events);
+    const blobs = plan.records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
+    if (plan.records.length === 0) return [];
     const target = existing ?? this.createImplicit(session);
-    for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
-    this.advance(target.row, records);
-    return records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
-  }
-
-  private advance(row: SessionRow, records: readonly JournalRecord[]): void {
-    for (const r of records) row.computeState = projectComputeState(row.computeState, r.event);
-    setPin(row, projectPins(row.pin, records));
-    const last = records[records.length - 1];
-    if (last !== undefined) {
-      row.lastSeq = last.seq;
-      row.lastHash = last.contentHash;
-    }
-    row.updatedAtMs = Date.now();
+    for (const [i, r] of plan.records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
+    advance(target.row, plan.after);
+    return plan.records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
   }
 
   async newFence(session: string): Promise<number> {
@@ -131,16 +105,13 @@ export class MemoryJournal implements Journal {
     if (events.length === 0)
       throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
     const existing = this.sessions.get(session);
-    const head = existing ? headOf(existing.row) : { seq: 0, hash: "" };
-    checkAppend(session, head, expectedLastSeq, 0, 0);
     // Everything that can throw runs before the first mutation: all or none.
-    const fence = (existing?.row.fence ?? 0) + 1;
-    const records = chainEvents(head, fence, events);
+    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, "mint", events);
+    const { fence, records } = plan;
     const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     const target = existing ?? this.createImplicit(session);
-    target.row.fence = fence;
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
-    this.advance(target.row, records);
+    advance(target.row, plan.after);
     const last = records[records.length - 1];
     if (opts.checkpointDigest !== undefined && last !== undefined) {
       this.storeCheckpoint({
@@ -217,16 +188,13 @@ export class MemoryJournal implements Journal {
     const prefix = source.records.slice(0, atSeq);
     const last = prefix[prefix.length - 1];
     if (last === undefined) throw new Error("fork prefix is empty");
-    const childFence = 1;
-    const [marker] = chainEvents({ seq: atSeq, hash: last.contentHash }, childFence, [forkMarkerEvent(atSeq)]);
+    const plan = planForkMarker(child, atSeq, last.contentHash, projectPins(undefined, prefix.map(recordOf)));
+    const [marker] = plan.records;
     if (marker === undefined) throw new Error("fork marker was not chained");
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, Date.now());
-    row.fence = childFence;
-    const markerStored = storedOf(marker, toBinary(EventSchema, marker.event));
-    const records = [...prefix, markerStored];
-    setPin(row, projectPins(undefined, prefix.map(recordOf)));
+    const records = [...prefix, storedOf(marker, toBinary(EventSchema, marker.event))];
     this.sessions.set(child, { row, records });
-    this.advance(row, [marker]);
+    advance(row, plan.after);
     return records.map(recordOf);
   }
 
@@ -287,7 +255,7 @@ export class MemoryJournal implements Journal {
     const row = importedRow(meta);
     const stored = records.map((r) => storedOf(r, toBinary(EventSchema, r.event)));
     this.sessions.set(meta.uid, { row, records: stored });
-    this.advance(row, records);
+    advance(row, planImport(tipOfRow(row), records).after);
     return infoOf(row);
   }
 
@@ -308,29 +276,10 @@ export class MemoryJournal implements Journal {
 
   async listSessions(query: ListSessionsQuery): Promise<SessionPage> {
     this.assertOpen();
-    const project = normalizeProject(query.project);
-    const size = normalizePageSize(query.pageSize);
-    const cursor = decodePageToken(query.pageToken);
-    const filter = sessionFilterOf(query);
-    const rows = [...this.sessions.values()]
-      .map((s) => s.row)
-      .filter(
-        (r) =>
-          r.project === project &&
-          (filter.harness === undefined || r.harness === filter.harness) &&
-          (filter.parentUid === undefined || r.parentUid === filter.parentUid) &&
-          (filter.states === undefined || filter.states.includes(r.computeState)),
-      )
-      .filter(
-        (r) =>
-          !cursor || r.createdAtMs < cursor.createdAtMs || (r.createdAtMs === cursor.createdAtMs && r.uid > cursor.uid),
-      )
-      .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
-    const page = rows.slice(0, size);
-    const last = page[page.length - 1];
-    const nextPageToken =
-      rows.length > size && last ? encodePageToken({ createdAtMs: last.createdAtMs, uid: last.uid }) : "";
-    return { sessions: page.map(infoOf), nextPageToken };
+    return listPage(
+      [...this.sessions.values()].map((s) => s.row),
+      query,
+    );
   }
 
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
@@ -435,37 +384,4 @@ export class MemoryJournal implements Journal {
   private assertOpen(): void {
     if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
   }
-}
-
-function headOf(row: SessionRow): Head {
-  return { seq: row.lastSeq, hash: row.lastHash };
-}
-
-function storedOf(r: JournalRecord, blob: Uint8Array): StoredEvent {
-  return { seq: r.seq, prevHash: r.prevHash, contentHash: r.contentHash, fence: r.fence, blob };
-}
-
-/** The caller's copy of a record just committed, its encoded length noted (the blob is its encoding). */
-function committedRecordOf(r: JournalRecord, blob: Uint8Array): JournalRecord {
-  const record = recordOf(storedOf(r, blob));
-  noteEventBytes(record.event, blob);
-  return record;
-}
-
-function recordOf(s: StoredEvent): JournalRecord {
-  return {
-    seq: s.seq,
-    prevHash: s.prevHash,
-    contentHash: s.contentHash,
-    fence: s.fence,
-    event: fromBinary(EventSchema, s.blob),
-  };
-}
-
-function infoOf(row: SessionRow): SessionInfo {
-  const info: SessionRow = { ...row, labels: { ...row.labels }, annotations: { ...row.annotations } };
-  if (row.pin !== undefined) info.pin = { ...row.pin };
-  if (row.origin !== undefined) info.origin = clone(OriginSchema, row.origin);
-  if (row.identity !== undefined) info.identity = clone(IdentityRefSchema, row.identity);
-  return info;
 }

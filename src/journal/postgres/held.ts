@@ -1,6 +1,6 @@
 // What the PostgreSQL journal knows of a session while this process holds the session's cluster lock.
 // Invariant: an entry lives only while this process holds the lock (an operation's hold, or a parked
-// lease between operations: postgres-lock.ts) and is served only while an operation holds it; its
+// lease between operations: lock.ts) and is served only while an operation holds it; its
 // head and row are ones this journal read from the database under the lock (in the same hold, checked
 // by a generation number) or moved by its own commits, never backwards (a read that began before a
 // commit cannot overwrite what the commit taught); a write whose effect this journal cannot account
@@ -9,9 +9,9 @@
 // held session, so a remembered head is the stored one; should a host that lost its lock still write,
 // the database's compare-and-swap refuses the holder's next append (Conflict), the entry is forgotten
 // and the lease let go — a stale head never lets a write through.
-import type { CachedHead } from "./postgres-batch.js";
-import { rowAfterCommit } from "./session-row.js";
-import type { Head, SessionInfo } from "./types.js";
+import type { CachedHead } from "./batch.js";
+import { rowAfterCommit } from "../session-row.js";
+import type { Head, SessionInfo } from "../types.js";
 
 interface Held {
   /** Changes at every forget too, so a read begun before a forget teaches nothing. */

@@ -10,104 +10,31 @@
 // RELEASE_CHANNEL) and keeps trying for at most `handoverMs`; a parked lease is let go at once when
 // asked, a lock in use when its operation ends. A caller is refused (undefined) rather than queued past
 // that wait.
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { z } from "zod";
-import { ErrorCode, HostError } from "../errors/index.js";
-import type { PgListener } from "./postgres-listen.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import type { PgListener } from "./listen.js";
+import { LockLanes } from "./lock-lanes.js";
+import {
+  CLOSE_UNLOCK_WAIT_MS,
+  HANDOVER_FIRST_PAUSE_MS,
+  HANDOVER_MAX_PAUSE_MS,
+  type HeldLock,
+  type Lock,
+  RELEASE_CHANNEL,
+  ReleasePayload,
+  type SessionLockOptions,
+  type SessionLockRelease,
+  sessionLockKey,
+} from "./lock-types.js";
 
-/** How long close() waits for its explicit unlocks before destroying the lock connections (ms). */
-const CLOSE_UNLOCK_WAIT_MS = 1_000;
-/** The NOTIFY channel of lease release requests; the payload names the namespace and the session. */
-export const RELEASE_CHANNEL = "harnesshost_release";
-/**
- * Between tries while waiting for a handover (ms): the first pause, doubling up to the largest. A try
- * is also made at once when the holder says it let the session go, so the pauses only cover a missed
- * notification.
- */
-const HANDOVER_FIRST_PAUSE_MS = 2;
-const HANDOVER_MAX_PAUSE_MS = 25;
-
-/**
- * A release request ("ask", from the host that wants the session) or the holder's word that it let
- * the session go ("released", sent with the unlock). Hosts before "kind" send asks without it.
- */
-const ReleasePayload = z.object({
-  ns: z.string(),
-  session: z.string().min(1),
-  from: z.string(),
-  kind: z.enum(["ask", "released"]).default("ask"),
-});
-
-/** Releases a held session lock (parks it as a lease, or lets it go); idempotent. */
-export type SessionLockRelease = () => Promise<void>;
-
-/** A lock taken, and the rows of the statement read right after it in the same round trip. */
-export interface HeldLock<R> {
-  readonly release: SessionLockRelease;
-  readonly rows: readonly R[];
-  /**
-   * True when this is a parked lease of this process taken up again: nothing was read (rows is empty)
-   * and nobody else can have held the session since the previous operation here released it.
-   */
-  readonly resumed: boolean;
-}
-
-export interface SessionLockOptions {
-  /** Sessions held at once, in use and parked; past it the oldest parked lease is let go, or the lock refused. */
-  readonly maxHeld: number;
-  /** Connections the locks are spread over. */
-  readonly lanes: number;
-  /** How long a released lock stays parked as a lease (ms); 0 lets every lock go when its operation ends. */
-  readonly leaseMs: number;
-  /** How long to keep trying for a session another host holds, after asking for it (ms); 0: one try. */
-  readonly handoverMs: number;
-  /**
-   * How long one statement on a lock connection may take (ms) before the connection is given up —
-   * its backend and every lock it holds with it — so a hung connection cannot stall its sessions.
-   */
-  readonly statementTimeoutMs: number;
-  /** Called, synchronously, the moment this process stops holding `session` (before its unlock is sent). */
-  readonly onLetGo: (session: string) => void;
-  /** Called when the connection holding `session`'s lock, in use by an operation, died: the lock is gone. */
-  readonly onLost: (session: string) => void;
-}
-
-type LockState = "taking" | "busy" | "parked";
-
-interface Lane {
-  client: pg.PoolClient | undefined;
-  /** The tail of this lane's statements: each waits for the one before. */
-  queue: Promise<unknown>;
-  /** The locks this lane's backend holds or is taking. */
-  readonly locks: Set<Lock>;
-}
-
-interface Lock {
-  readonly session: string;
-  readonly key: string;
-  readonly lane: Lane;
-  state: LockState;
-  /** Another host asked for the session (or a write showed it moved): let go when the operation ends. */
-  letGoAsked: boolean;
-  /** Another host asked for it: say "released" with the unlock, so its wait ends at once. */
-  askedFor: boolean;
-  /** The connection whose backend was granted the lock (the only one that can unlock it). */
-  grantedOn: pg.PoolClient | undefined;
-  /** That backend died: the lock is gone already, there is nothing to unlock. */
-  lost: boolean;
-  timer: NodeJS.Timeout | undefined;
-}
-
-/**
- * The signed 64-bit advisory-lock key of a session: the first 8 bytes of
- * sha256("harnesshost-session\0<namespace>\0<uid>"), as a decimal string for a bigint parameter.
- * The namespace (the journal's schema) keeps two deployments sharing a database apart.
- */
-export function sessionLockKey(namespace: string, session: string): string {
-  const digest = createHash("sha256").update(`harnesshost-session\u0000${namespace}\u0000${session}`, "utf8").digest();
-  return digest.readBigInt64BE(0).toString();
-}
+export {
+  type HeldLock,
+  RELEASE_CHANNEL,
+  type SessionLockOptions,
+  type SessionLockRelease,
+  sessionLockKey,
+} from "./lock-types.js";
 
 /**
  * Hands out session locks on `lanes` connections of a dedicated pool (separate from the journal's pool,
@@ -115,8 +42,7 @@ export function sessionLockKey(namespace: string, session: string): string {
  * a round trip, and a parked one is taken up without one.
  */
 export class PgSessionLocks {
-  private pool: pg.Pool | undefined;
-  private readonly lanes: Lane[];
+  private readonly lanes: LockLanes;
   /** Every session this process holds (or is taking), by uid; the Map keeps parked ones oldest first. */
   private readonly locks = new Map<string, Lock>();
   private listening: Promise<unknown> | undefined;
@@ -128,16 +54,15 @@ export class PgSessionLocks {
   private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly config: pg.PoolConfig,
+    config: pg.PoolConfig,
     private readonly namespace: string,
     private readonly listener: PgListener,
     private readonly opts: SessionLockOptions,
   ) {
-    this.lanes = Array.from({ length: opts.lanes }, () => ({
-      client: undefined,
-      queue: Promise.resolve(),
-      locks: new Set(),
-    }));
+    this.lanes = new LockLanes(config, opts.lanes, opts.statementTimeoutMs, (lock) => {
+      if (lock.state === "parked") this.forget(lock);
+      else this.opts.onLost(lock.session);
+    });
   }
 
   /** Sessions this process holds parked as leases, oldest first (diagnostics and tests). */
@@ -147,12 +72,7 @@ export class PgSessionLocks {
 
   /** The server process ids of the lock connections open now (diagnostics and tests). */
   get lanePids(): number[] {
-    const pids: number[] = [];
-    for (const lane of this.lanes) {
-      const pid = (lane.client as { processID?: number | null } | undefined)?.processID;
-      if (typeof pid === "number") pids.push(pid);
-    }
-    return pids;
+    return this.lanes.pids;
   }
 
   /** Sessions this process holds: in use by an operation (or being taken), and parked as leases. */
@@ -192,7 +112,7 @@ export class PgSessionLocks {
     const lock: Lock = {
       session,
       key,
-      lane: this.laneOf(key),
+      lane: this.lanes.laneOf(key),
       state: "taking",
       letGoAsked: false,
       askedFor: false,
@@ -232,18 +152,21 @@ export class PgSessionLocks {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.lanes.closing();
     await this.stopListening?.().catch(() => undefined);
     for (const lock of [...this.locks.values()]) this.forget(lock);
     // Unlock explicitly first, so the sessions are free for other hosts when close() returns (a
     // destroyed connection also drops its locks, but only once the server notices its backend is
     // gone). Bounded: an unresponsive server must not hold up shutdown.
-    const unlocking = this.lanes.map((lane) =>
+    const unlocking = this.lanes.all.map((lane) =>
       lane.client === undefined
         ? Promise.resolve()
-        : this.onLane(lane, (c) => c.query("SELECT pg_advisory_unlock_all()")).then(
-            () => undefined,
-            () => undefined,
-          ),
+        : this.lanes
+            .onLane(lane, (c) => c.query("SELECT pg_advisory_unlock_all()"))
+            .then(
+              () => undefined,
+              () => undefined,
+            ),
     );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -252,10 +175,7 @@ export class PgSessionLocks {
     ]);
     clearTimeout(timer);
     // Destroying a lane ends its backend and so drops any lock left; pool.end() then finishes.
-    for (const lane of this.lanes) this.laneLost(lane, lane.client, new Error("session locks closed"));
-    const pool = this.pool;
-    this.pool = undefined;
-    if (pool) await pool.end();
+    await this.lanes.end();
   }
 
   /**
@@ -273,7 +193,7 @@ export class PgSessionLocks {
     // The ask is sent only when the try fails, and delivered when the query's transaction commits.
     const tryOrAsk = `WITH t AS MATERIALIZED (${tryLock}) SELECT locked, CASE WHEN locked THEN NULL ELSE pg_notify('${RELEASE_CHANNEL}', ${pg.escapeLiteral(ask)}) END AS asked FROM t`;
     const attempt = async (text: string): Promise<R[] | undefined> => {
-      const results = await this.onLane(lock.lane, async (c) => {
+      const results = await this.lanes.onLane(lock.lane, async (c) => {
         const out = await multi(c, text);
         if (out[0]?.rows[0]?.locked === true) lock.grantedOn = c;
         return out;
@@ -361,17 +281,19 @@ export class PgSessionLocks {
     // A host that asked is told in the same statement, once the lock is free (the NOTIFY is delivered
     // when the statement's transaction commits, after the unlock).
     const released = JSON.stringify({ ns: this.namespace, session: lock.session, from: this.id, kind: "released" });
-    await this.onLane(lock.lane, async (c) => {
-      // Another connection than the granting one: that backend died, and the lock with it.
-      if (c !== grantedOn) return;
-      await (lock.askedFor
-        ? c.query({
-            name: "hh_session_unlock_told",
-            text: "SELECT pg_advisory_unlock($1::bigint), pg_notify($2, $3)",
-            values: [lock.key, RELEASE_CHANNEL, released],
-          })
-        : c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }));
-    }).catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
+    await this.lanes
+      .onLane(lock.lane, async (c) => {
+        // Another connection than the granting one: that backend died, and the lock with it.
+        if (c !== grantedOn) return;
+        await (lock.askedFor
+          ? c.query({
+              name: "hh_session_unlock_told",
+              text: "SELECT pg_advisory_unlock($1::bigint), pg_notify($2, $3)",
+              values: [lock.key, RELEASE_CHANNEL, released],
+            })
+          : c.query({ name: "hh_session_unlock", text: "SELECT pg_advisory_unlock($1::bigint)", values: [lock.key] }));
+      })
+      .catch(() => undefined); // a failed statement ended the lane, and its backend dropped the lock
   }
 
   /** Removes `lock` from the held set and tells the journal, synchronously. */
@@ -395,7 +317,7 @@ export class PgSessionLocks {
    * (each saying so as it unlocks). Or a holder says it let a session go that this process waits for.
    */
   private onReleaseRequest(payload: string): void {
-    let parsed: z.infer<typeof ReleasePayload>;
+    let parsed: ReturnType<typeof ReleasePayload.parse>;
     try {
       parsed = ReleasePayload.parse(JSON.parse(payload));
     } catch {
@@ -431,72 +353,6 @@ export class PgSessionLocks {
         () => stopLost(),
       );
     return this.listening;
-  }
-
-  private laneOf(key: string): Lane {
-    const index = Number(BigInt.asUintN(64, BigInt(key)) % BigInt(this.lanes.length));
-    return this.lanes[index]!;
-  }
-
-  /** Runs `fn` on the lane's connection after every statement queued before it; a failure ends the lane. */
-  private onLane<T>(lane: Lane, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const run = lane.queue.then(async () => {
-      const client = lane.client ?? (await this.connectLane(lane));
-      try {
-        return await fn(client);
-      } catch (err) {
-        this.laneLost(lane, client, err instanceof Error ? err : new Error(String(err)));
-        throw err;
-      }
-    });
-    lane.queue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async connectLane(lane: Lane): Promise<pg.PoolClient> {
-    if (this.pool === undefined) {
-      if (this.closed) throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
-      // keepAlive: a dead peer is noticed by TCP; query_timeout: a hung statement ends its lane.
-      this.pool = new pg.Pool({
-        ...this.config,
-        max: this.lanes.length,
-        keepAlive: true,
-        query_timeout: this.opts.statementTimeoutMs,
-      });
-      this.pool.on("error", () => undefined);
-    }
-    const client = await this.pool.connect();
-    if (this.closed) {
-      // Closed while connecting: hand it back at once, or the pool's end would wait for it forever.
-      client.release(new Error("session locks closed"));
-      throw new HostError(ErrorCode.FailedPrecondition, "journal is closed");
-    }
-    // An idle lane that drops loses its locks; its holders find out here rather than at their unlock.
-    client.on("error", (err) => this.laneLost(lane, client, err));
-    lane.client = client;
-    return client;
-  }
-
-  /**
-   * The lane's connection failed or is being closed: destroy it (its backend, and so every lock it
-   * held, ends with it). Parked leases on it are dropped; locks in use are marked lost (fences cover
-   * their operations) and let go when those end.
-   */
-  private laneLost(lane: Lane, client: pg.PoolClient | undefined, err: Error): void {
-    if (client === undefined || lane.client !== client) return; // already replaced and let go
-    lane.client = undefined;
-    for (const lock of [...lane.locks]) {
-      // A lock still being taken, not granted on this connection, is judged by its own grant.
-      if (lock.grantedOn !== client) continue;
-      lock.lost = true;
-      lock.letGoAsked = true;
-      lane.locks.delete(lock);
-      if (lock.state === "parked") this.forget(lock);
-      else this.opts.onLost(lock.session);
-    }
-    client.removeAllListeners("error");
-    client.on("error", () => undefined);
-    client.release(err);
   }
 }
 

@@ -3,7 +3,7 @@
 // the stored seq changes nothing); a read-only open of an older file, which has no such table, reads
 // no position (the host then walks the whole chain) instead of failing.
 import type BetterSqlite3 from "better-sqlite3";
-import type { VerifiedPosition } from "./types.js";
+import type { VerifiedPosition } from "../types.js";
 
 interface PositionDbRow {
   session: string;

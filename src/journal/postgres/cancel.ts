@@ -2,11 +2,11 @@
 // reaches every subscribed host of the same journal namespace (schema) that is listening when it is
 // sent, and nothing else: no row is written, so a request can never outlive the Cancel call that sends
 // it (the caller repeats it until the session's lock is free) and never cancels a later turn. The
-// listening connection is the journal's one PgListener (postgres-listen.ts), re-opened when it drops.
+// listening connection is the journal's one PgListener (listen.ts), re-opened when it drops.
 import type pg from "pg";
 import { z } from "zod";
-import type { PgListener } from "./postgres-listen.js";
-import type { CancelRequest } from "./types.js";
+import type { PgListener } from "./listen.js";
+import type { CancelRequest } from "../types.js";
 
 /** The NOTIFY channel every harnesshost journal uses; the payload names the namespace. */
 export const CANCEL_CHANNEL = "harnesshost_cancel";

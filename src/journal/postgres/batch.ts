@@ -12,15 +12,15 @@
 // not move (another host wrote, a fence was minted) is left untouched and goes through the locking path.
 import { toBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
-import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { noteEventBytes } from "../wire/event-bytes.js";
-import { chainEvents, checkAppend } from "./chain.js";
-import type { QueuedWrite, WriteOutcome } from "./commit-queue.js";
-import { parseComputeState, projectComputeState } from "./compute-state.js";
-import { projectPin, type SessionPin } from "./pin.js";
-import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./postgres-rows.js";
-import type { CommittedColumns } from "./session-row.js";
-import type { ComputeStateName, JournalRecord } from "./types.js";
+import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
+import type { QueuedWrite, WriteOutcome } from "../commit-queue.js";
+import { parseComputeState } from "../compute-state.js";
+import type { SessionPin } from "../pin.js";
+import { planAppend, type AppendPlan } from "../plan.js";
+import { type HeadDbRow, type Int8, int, PIN_SELECT, pinOfRow } from "./rows.js";
+import type { CommittedColumns } from "../session-row.js";
+import type { ComputeStateName, JournalRecord } from "../types.js";
 
 /** Rows per INSERT statement. */
 const INSERT_CHUNK = 500;
@@ -67,31 +67,8 @@ export async function writeBatchIn(
     const state = states.get(w.session);
     if (state === undefined) throw new Error(`session ${w.session}: row not locked by the batch`);
     try {
-      const head = { seq: state.seq, hash: state.hash };
-      const minting = w.kind === "fenced";
-      checkAppend(w.session, head, w.expectedLastSeq, minting ? 0 : w.fence, minting ? 0 : state.fence);
-      const fence = minting ? state.fence + 1 : w.fence;
-      const chained = chainEvents(head, fence, w.events);
-      if (minting) state.fence = fence;
-      const last = chained[chained.length - 1];
-      if (last !== undefined) {
-        state.seq = last.seq;
-        state.hash = last.contentHash;
-        for (const r of chained) {
-          state.computeState = projectComputeState(state.computeState, r.event);
-          state.pin = projectPin(state.pin, r.seq, r.event);
-          records.push({ session: w.session, record: r });
-        }
-        if (w.kind === "fenced" && w.checkpointDigest !== undefined) {
-          checkpoints.push({
-            session: w.session,
-            seq: last.seq,
-            contentHash: last.contentHash,
-            digest: w.checkpointDigest,
-          });
-        }
-      }
-      if (minting || last !== undefined) state.touched = true;
+      const { fence, records: chained } = applyPlan(state, w);
+      collectRows(w, chained, records, checkpoints);
       outcomes.push({ ok: true, fence, records: chained });
     } catch (err) {
       outcomes.push({ ok: false, error: mapError(label(w), err) });
@@ -172,22 +149,7 @@ export async function writeBatchOptimistic(
       continue;
     }
     try {
-      const head = { seq: state.seq, hash: state.hash };
-      const minting = w.kind === "fenced";
-      checkAppend(w.session, head, w.expectedLastSeq, minting ? 0 : w.fence, minting ? 0 : state.fence);
-      const fence = minting ? state.fence + 1 : w.fence;
-      const chained = chainEvents(head, fence, w.events);
-      if (minting) state.fence = fence;
-      const last = chained[chained.length - 1];
-      if (last !== undefined) {
-        state.seq = last.seq;
-        state.hash = last.contentHash;
-        for (const r of chained) {
-          state.computeState = projectComputeState(state.computeState, r.event);
-          state.pin = projectPin(state.pin, r.seq, r.event);
-        }
-      }
-      if (minting || last !== undefined) state.touched = true;
+      const { fence, records: chained } = applyPlan(state, w);
       planned.push({ fence, records: chained });
     } catch {
       // Judged against a remembered head only: the locking path decides against the stored one.
@@ -202,16 +164,7 @@ export async function writeBatchOptimistic(
   writes.forEach((w, i) => {
     const plan = planned[i];
     if (plan === undefined || !states.has(w.session)) return;
-    for (const r of plan.records) records.push({ session: w.session, record: r });
-    const last = plan.records[plan.records.length - 1];
-    if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
-      checkpoints.push({
-        session: w.session,
-        seq: last.seq,
-        contentHash: last.contentHash,
-        digest: w.checkpointDigest,
-      });
-    }
+    collectRows(w, plan.records, records, checkpoints);
   });
   if (records.length > INSERT_CHUNK) return writes.map(() => undefined);
   let moved = new Set<string>();
@@ -287,6 +240,37 @@ export async function writeBatchOptimistic(
     if (plan === undefined || !moved.has(w.session)) return undefined;
     return { ok: true, ...plan };
   });
+}
+
+/**
+ * Plans `w` on the session at `state` (CAS, fence, chain: src/journal/plan.ts) and moves `state` to the
+ * tip it leaves; a write that mints a fence or appends a record touches the session. Throws (leaving
+ * `state` as it was) when a check fails.
+ */
+function applyPlan(state: SessionState, w: QueuedWrite): AppendPlan {
+  const plan = planAppend(w.session, state, w.expectedLastSeq, w.kind === "fenced" ? "mint" : w.fence, w.events);
+  const { after } = plan;
+  state.seq = after.seq;
+  state.hash = after.hash;
+  state.fence = after.fence;
+  state.computeState = after.computeState;
+  state.pin = after.pin;
+  if (w.kind === "fenced" || plan.records.length > 0) state.touched = true;
+  return plan;
+}
+
+/** Adds the rows a planned write inserts: its records and, for a fenced write that asked for one, its checkpoint. */
+function collectRows(
+  w: QueuedWrite,
+  planned: readonly JournalRecord[],
+  records: { session: string; record: JournalRecord }[],
+  checkpoints: Checkpoint[],
+): void {
+  for (const r of planned) records.push({ session: w.session, record: r });
+  const last = planned[planned.length - 1];
+  if (w.kind === "fenced" && w.checkpointDigest !== undefined && last !== undefined) {
+    checkpoints.push({ session: w.session, seq: last.seq, contentHash: last.contentHash, digest: w.checkpointDigest });
+  }
 }
 
 export function label(w: QueuedWrite): string {

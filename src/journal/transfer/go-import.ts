@@ -4,12 +4,12 @@
 // with every seq, prev_hash, content_hash and fence as the source stored them; a session that fails
 // anywhere (its uid, its metadata row, a record out of range, its chain) is refused in the report
 // with nothing of it written, and every other session proceeds (docs/migrating-from-go.md).
-import { GO_WRITTEN_THROUGH_ANNOTATION } from "../canon/input-hash-form.js";
-import { ErrorCode, HostError, isHostError } from "../errors/index.js";
-import { verifyChain } from "./chain.js";
-import { DEFAULT_LIMITS } from "../limits/index.js";
+import { GO_WRITTEN_THROUGH_ANNOTATION } from "../../canon/input-hash-form.js";
+import { ErrorCode, HostError, isHostError } from "../../errors/index.js";
+import { verifyChain } from "../chain.js";
+import { DEFAULT_LIMITS } from "../../limits/index.js";
 import type { GoJournal, GoSession } from "./go-source.js";
-import type { ImportedSessionMeta, Journal, JournalRecord } from "./types.js";
+import type { ImportedSessionMeta, Journal, JournalRecord } from "../types.js";
 
 /** The import records where the Go-written records end (src/canon/input-hash-form.ts reads it). */
 export { GO_WRITTEN_THROUGH_ANNOTATION };

@@ -2,9 +2,9 @@
 // (snake_case names) of one stored record, and verifyJsonl recomputes every hash from the event JSON
 // exactly as written, so files produced by any conforming implementation verify the same way.
 import { toJson } from "@bufbuild/protobuf";
-import { hashRecordJson } from "../canon/index.js";
-import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { Head, Journal } from "./types.js";
+import { hashRecordJson } from "../../canon/index.js";
+import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
+import type { Head, Journal } from "../types.js";
 
 /** Outcome of verifying a JSONL export (the same classes as VerifyResult, without a session row). */
 export type JsonlVerifyResult =

@@ -4,9 +4,9 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type pg from "pg";
 import { z } from "zod";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { projectPin, type SessionPin } from "./pin.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
+import { projectPin, type SessionPin } from "../pin.js";
 
 /** The highest `harnesshost_schema.version` this build writes and understands. */
 export const PG_SCHEMA_VERSION = 3;

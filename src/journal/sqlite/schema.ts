@@ -2,16 +2,16 @@
 // SQLITE_SCHEMA_VERSION after open, or open fails; a newer stamp is refused (downgrades fail closed).
 import { fromBinary } from "@bufbuild/protobuf";
 import type BetterSqlite3 from "better-sqlite3";
-import { ErrorCode, HostError } from "../errors/index.js";
-import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { projectPin, type SessionPin } from "./pin.js";
+import { ErrorCode, HostError } from "../../errors/index.js";
+import { EventSchema } from "../../gen/agentsessions/v1/common_pb.js";
+import { projectPin, type SessionPin } from "../pin.js";
 
 /** The `PRAGMA user_version` this build writes and understands. */
 export const SQLITE_SCHEMA_VERSION = 5;
 
 /**
  * The versions a read-only open can serve as they are: version 4 only changed how new rows are written
- * (sqlite-hash.ts) and reads version-3 rows unchanged, so a version-3 file needs no upgrade to be read;
+ * (hash.ts) and reads version-3 rows unchanged, so a version-3 file needs no upgrade to be read;
  * version 5 only added the verified_positions table, which a reader of an older file finds empty.
  */
 const READABLE_AS_IS: readonly number[] = [3, 4, SQLITE_SCHEMA_VERSION];
@@ -106,14 +106,14 @@ CREATE INDEX IF NOT EXISTS sessions_pin ON sessions(pin_harness, pin_version, ui
 
 /**
  * Version 4: events.prev_hash and events.content_hash hold a canonical hash as its 32 bytes (a BLOB)
- * instead of 64 hex characters (src/journal/sqlite-hash.ts), 64 bytes less per record. The columns keep
+ * instead of 64 hex characters (src/journal/sqlite/hash.ts), 64 bytes less per record. The columns keep
  * their declared type (TEXT affinity stores a BLOB as given) and readers take both forms, so nothing is
  * altered or rewritten: rows written before the upgrade keep their text hashes and read back the same.
  * The stamp keeps older builds (which would read a BLOB as a hash string) from opening the file.
  */
 
 /**
- * Version 5: one verified position per session (docs/protocol.md §5.9, src/journal/sqlite-verified.ts):
+ * Version 5: one verified position per session (docs/protocol.md §5.9, src/journal/sqlite/verified.ts):
  * the seq and hash a host verified the chain through and the projection folded there.
  */
 export const SCHEMA_V5_FROM_V4 = `
