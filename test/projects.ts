@@ -70,6 +70,7 @@ const MOVED: Readonly<Record<string, TestProjectName>> = {
   "test/http/connect.test.ts": "unit",
   "test/journal/export.test.ts": "unit",
   "test/journal/fenced-append.test.ts": "unit",
+  "test/journal/sqlite-handles.test.ts": "unit",
   "test/journal/plan.test.ts": "unit",
   "test/projection/lean-log.test.ts": "unit",
   "test/reliability/concurrency.test.ts": "unit",

@@ -4,8 +4,9 @@
 // with zod and throws ProjectionUnreadable on anything it cannot rebuild (the caller then folds the
 // session from its records), never a half-built log. Layout: a 4-byte little-endian header length, the
 // header (JSON: every small field, and the sizes of the sections), then the sections as raw bytes — the
-// execution ids (a JSON array) and the per-execution and per-mark columns — so a million-event session's
-// projection is copied, not parsed field by field. Columns are in the host's byte order, which the header
+// execution ids (their UTF-8 bytes back to back and a column of their ends) and the per-execution and
+// per-mark columns — so a million-event session's projection is copied, not parsed field by field
+// (rebuilding it makes no string, object or Map entry per execution: exec-ids.ts). Columns are in the host's byte order, which the header
 // names: bytes moved to a host of the other order are refused, not misread.
 import { endianness } from "node:os";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -16,10 +17,10 @@ import type { GateEntry } from "./gates.js";
 import { type Building, SessionLog, type SessionLogState } from "./session-log.js";
 
 /** The format's name and version, first in every encoding. */
-const FORMAT = "harnesshost.projection.v1";
+const FORMAT = "harnesshost.projection.v2";
 
 /** The sections after the header, in order; the header gives each one's byte length. */
-const SECTIONS = ["ids", "starts", "lasts", "seen", "counts", "done", "seqs", "pending", "hashes"] as const;
+const SECTIONS = ["ids", "idEnds", "starts", "lasts", "seen", "counts", "done", "seqs", "pending", "hashes"] as const;
 type Section = (typeof SECTIONS)[number];
 
 /** A stored projection that cannot be rebuilt (damaged, another format or another byte order). */
@@ -157,7 +158,8 @@ export function encodeProjection(log: SessionLog<JournalRecord>): Uint8Array | u
   const t = s.table;
   const m = s.marks;
   const body: Record<Section, Uint8Array> = {
-    ids: Buffer.from(JSON.stringify(t.ids), "utf8"),
+    ids: t.ids.bytes,
+    idEnds: t.ids.ends,
     starts: t.starts,
     lasts: t.lasts,
     seen: t.seen,
@@ -228,13 +230,17 @@ export function decodeProjection(bytes: Uint8Array): SessionLog<JournalRecord> {
   if (parsed.order !== endianness())
     throw new ProjectionUnreadable(`stored projection has ${parsed.order} columns; this host is ${endianness()}`);
   try {
-    const ids = z
-      .array(str)
-      .parse(JSON.parse(Buffer.from(body.ids.buffer, body.ids.byteOffset, body.ids.byteLength).toString("utf8")));
     const { current, ownSuspend, pin, sections: _sections, marks, ...rest } = parsed;
     const state: SessionLogState<JournalRecord> = {
       ...rest,
-      table: { ids, starts: body.starts, lasts: body.lasts, seen: body.seen, counts: body.counts, done: body.done },
+      table: {
+        ids: { bytes: body.ids, ends: body.idEnds },
+        starts: body.starts,
+        lasts: body.lasts,
+        seen: body.seen,
+        counts: body.counts,
+        done: body.done,
+      },
       marks: { ...marks, seqs: body.seqs, pending: body.pending, hashes: body.hashes },
       current: current ? buildingIn(current) : undefined,
       ownSuspend,

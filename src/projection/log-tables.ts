@@ -4,6 +4,7 @@
 // an execution by its id or index (start seq, last seq, inputs seen and announced, completed), a mark
 // by its seq (the record's content hash and the index of the turn pending there, -1 for none), the
 // last mark added at a seq winning, as a Map would.
+import { ExecIds, type ExecIdsState } from "./exec-ids.js";
 
 /**
  * Estimated bytes one execution costs in an ExecTable (its columns at worst-case doubling slack, its id
@@ -40,7 +41,7 @@ function columnFrom<T extends Float64Array | Int32Array | Uint8Array>(
 
 /** What an ExecTable holds, as plain data (codec.ts). */
 export interface ExecTableState {
-  readonly ids: readonly string[];
+  readonly ids: ExecIdsState;
   readonly starts: Uint8Array;
   readonly lasts: Uint8Array;
   readonly seen: Uint8Array;
@@ -65,7 +66,7 @@ export class ExecTable {
   private seen = new Float64Array(8);
   private counts = new Float64Array(8);
   private done = new Uint8Array(8);
-  private readonly ids = new Map<string, number>();
+  private ids = new ExecIds();
 
   get length(): number {
     return this.n;
@@ -83,12 +84,12 @@ export class ExecTable {
     this.starts[i] = startSeq;
     this.lasts[i] = startSeq;
     this.counts[i] = inputCount;
-    this.ids.set(id, i);
+    this.ids.add(id);
     return i;
   }
 
   indexOf(id: string): number | undefined {
-    return this.ids.get(id);
+    return this.ids.indexOf(id);
   }
 
   startSeq(i: number): number {
@@ -124,10 +125,8 @@ export class ExecTable {
   }
 
   exportState(): ExecTableState {
-    const ids = new Array<string>(this.n);
-    for (const [id, i] of this.ids) ids[i] = id;
     return {
-      ids,
+      ids: this.ids.exportState(),
       starts: columnOf(this.starts, this.n),
       lasts: columnOf(this.lasts, this.n),
       seen: columnOf(this.seen, this.n),
@@ -139,15 +138,14 @@ export class ExecTable {
   /** The table `exportState` described; RangeError when its columns disagree. */
   static fromState(s: ExecTableState): ExecTable {
     const t = new ExecTable();
-    const n = s.ids.length;
+    t.ids = ExecIds.fromState(s.ids);
+    const n = t.ids.length;
     const f64 = (k: number) => new Float64Array(k);
     t.starts = columnFrom(s.starts, n, f64);
     t.lasts = columnFrom(s.lasts, n, f64);
     t.seen = columnFrom(s.seen, n, f64);
     t.counts = columnFrom(s.counts, n, f64);
     t.done = columnFrom(s.done, n, (k) => new Uint8Array(k));
-    for (const [i, id] of s.ids.entries()) t.ids.set(id, i);
-    if (t.ids.size !== n) throw new RangeError("execution ids repeat");
     t.n = n;
     return t;
   }

@@ -6,17 +6,22 @@
 // session the Exec created is removed again if the turn ends without a single record (refused). An
 // Exec without inputs on a session whose own gate is decided but whose turn has not continued recovers
 // that turn (Resume's path, its records streamed), as the reference does; with inputs it is refused.
+// A negotiated update shape (§20) changes only what is added or left out: `records` drops the delta
+// frames, and either shape ends the stream with exactly one Session frame of the session after the turn
+// (the parked turn's final frame is that frame); without one the stream is the reference's, unchanged.
 import { followAbort } from "../abort.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
 import { checkSessionHarness } from "../host/harness-rule.js";
+import { servedSession } from "../host/served-session.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
 import { eventBytes } from "../wire/event-bytes.js";
+import type { ExecUpdateShape } from "../wire/exec-updates.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
@@ -80,12 +85,13 @@ export async function* execUpdates(
   callSignal: AbortSignal,
   ctx: OpContext = NO_CONTEXT,
   scope: ExecScope = UNSCOPED,
+  shape?: ExecUpdateShape,
 ): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
   const info = await targetSession(host, req, scope);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, info, callSignal, ctx);
+    yield* turnUpdates(host, req, plan, info, callSignal, ctx, shape);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
@@ -101,6 +107,7 @@ async function* turnUpdates(
   info: SessionInfo,
   callSignal: AbortSignal,
   ctx: OpContext,
+  shape: ExecUpdateShape | undefined,
 ): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
 
@@ -154,6 +161,7 @@ async function* turnUpdates(
       offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
     },
     onDelta(executionId: string, chunk: string, done: boolean) {
+      if (shape === "records") return;
       offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
     },
   };
@@ -183,7 +191,8 @@ async function* turnUpdates(
             offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
         }
         try {
-          if (result.parked)
+          if (shape !== undefined) updates.offer(sessionUpdate(await servedSession(host, info.uid)));
+          else if (result.parked)
             updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(info.uid))));
           updates.end();
         } catch (err) {

@@ -2,6 +2,8 @@
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
 import { EFFECTS_ANNOTATION } from "../wire/annotations.js";
+import { EXEC_UPDATES_HEADER, execShapeOf } from "../wire/exec-updates.js";
+import { Metadata } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import {
@@ -151,7 +153,14 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     exec(req, ctx) {
-      return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx));
+      // §20: a shape the client negotiated is echoed in the response headers; an unknown one is refused.
+      const asked = execShapeOf(ctx.metadata.get(EXEC_UPDATES_HEADER));
+      if (asked.kind === "refused") throw invalid(asked.reason);
+      if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx));
+      const echo = new Metadata();
+      echo.set(EXEC_UPDATES_HEADER, asked.shape);
+      ctx.sendHeader(echo);
+      return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx), asked.shape);
     },
 
     async *replay(req, ctx): AsyncGenerator<LogRecord> {

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, grpcStatusNameOf, HostError } from "../../src/errors/index.js";
 import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
@@ -47,7 +47,7 @@ async function sqlite(): Promise<Backend> {
   dirs.push(dir);
   const file = join(dir, "journal.db");
   const journal = SqliteJournal.open(file);
-  const raw = new Database(file);
+  const raw = openSqlite(file);
   const backend: Backend = {
     journal,
     visible: async (session, seq) =>

@@ -445,7 +445,7 @@ describe("the stored form of a lean log (docs/protocol.md §5.9)", () => {
     const damaged = [
       bytes.slice(0, bytes.length - 3),
       bytes.slice(0, 2),
-      withHeader((h) => h.replace('"harnesshost.projection.v1"', '"harnesshost.projection.v0"')),
+      withHeader((h) => h.replace('"harnesshost.projection.v2"', '"harnesshost.projection.v0"')),
       withHeader((h) => h.replace(/"starts":(\d+)/, (_, n) => `"starts":${Number(n) + 8}`)),
       withHeader((h) => h.replace(/"order":"(LE|BE)"/, (_, o) => `"order":"${o === "LE" ? "BE" : "LE"}"`)),
       withHeader((h) => h.slice(0, -1)),

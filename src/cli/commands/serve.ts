@@ -238,7 +238,6 @@ export const serveCommand: Command = {
     // Traces: on only when the OTEL_* environment asks (docs/operations.md, "Traces").
     await startTracing(process.env);
     const metrics = new HostMetrics();
-    metrics.collectProcessMetrics();
     const host = await Host.open(config, {
       logger,
       metrics,
@@ -298,6 +297,8 @@ export const serveCommand: Command = {
     if (pidFile !== undefined) writePidFile(pidFile);
     ctx.err(listening);
     reportReady(listening);
+    // The process_* and nodejs_* families load ~80 module files: added once serve is ready, not before.
+    setImmediate(() => metrics.collectProcessMetrics());
     const sig = await stopped;
     const drainMs = host.limits.drainMs;
     logger.info({ signal: sig, drainMs }, "shutting down");

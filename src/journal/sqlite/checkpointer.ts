@@ -69,7 +69,10 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const flag = new Int32Array(workerData.flag);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
-db.pragma("synchronous = FULL");
+db.exec("PRAGMA synchronous = FULL");
+// One statement for the worker's life: a statement left to the garbage collector can abort the
+// process on Node 24 (driver.ts says why); this one and db are freed with the worker.
+const passive = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 parentPort.on("message", (m) => {
   if (m === "close") {
     db.close();
@@ -78,7 +81,7 @@ parentPort.on("message", (m) => {
   }
   Atomics.store(flag, 0, 1);
   try {
-    const [row] = db.pragma("wal_checkpoint(PASSIVE)");
+    const row = passive.get();
     parentPort.postMessage({ ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed });
   } catch (err) {
     parentPort.postMessage({ ok: false, error: String((err && err.message) || err) });

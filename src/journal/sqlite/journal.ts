@@ -292,10 +292,14 @@ export class SqliteJournal implements Journal {
     return this.sessionList.page(this.live().stmts, query);
   }
 
+  /** Prepared on first use and kept (every statement is kept: see driver.ts). */
+  private stateCounts: Database.Statement<[], { state: ComputeStateName; n: number }> | undefined;
+
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {
-    const rows = this.live()
-      .db.prepare("SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state")
-      .all() as { state: ComputeStateName; n: number }[];
+    this.stateCounts ??= this.live().db.prepare<[], { state: ComputeStateName; n: number }>(
+      "SELECT compute_state AS state, count(*) AS n FROM sessions GROUP BY compute_state",
+    );
+    const rows = this.stateCounts.all();
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
 

@@ -3,10 +3,11 @@
 // statement is prepared; a read-only one creates, switches and upgrades nothing, and reads a WAL file in
 // a directory it cannot write from an image or a private copy, never from a stale image.
 import { readFileSync, statSync } from "node:fs";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type { GroupCommitOptions } from "../commit-queue.js";
 import type { WalCheckpointOptions } from "./checkpointer.js";
 import { enableWal, migrate, requireReadableVersion } from "./schema.js";
+import { openSqlite } from "./driver.js";
 import { copyWithWal } from "./wal-copy.js";
 
 export interface SqliteJournalOptions {
@@ -44,7 +45,7 @@ export interface OpenedDatabase {
 
 /** Opens (creating if needed) the file at `path`: WAL, synchronous=FULL, busy timeout, schema migrated. */
 export function openWritable(path: string, busyTimeoutMs: number): OpenedDatabase {
-  const db = new Database(path, { timeout: busyTimeoutMs });
+  const db = openSqlite(path, { timeout: busyTimeoutMs });
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     const mode = enableWal(db, busyTimeoutMs);
@@ -67,7 +68,7 @@ export function openWritable(path: string, busyTimeoutMs: number): OpenedDatabas
 export function openReadOnly(path: string, busyTimeoutMs: number): OpenedDatabase {
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    db = openSqlite(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     try {
       db.pragma("user_version", { simple: true });
       db.prepare("SELECT count(*) FROM sqlite_master").get();
@@ -86,7 +87,7 @@ export function openReadOnly(path: string, busyTimeoutMs: number): OpenedDatabas
       image[18] = 1;
       image[19] = 1;
     }
-    db = new Database(image, { readonly: true });
+    db = openSqlite(image, { readonly: true });
   }
   try {
     requireReadableVersion(db);
@@ -102,7 +103,7 @@ function openCopy(path: string, busyTimeoutMs: number): OpenedDatabase {
   const copy = copyWithWal(path);
   let db: Database.Database | undefined;
   try {
-    db = new Database(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    db = openSqlite(copy.path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
     requireReadableVersion(db);
     return { db, mode: "read-only", onClose: () => copy.remove() };
   } catch (err) {

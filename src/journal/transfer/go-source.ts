@@ -4,7 +4,8 @@
 // the current one (user_version 2, with its harness registry) and the v0.1.2-era one (unstamped;
 // `sessions` with or without the metadata columns), whose sessions may exist only as events.
 import { fromBinary, fromJsonString } from "@bufbuild/protobuf";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openSqlite } from "../sqlite/driver.js";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import type { StoredRecord } from "../chain.js";
@@ -56,7 +57,7 @@ type Row = Record<string, unknown>;
 export function openGoJournal(path: string): GoJournal {
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = openSqlite(path, { readonly: true, fileMustExist: true });
   } catch (err) {
     throw new HostError(ErrorCode.InvalidArgument, `cannot open Go journal ${path}: ${errorText(err)}`, { cause: err });
   }
