@@ -3,7 +3,7 @@
 // session-log projection (test/projection/model.test.ts, docs/protocol.md §5.8) with more sequences
 // than CI runs; `npm run test:model-multihost -- …` (--multihost) the same knobs for the model-based
 // test of hosts sharing PostgreSQL (test/multihost/model.test.ts: MODEL_MH_RUNS, MODEL_MH_SEED,
-// MODEL_MH_MAX_OPS). Invariant: it only sets the test's knobs and runs that one file; the exit code is
+// MODEL_MH_MAX_STEPS; it keeps going past a failing sequence, MODEL_MH_KEEP_GOING). Invariant: it only sets the test's knobs and runs that one file; the exit code is
 // vitest's.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
@@ -29,8 +29,9 @@ const env = {
   ...process.env,
   [`${prefix}RUNS`]: multihost && process.argv.every((a) => !a.startsWith("--runs")) ? "10" : values.runs,
   ...(values.seed !== undefined ? { [`${prefix}SEED`]: values.seed } : {}),
+  ...(multihost ? { MODEL_MH_KEEP_GOING: "1" } : {}),
   ...(values["max-commands"] !== undefined
-    ? { [multihost ? "MODEL_MH_MAX_OPS" : "MODEL_MAX_COMMANDS"]: values["max-commands"] }
+    ? { [multihost ? "MODEL_MH_MAX_STEPS" : "MODEL_MAX_COMMANDS"]: values["max-commands"] }
     : {}),
 };
 const file = multihost ? "test/multihost/model.test.ts" : "test/projection/model.test.ts";

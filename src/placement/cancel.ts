@@ -1,11 +1,14 @@
 // Cancel (docs/protocol.md §17) and Delete (§18). Invariants: Cancel's answer is what happened. It
-// stops the session's turn — here by aborting its signal, on another host sharing the journal by
-// asking it (repeatedly) — and returns once the turn released the session, its ERROR {CANCELLED}
-// recorded; whatever else holds the session (here or elsewhere) it waits for, within cancelWaitMs, and
-// then takes the session itself: a parked turn's own open wait is withdrawn under that hold; anything
-// else (no turn, a completed, interrupted or superseded one, an inherited wait) is a no-op; a holder
-// that outlasts the bound is ABORTED, named, with nothing changed. Delete is refused (ABORTED) while any operation holds the session here or elsewhere, and
-// then drops its records, checkpoint rows, this host's caches and live actor.
+// stops the session's turn — here by aborting its signal (a turn is registered from the moment it takes
+// this host's guard, so no hold of a turn escapes it), on another host sharing the journal by asking it
+// (repeatedly) — and returns once the turn released the session, its ERROR {CANCELLED} recorded (a turn
+// stopped before it held the session appends nothing, and Cancel goes on to act on the session itself);
+// whatever else holds the session (here or elsewhere) it waits for, within cancelWaitMs, and then takes
+// the session itself: a parked turn's own open wait is withdrawn under that hold; anything else (no
+// turn, a completed, interrupted or superseded one, an inherited wait) is a no-op; a holder that
+// outlasts the bound is ABORTED, named, with nothing changed. Delete is refused (ABORTED) while any
+// operation holds the session here or elsewhere, and then drops its records, checkpoint rows, this
+// host's caches and live actor.
 import { planWithdrawal } from "../controller/withdraw.js";
 import type { EffectBatch } from "../effects/batch.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
@@ -40,17 +43,20 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
   // the holder that outlasted the bound (§17.1 rule 7, §17.2).
   const deadline = Date.now() + state.cancelWaitMs;
   let asked = false;
+  let stopped = false;
   for (;;) {
     const local = state.running.cancel(req.session, req.reason);
     if (local) {
-      await settledWithin(state, local, req.session);
-      return "cancelled";
+      if (await settledWithin(state, local, req.session)) return "cancelled";
+      // The turn stopped before it held the session (cancelled during its lock's round trip, or refused
+      // the lock): what holds the session now, or what it left, is acted on as below.
+      stopped = true;
+      continue;
     }
     const holder = state.guard.holder(req.session);
     if (holder) {
-      // Another operation here (or a turn between its hold and its registration): wait for it to end
-      // or to register as the turn.
-      if (!(await heldHereChanges(state, req.session, deadline)))
+      // Another operation here, not a turn (a turn is registered with its guard): wait for it to end.
+      if (!(await releasedHere(state, req.session, deadline)))
         throw new HostError(
           ErrorCode.SessionBusy,
           `session ${req.session} is busy (${holder} in progress, not a turn) and was not released within ${state.cancelWaitMs} ms; nothing was cancelled — retry Cancel`,
@@ -71,8 +77,10 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
     try {
       const withdrawal = await withdrawWait(state, req);
       batch = withdrawal.batch;
-      // Asked and then found nothing to withdraw: the other host's turn stopped (or had ended) and let go.
-      return withdrawal.outcome === "idle" && asked ? "requested" : withdrawal.outcome;
+      if (withdrawal.outcome !== "idle") return withdrawal.outcome;
+      // Nothing to withdraw: asked, the other host's turn stopped (or had ended) and let go; or a turn
+      // here stopped before it began.
+      return asked ? "requested" : stopped ? "cancelled" : "idle";
     } finally {
       await release();
       state.effects.dispatch(batch);
@@ -80,22 +88,19 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
   }
 }
 
-/**
- * Resolves true once the session's holder here let it go or a turn of it registered, false at the
- * deadline.
- */
-async function heldHereChanges(state: PlacementState, session: string, deadline: number): Promise<boolean> {
+/** Resolves true once the session's holder here let it go, false at the deadline. */
+async function releasedHere(state: PlacementState, session: string, deadline: number): Promise<boolean> {
   const wait = deadline - Date.now();
   if (wait <= 0) return false;
-  let stops: (() => void)[] = [];
+  let stop: () => void = () => undefined;
   let timer: NodeJS.Timeout | undefined;
-  const changed = await new Promise<boolean>((resolve) => {
-    stops = [state.guard.watch(session, () => resolve(true)), state.running.watch(session, () => resolve(true))];
+  const released = await new Promise<boolean>((resolve) => {
+    stop = state.guard.watch(session, () => resolve(true));
     timer = setTimeout(() => resolve(false), wait);
   });
   clearTimeout(timer);
-  for (const stop of stops) stop();
-  return changed;
+  stop();
+  return released;
 }
 
 /** A parked turn's own open wait is withdrawn; a decided one cannot be; otherwise nothing to do. */
@@ -128,18 +133,22 @@ async function withdrawWait(
   return { outcome: "withdrawn", batch };
 }
 
-/** Waits (bounded) for a cancelled turn here to release the session. */
-async function settledWithin(state: PlacementState, settled: Promise<void>, session: string): Promise<void> {
+/**
+ * Waits (bounded) for a cancelled turn here to release the session; resolves true if the turn had begun,
+ * false if it stopped before it held the session.
+ */
+async function settledWithin(state: PlacementState, settled: Promise<boolean>, session: string): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), state.cancelWaitMs);
+  const expired = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), state.cancelWaitMs);
   });
-  const late = await Promise.race([settled.then(() => false), expired]).finally(() => clearTimeout(timer));
-  if (late)
+  const began = await Promise.race([settled, expired]).finally(() => clearTimeout(timer));
+  if (began === "late")
     throw new HostError(
       ErrorCode.SessionBusy,
-      `session ${session}'s turn was cancelled but has not released the session within ${state.cancelWaitMs} ms; retry Cancel`,
+      `session ${session}'s turn was cancelled but has not released the session within ${state.cancelWaitMs} ms; the cancellation stays in force — retry Cancel`,
     );
+  return began;
 }
 
 /**

@@ -1,13 +1,16 @@
 // The one way a session operation gets at a session: held (the guard here and, on a shared journal,
 // the cross-host lock), read, its chain verified to the head that read found, its record window loaded — and, at the
 // end, released before its effects are dispatched. Invariants: nothing of the operation runs before
-// the hold and the chain check (docs/protocol.md §5.5, §5.7); a turn registered for Cancel is
-// registered only while the session is held, and reported done only after it is released, so a
+// the hold and the chain check (docs/protocol.md §5.5, §5.7); a turn registers for Cancel the moment
+// it takes this host's guard, before the cross-host lock's round trip, so no Cancel ever finds the
+// session held by a turn that is not yet registered (§17.1 rule 7); a turn cancelled before it holds the
+// session does not begin and appends nothing; a turn is reported done only after the release, so a
 // Cancel that waited for it finds the session free; effects are dispatched after the release.
 import type { EffectBatch } from "../effects/batch.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { PlacementState } from "./placement-state.js";
 import type { RecordWindow } from "./record-cache.js";
+import { type TurnHandle, turnStoppedBeforeItBegan } from "./running-turns.js";
 import type { SessionOperation } from "./session-guard.js";
 
 /** A session as an operation sees it while holding it. */
@@ -38,10 +41,25 @@ export async function withLockedSession<T>(
   body: (session: LockedSession) => Promise<T>,
 ): Promise<T> {
   const batch = state.effects.batch(uid);
-  const release = await state.hold(uid, op);
   const outer = opts.signal ?? NEVER_ABORTED;
-  const turn = opts.turn ? state.running.start(uid, outer) : undefined;
+  let turn: TurnHandle | undefined;
+  const register = opts.turn
+    ? () => {
+        turn = state.running.start(uid, outer);
+      }
+    : undefined;
+  let release: () => Promise<void>;
   try {
+    release = await state.hold(uid, op, register);
+  } catch (err) {
+    turn?.done(false);
+    throw err;
+  }
+  let began = false;
+  try {
+    // Cancelled (or its caller gone) while it waited for the cross-host lock: it does not begin.
+    if (turn?.signal.aborted) throw turnStoppedBeforeItBegan(turn.signal.reason);
+    began = true;
     // One read of the session's row under the hold: its head is the one the chain check verifies to.
     const info = await state.session(uid);
     const window = await state.verifiedWindow(uid, { seq: info.lastSeq, hash: info.lastHash });
@@ -50,7 +68,7 @@ export async function withLockedSession<T>(
     return result;
   } finally {
     await release();
-    turn?.done();
+    turn?.done(began);
     state.effects.dispatch(batch);
   }
 }

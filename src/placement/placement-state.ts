@@ -180,9 +180,14 @@ export class PlacementState {
     return { fence, record: records[0]! };
   }
 
-  /** The local guard, then (shared journals) the cross-host session lock; either refusal is ABORTED. */
-  async hold(session: string, op: SessionOperation): Promise<() => Promise<void>> {
+  /**
+   * The local guard, then (shared journals) the cross-host session lock; either refusal is ABORTED.
+   * `guarded` runs synchronously once the guard is taken, before the lock's round trip (a turn
+   * registers there for Cancel).
+   */
+  async hold(session: string, op: SessionOperation, guarded?: () => void): Promise<() => Promise<void>> {
     const release = this.guard.acquire(session, op);
+    guarded?.();
     const journal = this.deps.journal;
     if (!journal.tryLockSession) return async () => release();
     try {

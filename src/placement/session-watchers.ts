@@ -1,5 +1,5 @@
 // One-shot callbacks per session, for an operation that waits on another's progress (Cancel waiting
-// for a holder to let go or for a turn to register). Invariant: `fire` runs each callback registered
+// for a holder to let go). Invariant: `fire` runs each callback registered
 // before it exactly once and forgets them; a stopped callback never runs; nothing is kept for a
 // session without callbacks.
 export class SessionWatchers {

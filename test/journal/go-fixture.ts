@@ -10,7 +10,7 @@
 // turn with harness and version on its EXECUTION_START, which those v0.1.2 files lack) carries the
 // Go-recorded model-input hash but chains with our hashing.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { hashRecord } from "../../src/canon/index.js";
 import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, grpcStatusNameOf, HostError } from "../../src/errors/index.js";
 import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";

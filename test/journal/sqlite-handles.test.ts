@@ -1,4 +1,4 @@
-// src/journal/sqlite/driver.ts: no better-sqlite3 statement the journal makes is ever left to the garbage
+// src/journal/sqlite-driver.ts: no better-sqlite3 statement the journal makes is ever left to the garbage
 // collector (on Node 24 finalizing one outside a JavaScript context aborts the process). Every
 // statement prepared through better-sqlite3 in this file is watched by a FinalizationRegistry; after
 // the journal has done the kinds of work that prepared per call (open and reopen read-only, pragmas,

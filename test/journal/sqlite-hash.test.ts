@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { exportJsonl } from "../../src/journal/transfer/export.js";

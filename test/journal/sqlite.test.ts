@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { openJournal } from "../../src/journal/index.js";

@@ -1,8 +1,8 @@
 // Multi-host test plumbing: N real `harnesshost serve` processes on one fresh PostgreSQL schema (each
-// with its own data dir), typed clients per host, SIGKILL and restart of one host, and a journal handle
-// on the same schema for verification. Invariant: close() kills every process it started and drops the
-// schema, whatever the test did.
-import { spawn, type ChildProcess } from "node:child_process";
+// with its own data dir), typed clients per host, SIGKILL and restart of one host, a stall (SIGSTOP, then
+// SIGCONT) of a host's spawned harness nodes, and a journal handle on the same schema for verification.
+// Invariant: close() kills every process it started and drops the schema, whatever the test did.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -92,6 +92,57 @@ export class HostProcess {
     this.sessions = createClient(Sessions, this.addr);
     this.api = new GrpcApi(connect({ address: this.addr }));
     this.registry = createClient(HarnessRegistry, this.registryAddr);
+  }
+
+  /** The process's spawned harness nodes (its child processes), empty when it is not running. */
+  nodePids(): number[] {
+    const pid = this.proc?.pid;
+    if (pid === undefined || !this.running) return [];
+    try {
+      return execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+        .split("\n")
+        .map((l) => Number(l.trim()))
+        .filter((n) => Number.isInteger(n) && n > 0);
+    } catch {
+      // ps exits 1 when the process has no children.
+      return [];
+    }
+  }
+
+  /**
+   * The local ports of this process's PostgreSQL connections (from `ss`): what pg_stat_activity's
+   * client_port shows for them, so a fault touches this host's connections and no other test's.
+   */
+  pgClientPorts(): number[] {
+    const pid = this.proc?.pid;
+    if (pid === undefined || !this.running) return [];
+    const port = new URL(PG_URL).port || "5432";
+    return execFileSync("ss", ["-tnpH", `( dport = :${port} )`], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes(`pid=${pid},`))
+      .map((l) => Number(/127\.0\.0\.1:(\d+)\s+\S+:\d+/.exec(l)?.[1]))
+      .filter((n) => Number.isInteger(n) && n > 0);
+  }
+
+  /**
+   * Stalls the host's spawned harness nodes (SIGSTOP) for `ms`, then lets them go on (SIGCONT); resolves
+   * to how many nodes it stalled once they run again. A node that exited meanwhile is skipped.
+   */
+  async stallNodes(ms: number): Promise<number> {
+    const pids = this.nodePids();
+    const signal = (sig: NodeJS.Signals) => {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // Gone (its host was killed): nothing to stall or continue.
+        }
+      }
+    };
+    signal("SIGSTOP");
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    signal("SIGCONT");
+    return pids.length;
   }
 
   /** SIGKILL: no shutdown, connections (and advisory locks) die with the process. */

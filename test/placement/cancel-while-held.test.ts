@@ -1,8 +1,9 @@
-// Cancel while another operation of this host holds the session (docs/protocol.md §17.1 rule 7): Cancel
-// waits, at most CANCEL_WAIT_MS, for the holder to let the session go or to register as the running
-// turn, then does what it says — a turn that registered is cancelled, a parked turn's wait withdrawn —
-// instead of answering ABORTED for a hold that ends a moment later; a holder that outlasts the bound is
-// named in the ABORTED answer.
+// Cancel while another operation of this host holds the session (docs/protocol.md §17.1 rule 7): a turn
+// is registered from the moment it takes the session's guard, so a Cancel arriving while the turn waits
+// for its cross-host lock cancels it (it does not begin); any other holder is waited for, at most
+// CANCEL_WAIT_MS, and then Cancel does what it says — a parked turn's wait withdrawn — instead of
+// answering ABORTED for a hold that ends a moment later; a holder that outlasts the bound is named in
+// the ABORTED answer.
 import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
@@ -17,7 +18,7 @@ afterEach(closeAll);
 const input = (t: string) => [textMessage("user", t)];
 
 describe("Cancel while the session is held here", () => {
-  it("aCancelBetweenTheTurnsHoldAndItsRegistrationCancelsTheTurn", async () => {
+  it("aCancelWhileTheTurnWaitsForItsLockCancelsTheTurn", async () => {
     // A journal with a session lock (as PostgreSQL's): the turn holds the guard while its lock call runs.
     const gated = gatedJournal(new MemoryJournal(), "tryLockSession", {
       tryLockSession: async () => async () => undefined,
@@ -25,6 +26,7 @@ describe("Cancel while the session is held here", () => {
     const gate = gatedEchoModel();
     const host = await openTestHost({}, { journal: gated.journal, model: gate.model });
     const s = (await host.createSession({ harness: "echo" })).uid;
+    const before = (await records(host, s)).length;
     const locking = gated.arm();
     const exec = host.placer.exec({ session: s, inputs: input("x"), signal: signal() });
     const execOutcome = exec.then(
@@ -36,8 +38,42 @@ describe("Cancel while the session is held here", () => {
     gated.open();
     expect(await cancel).toBe("cancelled");
     expect(isHostError(await execOutcome, ErrorCode.Cancelled)).toBe(true);
-    const last = (await records(host, s)).at(-1)?.event;
-    expect(last?.kind).toBe(EventKind.EVENT_ERROR);
+    // Stopped before it began (nothing appended) or inside its model call (ERROR last): never completed.
+    const appended = (await records(host, s)).slice(before).map((r) => r.event.kind);
+    expect(appended.includes(EventKind.EVENT_END)).toBe(false);
+    if (appended.length > 0) expect(appended.at(-1)).toBe(EventKind.EVENT_ERROR);
+  });
+
+  it("aCancelWhileTheTurnsLockCallIsStuckStopsTheTurnAndNeverCallsItNotATurn", async () => {
+    // Seen failing on the tree before the turn registered with its guard: ABORTED "busy (exec in
+    // progress, not a turn) ... nothing was cancelled", and the turn then ran to its END.
+    const gated = gatedJournal(new MemoryJournal(), "tryLockSession", {
+      tryLockSession: async () => async () => undefined,
+    });
+    const host = await openTestHost({}, { journal: gated.journal });
+    (host.placer as unknown as { state: { cancelWaitMs: number } }).state.cancelWaitMs = 50;
+    const s = (await host.createSession({ harness: "echo" })).uid;
+    const before = (await records(host, s)).length;
+    const locking = gated.arm();
+    const execOutcome = host.placer.exec({ session: s, inputs: input("x"), signal: signal() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await locking;
+    // The lock call stays stuck until Cancel has answered.
+    const refused = await host.placer.cancel({ session: s, reason: "early" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isHostError(refused, ErrorCode.SessionBusy)).toBe(true);
+    expect((refused as Error).message).not.toContain("not a turn");
+    expect((refused as Error).message).toContain("cancellation stays in force");
+    gated.open();
+    // The cancellation stayed in force: the turn, once it held the session, did not begin.
+    expect(isHostError(await execOutcome, ErrorCode.Cancelled)).toBe(true);
+    expect(await records(host, s)).toHaveLength(before);
+    // And the session is free: a later Cancel finds nothing to do.
+    expect(await host.placer.cancel({ session: s, reason: "again" })).toBe("idle");
   });
 
   it("aCancelWhileAForkHoldsAParkedSessionWithdrawsTheWaitOnceTheForkEnds", async () => {

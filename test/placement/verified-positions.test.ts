@@ -6,7 +6,7 @@
 // is served from it; a crash between a record and its position loses nothing; a host told to distrust
 // positions walks the whole chain.
 import { join } from "node:path";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";

@@ -3,7 +3,7 @@
 // turn — restored from the previous checkpoint and the one turn replayed against its recorded effects
 // — never be refused as lost, reset to zero, or re-apply the turn twice.
 import { join } from "node:path";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../../src/host/host.js";
 import {

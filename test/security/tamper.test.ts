@@ -5,7 +5,7 @@
 // including a fork child made before the edit, are unaffected.
 import { join } from "node:path";
 import type Database from "better-sqlite3";
-import { openSqlite } from "../../src/journal/sqlite/driver.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import fc from "fast-check";

@@ -71,7 +71,7 @@ const flag = new Int32Array(workerData.flag);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
 db.exec("PRAGMA synchronous = FULL");
 // One statement for the worker's life: a statement left to the garbage collector can abort the
-// process on Node 24 (driver.ts says why); this one and db are freed with the worker.
+// process on Node 24 (sqlite-driver.ts says why); this one and db are freed with the worker.
 const passive = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 parentPort.on("message", (m) => {
   if (m === "close") {

@@ -292,7 +292,7 @@ export class SqliteJournal implements Journal {
     return this.sessionList.page(this.live().stmts, query);
   }
 
-  /** Prepared on first use and kept (every statement is kept: see driver.ts). */
+  /** Prepared on first use and kept (every statement is kept: see ../sqlite-driver.ts). */
   private stateCounts: Database.Statement<[], { state: ComputeStateName; n: number }> | undefined;
 
   async countByComputeState(): Promise<Partial<Record<ComputeStateName, number>>> {

@@ -7,7 +7,7 @@ import type Database from "better-sqlite3";
 import type { GroupCommitOptions } from "../commit-queue.js";
 import type { WalCheckpointOptions } from "./checkpointer.js";
 import { enableWal, migrate, requireReadableVersion } from "./schema.js";
-import { openSqlite } from "./driver.js";
+import { openSqlite } from "../sqlite-driver.js";
 import { copyWithWal } from "./wal-copy.js";
 
 export interface SqliteJournalOptions {

@@ -5,7 +5,7 @@
 // `sessions` with or without the metadata columns), whose sessions may exist only as events.
 import { fromBinary, fromJsonString } from "@bufbuild/protobuf";
 import type Database from "better-sqlite3";
-import { openSqlite } from "../sqlite/driver.js";
+import { openSqlite } from "../sqlite-driver.js";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { EventSchema, IdentityRefSchema, OriginSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
 import type { StoredRecord } from "../chain.js";
