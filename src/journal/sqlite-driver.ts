@@ -18,15 +18,11 @@
 // - every iterator a statement's `iterate()` returns is held by its database.
 import BetterSqlite3 from "better-sqlite3";
 
-export type SqliteDatabase = BetterSqlite3.Database;
-export type SqliteStatement<P extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
-export type SqliteOptions = BetterSqlite3.Options;
-
 /** Every database opened through `openSqlite`, closed or not (see the module comment). */
-const opened = new Set<SqliteDatabase>();
+const opened = new Set<BetterSqlite3.Database>();
 
 /** Opens `path` (a file, ":memory:", or a serialized image) with every handle kept reachable. */
-export function openSqlite(path: string | Buffer, options?: SqliteOptions): SqliteDatabase {
+export function openSqlite(path: string | Buffer, options?: BetterSqlite3.Options): BetterSqlite3.Database {
   const db = new BetterSqlite3(path, options);
   opened.add(db);
   const held: object[] = [];
@@ -61,9 +57,4 @@ export function openSqlite(path: string | Buffer, options?: SqliteOptions): Sqli
     return simple ? stmt.get() : stmt.all();
   }) as typeof db.pragma;
   return db;
-}
-
-/** How many databases this process has opened through `openSqlite` (tests). */
-export function openedSqliteCount(): number {
-  return opened.size;
 }
