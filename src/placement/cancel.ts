@@ -21,7 +21,7 @@ const CANCEL_REPEAT_MS = 200;
 
 /** Cancels (see the module comment) and logs one `session cancelled` line at info with the outcome. */
 export async function cancelOp(state: PlacementState, req: CancelRequest): Promise<CancelOutcome> {
-  const info = await state.session(req.session);
+  const info = await state.session(req.session, req.ctx);
   const outcome = await cancelSession(state, req);
   state
     .opLog(req.ctx, req.session, info.harness, req.executionId)
@@ -161,6 +161,7 @@ async function askElsewhere(state: PlacementState, req: CancelRequest, deadline:
 /** Deletes the session for good; resolves to the session as it was. */
 /** Deletes (see the module comment) and logs one `session deleted` line at info. */
 export async function deleteOp(state: PlacementState, session: string, ctx?: OpContext): Promise<SessionInfo> {
+  await state.admit(session, ctx);
   const holder = state.guard.holder(session);
   if (holder)
     throw new HostError(
@@ -179,7 +180,7 @@ export async function deleteOp(state: PlacementState, session: string, ctx?: OpC
     );
   }
   try {
-    const info = await state.session(session);
+    const info = await state.session(session, ctx);
     await state.deps.journal.deleteSession(session);
     state.forget(session);
     // A live actor of the session (memory tier) is released; a harness no longer served has none here.
