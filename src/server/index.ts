@@ -5,7 +5,7 @@ export { sessionsService, MAX_FORK_CHILDREN } from "./sessions-service.js";
 export { registryService } from "./registry-service.js";
 export { HarnessCatalog } from "./harness-catalog.js";
 export { BearerAuth, parseTokenFile } from "./auth.js";
-export { loadCredentials } from "./credential-file.js";
+export { type LoadedCredentials, loadCredentials } from "./credential-file.js";
 export { callPolicy, sessionUidOf } from "./call-policy.js";
 export type { ServerLogger } from "./call-policy.js";
 export { checkListenAddresses, isLoopbackLiteral, LISTENER_OFF } from "./listen-policy.js";

@@ -5,8 +5,7 @@ import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseCredentialLines } from "../../src/server/principals.js";
-import { parseJwtLines } from "../../src/server/jwt-config.js";
+import { parseTokenFileText } from "../../src/server/token-file.js";
 import { runDoc } from "./npx-doc.js";
 import { codeBlocks, shBlocks } from "./sh-script.js";
 
@@ -20,12 +19,12 @@ afterAll(() => {
 describe("docs/operations.md principals", () => {
   it("theTokenFileExampleParsesAsWritten", () => {
     const [example, jwt] = codeBlocks(doc, "Principals, roles and projects", "text");
-    const { entries } = parseCredentialLines(example ?? "");
+    const { entries } = parseTokenFileText(example ?? "");
     expect(entries.map((e) => e.principal.name)).toEqual(["alice", "ci", "node-eu1", expect.stringMatching(/^token:/)]);
     expect(entries[0]?.principal.roles).toEqual(["operator", "approver"]);
     const lines = (jwt ?? "").trim().split("\n");
     expect(lines).toHaveLength(2);
-    for (const line of lines) expect(parseJwtLines(line)?.issuer).toBe("https://idp.example");
+    for (const line of lines) expect(parseTokenFileText(line).jwt?.issuer).toBe("https://idp.example");
   });
 
   it("theDigestRecipeWritesTheGeneratedTokensDigest", async () => {
@@ -34,7 +33,7 @@ describe("docs/operations.md principals", () => {
     const [recipe] = shBlocks(doc, "Principals, roles and projects");
     const out = await runDoc(`${recipe}\necho "$TOKEN"`, dir, 30_000);
     const token = out.trim().split("\n").at(-1) ?? "";
-    const { entries } = parseCredentialLines(readFileSync(join(dir, "tokens"), "utf8"));
+    const { entries } = parseTokenFileText(readFileSync(join(dir, "tokens"), "utf8"));
     expect(entries[0]?.digest.toString("hex")).toBe(createHash("sha256").update(token).digest("hex"));
     expect(entries[0]?.principal).toMatchObject({ name: "alice", roles: ["operator", "approver"] });
   });

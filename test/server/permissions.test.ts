@@ -12,7 +12,7 @@ import {
   REGISTRAR_PERMISSIONS,
   ROLE_PERMISSIONS,
 } from "../../src/server/permissions.js";
-import { parseCredentialLines } from "../../src/server/principals.js";
+import { parseTokenFileText } from "../../src/server/token-file.js";
 import { sha256 } from "./principal-fixture.js";
 
 describe("permission table", () => {
@@ -44,7 +44,7 @@ describe("token file", () => {
       "bare-token-1234567890",
       "",
     ].join("\n");
-    const { entries } = parseCredentialLines(text);
+    const { entries } = parseTokenFileText(text);
     expect(entries.map((e) => e.principal.name)).toEqual([
       "alice",
       "deployer",
@@ -67,10 +67,17 @@ describe("token file", () => {
       `sha256:${sha256("x")} principal=a roles=reader\nsha256:${sha256("y")} principal=a roles=reader`,
       /line 2: principal a is named twice/,
     ],
+    [
+      "a second jwt line",
+      "jwt secret-file=/k issuer=i audience=a\njwt secret-file=/k issuer=i audience=a",
+      /line 2: only one jwt line/,
+    ],
+    ["a jwt line without its issuer", "# c\njwt secret-file=/k audience=a", /line 2: issuer/],
+    ["a jwt word without =", "jwt secret-file=/k issuer=i audience=a secret-token", /line 1: expected key=value/],
   ])("aBadLineIsRefusedByItsNumberNeverQuoted: %s", (_what, text, message) => {
-    expect(() => parseCredentialLines(text)).toThrow(message);
+    expect(() => parseTokenFileText(text)).toThrow(message);
     try {
-      parseCredentialLines(text);
+      parseTokenFileText(text);
     } catch (err) {
       expect(String(err)).not.toContain("secret-token");
     }
