@@ -218,7 +218,9 @@ export class MemoryJournal implements Journal {
     const last = prefix[prefix.length - 1];
     if (last === undefined) throw new Error("fork prefix is empty");
     const childFence = 1;
-    const [marker] = chainEvents({ seq: atSeq, hash: last.contentHash }, childFence, [forkMarkerEvent(atSeq)]);
+    const [marker] = chainEvents({ seq: atSeq, hash: last.contentHash }, childFence, [
+      forkMarkerEvent(atSeq, meta.forkedBy),
+    ]);
     if (marker === undefined) throw new Error("fork marker was not chained");
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, Date.now());
     row.fence = childFence;

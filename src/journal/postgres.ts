@@ -885,7 +885,7 @@ async function forkIn(
       `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
     );
   }
-  const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq)]);
+  const marker = chainEvents({ seq: atSeq, hash: pointHash }, row.fence, [forkMarkerEvent(atSeq, meta.forkedBy)]);
   await insertChained(client, child, marker, "NONE", now, row.pin);
   const [record] = marker;
   if (record === undefined) throw new Error("fork marker was not chained");

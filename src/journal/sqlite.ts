@@ -816,7 +816,9 @@ export class SqliteJournal implements Journal {
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
     const childFence = 1;
-    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [forkMarkerEvent(atSeq)]);
+    const marker = chainEvents({ seq: atSeq, hash: forkPoint.content_hash }, childFence, [
+      forkMarkerEvent(atSeq, meta.forkedBy),
+    ]);
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
     row.fence = childFence;

@@ -47,7 +47,7 @@ export async function approveOp(
       execution_id: decision.executionId,
       tool_call_id: decision.toolCallId,
       request_seq: decision.requestSeq,
-      ...actorDetail(record),
+      ...actorDetail(record.event.actor),
     });
     return logged(record, false);
   });

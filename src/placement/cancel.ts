@@ -41,7 +41,7 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
   const deadline = Date.now() + state.cancelWaitMs;
   let asked = false;
   for (;;) {
-    const local = state.running.cancel(req.session, req.reason);
+    const local = state.running.cancel(req.session, req.reason, req.ctx?.actor);
     if (local) {
       await settledWithin(state, local, req.session);
       return "cancelled";
@@ -123,7 +123,7 @@ async function withdrawWait(
     execution_id: plan.ref.executionId,
     tool_call_id: plan.ref.toolCallId,
     request_seq: plan.ref.requestSeq,
-    ...actorDetail(records.find((r) => r.event.actor !== undefined)),
+    ...actorDetail(records.find((r) => r.event.actor !== undefined)?.event.actor),
   });
   return { outcome: "withdrawn", batch };
 }
@@ -162,6 +162,7 @@ async function askElsewhere(state: PlacementState, req: CancelRequest, deadline:
 /** Deletes (see the module comment) and logs one `session deleted` line at info. */
 export async function deleteOp(state: PlacementState, session: string, ctx?: OpContext): Promise<SessionInfo> {
   await state.admit(session, ctx);
+  const batch = state.effects.batch(session);
   const holder = state.guard.holder(session);
   if (holder)
     throw new HostError(
@@ -194,8 +195,14 @@ export async function deleteOp(state: PlacementState, session: string, ctx?: OpC
     state
       .opLog(ctx, session, info.harness)
       .info({ operation: "delete", outcome: "deleted", last_seq: info.lastSeq }, "session deleted");
+    // The records are gone; the audit line (at the head the session was deleted at) is what remains.
+    state.effects.audit(batch, { seq: info.lastSeq }, "session.deleted", {
+      last_seq: info.lastSeq,
+      ...actorDetail(ctx?.actor),
+    });
     return info;
   } finally {
     await release();
+    state.effects.dispatch(batch);
   }
 }

@@ -110,6 +110,7 @@ async function runExec(
       historyBase,
       ...(s.info.identity ? { identity: s.info.identity } : {}),
       ...(req.ctx?.requestId !== undefined ? { requestId: req.ctx.requestId } : {}),
+      ...(req.ctx?.actor !== undefined ? { actor: req.ctx.actor } : {}),
       executionId: placed.executionId,
       logger: placed.log,
       // The head the window was read at under the session's hold (prepareExec's history too).

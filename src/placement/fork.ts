@@ -94,7 +94,12 @@ async function makeChildren(
       req.parent,
       atSeq,
       req.children.map((meta) => ({
-        meta: { ...meta, parentUid: req.parent, forkSeq: atSeq },
+        meta: {
+          ...meta,
+          parentUid: req.parent,
+          forkSeq: atSeq,
+          ...(req.ctx?.actor !== undefined ? { forkedBy: req.ctx.actor } : {}),
+        },
         ...(ref.memory ? { checkpointDigest: ref.externalUri } : {}),
       })),
     );

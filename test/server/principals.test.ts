@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { ROLE_PERMISSIONS, ROLES, type Role } from "../../src/server/permissions.js";
@@ -187,6 +187,33 @@ describe("principals", () => {
       const forked = await operator.fork({ session: parent.uid, count: 2 });
       expect(forked.children.map((c) => c.metadata?.project)).toEqual(["a", "a"]);
     } finally {
+      operator.close();
+    }
+  });
+
+  it("aScopedCallReadsTheSessionOnceForItsProjectCheckAndItsOperation", async () => {
+    const info = await f.host.createSession({ harness: "echo", project: "a" });
+    const other = await f.host.createSession({ harness: "echo", project: "b" });
+    const operator = createClient(Sessions, f.server.addr, {
+      metadata: { authorization: `Bearer ${ROLE_TOKENS.operator}` },
+    });
+    const reads = vi.spyOn(f.host.journal, "getSession");
+    try {
+      await drain(operator.exec({ session: info.uid, inputs: [userInput("hi")] }));
+      reads.mockClear();
+      // GetSession: one read serves the check and the answer.
+      await operator.getSession({ uid: info.uid });
+      expect(reads).toHaveBeenCalledTimes(1);
+      // Suspend: the operation's own read under its hold (the project already known), then the answer.
+      reads.mockClear();
+      await operator.suspend({ session: info.uid });
+      expect(reads.mock.calls.map(([uid]) => uid)).toEqual([info.uid, info.uid]);
+      // Another project's session: NOT_FOUND after one read, before anything is held.
+      reads.mockClear();
+      expect(await codeOf(operator.suspend({ session: other.uid }))).toBe(GrpcStatus.NOT_FOUND);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
       operator.close();
     }
   });
