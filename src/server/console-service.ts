@@ -31,7 +31,9 @@ import { harnessOrigins } from "./harness-origins.js";
 import { boundedId, optionalId } from "./edge-limits.js";
 import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
+import { callerOf } from "./caller.js";
 import { opContext } from "./request-id.js";
+import { whoAmIOf } from "./who-am-i.js";
 import { listedProject } from "./scope.js";
 
 export type ConsoleMethods = MethodsOf<typeof Console>;
@@ -170,6 +172,10 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
         ListSessionsResponseSchema,
         withinBytes(page.infos, page.sessions, page.nextPageToken, limits.listPageBytes),
       );
+    },
+
+    async whoAmI(_req, ctx) {
+      return whoAmIOf(callerOf(ctx));
     },
 
     async listHarnessOrigins() {

@@ -114,6 +114,37 @@ describe.each(transports)("over %s", (_name, callerWith) => {
     120_000,
   );
 
+  it("whoAmINamesTheCallersPrincipalRolesProjectsAndPermissionsAndNoToken", async () => {
+    for (const role of ROLES) {
+      const caller = callerWith(ROLE_TOKENS[role]);
+      try {
+        const me = await caller.whoAmI();
+        expect(me).toMatchObject({
+          authenticated: true,
+          principal: `${role}-a`,
+          kind: "user",
+          via: "token",
+          roles: [role],
+          allProjects: false,
+          projects: ["a"],
+        });
+        expect(me.permissions).toEqual([...ROLE_PERMISSIONS[role]].sort());
+        expect(JSON.stringify(me)).not.toContain(ROLE_TOKENS[role]);
+      } finally {
+        caller.close();
+      }
+    }
+    const registrar = callerWith(REGISTRAR_TOKEN);
+    const legacy = callerWith(LEGACY_TOKEN);
+    try {
+      expect(await registrar.whoAmI()).toMatchObject({ principal: "deployer", kind: "registrar", roles: [] });
+      expect(await legacy.whoAmI()).toMatchObject({ roles: ["admin"], allProjects: true, projects: [] });
+    } finally {
+      registrar.close();
+      legacy.close();
+    }
+  });
+
   it("aRegistrarCredentialHoldsNoSessionPermission: every session call is PERMISSION_DENIED and changes nothing", async () => {
     const caller = callerWith(REGISTRAR_TOKEN);
     const own = await parked("a");
