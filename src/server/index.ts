@@ -6,6 +6,7 @@ export { registryService } from "./registry-service.js";
 export { HarnessCatalog } from "./harness-catalog.js";
 export { BearerAuth, parseTokenFile } from "./auth.js";
 export { type LoadedCredentials, loadCredentials } from "./credential-file.js";
+export { type LineHolder, tokenFileLine } from "./principals.js";
 export { callPolicy, sessionUidOf } from "./call-policy.js";
 export type { ServerLogger } from "./call-policy.js";
 export { checkListenAddresses, isLoopbackLiteral, LISTENER_OFF } from "./listen-policy.js";

@@ -149,6 +149,33 @@ export function credentialOfLine(line: string): TokenEntry & { readonly secret?:
   return { digest, principal: principalOf(legacyName(digest), ["admin"], "all", "token"), secret: line };
 }
 
+/** Whom a token file line names: a principal with roles and projects, or a registrar. */
+export type LineHolder =
+  | { readonly principal: string; readonly roles: string; readonly projects?: string }
+  | { readonly registrar: string };
+
+/**
+ * The server token file line of `token` (docs/operations.md "Principals, roles and projects"):
+ * `sha256:<hex>`, then whom it names when `holder` is given. The line is checked as the server would
+ * read it (an unknown role or a bad name throws, without the token); the token itself is never part of it.
+ */
+export function tokenFileLine(token: string, holder?: LineHolder): string {
+  if (token === "" || /\s/.test(token)) throw new Error("a token is one word: no spaces, tabs or newlines, not empty");
+  const digest = `sha256:${tokenDigest(token).toString("hex")}`;
+  if (holder === undefined) return digest;
+  const words =
+    "registrar" in holder
+      ? [`registrar=${holder.registrar}`]
+      : [
+          `principal=${holder.principal}`,
+          `roles=${holder.roles}`,
+          ...(holder.projects !== undefined ? [`projects=${holder.projects}`] : []),
+        ];
+  const line = [digest, ...words].join(" ");
+  credentialOfLine(line);
+  return line;
+}
+
 /** May `p` see and act in `project`? */
 export function inProject(p: Principal, project: string): boolean {
   return p.projects === "all" || p.projects.has(project);

@@ -57,15 +57,25 @@ describe("token file", () => {
     expect(bare?.projects).toBe("all");
   });
 
+  it("aPrincipalMayHoldTwoTokensWhileOneIsRotated: both are accepted as the one principal", () => {
+    const text = [
+      `sha256:${sha256("old")} principal=alice roles=operator,approver projects=a,b`,
+      `sha256:${sha256("new")} principal=alice roles=approver,operator projects=b,a`,
+    ].join("\n");
+    const { entries } = parseTokenFileText(text);
+    expect(entries.map((e) => e.principal.name)).toEqual(["alice", "alice"]);
+    expect(entries[1]?.principal).toBe(entries[0]?.principal);
+  });
+
   it.each([
     ["an unknown role", `sha256:${sha256("x")} principal=a roles=root`, /line 1: unknown role "root"/],
     ["no roles", `sha256:${sha256("x")} principal=a`, /line 1: principal a needs roles=/],
     ["a short digest", "sha256:abc principal=a roles=reader", /line 1: sha256: must be followed by 64/],
     ["a bare line with spaces", "secret-token extra", /line 1: a bare token line holds one token/],
     [
-      "a name given twice",
-      `sha256:${sha256("x")} principal=a roles=reader\nsha256:${sha256("y")} principal=a roles=reader`,
-      /line 2: principal a is named twice/,
+      "a name given twice with other rights",
+      `sha256:${sha256("x")} principal=a roles=reader\nsha256:${sha256("y")} principal=a roles=reader projects=p`,
+      /line 2: principal a is named on line 1 with other roles or projects/,
     ],
     [
       "a second jwt line",
