@@ -5,7 +5,7 @@
 // other turn. Cross-host requests are subscribed to lazily, on the first turn a shared journal runs.
 import { followAbort } from "../abort.js";
 import { TurnCancelled } from "../controller/turn-cancelled.js";
-import { ErrorCode, type HostError } from "../errors/index.js";
+import type { HostError } from "../errors/index.js";
 import type { IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import type { Journal } from "../journal/types.js";
 import { SessionWatchers } from "./session-watchers.js";

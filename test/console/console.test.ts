@@ -378,7 +378,13 @@ describe("operator console in a browser", () => {
       `jwt secret-file=${join(keys, "jwt.secret")} issuer=https://idp.example audience=harnesshost`,
     ].join("\n");
     const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString("base64url");
-    const claims = { iss: "https://idp.example", aud: "harnesshost", sub: "jay", roles: ["approver"], projects: ["default"] };
+    const claims = {
+      iss: "https://idp.example",
+      aud: "harnesshost",
+      sub: "jay",
+      roles: ["approver"],
+      projects: ["default"],
+    };
     const input = `${b64({ alg: "HS256" })}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
     const jwt = `${input}.${createHmac("sha256", secret).update(input).digest("base64url")}`;
     const secured = await startConsoleHost(consoleDir, { tokenFile: `${tokenFile}\n` });

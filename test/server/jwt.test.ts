@@ -101,7 +101,16 @@ describe("a JWT verifier", () => {
     const real = jwks.find("k1");
     if (real === undefined) throw new Error("no k1");
     let checks = 0;
-    const keys = new JwtKeys([{ kid: "k1", alg: real.alg, check: (d, s) => (checks++, real.check(d, s)) }]);
+    const keys = new JwtKeys([
+      {
+        kid: "k1",
+        alg: real.alg,
+        check: (d, s) => {
+          checks++;
+          return real.check(d, s);
+        },
+      },
+    ]);
     let now = NOW * 1000;
     const verifier = keys.verifier(config, () => now, cacheSize);
     return { verifier, checks: () => checks, at: (sec: number) => (now = sec * 1000) };
