@@ -37,7 +37,7 @@ describe("docs/operations.md principals", () => {
     const { entries } = parseTokenFileText(readFileSync(join(dir, "tokens"), "utf8"));
     expect(entries[0]?.digest.toString("hex")).toBe(createHash("sha256").update(token).digest("hex"));
     expect(entries[0]?.principal).toMatchObject({ name: "alice", roles: ["operator", "approver"] });
-  });
+  }, 600_000);
 
   it("theRotationRecipeLeavesOnlyTheNewTokenUnderTheSameName", async () => {
     const dir = await projectWorkdir("principals-rotate");
@@ -55,5 +55,5 @@ describe("docs/operations.md principals", () => {
         .digest("hex"),
     ]);
     expect(entries[0]?.principal).toMatchObject({ name: "alice", roles: ["operator", "approver"] });
-  });
+  }, 600_000);
 });
