@@ -7,8 +7,9 @@
 // the line says so.
 const LAYERS = [
   // 0. package entry points that gather several layers: `harnesshost` (host embedding API) and
-  //    `harnesshost/sdk` (authoring types plus serveHarness from node/). Re-exports only.
-  ["src/index\\.ts$", "src/sdk/index\\.ts$"],
+  //    `harnesshost/sdk` (src/sdk/: the authoring types of src/harness/ plus serveHarness from node/).
+  //    Re-exports only.
+  ["src/index\\.ts$", "src/sdk/"],
   // 1. the `harnesshost` command: parses flags, calls a server (remote) or a host (in process); and the
   //    testing kit (`harnesshost/testing`): an in-process host, session helpers and conformance for
   //    authors' own tests. Both sit on the host, the conformance suite and the client's decision rules.
@@ -17,7 +18,8 @@ const LAYERS = [
   //    conformance suite (drives a real host) and the remote client library (talks to a server over
   //    the wire). Edges never import one another, except server ⇄ http (SIBLINGS_ALLOWED below).
   ["src/server/", "src/http/", "src/conformance/", "src/client/"],
-  // 3. the host: one process's assembly of journal, snapshot store, registry, runtimes and placer.
+  // 3. the host: one process's assembly of journal, snapshot store, registry, runtimes and placer, and
+  //    its harness catalog (registering, retiring, freeing harnesses; the registry service maps onto it).
   ["src/host/"],
   // 4. placement: admission, session guard, fences, checkpoints, waits, recovery (the Placer).
   ["src/placement/"],
@@ -29,7 +31,9 @@ const LAYERS = [
   // 7. harness nodes: both ends of Harness.Connect and the Actors extension over gRPC.
   ["src/node/"],
   // 7b. the built-in harnesses, written with the SDK and the agent kit (chat and notes are agents), so
-  //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them.
+  //     they sit above the kit; only runtimes (the harness loader) and the conformance suite name them,
+  //     and the host names the executors of the example tools kept beside them (ask/demo-write.ts,
+  //     notes/tools.ts).
   ["harnesses/"],
   // 7c. framework adapters (`harnesshost/ai-sdk`, `harnesshost/openai-agents`): host an existing AI SDK
   //     or OpenAI Agents SDK agent on the agent kit; the only modules that load those optional peers.
@@ -40,15 +44,20 @@ const LAYERS = [
   // 8b. harness versions: which sessions are pinned to which version (a fold of their logs) and the
   //     offline replay check of new code; both drive the controller over a journal, nothing above it.
   ["src/versions/"],
-  // 9. one turn: live sink, serving sink, replay, the session-log projection, approval gates.
+  // 9. one turn: live sink, serving sink, replay, re-drive, approval decisions.
   ["src/controller/"],
+  // 9b. the session-log projection: the one fold of a session's records into its facts (turns, gates,
+  //     compute state, pin, restart points), its stored form, and the compaction record it reads. Below
+  //     the controller (which drives turns from it) and above the journal and snapshot references it reads.
+  ["src/projection/"],
   // 10. memory snapshots and post-commit effects.
   ["src/snapshot/", "src/effects/"],
   // 11. the hash-chained journal backends and the model providers.
   ["src/journal/", "src/model/"],
-  // 12. canonical hashing, the harness authoring types, the gRPC adapter, the resource-limit table.
-  //     limits sits here because nodes, placement, servers and runtimes all read the one table.
-  ["src/canon/", "src/sdk/(?!index\\.ts$)", "src/wire/", "src/limits/"],
+  // 12. canonical hashing, the harness authoring types (the `harnesshost/sdk` entry point above
+  //     re-exports them), the gRPC adapter, the resource-limit table. limits sits here because nodes,
+  //     placement, servers and runtimes all read the one table.
+  ["src/canon/", "src/harness/", "src/wire/", "src/limits/"],
   // 12b. observability: the logger, the Prometheus metrics registry and its scrape handler, and the
   //      OpenTelemetry tracing switch — read by every layer above (the gRPC adapter opens RPC spans).
   ["src/obs/"],
@@ -108,6 +117,22 @@ module.exports = {
       severity: "error",
       from: {},
       to: { circular: true },
+    },
+    {
+      name: "journal-backends-apart",
+      comment:
+        "a journal backend folder (memory/, sqlite/, postgres/) or transfer/ builds on the shared pieces at the journal's root, never on another one's folder",
+      severity: "error",
+      from: { path: "^src/journal/(memory|sqlite|postgres|transfer)/" },
+      to: { path: "^src/journal/(memory|sqlite|postgres|transfer)/", pathNot: "^src/journal/$1/" },
+    },
+    {
+      name: "journal-root-below-backends",
+      comment:
+        "the journal's shared pieces (contract, write plan, chain, columns, queue) sit below its backends: only openJournal (open.ts) and the package index name a backend",
+      severity: "error",
+      from: { path: "^src/journal/[^/]+\\.ts$", pathNot: "^src/journal/(open|index)\\.ts$" },
+      to: { path: "^src/journal/(memory|sqlite|postgres|transfer)/" },
     },
     {
       name: "cli-uses-server-index",

@@ -28,7 +28,9 @@ function git(cwd: string, args: readonly string[]): string {
 /**
  * The base tree: a detached worktree at `commit` under a temporary directory. Its node_modules is a link
  * to the current tree's when both package-lock.json files are the same (no install at all), else `npm ci`
- * installs the base's own.
+ * installs the base's own. Its dist/ is then compiled (`tsc -p tsconfig.build.json`, what the tests'
+ * set-up runs): the bench imports the package by name in places (docs/examples, `harnesshost/ai-sdk`),
+ * which resolves to dist/, and a fresh worktree has none.
  */
 function makeBaseTree(repo: string, commit: string): { dir: string; remove(): void } {
   const parent = mkdtempSync(join(tmpdir(), "harnesshost-bench-base-"));
@@ -54,11 +56,23 @@ function makeBaseTree(repo: string, commit: string): { dir: string; remove(): vo
       });
       if (r.status !== 0) throw new Error(`npm ci in the base tree exited ${r.status}`);
     }
+    buildIfMissing(dir, commit.slice(0, 7));
     return { dir, remove };
   } catch (err) {
     remove();
     throw err;
   }
+}
+
+/**
+ * `npm run build` in `tree` when it has no dist/: figures import the docs' examples, which import the
+ * package's own entry points (dist/), so a fresh tree cannot even load the bench without it.
+ */
+function buildIfMissing(tree: string, label: string): void {
+  if (existsSync(join(tree, "dist"))) return;
+  process.stderr.write(`bench:compare: ${label} has no dist/; npm run build there …\n`);
+  const r = spawnSync("npm", ["run", "build"], { cwd: tree, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error(`npm run build in ${tree} exited ${r.status}`);
 }
 
 /** One `bench/run.ts --out` run in `tree`; a run that wrote no report stands as a report of errors. */
@@ -106,6 +120,7 @@ async function main(): Promise<number> {
   const head = git(repo, ["rev-parse", "HEAD"]);
   const currentDirty = git(repo, ["status", "--porcelain", "--untracked-files=no"]) !== "";
   const scratch = mkdtempSync(join(tmpdir(), "harnesshost-bench-compare-"));
+  buildIfMissing(repo, "the working tree");
   const base = makeBaseTree(repo, baseCommit);
   const onSignal = () => {
     base.remove();

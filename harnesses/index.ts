@@ -1,6 +1,6 @@
 // The harnesses built into harnesshost, by descriptor id. Invariant: each key equals the id its
 // factory's harness describes itself with.
-import type { HarnessFactory } from "../src/sdk/types.js";
+import type { HarnessFactory } from "../src/harness/types.js";
 import askAgent from "./ask/index.js";
 import askCounterAgent from "./askcounter/index.js";
 import chatAgent from "./chatagent/index.js";

@@ -30,12 +30,7 @@ const { values } = parseArgs({
  * Pinned Nodes a known fault keeps out of `npm test`, each with why; `--with-blocked` runs them too.
  * Printed on every run, so the gap is never silent.
  */
-const BLOCKED = {
-  node24:
-    "better-sqlite3 12.x aborts the process on Node 24 (Statement::~Statement -> RemoveEnvironmentCleanupHook " +
-    "assertion when a worker thread that used it ends); better-sqlite3 13 fixes it but needs Node >=22 " +
-    "(docs/packaging.md, 'Node.js versions')",
-};
+const BLOCKED = {};
 
 function fail(message) {
   process.stderr.write(`test:nodes: ${message}\n`);

@@ -17,7 +17,7 @@ export type { ModelProvider, InvokeOptions } from "./model/types.js";
 export { echoModel, openAICompatible } from "./model/index.js";
 export type { OpenAICompatibleOptions } from "./model/index.js";
 export { openJournal } from "./journal/open.js";
-export { MemoryJournal } from "./journal/memory.js";
+export { MemoryJournal } from "./journal/memory/journal.js";
 export type { Journal, SessionInfo, JournalRecord } from "./journal/types.js";
 export { FsSnapshotStore } from "./snapshot/store.js";
 export type { SnapshotStore } from "./snapshot/store.js";

@@ -6,7 +6,7 @@
 // baseline write the same event streams to databases in the same directory, in alternating
 // repetitions; every append is awaited, so every counted append is durable.
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
@@ -125,7 +125,7 @@ export const groupCommit: Figure = {
           reps,
           writesPerBatch: round(batchedWrites / Math.max(1, batches)),
           // WAL checkpoints during the recorded grouped runs: on the worker thread, and inline (the
-          // writer restarting the WAL, inside a batch) — sqlite-checkpointer.ts.
+          // writer restarting the WAL, inside a batch) — src/journal/sqlite/checkpointer.ts.
           walCheckpointsBackground: backgroundCheckpoints,
           walCheckpointsInline: inlineCheckpoints,
           // Little's law: with every session waiting for its append before the next, the mean append

@@ -17,6 +17,8 @@ import { storagePerTurn } from "./storage-per-turn.js";
 import { snapshotThroughput } from "./snapshot-throughput.js";
 import { suspendResume } from "./suspend-resume.js";
 import { turnLatency } from "./turn-latency.js";
+import { wireTurn } from "./wire-turn.js";
+import { serveReady } from "./serve-ready.js";
 import { obsOverhead } from "./obs-overhead.js";
 import { authzOverhead } from "./authz-overhead.js";
 import { pgScaleout } from "./pg-scaleout.js";
@@ -33,6 +35,8 @@ export const figures: readonly Figure[] = [
   suspendResume,
   memoryTier,
   turnLatency,
+  wireTurn,
+  serveReady,
   pythonEcho,
   forkFanout,
   concurrentTurns,

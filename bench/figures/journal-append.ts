@@ -6,8 +6,8 @@ import Database from "better-sqlite3";
 import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
-import { hashColumn } from "../../src/journal/sqlite-hash.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
+import { hashColumn } from "../../src/journal/sqlite/hash.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, paired, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
@@ -19,7 +19,7 @@ const RAW_SCHEMA = `CREATE TABLE events (
 
 interface RawRow {
   seq: number;
-  /** The hashes in the journal's stored form (sqlite-hash.ts: 32-byte BLOBs), encoded ahead of timing. */
+  /** The hashes in the journal's stored form (src/journal/sqlite/hash.ts: 32-byte BLOBs), encoded ahead of timing. */
   prevHash: string | Buffer;
   contentHash: string | Buffer;
   bytes: Uint8Array;

@@ -14,7 +14,7 @@ import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../../src/host/host.js";
 import { instrumentJournal } from "../../src/host/instrument.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
 import { flushTracing, pauseTracing, startTracing, stopTracing } from "../../src/obs/trace.js";

@@ -8,8 +8,8 @@
 // - pg_turn_ratio: the p50 of an echo turn (in-process host, Placer.exec, local echo harness) on a
 //   PostgreSQL journal over the same on SQLite, 24 alternating blocks of 10 turns each side.
 // Invariant: every schema and directory the figure makes is removed in `finally`.
-import { PostgresJournal } from "../../src/journal/postgres.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { openEchoHost, type EchoHost } from "../lib/echo-host.js";
 import { echoEventStream, promptText } from "../lib/echo-turns.js";

@@ -12,7 +12,7 @@
 import { toBinary } from "@bufbuild/protobuf";
 import Database from "better-sqlite3";
 import { LogRecordSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { jsonlLine } from "../../src/journal/export.js";
+import { jsonlLine } from "../../src/journal/transfer/export.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 import { logRecordOf } from "../../src/server/record-proto.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";

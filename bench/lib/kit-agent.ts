@@ -5,12 +5,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { agent } from "../../src/agent/index.js";
 import { SESSION_TOTAL_USAGE } from "../../src/agent/conversation.js";
-import { compactionMessage } from "../../src/controller/compaction.js";
+import { compactionMessage } from "../../src/projection/compaction.js";
 import { ev, textMessage } from "../../src/controller/events.js";
 import { COMPACT_PARAM } from "../../src/controller/host-params.js";
 import { newCallId, newExecutionId } from "../../src/controller/ids.js";
 import { EventSchema, ModelCallSchema, UsageSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { promptText } from "./echo-turns.js";
 
 /** Conversation messages after which the compacting agent compacts (a turn adds two). */

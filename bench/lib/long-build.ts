@@ -3,7 +3,7 @@
 // not one turn at a time. Invariant: the result is a session a live host accepts and verifies — every
 // record chained from genesis under one fence, every turn complete (EXECUTION_START … END) unless
 // `events` is not a multiple of five, and each turn's events generated fresh (distinct execution ids).
-import { compactionMessage } from "../../src/controller/compaction.js";
+import { compactionMessage } from "../../src/projection/compaction.js";
 import { ev, textMessage } from "../../src/controller/events.js";
 import { newExecutionId } from "../../src/controller/ids.js";
 import type { Journal } from "../../src/journal/types.js";

@@ -12,7 +12,7 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { hashRecord, jcs, protoJson, sha256Hex } from "../../src/canon/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";

@@ -14,6 +14,7 @@
 // Run: npx tsx bench/profile/append-one.ts OTHER_TREE [blocks] [appends per block]
 //   OTHER_TREE: another checkout sharing this node_modules, e.g.
 //   git worktree add --detach /tmp/base 9621a68 && ln -s $PWD/node_modules /tmp/base/
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
@@ -54,6 +55,11 @@ interface Tree {
   open(path: string): JournalLike;
 }
 
+function sqliteModule(root: string): string {
+  const foldered = "src/journal/sqlite/journal.ts";
+  return existsSync(resolve(root, foldered)) ? foldered : "src/journal/sqlite.ts";
+}
+
 async function load(name: string, root: string): Promise<Tree> {
   const chain = await import(resolve(root, "src/journal/chain.ts"));
   const state = await import(resolve(root, "src/journal/compute-state.ts"));
@@ -61,7 +67,8 @@ async function load(name: string, root: string): Promise<Tree> {
   const pin = await import(resolve(root, "src/journal/pin.ts")).catch(() => undefined);
   const gen = await import(resolve(root, "src/gen/agentsessions/v1/common_pb.ts"));
   const pb = await import("@bufbuild/protobuf");
-  const sqlite = await import(resolve(root, "src/journal/sqlite.ts"));
+  // Trees before the journal's folder per backend keep SQLite in src/journal/sqlite.ts.
+  const sqlite = await import(resolve(root, sqliteModule(root)));
   return {
     name,
     chainEvents: chain.chainEvents,

@@ -17,7 +17,7 @@
 // Run: npx tsx bench/profile/checkpointer-single.ts [rounds] [appends per round] [sides,comma-separated] [warm]
 import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
-import { SqliteJournal, type SqliteJournalOptions } from "../../src/journal/sqlite.js";
+import { SqliteJournal, type SqliteJournalOptions } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";

@@ -4,7 +4,7 @@
 // position, its digest, decoding its projection, verifying the tail — and the whole first turn.
 // Usage: npx tsx bench/profile/first-touch.ts [events=200000] [dir]
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
-import { decodeProjection } from "../../src/controller/projection-codec.js";
+import { decodeProjection } from "../../src/projection/codec.js";
 import { openJournal } from "../../src/journal/index.js";
 import { openEchoHost } from "../lib/echo-host.js";
 import { appendCompactionTurn, buildLongSession } from "../lib/long-build.js";

@@ -1,7 +1,7 @@
 // Same-process A/B of where WAL checkpoints run under the group_commit_appends_per_s load (SQLite, 100
 // sessions appending at once, each awaiting its append before the next): journal A with
 // `walCheckpoint: false` (SQLite's auto-checkpoint inside the COMMIT that crosses 1000 pages) against
-// journal B with the default (sqlite-checkpointer.ts: a worker thread copies, the writer restarts the
+// journal B with the default (src/journal/sqlite/checkpointer.ts: a worker thread copies, the writer restarts the
 // WAL at 4000 pages), in alternating rounds (ABBA…) so a shared machine's drift hits both alike:
 // `npx tsx bench/profile/group-commit-ab.ts [rounds per side] [sessions]`. Prints append p50/p90/p95/
 // p99 and appends/s for each side.
@@ -9,8 +9,9 @@
 // `git archive <commit> | tar -x -C /tmp/old && ln -s $PWD/node_modules /tmp/old/`) the sides are that
 // tree's SqliteJournal ("old") against this tree's ("new"), both with their defaults: a code change's
 // A/B under the same load, in the same process.
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile } from "../lib/stats.js";
@@ -27,8 +28,17 @@ const [a, b] = oldTree === undefined ? (["inline", "worker"] as const) : (["old"
 const OldJournal =
   oldTree === undefined
     ? undefined
-    : ((await import(resolve(oldTree, "src/journal/sqlite.ts"))) as { SqliteJournal: typeof SqliteJournal })
-        .SqliteJournal;
+    : // Trees before the journal's folder per backend keep SQLite in src/journal/sqlite.ts.
+      (
+        (await import(
+          resolve(
+            oldTree,
+            existsSync(resolve(oldTree, "src/journal/sqlite/journal.ts"))
+              ? "src/journal/sqlite/journal.ts"
+              : "src/journal/sqlite.ts",
+          )
+        )) as { SqliteJournal: typeof SqliteJournal }
+      ).SqliteJournal;
 const sides: Record<string, Side> =
   OldJournal === undefined
     ? {

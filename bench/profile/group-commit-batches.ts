@@ -12,7 +12,7 @@
 // Reaches into SqliteJournal's private runBatch/writeInTx through the prototype: a profile, not an API.
 import { statSync } from "node:fs";
 import { PerformanceObserver, monitorEventLoopDelay } from "node:perf_hooks";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";

@@ -4,7 +4,7 @@
 // then `npx tsx bench/profile/summarize.ts /tmp/prof/<file>.cpuprofile 30`. Prints appends/s, p50/p99,
 // and how many batches the appends slower than the p99 came from (appends of one batch are acknowledged
 // in the same instant, so one slow commit puts a whole batch into the tail).
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";

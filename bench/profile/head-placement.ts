@@ -5,7 +5,7 @@
 // per-operation medians; ratio = insert / variant. Observes only (a scratch database).
 // Run: npx tsx bench/profile/head-placement.ts [commits]
 import Database from "better-sqlite3";
-import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ } from "../../src/journal/sqlite/schema.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 const n = Number(process.argv[2] ?? 1500);

@@ -6,8 +6,8 @@
 // Run: npx tsx bench/profile/obs-append-micro.ts [appendsPerBlock] [blocks]
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
-import { MeteredJournal } from "../../src/host/metered-journal.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { meteredJournal } from "../../src/host/metered-journal.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
 import { flushTracing, pauseTracing, startTracing, stopTracing } from "../../src/obs/trace.js";
@@ -30,7 +30,7 @@ async function block(journal: Journal): Promise<number> {
 
 const exporter = new InMemorySpanExporter();
 const bare = new MemoryJournal();
-const metered = new MeteredJournal(new MemoryJournal(), new HostMetrics());
+const metered = meteredJournal(new MemoryJournal(), new HostMetrics());
 const t: Record<"bare" | "metered" | "bare2" | "traced", number[]> = { bare: [], metered: [], bare2: [], traced: [] };
 // Metrics alone, before the SDK is registered (its context manager taxes every promise once it is).
 for (let b = 0; b < blocks + 2; b++) {

@@ -4,7 +4,7 @@
 // and without (the other host unlocked when its operation ended), alternating blocks, in one process:
 // `npx tsx bench/profile/pg-handover.ts [hops=200]`. Also the same host taking up its own lease again.
 // Invariant: every schema it makes is dropped in `finally`; a refused handover fails the run.
-import { PostgresJournal } from "../../src/journal/postgres.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
 import { dropPgSchema, freshPgSchema, pgJournalUrl } from "../lib/pg.js";
 import { median, percentile } from "../lib/stats.js";
 

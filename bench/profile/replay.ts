@@ -3,7 +3,7 @@
 // node --import tsx --cpu-prof --cpu-prof-dir /tmp/prof-replay bench/profile/replay.ts [reps]
 // then: npx tsx bench/profile/summarize.ts /tmp/prof-replay/<file>.0.001.cpuprofile 40 --after <ms printed>
 import { execTurn, replaySession, textMessage } from "../../src/controller/index.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoModel } from "../../src/model/index.js";
 import { echoBinding } from "../figures/replay.js";
 import { promptText } from "../lib/echo-turns.js";

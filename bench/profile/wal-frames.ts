@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { scratchDir } from "../lib/tmp.js";
 const dir = scratchDir("wal-frames");

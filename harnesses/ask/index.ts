@@ -11,9 +11,8 @@ import {
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText } from "../../src/model/text.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
-
-export const DEMO_TOOL = "demo.write";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/harness/types.js";
+import { DEMO_WRITE_TOOL } from "./demo-write.js";
 
 /** "approved", "denied" or "failed" for a gate's receipt. */
 export function receiptWord(result: ToolResult): string {
@@ -25,7 +24,7 @@ export function receiptWord(result: ToolResult): string {
 export function demoWrite(start: StartInfo) {
   return create(ToolCallSchema, {
     id: "w1",
-    tool: DEMO_TOOL,
+    tool: DEMO_WRITE_TOOL,
     mediation: Mediation.REQUIRES_APPROVAL,
     idempotencyKey: `${start.executionId}/w1`,
     args: { text: messageText(start.inputs[start.inputs.length - 1]) },
@@ -34,7 +33,7 @@ export function demoWrite(start: StartInfo) {
 
 export function demoToolSpec() {
   return {
-    name: DEMO_TOOL,
+    name: DEMO_WRITE_TOOL,
     description: "writes the turn's input (needs an operator's approval)",
     mediation: Mediation.REQUIRES_APPROVAL,
   };

@@ -4,7 +4,7 @@
 // re-driven (serving its recorded gate), never from a snapshot taken mid-turn nor from history.
 import { create } from "@bufbuild/protobuf";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/harness/types.js";
 import { demoToolSpec, demoWrite, receiptWord } from "../ask/index.js";
 
 export class AskCounterAgent implements Harness {

@@ -4,7 +4,7 @@
 // inputs — so the turn is a pure function of the journal and replays exactly.
 import { z } from "zod";
 import { agent } from "../../src/agent/index.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 
 const ChatConfig = z.object({ system_prompt: z.string().optional() });
 

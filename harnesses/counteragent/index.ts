@@ -6,8 +6,8 @@
 import { create } from "@bufbuild/protobuf";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { textOf } from "../../src/controller/events.js";
-import { freshRandomUUID } from "../../src/sdk/fresh-random.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
+import { freshRandomUUID } from "../../src/harness/fresh-random.js";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/harness/types.js";
 
 /** The randomness probe (conformance check memory.fork-randomness): answered with a fresh value, uncounted. */
 export const RANDOM_PROBE = "random";

@@ -3,7 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText, textMessage } from "../../src/model/text.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../../src/harness/types.js";
 
 export class EchoAgent implements Harness {
   describe(): HarnessDescriptor {

@@ -10,6 +10,7 @@
 //
 // Usage: node counter_node.mjs [--resumability REQUIRES_MEMORY_SNAPSHOT|STATELESS_REPLAY]
 // Listens on 0.0.0.0:$HARNESS_PORT (default 50051); prints "ready PORT" once listening.
+import { getRandomValues, randomBytes, randomInt, randomUUID } from "node:crypto";
 import { argv, env } from "node:process";
 import { HarnessDescriptorSchema, Resumability, create, freshRandomUUID, serveHarness, textOf } from "harnesshost/sdk";
 
@@ -32,9 +33,19 @@ function counter() {
       });
     },
     async run(start, sink, signal) {
-      // The memory.fork-randomness probe: a per-copy value through the SDK's documented API, uncounted.
+      // The memory.fork-randomness probe, uncounted: one draw from each generator a harness may use —
+      // the SDK's per-copy API and Node's own generators, which the vm guest reseeds on every restore.
       if (start.inputs.length === 1 && textOf(start.inputs[0]) === "random") {
-        await sink.output(`random:${freshRandomUUID()}`, signal);
+        const draws = [
+          `fresh=${freshRandomUUID()}`,
+          `uuid=${randomUUID()}`,
+          `webuuid=${globalThis.crypto.randomUUID()}`,
+          `bytes=${randomBytes(8).toString("hex")}`,
+          `values=${Buffer.from(getRandomValues(new Uint8Array(8))).toString("hex")}`,
+          `int=${randomInt(2 ** 47)}`,
+          `math=${Math.random()}`,
+        ];
+        await sink.output(`random:${draws.join(" ")}`, signal);
         return;
       }
       count += 1;

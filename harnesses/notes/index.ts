@@ -5,8 +5,8 @@
 // config (journaled), never from RAM.
 import { z } from "zod";
 import { agent, compact, tool, type CompactPart } from "../../src/agent/index.js";
-import { NoteName, NOTES_READ_TOOL, NOTES_WRITE_TOOL } from "../../src/controller/notes-tools.js";
-import type { Harness } from "../../src/sdk/types.js";
+import { NoteName, NOTES_READ_TOOL, NOTES_WRITE_TOOL } from "./tools.js";
+import type { Harness } from "../../src/harness/types.js";
 
 /** Messages of history after which the agent compacts, unless the config says otherwise. */
 export const DEFAULT_COMPACT_AFTER = 24;

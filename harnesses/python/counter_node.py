@@ -13,6 +13,8 @@ Listens on 0.0.0.0:$HARNESS_PORT (default 50051); prints "ready PORT" once liste
 """
 import argparse
 import os
+import random
+import secrets
 import signal
 import sys
 import threading
@@ -46,9 +48,10 @@ class CounterNode:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first ControllerFrame must be Start")
         inputs = list(first.start.inputs)
         if len(inputs) == 1 and "".join(part.text.text for part in inputs[0].parts if part.WhichOneof("part") == "text") == "random":
-            # The memory.fork-randomness probe: uuid4 reads os.urandom on every call, and the host reseeds
-            # the guest kernel's RNG in every restored or forked copy; uncounted.
-            text = "random:" + str(uuid.uuid4())
+            # The memory.fork-randomness probe, uncounted: uuid4 and secrets read the kernel on every call
+            # (the host reseeds the guest kernel's RNG in every restored or forked copy); the random
+            # module's generator is process state, reseeded by the guest's runtime hook on every restore.
+            text = f"random:uuid4={uuid.uuid4()} secrets={secrets.token_hex(8)} random={random.random()!r}"
         else:
             with self.lock:
                 self.count += 1

@@ -2,8 +2,9 @@
 
 Invariant: every value is read from the kernel (``os.urandom``) at the moment of the call — nothing is
 pooled or seeded in the process — so two copies of one snapshot (fork children, restores of a vm
-guest, whose kernel RNG the host reseeds before it serves) never draw the same values. The ``random``
-module's generator is state in RAM that such copies share: it repeats across copies.
+guest, whose kernel RNG the host reseeds before it serves) never draw the same values, on any runtime.
+The ``random`` module's generator is state in RAM that such copies share: it repeats across copies
+unless the runtime reseeds it (a vm image's reseed hook does, for the module-level generator only).
 """
 
 import os

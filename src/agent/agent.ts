@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Message } from "../gen/agentsessions/v1/common_pb.js";
 import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema, Resumability } from "../gen/agentsessions/v1/harness_pb.js";
-import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../sdk/types.js";
+import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "../harness/types.js";
 import { AgentConfigError, budget as makeBudget, Meter, type Budget, type BudgetInit } from "./budget.js";
 import { compact as makeCompact, summaryMessage, type CompactInit, type CompactPart } from "./compact.js";
 import { conversationOf } from "./conversation.js";

@@ -14,7 +14,7 @@ import {
   type Message,
   type ToolResult,
 } from "../gen/agentsessions/v1/common_pb.js";
-import { compactionOfEvent } from "../controller/compaction.js";
+import { compactionOfEvent } from "../projection/compaction.js";
 
 /** USAGE model name of the session total the kit records after a compaction (input_tokens = total). */
 export const SESSION_TOTAL_USAGE = "harnesshost.agent/session-total";

@@ -2,7 +2,7 @@
 // this context — the Start, the sink, the signal, the tools and the turn's budget meter — so every
 // effect it has goes through the sink and is journaled.
 import type { Message } from "../gen/agentsessions/v1/common_pb.js";
-import type { EventSink, StartInfo } from "../sdk/types.js";
+import type { EventSink, StartInfo } from "../harness/types.js";
 import type { Meter } from "./budget.js";
 import type { ToolBox } from "./tools.js";
 

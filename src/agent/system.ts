@@ -1,6 +1,6 @@
 // The system part (docs/agents.md). Invariant: the system messages are a function of the Start alone
 // (its config, never a clock or RAM), so replay builds the same requests.
-import type { StartInfo } from "../sdk/types.js";
+import type { StartInfo } from "../harness/types.js";
 import { textMessage } from "../model/text.js";
 import type { SystemPart } from "./parts.js";
 

@@ -16,7 +16,7 @@ import {
   type ToolDefinition,
   type ToolResult,
 } from "../gen/agentsessions/v1/common_pb.js";
-import type { EventSink, StartInfo } from "../sdk/types.js";
+import type { EventSink, StartInfo } from "../harness/types.js";
 import { AgentConfigError } from "./budget.js";
 import { hostCallId } from "./conversation.js";
 

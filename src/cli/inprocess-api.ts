@@ -86,7 +86,7 @@ export class InProcessApi implements SessionsApi {
 
   async *records(session: string, fromSeq = 1): AsyncIterable<LogRecord> {
     await this.host.getSession(session);
-    for await (const rec of this.host.journal.read(session, fromSeq)) yield logRecord(rec);
+    for await (const rec of this.host.reads.records(session, fromSeq)) yield logRecord(rec);
   }
 
   async fork(p: Parameters<SessionsApi["fork"]>[0]): Promise<Session[]> {

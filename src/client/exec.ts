@@ -1,10 +1,14 @@
 // One Exec call as a client sees it. Invariants: the call starts when it is first iterated or awaited
 // (never both: it is consumed once); `result()` settles exactly once — with the turn's outcome after
 // the stream ended, or with the HarnessHostError that ended it (CANCELLED when the caller left the
-// loop early or aborted); the stream is cancelled whenever its consumer stops.
+// loop early or aborted); the stream is cancelled whenever its consumer stops. The call negotiates an
+// update shape (docs/protocol.md §20): `records` when only result() consumes it (nobody sees the deltas),
+// `all` when it is iterated; when the host accepted the shape, the stream's closing Session frame is the
+// session after the turn and no GetSession follows; a host that did not (the Go reference) is asked.
 import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import { messageText } from "../model/text.js";
+import type { ExecUpdateShape } from "../wire/exec-updates.js";
 import { clientError, ErrorCode, HarnessHostError } from "./errors.js";
 import { type Session, withTurn } from "./turn.js";
 
@@ -64,6 +68,12 @@ function eventOf(update: ExecUpdate): ExecEvent | undefined {
   }
 }
 
+/** An opened Exec stream, and whether the host accepted the shape it was asked for (known once headers came). */
+export interface OpenedExec {
+  readonly updates: AsyncIterable<ExecUpdate>;
+  accepted(): boolean;
+}
+
 export class ExecCall implements AsyncIterable<ExecEvent> {
   private consumed = false;
   private readonly outcome: Promise<ExecResult>;
@@ -71,7 +81,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
 
   /** @internal */
   constructor(
-    private readonly open: () => AsyncIterable<ExecUpdate>,
+    private readonly open: (shape: ExecUpdateShape) => OpenedExec,
     private readonly sessionAfter: (uid: string) => Promise<Session>,
   ) {
     this.outcome = new Promise<ExecResult>((resolve, reject) => {
@@ -81,35 +91,41 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ExecEvent> {
-    return this.consume()[Symbol.asyncIterator]();
+    return this.consume("all")[Symbol.asyncIterator]();
   }
 
   /** The turn's outcome; runs the call to its end when nobody iterates it. */
   result(): Promise<ExecResult> {
     if (!this.consumed) {
       void (async () => {
-        for await (const _ of this.consume());
+        for await (const _ of this.consume("records"));
       })().catch(() => undefined);
     }
     return this.outcome;
   }
 
-  private async *consume(): AsyncGenerator<ExecEvent, void, undefined> {
+  private async *consume(shape: ExecUpdateShape): AsyncGenerator<ExecEvent, void, undefined> {
     if (this.consumed) throw new HarnessHostError(ErrorCode.FailedPrecondition, "an exec call is consumed once");
     this.consumed = true;
     let uid = "";
     const records: LogRecord[] = [];
     let finished = false;
+    /** The last update when it was a Session frame after the first (the closing frame of a negotiated shape). */
+    let closing: Session | undefined;
+    let frames = 0;
     try {
-      for await (const update of this.open()) {
+      const opened = this.open(shape);
+      for await (const update of opened.updates) {
         const event = eventOf(update);
         if (event === undefined) continue;
+        closing = event.kind === "session" && frames > 0 ? event.session : undefined;
+        frames++;
         if (event.kind === "session") uid = event.session.metadata?.uid ?? uid;
         else if (event.kind === "record") records.push(event.record);
         yield event;
       }
       if (uid === "") throw new HarnessHostError(ErrorCode.Internal, "the Exec stream ended without a Session frame");
-      const session = await this.sessionAfter(uid);
+      const session = opened.accepted() && closing !== undefined ? closing : await this.sessionAfter(uid);
       const last = records.at(-1);
       finished = true;
       this.settle.resolve({

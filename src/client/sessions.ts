@@ -7,11 +7,12 @@
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { Sessions, Session as WireSession } from "../gen/agentsessions/v1/session_pb.js";
 import type { Console } from "../gen/harnesshost/v1/console_pb.js";
-import { jsonlLine } from "../journal/export.js";
+import { jsonlLine } from "../journal/transfer/export.js";
 import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
 import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./decisions.js";
 import { call, ErrorCode, HarnessHostError, stream } from "./errors.js";
+import { EXEC_UPDATES_HEADER } from "../wire/exec-updates.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
 import { type Session, withTurn } from "./turn.js";
@@ -128,8 +129,9 @@ export class SessionsClient {
     const inputs = (typeof p.input === "string" ? [p.input] : p.input).map((t) => textMessage("user", t));
     const o = this.opts(options);
     return new ExecCall(
-      () =>
-        this.stub.exec(
+      (shape) => {
+        let accepted = false;
+        const updates = this.stub.exec(
           {
             session: p.session ?? "",
             harness: p.harness ?? "",
@@ -137,8 +139,16 @@ export class SessionsClient {
             ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: BigInt(p.expectedLastSeq) } : {}),
             ...(p.config !== undefined ? { config: p.config } : {}),
           },
-          o,
-        ),
+          {
+            ...o,
+            metadata: { [EXEC_UPDATES_HEADER]: shape },
+            onHeader: (md) => {
+              accepted = md.get(EXEC_UPDATES_HEADER)[0] === shape;
+            },
+          },
+        );
+        return { updates, accepted: () => accepted };
+      },
       (uid) => this.get(uid, options),
     );
   }

@@ -19,11 +19,11 @@ import {
 import { jcs, protoJson } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { ApprovalRef } from "./gates.js";
-import type { SessionLog } from "./projection.js";
+import type { ApprovalRef } from "../projection/gates.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { ASK_TOOL, questionOf } from "./questions.js";
 
-export type { ApprovalRef } from "./gates.js";
+export type { ApprovalRef } from "../projection/gates.js";
 
 /**
  * The sticky outcome of a gated call with no decision yet: the turn parks (neither END nor ERROR).

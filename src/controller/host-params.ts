@@ -4,7 +4,7 @@
 // with the MODEL_CALL, which keeps replay and resume deterministic. A malformed value is refused
 // (INVALID_ARGUMENT) before anything is journaled.
 import { invalidArgument as invalid } from "../errors/index.js";
-import type { ModelRequest } from "../sdk/types.js";
+import type { ModelRequest } from "../harness/types.js";
 
 /** Prefix of every host-addressed param. */
 export const HOST_PARAM_PREFIX = "harnesshost.";

@@ -4,7 +4,7 @@ export type { ExecParams, HarnessBinding, ReplayParams, ReplayResult, ResumePara
 export { ModelCallCounter } from "./turn-context.js";
 export type { ControllerDeps, TurnObserver } from "./turn-context.js";
 export type { ToolCallContext, ToolExecutor } from "./tools.js";
-export { projectExecutions, pendingExecution, SessionLog } from "./projection.js";
+export { projectExecutions, pendingExecution, SessionLog } from "../projection/session-log.js";
 export type {
   RecordedExecution,
   RecordedEffect,
@@ -15,7 +15,7 @@ export type {
   Gate,
   GateState,
   Owner,
-} from "./projection.js";
+} from "../projection/session-log.js";
 export { ev, textMessage, textOf } from "./events.js";
 export { newExecutionId, newSessionUid, isSessionUid } from "./ids.js";
 export {

@@ -16,7 +16,7 @@ import {
 import { Mediation } from "../gen/agentsessions/v1/common_pb.js";
 import { modelInputHashIn } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { EventSink, ModelRequest, ModelResponse } from "../harness/types.js";
 import { ApprovalParkedError, attachDecision, deniedReceipt } from "./approvals.js";
 import { ev, textMessage, textOf } from "./events.js";
 import { newCallId } from "./ids.js";
@@ -24,7 +24,7 @@ import { callSignal, type SinkGuard } from "./sink-guard.js";
 import { answerOf, askCall, ASK_TOOL, questionOf } from "./questions.js";
 import { checkToolPolicy } from "./tool-policy.js";
 import { validateMediatedCall } from "./tools.js";
-import { compactionMessage } from "./compaction.js";
+import { compactionMessage } from "../projection/compaction.js";
 import { hostParamsOf, providerRequest } from "./host-params.js";
 import { withRetry } from "../model/retry.js";
 import type { TurnContext } from "./turn-context.js";

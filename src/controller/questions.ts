@@ -5,7 +5,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Mediation, ToolCallSchema, type ToolCall, type ToolResult } from "../gen/agentsessions/v1/common_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { AskAnswer, AskRequest } from "../sdk/types.js";
+import type { AskAnswer, AskRequest } from "../harness/types.js";
 
 export const ASK_TOOL = "harnesshost.ask";
 

@@ -19,13 +19,13 @@ import {
 } from "../gen/agentsessions/v1/common_pb.js";
 import { jcs } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { EventSink, ModelRequest, ModelResponse } from "../harness/types.js";
 import { textMessage, textOf } from "./events.js";
-import { compactionOf } from "./compaction.js";
+import { compactionOf } from "../projection/compaction.js";
 import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "./approvals.js";
 import { emitInto, inputHashOf, LiveEffects } from "./live-sink.js";
 import { answerOf, askCall } from "./questions.js";
-import type { RecordedEffect } from "./projection.js";
+import type { RecordedEffect } from "../projection/session-log.js";
 import { callSignal, type SinkGuard } from "./sink-guard.js";
 import type { TurnContext } from "./turn-context.js";
 

@@ -11,13 +11,13 @@ import { recordedVersion } from "../journal/pin.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { ModelProvider } from "../model/types.js";
 import { classifyFailure, type FailureClass } from "../model/types.js";
-import type { Harness, StartInfo } from "../sdk/types.js";
+import type { Harness, StartInfo } from "../harness/types.js";
 import { clipForLog, type Log, NO_LOG } from "../obs/op-log.js";
 import { isApprovalParked, type ApprovalRef } from "./approvals.js";
 import { ev } from "./events.js";
 import { newExecutionId } from "./ids.js";
 import { liveSink } from "./live-sink.js";
-import { SessionLog, type PendingTurn, type RecordedExecution } from "./projection.js";
+import { SessionLog, type PendingTurn, type RecordedExecution } from "../projection/session-log.js";
 import { DivergedError, ServingEffects, servingSink } from "./serving-sink.js";
 import { boundedRun } from "./bounded-run.js";
 import { SinkGuard } from "./sink-guard.js";
@@ -300,16 +300,23 @@ function startInfo(
   };
 }
 
+/**
+ * The one check of a client's `expected_last_seq` (docs/protocol.md §5.5 item 4): when given, it must
+ * equal the session's head as read under the session's lock (Conflict, ABORTED on the wire, otherwise).
+ * Exec checks it here, Exec's recovery of a decided turn in placement's resume; no edge checks it.
+ */
+export function refuseStaleHead(expectedLastSeq: number | undefined, headSeq: number): void {
+  if (expectedLastSeq !== undefined && expectedLastSeq !== headSeq)
+    throw new HostError(
+      ErrorCode.Conflict,
+      `expected_last_seq ${expectedLastSeq} but the session's head is ${headSeq}`,
+    );
+}
+
 /** Runs one live turn. */
 export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<TurnResult> {
   const head = p.headSeq !== undefined ? { seq: p.headSeq } : await deps.journal.head(p.session);
-  const expected = p.expectedLastSeq ?? head.seq;
-  if (expected !== head.seq) {
-    throw new HostError(
-      ErrorCode.Conflict,
-      `expected_last_seq ${expected} does not match the journal head ${head.seq}`,
-    );
-  }
+  refuseStaleHead(p.expectedLastSeq, head.seq);
   const prior = p.history
     ? { events: p.history, base: p.historyBase ?? 0 }
     : await priorEvents(deps, p.session, head.seq);

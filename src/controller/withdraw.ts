@@ -10,7 +10,7 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { EventKind, EventSchema, type Event, type IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import { deniedReceipt } from "./approvals.js";
 import { ev } from "./events.js";
-import type { ApprovalRef, SessionLog } from "./projection.js";
+import type { ApprovalRef, SessionLog } from "../projection/session-log.js";
 
 export interface WithdrawalPlan {
   /** The head the events chain on (CAS). */

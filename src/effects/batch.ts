@@ -2,7 +2,7 @@
 // emit time; before a commit every pending key must have a handler (else the commit is refused and
 // nothing is appended); effects become dispatchable only once the commit that carried them succeeded;
 // effects whose commit never happened are dropped, never dispatched.
-import type { EmittedEffect } from "../sdk/types.js";
+import type { EmittedEffect } from "../harness/types.js";
 import type { CommittedEffect, EffectDispatcher } from "./dispatcher.js";
 
 export class EffectBatch {

@@ -3,7 +3,7 @@
 // where it is produced — never later in a handler.
 import type { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EmittedEffect } from "../sdk/types.js";
+import type { EmittedEffect } from "../harness/types.js";
 
 const KEY = /^[a-z][a-z0-9-]*\.[a-z][a-zA-Z0-9_-]*$/;
 

@@ -3,7 +3,7 @@
 // emission order, each under its own timeout, outside any session lock; a failing or slow handler is
 // logged by key (never its payload) and counted, never rolls anything back and never stops the next.
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { EmittedEffect } from "../sdk/types.js";
+import type { EmittedEffect } from "../harness/types.js";
 import type { EffectDefinition } from "./define.js";
 
 /** The post-commit state a handler sees. */

@@ -15,8 +15,9 @@ import { HarnessRegistry } from "../placement/registry.js";
 import { Placer } from "../placement/placer.js";
 import { bindingAnnotations } from "../placement/registration-binding.js";
 import type { ToolExecutor } from "../controller/tools.js";
-import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../controller/demo-write.js";
-import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor, ToolRouter } from "../controller/notes-tools.js";
+import { DEMO_WRITE_TOOL, DemoWriteExecutor } from "../../harnesses/ask/demo-write.js";
+import { NOTES_READ_TOOL, NOTES_WRITE_TOOL, NotesExecutor } from "../../harnesses/notes/tools.js";
+import { ToolRouter } from "../controller/tool-router.js";
 import { toolPolicy } from "../controller/tool-policy.js";
 import { checkHostTools, HostToolExecutor, type HostTools, withHostTools } from "../controller/host-tools.js";
 import { EffectDispatcher } from "../effects/dispatcher.js";
@@ -25,10 +26,12 @@ import { HostMetrics } from "../obs/metrics.js";
 import { logModelPayloads } from "./payload-log.js";
 import { instrumentJournal, instrumentModel, instrumentSnapshots, instrumentTools } from "./instrument.js";
 import { MetricsCounters, registerBuiltinEffects } from "../effects/builtins.js";
-import { FsSnapshotStore, type SnapshotStore } from "../snapshot/store.js";
+import { FsSnapshotStore, type GarbageOptions, type SnapshotStore } from "../snapshot/store.js";
 import { type Limits, resolveLimits } from "../limits/index.js";
 import { HostConfig, type HarnessSpecFlag, type HostConfigInput } from "./config.js";
 import { buildRuntime } from "./runtimes.js";
+import { SessionReads } from "./session-reads.js";
+import { collectSnapshotGarbage, type GarbageReport, type GcSchedule, scheduleSnapshotGarbage } from "./snapshot-gc.js";
 
 export interface NewSession {
   readonly harness?: string;
@@ -126,6 +129,8 @@ async function defaultSnapshotStore(journal: Journal, dataDir: string): Promise<
 export class Host {
   /** Every limit in force (defaults overlaid with config.limits). */
   readonly limits: Limits;
+  /** What the edges read of this host's sessions (src/host/session-reads.ts): never the journal itself. */
+  readonly reads: SessionReads;
 
   private constructor(
     readonly config: HostConfig,
@@ -146,6 +151,7 @@ export class Host {
     readonly hostMetrics: HostMetrics | undefined,
   ) {
     this.limits = resolveLimits(config.limits);
+    this.reads = new SessionReads(journal);
   }
 
   static async open(input: HostConfigInput, overrides: HostOverrides = {}): Promise<Host> {
@@ -242,6 +248,21 @@ export class Host {
     const info = await this.journal.getSession(uid);
     if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
     return info;
+  }
+
+  /** Removes a session that has no record yet (an Exec that created it was refused); false if it has one. */
+  discardEmptySession(uid: string): Promise<boolean> {
+    return this.journal.removeEmptySession(uid);
+  }
+
+  /** One snapshot garbage collection (docs/protocol.md §9.7). */
+  collectSnapshotGarbage(opts: GarbageOptions = {}): Promise<GarbageReport> {
+    return collectSnapshotGarbage(this.journal, this.snapshots, opts);
+  }
+
+  /** Snapshot garbage collection every `intervalMs` (docs/protocol.md §9.7). */
+  scheduleSnapshotGarbage(opts: Parameters<typeof scheduleSnapshotGarbage>[2]): GcSchedule {
+    return scheduleSnapshotGarbage(this.journal, this.snapshots, opts);
   }
 
   async close(): Promise<void> {

@@ -8,11 +8,11 @@ import type { HostMetrics } from "../obs/metrics.js";
 import type { ToolExecutor } from "../controller/tools.js";
 import type { Span } from "@opentelemetry/api";
 import { traced } from "../obs/trace.js";
-import { MeteredJournal } from "./metered-journal.js";
+import { meteredJournal } from "./metered-journal.js";
 
 /** The journal with its commits timed and counted (records, bytes, fence conflicts) by backend. */
 export function instrumentJournal(journal: Journal, metrics: HostMetrics): Journal {
-  return new MeteredJournal(journal, metrics);
+  return meteredJournal(journal, metrics);
 }
 
 /** The snapshot store with the blob bytes written and read counted (a blob handed over as a file counts as read). */

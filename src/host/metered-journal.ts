@@ -1,35 +1,12 @@
 // The host's journal with its durable commits measured (docs/operations.md, "Metrics" and "Traces").
-// Invariants: every Journal method answers exactly what the wrapped journal answers — same results, same
-// errors, same optional methods present or absent — by a direct call (no Proxy, no per-call lookup);
-// only the commit methods (append, appendBatch, appendUnderNewFence, fork, forkAll) are measured, each
-// with one clock read before and after, a field add on counters bound to the backend once, and — only
-// when a span is recording in the caller's trace — one `harnesshost.journal.commit` child span.
+// Invariants: only the record log's commit methods (append, appendBatch, appendUnderNewFence, fork,
+// forkAll) are wrapped, each with one clock read before and after, a field add on counters bound to the
+// backend once, and — only when a span is recording in the caller's trace — one
+// `harnesshost.journal.commit` child span; every other member is the wrapped journal's own method, bound
+// to it once at wrap time (no Proxy, no per-call lookup), so it answers exactly what the journal answers —
+// same results, same errors, same optional methods present or absent.
 import { ErrorCode, isHostError } from "../errors/index.js";
-import type { Event } from "../gen/agentsessions/v1/common_pb.js";
-import type {
-  CancelRequest,
-  SessionLockCounts,
-  CheckpointRow,
-  ComputeStateName,
-  FencedAppend,
-  FencedAppendOptions,
-  ForkChild,
-  Head,
-  ImportedSessionMeta,
-  Journal,
-  JournalRecord,
-  ListSessionsQuery,
-  SeqEvent,
-  PinnedSession,
-  SessionInfo,
-  SessionMetaInput,
-  SessionPage,
-  StorageCapabilities,
-  StoredRegistration,
-  VerifyResult,
-  VerifiedPosition,
-  VerifiedRecordSink,
-} from "../journal/types.js";
+import type { Journal, JournalRecord, RecordLog } from "../journal/types.js";
 import type { CommitMeter, HostMetrics } from "../obs/metrics.js";
 import { recordChildSpan } from "../obs/trace.js";
 import { eventBytes } from "../wire/event-bytes.js";
@@ -42,54 +19,91 @@ const CONFLICTS: Partial<Record<string, "conflict" | "fenced" | "busy">> = {
 
 const COMMIT_SPAN = "harnesshost.journal.commit";
 
-export class MeteredJournal implements Journal {
-  readonly kind: string;
-  readonly storage: StorageCapabilities;
+/** The record-log methods that commit: the ones measured. */
+type CommitMethods = Pick<RecordLog, "append" | "appendBatch" | "appendUnderNewFence" | "fork" | "forkAll">;
+
+/** `inner` with its commits counted by backend (records, bytes, latency, fence conflicts) and spanned. */
+export function meteredJournal(inner: Journal, metrics: HostMetrics): Journal {
+  const m = new CommitMeasure(inner.kind, metrics);
+  const commits: { -readonly [K in keyof CommitMethods]: CommitMethods[K] } = {
+    append: (session, expectedLastSeq, fence, event) => {
+      const t0 = performance.now();
+      return inner.append(session, expectedLastSeq, fence, event).then(
+        (r) => {
+          m.committed(session, t0, [r]);
+          return r;
+        },
+        (err: unknown) => {
+          throw m.refused(session, t0, err);
+        },
+      );
+    },
+    appendBatch: (session, expectedLastSeq, fence, events) => {
+      const t0 = performance.now();
+      return m.measured(session, t0, inner.appendBatch(session, expectedLastSeq, fence, events));
+    },
+    fork: (parent, child, atSeq, meta) => {
+      const t0 = performance.now();
+      return m.measured(parent, t0, inner.fork(parent, child, atSeq, meta));
+    },
+    forkAll: (parent, atSeq, children) => {
+      const t0 = performance.now();
+      return m.measured(parent, t0, inner.forkAll(parent, atSeq, children));
+    },
+  };
+  const fenced = inner.appendUnderNewFence;
+  if (fenced) {
+    commits.appendUnderNewFence = (session, expectedLastSeq, events, opts) => {
+      const t0 = performance.now();
+      return fenced.call(inner, session, expectedLastSeq, events, opts).then(
+        (r) => {
+          m.committed(session, t0, r.records);
+          return r;
+        },
+        (err: unknown) => {
+          throw m.refused(session, t0, err);
+        },
+      );
+    };
+  }
+  return { ...boundMethods(inner), kind: inner.kind, storage: inner.storage, ...commits };
+}
+
+/**
+ * Every method `journal` answers, own or inherited, bound to it. Each is read by property access on
+ * `journal` itself — so a journal that is a view (a Proxy) gives what it answers, not its target's
+ * method — and read once, here; accessors are not read, and a member shadowed on the way up the
+ * prototype chain (an optional method set to undefined) is left out as the journal leaves it out.
+ */
+function boundMethods(journal: Journal): Journal {
+  const out: Record<string, unknown> = {};
+  const seen = new Set<string>();
+  for (let o: object | null = journal; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (name === "constructor" || seen.has(name)) continue;
+      seen.add(name);
+      const descriptor = Object.getOwnPropertyDescriptor(o, name);
+      if (descriptor === undefined || descriptor.get !== undefined || descriptor.set !== undefined) continue;
+      const value: unknown = Reflect.get(journal, name);
+      if (typeof value === "function") out[name] = value.bind(journal);
+    }
+  }
+  return out as unknown as Journal;
+}
+
+/** One backend's commit counters and spans. */
+class CommitMeasure {
   private readonly meter: CommitMeter;
 
-  declare readonly appendUnderNewFence?: (
-    session: string,
-    expectedLastSeq: number,
-    events: readonly Event[],
-    opts?: FencedAppendOptions,
-  ) => Promise<FencedAppend>;
-  declare readonly countByComputeState?: () => Promise<Partial<Record<ComputeStateName, number>>>;
-  declare readonly tryLockSession?: (session: string) => Promise<(() => Promise<void>) | undefined>;
-  declare readonly sessionLockCounts?: () => SessionLockCounts;
-  declare readonly requestCancel?: (session: string, reason: string) => Promise<void>;
-  declare readonly onCancelRequest?: (listener: (request: CancelRequest) => void) => Promise<() => Promise<void>>;
-
   constructor(
-    private readonly inner: Journal,
+    private readonly kind: string,
     private readonly metrics: HostMetrics,
   ) {
-    this.kind = inner.kind;
-    this.storage = inner.storage;
-    this.meter = metrics.commitMeter(inner.kind);
-    const fenced = inner.appendUnderNewFence;
-    if (fenced) {
-      this.appendUnderNewFence = (session, expected, events, opts) => {
-        const t0 = performance.now();
-        return fenced.call(inner, session, expected, events, opts).then(
-          (r) => {
-            this.committed(session, t0, r.records);
-            return r;
-          },
-          (err: unknown) => {
-            throw this.refused(session, t0, err);
-          },
-        );
-      };
-    }
-    if (inner.countByComputeState) this.countByComputeState = inner.countByComputeState.bind(inner);
-    if (inner.tryLockSession) this.tryLockSession = inner.tryLockSession.bind(inner);
-    if (inner.sessionLockCounts) this.sessionLockCounts = inner.sessionLockCounts.bind(inner);
-    if (inner.requestCancel) this.requestCancel = inner.requestCancel.bind(inner);
-    if (inner.onCancelRequest) this.onCancelRequest = inner.onCancelRequest.bind(inner);
+    this.meter = metrics.commitMeter(kind);
   }
 
   /** Counts one commit (records, their encoded bytes, its latency) and spans it inside a recording trace. */
-  private committed(session: string, t0: number, records: readonly JournalRecord[]): void {
+  committed(session: string, t0: number, records: readonly JournalRecord[]): void {
     const t1 = performance.now();
     let bytes = 0;
     for (const r of records) bytes += eventBytes(r.event);
@@ -105,7 +119,7 @@ export class MeteredJournal implements Journal {
   }
 
   /** `commit` (started at t0) counted and spanned when it settles; one promise added, no async frame. */
-  private measured(session: string, t0: number, commit: Promise<JournalRecord[]>): Promise<JournalRecord[]> {
+  measured(session: string, t0: number, commit: Promise<JournalRecord[]>): Promise<JournalRecord[]> {
     return commit.then(
       (r) => {
         this.committed(session, t0, r);
@@ -118,7 +132,7 @@ export class MeteredJournal implements Journal {
   }
 
   /** Counts a refused commit by kind (fence conflicts) and spans it as an error; returns `err`. */
-  private refused(session: string, t0: number, err: unknown): unknown {
+  refused(session: string, t0: number, err: unknown): unknown {
     const kind = isHostError(err) ? CONFLICTS[err.code] : undefined;
     if (kind) this.metrics.fenceConflict(kind);
     recordChildSpan(
@@ -129,121 +143,5 @@ export class MeteredJournal implements Journal {
       err,
     );
     return err;
-  }
-
-  append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
-    const t0 = performance.now();
-    return this.inner.append(session, expectedLastSeq, fence, event).then(
-      (r) => {
-        this.committed(session, t0, [r]);
-        return r;
-      },
-      (err: unknown) => {
-        throw this.refused(session, t0, err);
-      },
-    );
-  }
-
-  appendBatch(
-    session: string,
-    expectedLastSeq: number,
-    fence: number,
-    events: readonly Event[],
-  ): Promise<JournalRecord[]> {
-    const t0 = performance.now();
-    return this.measured(session, t0, this.inner.appendBatch(session, expectedLastSeq, fence, events));
-  }
-
-  fork(parent: string, child: string, atSeq: number, meta: SessionMetaInput): Promise<JournalRecord[]> {
-    const t0 = performance.now();
-    return this.measured(parent, t0, this.inner.fork(parent, child, atSeq, meta));
-  }
-
-  forkAll(parent: string, atSeq: number, children: readonly ForkChild[]): Promise<JournalRecord[]> {
-    const t0 = performance.now();
-    return this.measured(parent, t0, this.inner.forkAll(parent, atSeq, children));
-  }
-
-  newFence(session: string): Promise<number> {
-    return this.inner.newFence(session);
-  }
-  currentFence(session: string): Promise<number> {
-    return this.inner.currentFence(session);
-  }
-  head(session: string): Promise<Head> {
-    return this.inner.head(session);
-  }
-  read(session: string, from?: number, to?: number): AsyncIterable<JournalRecord> {
-    return this.inner.read(session, from, to);
-  }
-  readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
-    return this.inner.readRange(session, from, to);
-  }
-  readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]> {
-    return this.inner.readEvents(session, from, to);
-  }
-  recordBytes(session: string, through: number): Promise<number> {
-    return this.inner.recordBytes(session, through);
-  }
-  verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {
-    return this.inner.verify(session, onRecord);
-  }
-  removeEmptySession(uid: string): Promise<boolean> {
-    return this.inner.removeEmptySession(uid);
-  }
-  deleteSession(uid: string): Promise<boolean> {
-    return this.inner.deleteSession(uid);
-  }
-  importSession(meta: ImportedSessionMeta, records: readonly JournalRecord[]): Promise<SessionInfo> {
-    return this.inner.importSession(meta, records);
-  }
-  createSession(meta: SessionMetaInput): Promise<SessionInfo> {
-    return this.inner.createSession(meta);
-  }
-  getSession(uid: string): Promise<SessionInfo | undefined> {
-    return this.inner.getSession(uid);
-  }
-  listSessions(query: ListSessionsQuery): Promise<SessionPage> {
-    return this.inner.listSessions(query);
-  }
-  pinnedSessions(harness: string): Promise<PinnedSession[]> {
-    return this.inner.pinnedSessions(harness);
-  }
-
-  allSessionUids(): Promise<string[]> {
-    return this.inner.allSessionUids();
-  }
-  putRegistration(reg: StoredRegistration): Promise<void> {
-    return this.inner.putRegistration(reg);
-  }
-  getRegistration(name: string): Promise<StoredRegistration | undefined> {
-    return this.inner.getRegistration(name);
-  }
-  listRegistrations(): Promise<StoredRegistration[]> {
-    return this.inner.listRegistrations();
-  }
-  deleteRegistration(name: string, uid: string): Promise<boolean> {
-    return this.inner.deleteRegistration(name, uid);
-  }
-  putCheckpoint(row: CheckpointRow): Promise<void> {
-    return this.inner.putCheckpoint(row);
-  }
-  latestCheckpoint(session: string): Promise<CheckpointRow | undefined> {
-    return this.inner.latestCheckpoint(session);
-  }
-  putVerifiedPosition(row: VerifiedPosition): Promise<void> {
-    return this.inner.putVerifiedPosition(row);
-  }
-  verifiedPosition(session: string): Promise<VerifiedPosition | undefined> {
-    return this.inner.verifiedPosition(session);
-  }
-  checkpointDigests(): Promise<string[]> {
-    return this.inner.checkpointDigests();
-  }
-  probe(): Promise<void> {
-    return this.inner.probe();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

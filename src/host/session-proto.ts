@@ -6,7 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ComputeState, ExecState, SessionSchema, type Session } from "../gen/agentsessions/v1/session_pb.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { buildsDiffer } from "../journal/pin.js";
 import {
   COMPACTION_ANNOTATION,

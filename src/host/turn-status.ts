@@ -4,7 +4,7 @@
 // annotation and the CLI's status line are all rendered from it, so they cannot disagree.
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ExecState } from "../gen/agentsessions/v1/session_pb.js";
-import type { ApprovalRef, Owner, SessionLog } from "../controller/projection.js";
+import type { ApprovalRef, Owner, SessionLog } from "../projection/session-log.js";
 import { ASK_TOOL, questionOf, type Question } from "../controller/questions.js";
 import { isHostError } from "../errors/index.js";
 import type { NextCommand, TurnAnnotation, WaitKind } from "../wire/annotations.js";

@@ -11,7 +11,8 @@ import { type Code, ConnectError, type ConnectRouter, type HandlerContext } from
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { CallContext, ServiceImpl } from "../wire/index.js";
 import { ERROR_CODE_TRAILER, statusOfError } from "../wire/status.js";
-import { bindCaller, CALLER_KEY } from "../server/caller.js";
+import { bindCaller } from "../server/caller.js";
+import { CALLER_KEY } from "./caller-key.js";
 
 /** The ConnectError a handler failure becomes: the gRPC path's code, details and error-code trailer (as a header). */
 export function connectErrorOf(err: unknown): ConnectError {

@@ -9,7 +9,7 @@ import { type Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type BearerAuth, isRefusal } from "../server/auth.js";
 import { permissionOf } from "../server/permissions.js";
-import { CALLER_KEY } from "../server/caller.js";
+import { CALLER_KEY } from "./caller-key.js";
 import type { HostMetrics } from "../obs/metrics.js";
 import { type ServerLogger, clipForLog, levelOf, sessionUidOf } from "../server/call-policy.js";
 import { REQUEST_ID_HEADER, mintRequestId } from "../server/request-id.js";

@@ -1,6 +1,7 @@
 // Chain arithmetic shared by every backend: how a record's hash is minted, what the fork marker is,
-// and how a stored chain is re-verified. Invariant: a backend that appends through `chainEvents` and
-// verifies through `verifyChain` produces and accepts exactly the reference's hash chain.
+// and how a stored chain is re-verified. Invariant: a backend that appends through the write plan
+// (plan.ts, the one caller of `chainEvents`) and verifies through `verifyChain` produces and accepts
+// exactly the reference's hash chain.
 import { create } from "@bufbuild/protobuf";
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";

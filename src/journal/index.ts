@@ -1,10 +1,10 @@
 // The journal package: the Journal contract, its backends, export/verify helpers, and openJournal,
 // the one place a journal URL is turned into a backend.
 export type * from "./types.js";
-export { MemoryJournal } from "./memory.js";
-export { SqliteJournal, type SqliteJournalOptions } from "./sqlite.js";
-export { SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
-export { exportJsonl, jsonlLine, verifyJsonl, type JsonlVerifyResult, type LineRecord } from "./export.js";
+export { MemoryJournal } from "./memory/journal.js";
+export { SqliteJournal, type SqliteJournalOptions } from "./sqlite/journal.js";
+export { SQLITE_SCHEMA_VERSION } from "./sqlite/schema.js";
+export { exportJsonl, jsonlLine, verifyJsonl, type JsonlVerifyResult, type LineRecord } from "./transfer/export.js";
 export { appendUnderNewFence } from "./fenced-append.js";
 export {
   verifyChain,

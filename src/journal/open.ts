@@ -3,8 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { MemoryJournal } from "./memory.js";
-import { SqliteJournal } from "./sqlite.js";
+import { MemoryJournal } from "./memory/journal.js";
+import { SqliteJournal } from "./sqlite/journal.js";
 import type { Journal } from "./types.js";
 
 export interface OpenJournalOptions {
@@ -19,7 +19,7 @@ export interface OpenJournalOptions {
 export async function openJournal(url: string, opts: OpenJournalOptions = {}): Promise<Journal> {
   if (url === "memory:") return new MemoryJournal();
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    return (await import("./postgres.js")).PostgresJournal.open(url);
+    return (await import("./postgres/journal.js")).PostgresJournal.open(url);
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {

@@ -56,13 +56,25 @@ export function importedRow(meta: ImportedSessionMeta): SessionRow {
   return row;
 }
 
-/** What a commit moves in a session row: its head, fence, compute state, pin and update time. */
-export interface CommittedColumns {
+/** What a write reads of a session and moves (src/journal/plan.ts): its head, its fence and its row's projections. */
+export interface SessionTip {
+  /** Head seq; 0 for an empty session. */
   readonly seq: number;
+  /** Head content hash; "" for an empty session. */
   readonly hash: string;
+  /** The session's current fence (0 when none was minted). */
   readonly fence: number;
   readonly computeState: ComputeStateName;
   readonly pin: SessionPin | undefined;
+}
+
+/** The tip a session row records. */
+export function tipOfRow(row: SessionInfo): SessionTip {
+  return { seq: row.lastSeq, hash: row.lastHash, fence: row.fence, computeState: row.computeState, pin: row.pin };
+}
+
+/** What a commit moves in a session row: its tip and its update time. */
+export interface CommittedColumns extends SessionTip {
   readonly updatedAtMs: number;
 }
 

@@ -3,7 +3,7 @@
 // faithfully is refused with a ModelRequestError (a defect) before anything is sent.
 import type { Message, ToolCall, ToolChoice, ToolResult } from "../gen/agentsessions/v1/common_pb.js";
 import { ToolChoice_Mode } from "../gen/agentsessions/v1/common_pb.js";
-import type { ModelRequest } from "../sdk/types.js";
+import type { ModelRequest } from "../harness/types.js";
 import { messageText } from "./text.js";
 import { ModelRequestError } from "./types.js";
 

@@ -5,7 +5,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { z } from "zod";
 import { MessageSchema, PartSchema, UsageSchema, type Part } from "../gen/agentsessions/v1/common_pb.js";
-import type { ModelResponse } from "../sdk/types.js";
+import type { ModelResponse } from "../harness/types.js";
 import { ModelRequestError, ModelUnavailableError } from "./types.js";
 
 const tokenCount = z.number().int().nonnegative();

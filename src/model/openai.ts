@@ -2,7 +2,7 @@
 // each attempt either yields one complete ModelResponse or fails with a classified error (expected,
 // defect or interrupt) and only expected ones are retried; text deltas reach onDelta in arrival order;
 // neither the API key nor any message content is logged or put into an error message.
-import type { ModelResponse } from "../sdk/types.js";
+import type { ModelResponse } from "../harness/types.js";
 import { CompletionAssembler } from "./openai-response.js";
 import { chatCompletionBody } from "./openai-request.js";
 import { withRetry, type RetryInfo } from "./retry.js";

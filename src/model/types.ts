@@ -3,7 +3,7 @@
 // (transient, retried), defect (a bug or bad request, never retried) or interrupt (cancelled by the
 // caller, never retried), and classification depends on the error alone.
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { ModelRequest, ModelResponse } from "../harness/types.js";
 
 export type { ModelRequest, ModelResponse };
 

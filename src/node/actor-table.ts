@@ -1,6 +1,6 @@
 // The actors of one harness node: one harness instance per session. Invariant: an actor runs at most
 // one turn at a time, and is never snapshotted, replaced or restored over while a turn is running.
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 
 /** Extra classes a harness's state contains; the snapshot codec restores their prototypes. */

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { RestoreActorHeader, SnapshotTrailer, Actors, PutHistoryHeader } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/index.js";
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 import { ACTOR_CODEC, decodeActor, encodeActor, type StateTag } from "../snapshot/codec.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { snapshotClassesOf } from "./actor-table.js";

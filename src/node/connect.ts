@@ -12,7 +12,7 @@ import { EventKind, EventSchema } from "../gen/agentsessions/v1/common_pb.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import type { ControllerFrame, Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError, grpcStatusOf, isHostError } from "../errors/index.js";
-import type { StartInfo } from "../sdk/types.js";
+import type { StartInfo } from "../harness/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import type { CallContext, MethodsOf, ServerHandler } from "../wire/index.js";
 import type { ActorTable } from "./actor-table.js";

@@ -8,7 +8,7 @@ import { decisionOf } from "../controller/approvals.js";
 import { ErrorCode, HostError, errorCodeOfStatus } from "../errors/index.js";
 import { type Event, EventKind, type Message } from "../gen/agentsessions/v1/common_pb.js";
 import { type ControllerFrame, ControllerFrameSchema } from "../gen/agentsessions/v1/harness_pb.js";
-import type { EventSink, ModelRequest } from "../sdk/types.js";
+import type { EventSink, ModelRequest } from "../harness/types.js";
 
 /** The frames a call's answer travels in (none for a report), or "end" on END COMPLETED. */
 export type CallReply = ControllerFrame["frame"][] | "end";

@@ -23,7 +23,7 @@ import { type ControllerFrameSchema, Harness as HarnessService } from "../gen/ag
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { clipForLog, type Log } from "../obs/op-log.js";
 import { traceHeaders, tracingEnabled } from "../obs/trace.js";
-import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../harness/types.js";
 import type { BidiCall, MethodsOf, ServiceClient } from "../wire/index.js";
 import { RpcError, abortError, createClient, dial } from "../wire/index.js";
 import { REQUEST_ID_HEADER } from "../wire/request-id.js";

@@ -6,7 +6,7 @@ import { Server } from "@grpc/grpc-js";
 import { Harness as HarnessService } from "../gen/agentsessions/v1/harness_pb.js";
 import { Actors } from "../gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 import { addService, listen, widenServerWindows } from "../wire/index.js";
 import { ActorTable } from "./actor-table.js";
 import { actorsService } from "./actors-service.js";

@@ -12,7 +12,7 @@ import type { ControllerFrame } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { ApprovalParkedError, attachDecision, receiptMatchesDecision } from "../controller/approvals.js";
 import { answerOf, askCall } from "../controller/questions.js";
-import type { AskAnswer, AskRequest, EventSink, ModelRequest, ModelResponse } from "../sdk/types.js";
+import type { AskAnswer, AskRequest, EventSink, ModelRequest, ModelResponse } from "../harness/types.js";
 import type { AsyncQueue } from "../wire/index.js";
 
 type EventBody = MessageInitShape<typeof EventSchema>["body"];

@@ -4,8 +4,17 @@
 // MAX_LABEL_VALUES distinct values per label, later ones counted as "other"; recording is a cached
 // bound child (or one Map lookup) and a field add — no label hashing, no allocation beyond the first
 // use of a label combination (src/obs/fast-metrics.ts).
-import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { createRequire } from "node:module";
+import type * as PromClient from "prom-client";
 import { type CounterChild, FastCounter, FastHistogram, type HistogramChild } from "./fast-metrics.js";
+
+// prom-client's index also loads its default process metrics (and with them @opentelemetry/api), its
+// push gateway and its cluster aggregator, ~80 module files: a host that does not collect process
+// metrics never needs them, and serve collects them only once it is ready (collectProcessMetrics).
+const require = createRequire(import.meta.url);
+const Registry = require("prom-client/lib/registry") as typeof PromClient.Registry;
+type Registry = PromClient.Registry;
+const Gauge = require("prom-client/lib/gauge") as typeof PromClient.Gauge;
 
 /** Distinct values an open-ended label (harness, model, tool) takes before new ones become "other". */
 export const MAX_LABEL_VALUES = 64;
@@ -246,6 +255,7 @@ export class HostMetrics {
 
   /** Adds the process_* and nodejs_* metrics (serve does; library hosts leave the process alone). */
   collectProcessMetrics(): void {
+    const { collectDefaultMetrics } = require("prom-client") as typeof PromClient;
     collectDefaultMetrics({ register: this.families, prefix: "harnesshost_" });
   }
 

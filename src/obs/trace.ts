@@ -1,21 +1,29 @@
 // Traces (docs/operations.md, "Traces"). Invariants: tracing is off unless the standard OTEL_*
-// environment asks for it (or a test installs an exporter); while it is off no SDK module is loaded,
-// no span or context object is created and `traced` calls its function directly — the only cost is a
+// environment asks for it (or a test installs an exporter); while it is off neither the SDK nor the
+// OpenTelemetry API is loaded (the API is imported when tracing starts), no span or context object is created and `traced` calls its function directly — the only cost is a
 // boolean check; while it is on, every span is ended exactly once, an exception marks it ERROR, and
 // the W3C trace context crosses processes in `traceparent`/`tracestate` carriers.
-import {
-  type Attributes,
-  type Context,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, Context, SpanKind as OtelSpanKind, Span } from "@opentelemetry/api";
+
+type Api = typeof import("@opentelemetry/api");
+
+/** OpenTelemetry's span kinds (the API's numeric enum), without loading the API while tracing is off. */
+export const SpanKind = {
+  INTERNAL: 0,
+  SERVER: 1,
+  CLIENT: 2,
+  PRODUCER: 3,
+  CONSUMER: 4,
+} as const satisfies Record<string, OtelSpanKind>;
+export type SpanKind = (typeof SpanKind)[keyof typeof SpanKind];
+
+/** SpanStatusCode.ERROR of the API. */
+const STATUS_ERROR = 2;
 
 const TRACER = "harnesshost";
 let on = false;
+/** The OpenTelemetry API, once startTracing loaded it (set whenever `on` is). */
+let api: Api | undefined;
 let shutdownHook: (() => Promise<void>) | undefined;
 let flushHook: (() => Promise<void>) | undefined;
 
@@ -65,7 +73,13 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: T
   const [
     { NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter },
     { resourceFromAttributes },
-  ] = await Promise.all([import("@opentelemetry/sdk-trace-node"), import("@opentelemetry/resources")]);
+    otel,
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace-node"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/api"),
+  ]);
+  api = otel;
   type Exporter = ConstructorParameters<typeof SimpleSpanProcessor>[0];
   let processor: InstanceType<typeof SimpleSpanProcessor> | InstanceType<typeof BatchSpanProcessor>;
   if (kind === "given")
@@ -109,9 +123,9 @@ export async function stopTracing(): Promise<void> {
   flushHook = undefined;
   on = false;
   if (hook) await hook();
-  trace.disable();
-  context.disable();
-  propagation.disable();
+  api?.trace.disable();
+  api?.context.disable();
+  api?.propagation.disable();
 }
 
 /**
@@ -125,9 +139,9 @@ export function traced<T>(
   parent?: Context,
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
-  if (!on) return fn(undefined);
-  const tracer = trace.getTracer(TRACER);
-  const opts = { kind, ...(attributes ? { attributes: attributes() } : {}) };
+  if (!on || api === undefined) return fn(undefined);
+  const tracer = api.trace.getTracer(TRACER);
+  const opts = { kind: kind as OtelSpanKind, ...(attributes ? { attributes: attributes() } : {}) };
   const run = (span: Span): Promise<T> =>
     fn(span).then(
       (value) => {
@@ -135,7 +149,7 @@ export function traced<T>(
         return value;
       },
       (err: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+        span.setStatus({ code: STATUS_ERROR, message: errorName(err) });
         span.end();
         throw err;
       },
@@ -157,18 +171,20 @@ export function recordChildSpan(
   attributes: () => Attributes,
   err?: unknown,
 ): void {
-  if (!on) return;
-  const active = context.active();
-  if (!trace.getSpan(active)?.isRecording()) return;
-  const span = trace.getTracer(TRACER).startSpan(name, { startTime: startPerfMs, attributes: attributes() }, active);
-  if (err !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+  if (!on || api === undefined) return;
+  const active = api.context.active();
+  if (!api.trace.getSpan(active)?.isRecording()) return;
+  const span = api.trace
+    .getTracer(TRACER)
+    .startSpan(name, { startTime: startPerfMs, attributes: attributes() }, active);
+  if (err !== undefined) span.setStatus({ code: STATUS_ERROR, message: errorName(err) });
   span.end(endPerfMs);
 }
 
 /** A span that already happened (start time in ms since the epoch), ended now: e.g. an approval wait. */
 export function recordSpan(name: string, startMs: number, attributes: Attributes): void {
-  if (!on) return;
-  trace.getTracer(TRACER).startSpan(name, { startTime: startMs, attributes }).end();
+  if (!on || api === undefined) return;
+  api.trace.getTracer(TRACER).startSpan(name, { startTime: startMs, attributes }).end();
 }
 
 /** The error's class or code for a span status — never its message, which may quote user data. */
@@ -181,23 +197,21 @@ function errorName(err: unknown): string {
 /** The active trace context as W3C carrier headers (empty when tracing is off or no span is active). */
 export function traceHeaders(): Record<string, string> {
   const carrier: Record<string, string> = {};
-  if (on) propagation.inject(context.active(), carrier);
+  if (on && api !== undefined) api.propagation.inject(api.context.active(), carrier);
   return carrier;
 }
 
 /** The context a W3C carrier (`traceparent`, `tracestate`) names; undefined when tracing is off. */
 export function contextFromHeaders(get: (key: string) => string | undefined): Context | undefined {
-  if (!on) return undefined;
-  return propagation.extract(context.active(), undefined, {
+  if (!on || api === undefined) return undefined;
+  return api.propagation.extract(api.context.active(), undefined, {
     get: (_carrier, key) => get(key),
     keys: () => ["traceparent", "tracestate"],
   });
 }
 
-export { SpanKind };
-
 /** Adds attributes to the active span (only while tracing is on; `attributes` is not called otherwise). */
 export function annotateSpan(attributes: () => Attributes): void {
-  if (!on) return;
-  trace.getActiveSpan()?.setAttributes(attributes());
+  if (!on || api === undefined) return;
+  api.trace.getActiveSpan()?.setAttributes(attributes());
 }

@@ -5,7 +5,7 @@
 // re-run from its start state, never on an actor that ran part of it; lost RAM is rebuilt only in the
 // every-turn checkpoint window and otherwise reported loudly, never silently restarted from zero.
 import { replaySession } from "../controller/index.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { traced } from "../obs/trace.js";

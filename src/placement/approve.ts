@@ -3,7 +3,7 @@
 // already committed; nothing is run or resumed.
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { checkDecisionShape, planDecision, type ApprovalDecision } from "../controller/approvals.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import type { JournalRecord } from "../journal/types.js";
 import type { OpContext } from "../obs/context.js";
 import { recordSpan } from "../obs/trace.js";

@@ -4,7 +4,8 @@
 // records after it), then only the records appended since the last check — and any mismatch is
 // DATA_LOSS naming the first bad seq. What a check reads is handed to the caller's sink
 // once verified — an incremental check's records (another host's appends), a full walk's records as
-// it goes, to be kept only when the walk verified — so the caches need not read them again.
+// it goes, to be kept only when the walk verified — so the caches need not read them again. One rule
+// (`extend`) checks both a tail appended since the last check and the tail after a stored position.
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError, isHostError } from "../errors/index.js";
 import { UnreadableStorage } from "../journal/chain.js";
@@ -62,16 +63,14 @@ export class ChainCheck {
     const known = this.verified.get(session);
     if (known && known.seq === head.seq && known.hash === head.hash) return head;
     if (known && known.seq < head.seq) {
-      const read = await this.extend(journal, session, known, head, sink !== undefined);
-      if (read) {
-        if (read.records !== undefined) sink?.verified(read.records);
+      // At most head.seq - known.seq records are handed on, so a kept list stays within the cap.
+      const read: JournalRecord[] | undefined = sink && head.seq - known.seq <= SHARED_RECORDS_MAX ? [] : undefined;
+      if (await this.extend(journal, session, known, head, read && ((rec) => read.push(rec)))) {
+        if (read) sink?.verified(read);
         return head;
       }
     }
-    if (!known && this.positions && (await this.positions.resume(journal, session, head, sink?.seed?.()))) {
-      this.remember(session, head);
-      return head;
-    }
+    if (!known && (await this.fromPosition(journal, session, head, sink))) return head;
     const walk = sink?.walk();
     const result = await journal.verify(session, walk && ((record) => walk.add(record)));
     if (!result.ok) {
@@ -89,35 +88,67 @@ export class ChainCheck {
   }
 
   /**
-   * Verifies records known.seq+1..head.seq chain onto the verified prefix; undefined to fall back to a
-   * full walk. With `keep`, the verified records are returned too (unless there are too many).
+   * A first touch from the session's stored verified position (§5.9): true when the position checked
+   * out on its own, its record hashes to it and the records after it chain onto it up to `head` (the
+   * seeded fold then reached `head`); false when there is none to use or it was refused.
+   */
+  private async fromPosition(journal: Journal, session: string, head: Head, sink?: VerifiedSink): Promise<boolean> {
+    const start = await this.positions?.start(journal, session, head, sink?.seed?.());
+    if (!start) return false;
+    const fold = start.sink;
+    let chained: boolean;
+    try {
+      chained = await this.extend(journal, session, start.at, head, fold && ((rec) => fold.add(rec)), true);
+    } catch (err) {
+      // The full walk that follows reports what is wrong with the records (DATA_LOSS naming the seq).
+      start.refuse(`its records cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      return false;
+    }
+    if (!chained) {
+      start.refuse(`its record, or the records after it up to the head seq ${head.seq}, do not chain onto it`);
+      return false;
+    }
+    fold?.done(head);
+    start.accept();
+    return true;
+  }
+
+  /**
+   * Verifies that the records after `from` chain onto it up to `head` — dense seqs, prev links and the
+   * hash recomputed from each event — handing each to `onRecord` once it checked out, and remembers
+   * `head` as verified; false (nothing remembered) on anything else. `anchored`: `from` is a stored
+   * position, so its own record is read and checked first (it must carry from.hash and hash to it).
    */
   private async extend(
     journal: Journal,
     session: string,
-    known: Head,
+    from: Head,
     head: Head,
-    keep: boolean,
-  ): Promise<{ records: JournalRecord[] | undefined } | undefined> {
-    let prev = known.hash;
-    let expected = known.seq + 1;
-    // At most head.seq - known.seq records pass the seq check below, so a kept list stays within the cap.
-    const records: JournalRecord[] | undefined = keep && head.seq - known.seq <= SHARED_RECORDS_MAX ? [] : undefined;
+    onRecord?: (record: JournalRecord) => void,
+    anchored = false,
+  ): Promise<boolean> {
+    let prev = from.hash;
+    let expected = anchored ? from.seq : from.seq + 1;
     try {
-      for await (const rec of journal.read(session, known.seq + 1, head.seq)) {
-        if (rec.seq !== expected || rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
-          return undefined;
+      for await (const rec of journal.read(session, expected, head.seq)) {
+        const anchor = anchored && rec.seq === from.seq;
+        if (
+          rec.seq !== expected ||
+          (anchor ? rec.contentHash !== from.hash : rec.prevHash !== prev) ||
+          hashRecord(rec.prevHash, rec.seq, rec.event) !== rec.contentHash
+        )
+          return false;
+        if (!anchor) onRecord?.(rec);
         prev = rec.contentHash;
         expected += 1;
-        records?.push(rec);
       }
     } catch (err) {
-      if (isHostError(err, ErrorCode.DataLoss)) return undefined;
+      if (isHostError(err, ErrorCode.DataLoss)) return false;
       throw err;
     }
-    if (expected !== head.seq + 1 || prev !== head.hash) return undefined;
-    this.remember(session, { seq: head.seq, hash: prev });
-    return { records };
+    if (expected !== head.seq + 1 || prev !== head.hash) return false;
+    this.remember(session, head);
+    return true;
   }
 
   /** Records this process just appended (hashed by it) extend a verified head without re-reading them. */

@@ -6,7 +6,7 @@
 // seq 1. Its entries together hold at most `budgetBytes` of encoded events (least recently used
 // sessions are dropped first; a window larger than the budget is served but not kept).
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { Head, Journal, JournalRecord } from "../journal/types.js";
+import type { Head, JournalRecord, RecordLog } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
 import { eventBytes } from "../wire/event-bytes.js";
@@ -45,7 +45,7 @@ export class HistoryCache {
    * through_seq; 0 for every event). The array is the cache's own (it grows as the session does):
    * callers must neither mutate nor retain it past the turn.
    */
-  async get(journal: Journal, session: string, head: Head, base = 0): Promise<readonly Event[]> {
+  async get(journal: RecordLog, session: string, head: Head, base = 0): Promise<readonly Event[]> {
     if (base > head.seq) throw new RangeError(`history base ${base} is past the head ${head.seq}`);
     let entry = this.usable(session, head, base);
     if (entry && entry.seq === head.seq) return entry.events;
@@ -127,7 +127,7 @@ export class HistoryCache {
    * window (base at the head) reads nothing: the head anchors it, and the entry is kept all the same, so
    * the records of the next turn extend it (without it, a session's second turn re-read its history).
    */
-  private async readWindow(journal: Journal, session: string, head: Head, base: number): Promise<Entry> {
+  private async readWindow(journal: RecordLog, session: string, head: Head, base: number): Promise<Entry> {
     if (head.seq === base) return { base, seq: base, hash: head.hash, events: [] };
     const records = await journal.readRange(session, Math.max(base, 1), head.seq);
     const anchor = base > 0 ? records[0] : undefined;

@@ -4,7 +4,7 @@
 // write is under a fence minted for it, and a turn reuses this host's fence only while it is still the
 // session's current one; every append is told to the chain check and the record cache.
 import type { ControllerDeps, TurnObserver } from "../controller/index.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { Event } from "../gen/agentsessions/v1/common_pb.js";
 import { appendUnderNewFence } from "../journal/fenced-append.js";

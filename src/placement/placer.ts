@@ -10,7 +10,7 @@
 // span and latency metric.
 import type { ApprovalDecision } from "../controller/approvals.js";
 import { replaySession, type ReplayResult, type TurnObserver, type TurnResult } from "../controller/index.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { OpContext } from "../obs/context.js";
 import { traced } from "../obs/trace.js";
@@ -81,12 +81,19 @@ export class Placer {
   }
 
   /** Re-drives an interrupted turn (if any) and records RESUME. */
-  async resume(session: string, outer: AbortSignal, observer?: TurnObserver, ctx?: OpContext): Promise<ResumeResult> {
+  /** `expectedLastSeq` (Exec's recovery of a decided turn): refused Conflict unless it is the head under the lock. */
+  async resume(
+    session: string,
+    outer: AbortSignal,
+    observer?: TurnObserver,
+    ctx?: OpContext,
+    expectedLastSeq?: number,
+  ): Promise<ResumeResult> {
     return measured(this.state.deps.metrics, "resume", () =>
       traced(
         "harnesshost.turn",
         () => ({ "harnesshost.session": session, "harnesshost.operation": "resume" }),
-        () => resumeOp(this.op, session, outer, { observer, ctx }),
+        () => resumeOp(this.op, session, outer, { observer, ctx, expectedLastSeq }),
       ),
     );
   }

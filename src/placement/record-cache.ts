@@ -10,8 +10,8 @@
 // Its entries together hold at most `budgetBytes` (the projections' retainedBytes estimate plus the
 // kept records' encoded bytes; least recently used sessions go first; a larger entry is served but not
 // kept).
-import { SessionLog } from "../controller/projection.js";
-import type { Head, Journal, JournalRecord } from "../journal/types.js";
+import { SessionLog } from "../projection/session-log.js";
+import type { Head, JournalRecord, RecordLog } from "../journal/types.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import { ByteLru } from "./byte-lru.js";
 import { eventBytes } from "../wire/event-bytes.js";
@@ -70,7 +70,7 @@ function extend(entry: Entry, records: readonly JournalRecord[]): void {
 
 class Window implements RecordWindow {
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: RecordLog,
     private readonly session: string,
     private readonly entry: Entry,
   ) {}
@@ -116,7 +116,7 @@ export class RecordCache {
    * the session. `known`: the head a holder of the session just read (ChainCheck.ensure), so it is not
    * read again; a retry reads it afresh.
    */
-  async window(journal: Journal, session: string, known?: Head): Promise<RecordWindow> {
+  async window(journal: RecordLog, session: string, known?: Head): Promise<RecordWindow> {
     for (let attempt = 0; ; attempt++) {
       const head = attempt === 0 && known ? known : await journal.head(session);
       const cached = this.entries.get(session);
@@ -220,7 +220,7 @@ export class RecordCache {
   }
 
   /** Builds the session's projection from its first record, a page at a time (the records are not kept). */
-  private async foldFromJournal(journal: Journal, session: string, headSeq: number): Promise<Entry> {
+  private async foldFromJournal(journal: RecordLog, session: string, headSeq: number): Promise<Entry> {
     const entry: Entry = { log: SessionLog.lean(), tail: [], tailBytes: 0, bytes: 0 };
     for (let from = 1; from <= headSeq; from += FOLD_PAGE) {
       extend(entry, await journal.readRange(session, from, Math.min(from + FOLD_PAGE - 1, headSeq)));

@@ -31,7 +31,7 @@ export class HarnessRegistry implements HarnessResolver {
 
   constructor(readonly defaultName: string) {}
 
-  /** Sets how an unknown name is looked up (the server's catalog reloads stored registrations). */
+  /** Sets how an unknown name is looked up (the host's catalog, src/host/harness-catalog.ts, reloads stored registrations). */
   onUnknown(loader: (name: string) => Promise<void>): void {
     this.loader = loader;
   }

@@ -6,8 +6,8 @@ import { byActor } from "./op-actor.js";
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { resumeTurn, type TurnObserver, type TurnResult } from "../controller/index.js";
 import { ev } from "../controller/events.js";
-import type { SessionLog } from "../controller/projection.js";
-import { checkRecordedVersion, resumeRefusal } from "../controller/turn.js";
+import type { SessionLog } from "../projection/session-log.js";
+import { checkRecordedVersion, refuseStaleHead, resumeRefusal } from "../controller/turn.js";
 import { turnDeadline } from "../controller/turn-deadline.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { OpContext } from "../obs/context.js";
@@ -25,6 +25,8 @@ import { LazyTurnStart, memoryTurnStart, type TurnStart } from "./waits.js";
 interface ResumeCall {
   readonly observer: TurnObserver | undefined;
   readonly ctx: OpContext | undefined;
+  /** An Exec's expected_last_seq when Exec recovers a decided turn through Resume. */
+  readonly expectedLastSeq?: number | undefined;
 }
 
 /** The resumed session's harness, admitted, and where its pending turn (if any) restarts. */
@@ -42,6 +44,7 @@ export function resumeOp(op: OperationContext, session: string, outer: AbortSign
     let mark: TurnMark | undefined;
     try {
       const { log } = s.window;
+      refuseStaleHead(call.expectedLastSeq, log.head.seq);
       const gate = log.pendingApproval();
       if (gate) return { turn: undefined, record: s.window.last!, parked: gate.ref } satisfies ResumeResult;
       const plan = await planResume(op, s, log, call.ctx);

@@ -8,7 +8,7 @@
 import { byActor } from "./op-actor.js";
 import { ev } from "../controller/events.js";
 import { replaySession } from "../controller/index.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { upgradeEvent } from "../controller/upgrade-record.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { type Event, Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";

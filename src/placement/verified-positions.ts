@@ -1,16 +1,17 @@
 // A session's first touch in O(tail) (docs/protocol.md §5.9). Invariants: a stored verified position
-// is used only when its digest matches, its seq is within the session, the record at its seq hashes to
-// the stored hash (recomputed from the record's event) and the records after it chain onto it up to the
-// head; then the projection stored with it, folded on over exactly those records, is what the record
-// cache serves. Anything else refuses the position — logged at warn and counted — and the caller walks
-// the whole chain, so nothing is ever served from a position that does not match its records. A
-// position is stored only at a natural point (the head is an END or a SUSPEND) from a projection whose
-// head the chain check verified, at most once per `everyRecords` records (more apart for a large
-// projection: VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a
-// store that fails or never happens (a crash) costs the next first touch a longer tail, nothing else.
-import { hashRecord } from "../canon/index.js";
-import { decodeProjection, encodeProjection } from "../controller/projection-codec.js";
-import type { SessionLog } from "../controller/projection.js";
+// is used only when its digest matches, its seq is within the session and its projection decodes at
+// exactly its seq and hash (checked here), and the record at its seq hashes to the stored hash and the
+// records after it chain onto it up to the head (checked by ChainCheck, the one tail walk); then the
+// projection stored with it, folded on over exactly those records, is what the record cache serves.
+// Anything else refuses the position — logged at warn and counted — and the caller walks the whole
+// chain, so nothing is ever served from a position that does not match its records. A session shorter
+// than `everyRecords` has none stored, so its position is not even read. A position is stored only at
+// a natural point (the head is an END or a SUSPEND) from a projection whose head the chain check
+// verified, at most once per `everyRecords` records (more apart for a large projection:
+// VERIFIED_POSITION_BYTES_PER_RECORD), its write off the operation's path; a store that fails or never
+// happens (a crash) costs the next first touch a longer tail, nothing else.
+import { decodeProjection, encodeProjection } from "../projection/codec.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { verifiedPositionDigest } from "../journal/verified-position.js";
 import type { Head, Journal, JournalRecord, VerifiedPosition } from "../journal/types.js";
 import type { HostMetrics } from "../obs/metrics.js";
@@ -47,6 +48,18 @@ export interface WalkSink {
 /** Where a position's projection goes once it verified: a fold seeded with it (undefined: not wanted). */
 export type SeedSink = (log: SessionLog) => WalkSink | undefined;
 
+/**
+ * A stored position that checked out on its own: the chain check verifies its record and the records
+ * after it (`at` is its seq and hash), feeds them to `sink`, then calls `accept` — or `refuse` with
+ * the reason, and walks the whole chain.
+ */
+export interface PositionStart {
+  readonly at: Head;
+  readonly sink: WalkSink | undefined;
+  accept(): void;
+  refuse(why: string): void;
+}
+
 export class VerifiedPositions {
   readonly trust: boolean;
   private readonly every: number;
@@ -64,78 +77,68 @@ export class VerifiedPositions {
   }
 
   /**
-   * The first touch of `session` from its stored position: true when the position verified and the
-   * records after it verified up to `head` (the seeded fold then reached `head`); false when there is
-   * none to use (nothing stored, or distrusted) or it was refused — the caller then walks the chain.
+   * Where the first touch of `session` may start: its stored position once the position checked out
+   * on its own — digest, seq within 1..head, projection decoded at exactly that seq and hash, and then
+   * seeded into `seed`'s fold — for the chain check to verify its record and the records after it
+   * (ChainCheck, which calls `accept` or `refuse`). Undefined when there is none to use: distrusted, a
+   * session shorter than `everyRecords` (none is stored before that many records: not even read), none
+   * stored, or refused here.
    */
-  async resume(journal: Journal, session: string, head: Head, seed: SeedSink | undefined): Promise<boolean> {
-    if (!this.trust || head.seq === 0) return false;
+  async start(
+    journal: Journal,
+    session: string,
+    head: Head,
+    seed: SeedSink | undefined,
+  ): Promise<PositionStart | undefined> {
+    if (!this.trust || head.seq < this.every) return undefined;
     const row = await journal.verifiedPosition(session);
-    if (!row) return false;
-    const why = await this.check(journal, session, head, row, seed);
-    if (why === undefined) {
-      this.remember(session, row.seq, row.projection.byteLength);
-      this.metrics?.verifiedPosition("used");
-      return true;
+    if (!row) return undefined;
+    const refuse = (why: string): void => {
+      this.stored.delete(session);
+      this.metrics?.verifiedPosition("refused");
+      this.log.warn(
+        { session, seq: row.seq, head_seq: head.seq, reason: why },
+        "stored verified position refused; walking the whole chain",
+      );
+    };
+    const checked = this.check(session, head, row, seed);
+    if (typeof checked === "string") {
+      refuse(checked);
+      return undefined;
     }
-    this.stored.delete(session);
-    this.metrics?.verifiedPosition("refused");
-    this.log.warn(
-      { session, seq: row.seq, head_seq: head.seq, reason: why },
-      "stored verified position refused; walking the whole chain",
-    );
-    return false;
+    return {
+      at: { seq: row.seq, hash: row.hash },
+      sink: checked.sink,
+      accept: () => {
+        this.remember(session, row.seq, row.projection.byteLength);
+        this.metrics?.verifiedPosition("used");
+      },
+      refuse,
+    };
   }
 
-  /** Why the position cannot be used (undefined: it verified, and `seed`'s fold reached `head`). */
-  private async check(
-    journal: Journal,
+  /** Why the position cannot be used on its own (a string), or the fold seeded with its projection. */
+  private check(
     session: string,
     head: Head,
     row: VerifiedPosition,
     seed: SeedSink | undefined,
-  ): Promise<string | undefined> {
+  ): { sink: WalkSink | undefined } | string {
     if (row.session !== session) return `the row names session ${row.session}`;
     if (!Number.isSafeInteger(row.seq) || row.seq < 1 || row.seq > head.seq)
       return `its seq ${row.seq} is outside 1..${head.seq}`;
     if (verifiedPositionDigest(session, row.seq, row.hash, row.projection) !== row.digest)
       return "its digest does not match its seq, hash and projection";
-    let sink: WalkSink | undefined;
-    if (seed) {
-      let log: SessionLog;
-      try {
-        log = decodeProjection(row.projection);
-      } catch (err) {
-        return err instanceof Error ? err.message : String(err);
-      }
-      if (log.head.seq !== row.seq || log.head.hash !== row.hash || log.length !== row.seq)
-        return `its projection is at seq ${log.head.seq} (${log.length} records), not at the position`;
-      sink = seed(log);
-    }
-    let prev = "";
-    let expected = row.seq;
+    if (!seed) return { sink: undefined };
+    let log: SessionLog;
     try {
-      for await (const rec of journal.read(session, row.seq, head.seq)) {
-        if (rec.seq !== expected) return `seq ${expected} is missing`;
-        if (expected === row.seq) {
-          if (rec.contentHash !== row.hash) return `the record at seq ${row.seq} has another hash`;
-          if (hashRecord(rec.prevHash, rec.seq, rec.event) !== rec.contentHash)
-            return `the record at seq ${row.seq} does not hash to its stored hash`;
-        } else {
-          if (rec.prevHash !== prev || hashRecord(prev, rec.seq, rec.event) !== rec.contentHash)
-            return `seq ${rec.seq} does not chain onto the position`;
-          sink?.add(rec);
-        }
-        prev = rec.contentHash;
-        expected += 1;
-      }
+      log = decodeProjection(row.projection);
     } catch (err) {
-      // The full walk that follows reports what is wrong with the records (DATA_LOSS naming the seq).
-      return `its records cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+      return err instanceof Error ? err.message : String(err);
     }
-    if (expected !== head.seq + 1 || prev !== head.hash) return `its records do not reach the head seq ${head.seq}`;
-    sink?.done(head);
-    return undefined;
+    if (log.head.seq !== row.seq || log.head.hash !== row.hash || log.length !== row.seq)
+      return `its projection is at seq ${log.head.seq} (${log.length} records), not at the position`;
+    return { sink: seed(log) };
   }
 
   /**

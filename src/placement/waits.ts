@@ -6,7 +6,7 @@
 // checkpoint may not park at all; no timer is ever armed.
 import { Lifecycle_Kind } from "../gen/agentsessions/v1/common_pb.js";
 import { parkDetail, type ApprovalRef } from "../controller/approvals.js";
-import type { SessionLog } from "../controller/projection.js";
+import type { SessionLog } from "../projection/session-log.js";
 import { ev } from "../controller/events.js";
 import type { ControllerDeps, TurnObserver, TurnResult } from "../controller/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";

@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { builtinHarnesses } from "../../harnesses/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import type { HarnessFactory } from "../sdk/types.js";
+import type { HarnessFactory } from "../harness/types.js";
 
 /** The one tsx entry point used: `tsImport(url, parentUrl)` imports one TypeScript module. */
 const TSX_API = "tsx/esm/api";

@@ -7,7 +7,7 @@ import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { DEFAULT_LIMITS } from "../limits/index.js";
 import type { ComputeStateName } from "../journal/types.js";
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 import {
   NO_CAPABILITIES,
   type ForkOptions,

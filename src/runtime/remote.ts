@@ -12,7 +12,7 @@ import type { ComputeStateName } from "../journal/types.js";
 import { ActorsClient } from "../node/actors-client.js";
 import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { RemoteHarness, dialHarness } from "../node/remote-harness.js";
-import type { Harness } from "../sdk/types.js";
+import type { Harness } from "../harness/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { RpcError, parseAddress } from "../wire/index.js";
 import { restoreActorFromStore, snapshotActorToStore } from "./node-actors.js";

@@ -19,7 +19,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
 import { DEFAULT_NODE_LIMITS, type NodeLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 import { parseDigest, type SnapshotStore } from "../snapshot/store.js";
 import { snapshotActorToStore } from "./node-actors.js";
 import { NodeProcess } from "./node-process.js";

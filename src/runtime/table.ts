@@ -47,7 +47,7 @@ const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeBuilder>> = {
   local: async (spec, ctx) =>
     new LocalRuntime(await loadHarnessFactory(spec.target), ctx.localActors, moduleDigest(spec.target)),
   // The spawned, remote and vm runtimes load on the first harness of their kind: a host without one
-  // never pays for them (issue 41, docs/performance.md "serve_ready_ms").
+  // never pays for them (docs/performance.md "serve_ready_ms").
   spawned: async (spec, ctx) =>
     new (await import("./spawned.js")).SpawnedRuntime({
       target: spec.target,

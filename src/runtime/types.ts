@@ -4,7 +4,7 @@
 import type { HarnessDescriptor } from "../gen/agentsessions/v1/harness_pb.js";
 import type { ComputeStateName } from "../journal/types.js";
 import type { Log } from "../obs/op-log.js";
-import type { Harness } from "../sdk/types.js";
+import type { Harness } from "../harness/types.js";
 import type { SnapshotRef } from "../snapshot/ref.js";
 
 export type SnapshotKind = "LOCAL" | "EXTERNAL";

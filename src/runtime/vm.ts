@@ -4,7 +4,8 @@
 // Invariants: capabilities are honest (memorySnapshot=true: all guest RAM round-trips, any language);
 // one VM serves exactly one session; a fresh actor is a restore of the image's base snapshot (booted
 // once, never served a turn), started lazily at its first turn; every restored or forked guest has its
-// clock and RNG reseeded before it serves; a VM whose QEMU died is reported lost (status NONE).
+// clock, kernel RNG and language runtimes' generators reseeded before it serves; a VM whose QEMU died
+// is reported lost (status NONE).
 import { forkActor } from "./fork.js";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,7 +17,7 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { ComputeStateName } from "../journal/types.js";
 import { DEFAULT_NODE_LIMITS, type VmLimits } from "../node/limits.js";
 import { RemoteHarness } from "../node/remote-harness.js";
-import type { EventSink, Harness, StartInfo } from "../sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../harness/types.js";
 import type { SnapshotStore } from "../snapshot/store.js";
 import { type AccelChoice, chooseAccel } from "../vm/accel.js";
 import { type BaseSnapshot, baseSnapshot } from "../vm/base.js";
@@ -199,7 +200,15 @@ export class VmRuntime implements Runtime {
       });
     this.guests.add(vm);
     void vm.exited.then(() => this.guests.delete(vm));
-    this.lineLog(opLog)?.info({ pid: vm.pid, from, boot_ms: ms(began) }, "vm started");
+    this.lineLog(opLog)?.info(
+      { pid: vm.pid, from, boot_ms: ms(began), runtimes_reseeded: vm.runtimesReseeded },
+      "vm started",
+    );
+    if (vm.runtimesReseeded === undefined)
+      this.lineLog(opLog)?.warn(
+        { pid: vm.pid },
+        "vm image predates the runtime reseed hooks: its Node/Python generators repeat across copies until it is rebuilt (image build)",
+      );
     return vm;
   }
 

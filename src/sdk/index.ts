@@ -12,10 +12,10 @@ export type {
   ModelRequest,
   ModelResponse,
   StartInfo,
-} from "./types.js";
+} from "../harness/types.js";
 export { serveHarness } from "../node/serve.js";
 /** Randomness that differs in every fork child and restore: draw per-copy values through these. */
-export { freshRandom, freshRandomBytes, freshRandomUUID } from "./fresh-random.js";
+export { freshRandom, freshRandomBytes, freshRandomUUID } from "../harness/fresh-random.js";
 export type { HarnessNode, ServeHarnessOptions } from "../node/serve.js";
 export type { SnapshotAware, SnapshotClass } from "../node/actor-table.js";
 export { create } from "@bufbuild/protobuf";

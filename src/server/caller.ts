@@ -3,7 +3,6 @@
 // request metadata object; nothing a client sends can name one. A call on a host without credentials
 // has no principal (every project, every permission: the host trusts whoever reaches its listener).
 import type { Metadata } from "@grpc/grpc-js";
-import { createContextKey } from "@connectrpc/connect";
 import type { Principal } from "./principals.js";
 
 const callers = new WeakMap<Metadata, Principal>();
@@ -16,6 +15,3 @@ export function bindCaller(metadata: Metadata, principal: Principal): void {
 export function callerOf(ctx: { readonly metadata: Metadata }): Principal | undefined {
   return callers.get(ctx.metadata);
 }
-
-/** The HTTP listener's principal of a call, set by its policy (src/http/policy.ts) as a Connect context value. */
-export const CALLER_KEY = createContextKey<Principal | undefined>(undefined, { description: "harnesshost caller" });

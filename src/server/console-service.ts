@@ -23,7 +23,6 @@ import {
 import type { Host } from "../host/host.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import { listSessionPage } from "../host/session-list.js";
-import { exportJsonl } from "../journal/export.js";
 import type { SessionInfo } from "../journal/types.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
@@ -53,7 +52,7 @@ const LIST_PAGE = 500;
 async function* sessionsOf(host: Host, project: string, pageToken = ""): AsyncGenerator<[SessionInfo, string]> {
   let token = pageToken;
   for (;;) {
-    const page = await host.journal.listSessions({ project, pageSize: LIST_PAGE, pageToken: token });
+    const page = await host.reads.listSessions({ project, pageSize: LIST_PAGE, pageToken: token });
     for (const info of page.sessions) yield [info, page.nextPageToken];
     if (page.nextPageToken === "") return;
     token = page.nextPageToken;
@@ -62,7 +61,7 @@ async function* sessionsOf(host: Host, project: string, pageToken = ""): AsyncGe
 
 /** The parent's fork children (newest first): one journal page, answered from its parent index. */
 async function childrenOf(host: Host, parent: SessionInfo): Promise<{ children: Session[]; truncated: boolean }> {
-  const page = await host.journal.listSessions({
+  const page = await host.reads.listSessions({
     project: parent.project,
     parentUid: parent.uid,
     pageSize: MAX_CHILDREN,
@@ -78,7 +77,7 @@ async function waitingTurn(host: Host, session: Session): Promise<WaitingTurn> {
   if (ref === undefined) return create(WaitingTurnSchema, { session });
   const to = Number(ref.requestSeq);
   const from = Math.max(1, to - CONTEXT_RECORDS + 1);
-  const records = (await host.journal.readRange(uid, from, to)).filter((r) => r.event.executionId === ref.executionId);
+  const records = (await host.reads.recordRange(uid, from, to)).filter((r) => r.event.executionId === ref.executionId);
   // The gate's call record is the one the session-log projection names (callSeq), not a search.
   const gate = (await host.placer.sessionLog(uid)).gate({
     executionId: ref.executionId,
@@ -89,7 +88,7 @@ async function waitingTurn(host: Host, session: Session): Promise<WaitingTurn> {
     gate === undefined
       ? undefined
       : (records.find((r) => r.seq === gate.callSeq) ??
-        (await host.journal.readRange(uid, gate.callSeq, gate.callSeq))[0]);
+        (await host.reads.recordRange(uid, gate.callSeq, gate.callSeq))[0]);
   const context: LogRecord[] = records.map(logRecordOf);
   return create(WaitingTurnSchema, {
     session,
@@ -104,7 +103,7 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
     async inspectSession(req, ctx) {
       const uid = boundedId(limits, req.session, "session");
       const info = await host.placer.session(uid, opContext(ctx));
-      const verified = await host.journal.verify(uid);
+      const verified = await host.reads.verify(uid);
       const chain = verified.ok
         ? create(ChainCheckSchema, { ok: true, records: BigInt(verified.records), headSeq: BigInt(verified.head.seq) })
         : create(ChainCheckSchema, {
@@ -114,7 +113,7 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
             message: verified.message,
           });
       const { children, truncated } = await childrenOf(host, info);
-      const checkpoint = await host.journal.latestCheckpoint(uid);
+      const checkpoint = await host.reads.latestCheckpoint(uid);
       const snapshots = [];
       if (checkpoint) {
         const size = (await host.snapshots.has(checkpoint.digest))
@@ -186,7 +185,7 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
       const uid = boundedId(limits, req.session, "session");
       await host.placer.session(uid, opContext(ctx));
       let lines: string[] = [];
-      for await (const line of exportJsonl(host.journal, uid)) {
+      for await (const line of host.reads.exportJsonl(uid)) {
         lines.push(`${line}\n`);
         if (lines.length === EXPORT_CHUNK_LINES) {
           yield create(ExportSessionResponseSchema, { jsonl: lines.join("") });

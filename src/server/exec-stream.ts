@@ -6,17 +6,22 @@
 // session the Exec created is removed again if the turn ends without a single record (refused). An
 // Exec without inputs on a session whose own gate is decided but whose turn has not continued recovers
 // that turn (Resume's path, its records streamed), as the reference does; with inputs it is refused.
+// A negotiated update shape (§20) changes only what is added or left out: `records` drops the delta
+// frames, and either shape ends the stream with exactly one Session frame of the session after the turn
+// (the parked turn's final frame is that frame); without one the stream is the reference's, unchanged.
 import { followAbort } from "../abort.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest, ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../host/host.js";
 import { checkSessionHarness } from "../host/harness-rule.js";
+import { servedSession } from "../host/served-session.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
 import { AsyncQueue } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
 import { eventBytes } from "../wire/event-bytes.js";
+import type { ExecUpdateShape } from "../wire/exec-updates.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
@@ -73,17 +78,18 @@ export async function* execUpdates(
   callSignal: AbortSignal,
   ctx: OpContext = NO_CONTEXT,
   project = "",
+  shape?: ExecUpdateShape,
 ): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
   const info = await targetSession(host, req, ctx, project);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, info, callSignal, ctx);
+    yield* turnUpdates(host, req, plan, info, callSignal, ctx, shape);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
     // first record is removed again: a refused Exec leaves no session behind.
-    if (req.session === "" && !completed) await host.journal.removeEmptySession(info.uid).catch(() => false);
+    if (req.session === "" && !completed) await host.discardEmptySession(info.uid).catch(() => false);
   }
 }
 
@@ -94,18 +100,9 @@ async function* turnUpdates(
   info: SessionInfo,
   callSignal: AbortSignal,
   ctx: OpContext,
+  shape: ExecUpdateShape | undefined,
 ): AsyncGenerator<ExecUpdate> {
   yield sessionUpdate(sessionProto(info));
-
-  if (plan.expectedLastSeq !== undefined) {
-    const head = await host.journal.head(info.uid);
-    if (head.seq !== plan.expectedLastSeq) {
-      throw new HostError(
-        ErrorCode.Conflict,
-        `expected_last_seq ${plan.expectedLastSeq} but the session's head is ${head.seq}`,
-      );
-    }
-  }
 
   // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
   // settles), when deadline_unix passes, or when the stream closes before the turn ended.
@@ -157,12 +154,13 @@ async function* turnUpdates(
       offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
     },
     onDelta(executionId: string, chunk: string, done: boolean) {
+      if (shape === "records") return;
       offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
     },
   };
   const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, info.uid));
   const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
-    ? host.placer.resume(info.uid, signal, observer, ctx).then((r) => ({
+    ? host.placer.resume(info.uid, signal, observer, ctx, plan.expectedLastSeq).then((r) => ({
         records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
         ...(r.parked ? { parked: r.parked } : {}),
       }))
@@ -186,7 +184,8 @@ async function* turnUpdates(
             offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
         }
         try {
-          if (result.parked)
+          if (shape !== undefined) updates.offer(sessionUpdate(await servedSession(host, info.uid)));
+          else if (result.parked)
             updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(info.uid))));
           updates.end();
         } catch (err) {

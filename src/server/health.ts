@@ -3,7 +3,7 @@
 // statuses and errors: Check of an unknown service is NOT_FOUND, Watch of one streams SERVICE_UNKNOWN
 // then every later status, List refuses more than 100 services RESOURCE_EXHAUSTED), but no .proto is
 // parsed at start: the three messages are encoded with @bufbuild's binary wire, which serve loads
-// anyway (issue 41: the health.proto parse and protobufjs were ~10 % of serve's start).
+// anyway (docs/performance.md "serve_ready_ms": the health.proto parse and protobufjs were ~10 % of serve's start).
 import { type Server, type ServerWritableStream, type ServiceDefinition, status as grpcStatus } from "@grpc/grpc-js";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 

@@ -3,7 +3,6 @@ export { startServer, DEFAULT_GRACE_MS, SESSIONS_SERVICE } from "./server.js";
 export type { RunningServer, ServerOptions, TlsFiles } from "./server.js";
 export { sessionsService, MAX_FORK_CHILDREN } from "./sessions-service.js";
 export { registryService } from "./registry-service.js";
-export { HarnessCatalog } from "./harness-catalog.js";
 export { BearerAuth, parseTokenFile } from "./auth.js";
 export { type LoadedCredentials, loadCredentials } from "./credential-file.js";
 export { type LineHolder, tokenFileLine } from "./principals.js";

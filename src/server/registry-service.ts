@@ -8,7 +8,7 @@ import {
   type HarnessRegistry,
 } from "../gen/agentsessions/v1/harness_registry_pb.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
-import type { HarnessCatalog } from "./harness-catalog.js";
+import type { HarnessCatalog } from "../host/harness-catalog.js";
 
 export type RegistryMethods = MethodsOf<typeof HarnessRegistry>;
 

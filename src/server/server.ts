@@ -21,7 +21,7 @@ import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { type LoadedCredentials, loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
-import { HarnessCatalog, REGISTRATION_POLL_MS } from "./harness-catalog.js";
+import { HarnessCatalog, REGISTRATION_POLL_MS } from "../host/harness-catalog.js";
 import { Health } from "./health.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
 import { checkListenAddresses, LISTENER_OFF } from "./listen-policy.js";
@@ -95,7 +95,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();
-  catalog.follow(host.journal.storage.sharedByHosts ? REGISTRATION_POLL_MS : 0);
+  catalog.follow(host.reads.sharedByHosts ? REGISTRATION_POLL_MS : 0);
 
   const sessions = new Server({
     interceptors: [policy("sessions")],
@@ -103,7 +103,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   });
   const health = new Health({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
   const journalHealth = new JournalHealth({
-    probe: () => host.journal.probe(),
+    probe: () => host.reads.probe(),
     ...(opts.journalProbeMs !== undefined ? { probeMs: opts.journalProbeMs } : {}),
     setServing(serving, err) {
       const status = serving ? "SERVING" : "NOT_SERVING";
@@ -153,7 +153,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     registryAddr = registry ? await listen(registry, opts.registryAddr, credentials) : LISTENER_OFF;
     if (listeners.http !== undefined && opts.httpAddr !== undefined) {
       // The HTTP console (Connect, its assets) loads only when its listener is on: a start with
-      // --http-addr off never pays for it (issue 41, docs/performance.md "serve_ready_ms").
+      // --http-addr off never pays for it (docs/performance.md "serve_ready_ms").
       const [{ ConsoleAssets }, { routeService }, { httpPolicy }, { startHttp }] = await Promise.all([
         import("../http/assets.js"),
         import("../http/connect-service.js"),

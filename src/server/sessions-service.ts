@@ -2,6 +2,8 @@
 // fixed). Invariants: every request is validated before anything is read or written, so a bad
 // request changes nothing; every failure leaves as the status grpcStatusOf assigns to its HostError.
 import { EFFECTS_ANNOTATION } from "../wire/annotations.js";
+import { EXEC_UPDATES_HEADER, execShapeOf } from "../wire/exec-updates.js";
+import { Metadata } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import type { LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import {
@@ -41,8 +43,8 @@ export { EFFECTS_ANNOTATION, servedSession };
  * carries its metadata — checked before any child exists (and before a memory parent is snapshotted).
  */
 async function checkForkBytes(host: Host, parent: string, atSeq: number, count: number, metaBytes: number) {
-  const through = atSeq === 0 ? (await host.journal.head(parent)).seq : atSeq;
-  const perChild = (await host.journal.recordBytes(parent, through)) + metaBytes;
+  const through = atSeq === 0 ? (await host.reads.head(parent)).seq : atSeq;
+  const perChild = (await host.reads.recordBytes(parent, through)) + metaBytes;
   const total = perChild * count;
   if (total > host.limits.forkBytes) {
     throw overLimit("forkBytes", host.limits.forkBytes, total, `Fork of ${count} children × ${formatBytes(perChild)}`);
@@ -147,10 +149,17 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
     },
 
     exec(req, ctx) {
+      // §20: a shape the client negotiated is echoed in the response headers; an unknown one is refused.
+      const asked = execShapeOf(ctx.metadata.get(EXEC_UPDATES_HEADER));
+      if (asked.kind === "refused") throw invalid(asked.reason);
       const op = opContext(ctx);
       // A new session goes into the caller's project; an existing one is checked where Exec reads it.
       const project = op.projects === undefined ? "" : creatableProject(host, "", ctx);
-      return execUpdates(host, req, ctx.signal, op, project);
+      if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, op, project);
+      const echo = new Metadata();
+      echo.set(EXEC_UPDATES_HEADER, asked.shape);
+      ctx.sendHeader(echo);
+      return execUpdates(host, req, ctx.signal, op, project, asked.shape);
     },
 
     async *replay(req, ctx): AsyncGenerator<LogRecord> {
@@ -159,7 +168,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       const to = int64(req.toSeq, "to_seq");
       await host.placer.session(session, opContext(ctx));
       if (to !== 0 && to < from) return;
-      for await (const rec of host.journal.read(session, from, to)) yield logRecordOf(rec);
+      for await (const rec of host.reads.records(session, from, to)) yield logRecordOf(rec);
     },
 
     async suspend(req, ctx) {

@@ -16,7 +16,7 @@ import { versionKey } from "../placement/registry.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
 import { opContext } from "./request-id.js";
-import type { HarnessCatalog, HarnessVersionInfo } from "./harness-catalog.js";
+import type { HarnessCatalog, HarnessVersionInfo } from "../host/harness-catalog.js";
 
 export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof SessionVersions>> {
   return {

@@ -5,10 +5,10 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { PostgresJournal } from "../journal/postgres.js";
+import { PostgresJournal } from "../journal/postgres/journal.js";
 import type { Journal } from "../journal/types.js";
-import { migrate } from "../journal/postgres-schema.js";
-import { inTransaction } from "../journal/postgres-transaction.js";
+import { migrate } from "../journal/postgres/schema.js";
+import { inTransaction } from "../journal/postgres/transaction.js";
 import { knownOrHashed, parseDigest, type PutOptions, type SnapshotStore } from "./store.js";
 
 export interface PgSnapshotStoreOptions {

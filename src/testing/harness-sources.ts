@@ -5,7 +5,7 @@
 import { HarnessSpecFlag } from "../host/config.js";
 import type { Host } from "../host/host.js";
 import { LocalRuntime } from "../runtime/local.js";
-import type { Harness, HarnessFactory } from "../sdk/types.js";
+import type { Harness, HarnessFactory } from "../harness/types.js";
 
 /**
  * A harness for a test host: a module path (default export a factory; `.js`, `.mjs` or `.ts`), the

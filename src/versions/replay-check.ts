@@ -6,14 +6,14 @@
 // checking another version is the point.
 import { fromJson } from "@bufbuild/protobuf";
 import { newSessionUid } from "../controller/ids.js";
-import { SessionLog } from "../controller/projection.js";
+import { SessionLog } from "../projection/session-log.js";
 import { DivergedError } from "../controller/serving-sink.js";
 import { replaySession } from "../controller/turn.js";
 import { isHostError } from "../errors/index.js";
 import { EventSchema } from "../gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../journal/memory.js";
+import { MemoryJournal } from "../journal/memory/journal.js";
 import type { JournalRecord } from "../journal/types.js";
-import type { HarnessFactory } from "../sdk/types.js";
+import type { HarnessFactory } from "../harness/types.js";
 
 /** One recorded session to check: a label for reports (a file name or a uid) and its records. */
 export interface RecordedSession {

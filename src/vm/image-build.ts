@@ -24,7 +24,16 @@ import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { freePort } from "./ports.js";
 import { writeCpio } from "./cpio.js";
-import { AGENT_FILES_PY, AGENT_PY, COMPILE_PY, GUEST_FILES, INIT_SH, PROBE_PY } from "./guest-files.js";
+import {
+  AGENT_FILES_PY,
+  AGENT_PY,
+  COMPILE_PY,
+  GUEST_FILES,
+  INIT_SH,
+  PROBE_PY,
+  RESEED_HOOK_CJS,
+  RESEED_HOOK_PY,
+} from "./guest-files.js";
 import { GuestTree, findKernel, moduleLoadOrder, sharedObjects } from "./image-files.js";
 import { GUEST_PORT, IMAGE_FORMAT, MANIFEST, type ImageManifest, imageDigest } from "./image-manifest.js";
 import { HOST_NODE, type NodeBundle, agentPythonFiles, bundleNode, checkNodeListens } from "./image-node.js";
@@ -253,7 +262,8 @@ async function addPython(
     );
   addInterpreter(tree, loaded.executable, system);
   tree.addFile(`app/${basename(program)}`, readFileSync(program), 0o644);
-  return [HOST_PYTHON, "-B", "-s", `/app/${basename(program)}`, ...args];
+  tree.addFile("hh/reseed_hook.py", Buffer.from(RESEED_HOOK_PY, "utf8"), 0o644);
+  return [HOST_PYTHON, "-B", "-s", "/hh/reseed_hook.py", `/app/${basename(program)}`, ...args];
 }
 
 /** The Node program's files: the node binary, its shared objects and the bundle (checked to listen);
@@ -276,7 +286,8 @@ async function addNode(
     agent.files.filter((f) => f.startsWith("/usr/") || f.startsWith("/lib")),
   );
   tree.addFile(`app/${name}`, program.bundle.code, 0o644);
-  return [HOST_NODE, `/app/${name}`, ...args];
+  tree.addFile("hh/reseed-hook.cjs", Buffer.from(RESEED_HOOK_CJS, "utf8"), 0o644);
+  return [HOST_NODE, "-r", "/hh/reseed-hook.cjs", `/app/${name}`, ...args];
 }
 
 /** python3 (the program's interpreter or only the agent's) with the given library files and their shared objects. */

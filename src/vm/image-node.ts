@@ -1,9 +1,10 @@
 // The Node half of `image build --node`: the program bundled into one self-contained ES module, checked
 // to listen on the build machine, and the files the guest needs to run it. Invariants: the guest holds
-// the node binary that runs this builder (with the shared objects it links) and exactly one JavaScript
-// file — the bundle, whose bytes are a pure function of the program, the modules it imports and the
-// bundler's version, and are what the build cache hashes; `harnesshost/sdk` in the program is this
-// harnesshost's own SDK, so the guest node speaks the protocol of the host that built it.
+// the node binary that runs this builder (with the shared objects it links), the reseed hook it
+// preloads (guest-files.ts) and one JavaScript file of the program's — the bundle, whose bytes are a
+// pure function of the program, the modules it imports and the bundler's version, and are what the
+// build cache hashes; `harnesshost/sdk` in the program is this harnesshost's own SDK, so the guest
+// node speaks the protocol of the host that built it.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";

@@ -66,6 +66,8 @@ export class VmProcess {
   readonly exited: Promise<void>;
   private control: Socket | undefined;
   private controlBuffer = "";
+  /** How many language runtimes in the guest confirmed the last reseed (undefined: never restored). */
+  runtimesReseeded: number | undefined;
 
   private constructor(
     readonly child: ChildProcess,
@@ -227,11 +229,17 @@ export class VmProcess {
     });
   }
 
-  /** Sets the guest's wall clock to ours and reseeds its kernel RNG; resolves once the agent confirmed. */
+  /**
+   * Sets the guest's wall clock to ours, reseeds its kernel RNG and then its language runtimes (the
+   * harness program's reseed hook); resolves once the agent confirmed all of it. The agent of an image
+   * built before the runtime hooks existed answers without a count: it still restores (undefined).
+   */
   async reseed(deadline: number): Promise<void> {
     const now = BigInt(Date.now()) * 1_000_000n;
     const answer = await this.ask(`reseed ${now} ${randomBytes(32).toString("hex")}`, deadline);
-    if (answer !== `reseeded ${now}`) throw new Error(`the guest agent refused the reseed: ${answer}`);
+    const m = /^reseeded (\d+)(?: (\d+))?$/.exec(answer);
+    if (m?.[1] !== String(now)) throw new Error(`the guest agent refused the reseed: ${answer}`);
+    this.runtimesReseeded = m[2] === undefined ? undefined : Number(m[2]);
   }
 
   /** The guest's wall clock (ms since the epoch) and 16 fresh bytes of its kernel RNG. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { aiSdkModelProvider, aiSdkToolExecutor, memoryApplied } from "../../src/adapters/ai-sdk/index.js";
 import { openAIAgentsToolExecutor } from "../../src/adapters/openai-agents/index.js";
-import { compactionOfEvent } from "../../src/controller/compaction.js";
+import { compactionOfEvent } from "../../src/projection/compaction.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";

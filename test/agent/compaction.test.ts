@@ -4,14 +4,14 @@
 // and model input stay bounded; replay is identical with zero model calls; the chain verifies.
 import { describe, expect, it } from "vitest";
 import { agent } from "../../src/agent/index.js";
-import { compactionOfEvent } from "../../src/controller/compaction.js";
+import { compactionOfEvent } from "../../src/projection/compaction.js";
 import { execTurn, replaySession, resumeTurn, SessionLog } from "../../src/controller/index.js";
 import { ModelRequestError } from "../../src/model/types.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { messageText, textMessage } from "../../src/model/text.js";
-import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { say, ScriptedModel } from "../../src/model/scripted.js";
 
 const S = "sess-0000000000000000000000c1";

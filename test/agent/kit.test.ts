@@ -9,10 +9,10 @@ import { execTurn, replaySession } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode, type HostError, isHostError } from "../../src/errors/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { ModelInterruptedError, ModelRequestError, ModelUnavailableError } from "../../src/model/types.js";
 import { messageText, textMessage } from "../../src/model/text.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
 
 const S = "sess-0000000000000000000000a1";

@@ -4,9 +4,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { compactionOfEvent } from "../../src/controller/compaction.js";
+import { compactionOfEvent } from "../../src/projection/compaction.js";
 import { SessionLog } from "../../src/controller/index.js";
-import { appliedWrites, sandboxDir } from "../../src/controller/notes-tools.js";
+import { appliedWrites, sandboxDir } from "../../harnesses/notes/tools.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { Host } from "../../src/host/host.js";
 import { ChatEndpoint, contentText } from "../fixtures/chat-endpoint.js";

@@ -11,6 +11,8 @@ const KEYS = [
   "replay_ratio",
   "turn_latency_ratio",
   "turn_latency_tcp_ratio",
+  "wire_turn_ratio",
+  "serve_ready_ms",
   "python_echo_turn_ratio",
   "long_session_ratio",
   "suspend_resume_p50_ms",

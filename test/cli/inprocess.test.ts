@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { main } from "../../src/cli/run.js";
 
 const run = promisify(execFile);
@@ -67,7 +67,7 @@ describe("harnesshost CLI (in-process)", () => {
   it("verify of a tampered database names the seq and exits 1", async () => {
     const copy = join(dir, "tampered.db");
     writeFileSync(copy, readFileSync(journal));
-    const db = new Database(copy);
+    const db = openSqlite(copy);
     db.prepare("UPDATE events SET prev_hash = 'x' WHERE session = ? AND seq = 7").run(session);
     db.close();
     const res = await cli("verify", "--journal", copy, "--session", session);

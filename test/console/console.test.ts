@@ -6,7 +6,7 @@ import { createHash, createHmac } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUILTIN_STATICS } from "../../src/host/host.js";
@@ -260,7 +260,7 @@ describe("operator console in a browser", () => {
     const uid = await newSession(page, "echo", "tamper me");
     await turnOutput(page);
     await page.locator("[data-testid=chain]", { hasText: "verified" }).waitFor({ timeout: WAIT });
-    const db = new Database(host.journal);
+    const db = openSqlite(host.journal);
     try {
       const row = db.prepare("SELECT event FROM events WHERE session = ? AND seq = 2").get(uid) as { event: Buffer };
       const at = row.event.indexOf("tamper me");

@@ -6,7 +6,7 @@ import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { HarnessBinding } from "../../src/controller/index.js";
 import { textMessage, textOf } from "../../src/controller/index.js";
 import type { ModelProvider } from "../../src/model/types.js";
-import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/harness/types.js";
 
 /** Answers "echo:<last text>" and counts invocations; `fail` makes the next n calls throw. */
 export class CountingModel implements ModelProvider {

@@ -11,7 +11,7 @@ import {
 import { execTurn, replaySession, resumeTurn, ModelCallCounter } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { bind, CountingModel, echoRun, harnessOf, user } from "./helpers.js";
 
 const signal = () => new AbortController().signal;

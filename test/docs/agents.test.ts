@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import calc from "../../docs/examples/calc-agent.js";
 import { execTurn, replaySession } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { textMessage } from "../../src/model/text.js";
 import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
 

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonlLine } from "../../src/journal/export.js";
+import { jsonlLine } from "../../src/journal/transfer/export.js";
 import { GO_HELLO_INPUT_HASH, goEchoTurn, writeGoJournal } from "../journal/go-fixture.js";
 import { projectWorkdir } from "../package/shared.js";
 import { runDoc } from "./npx-doc.js";

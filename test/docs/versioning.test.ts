@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { decodeActor, encodeActor } from "../../src/snapshot/codec.js";
 import { isHostError } from "../../src/errors/index.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 import { codeBlocks } from "./sh-script.js";
 
 const REPO = resolve(import.meta.dirname, "../..");

@@ -13,7 +13,7 @@ import {
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { messageText, textMessage } from "../../src/model/text.js";
-import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/harness/types.js";
 import { builtinHarnesses, ChatAgent, CounterAgent, EchoAgent } from "../../harnesses/index.js";
 import chatFactory from "../../harnesses/chatagent/index.js";
 import counterFactory from "../../harnesses/counteragent/index.js";

@@ -4,8 +4,8 @@
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MeteredJournal } from "../../src/host/metered-journal.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { meteredJournal } from "../../src/host/metered-journal.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
 import { startTracing, stopTracing } from "../../src/obs/trace.js";
@@ -13,7 +13,7 @@ import { journalConformance } from "../journal/conformance.js";
 import { inputEvent } from "../journal/events.js";
 
 journalConformance("memory, metered", async () => {
-  const journal = new MeteredJournal(new MemoryJournal(), new HostMetrics());
+  const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
   return { journal, cleanup: () => journal.close() };
 });
 
@@ -22,21 +22,41 @@ const OPTIONAL = ["appendUnderNewFence", "countByComputeState", "tryLockSession"
 describe("metered journal", () => {
   it("meteredJournalHasExactlyTheOptionalMethodsOfItsJournal", () => {
     const inner = new MemoryJournal();
-    const metered = new MeteredJournal(inner, new HostMetrics());
+    const metered = meteredJournal(inner, new HostMetrics());
     for (const name of OPTIONAL) {
       const has = typeof (inner as unknown as Record<string, unknown>)[name] === "function";
       expect(typeof (metered as unknown as Record<string, unknown>)[name] === "function", name).toBe(has);
     }
     const bare: Journal = Object.create(inner) as Journal;
     for (const name of OPTIONAL) Object.defineProperty(bare, name, { value: undefined });
-    const meteredBare = new MeteredJournal(bare, new HostMetrics());
+    const meteredBare = meteredJournal(bare, new HostMetrics());
     for (const name of OPTIONAL)
       expect((meteredBare as unknown as Record<string, unknown>)[name], name).toBeUndefined();
   });
 
+  it("everyMethodIsReadThroughTheWrappedJournalsOwnPropertyAccess", async () => {
+    // A view that keeps its journal open when closed (test/projection/real-hosts.ts does this): the
+    // metered journal must call what the view answers, not the method of the view's target.
+    const inner = new MemoryJournal();
+    let closes = 0;
+    const view: Journal = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === "close")
+          return async () => {
+            closes += 1;
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await meteredJournal(view, new HostMetrics()).close();
+    expect(closes).toBe(1);
+    await expect(inner.getSession("s1")).resolves.toBeUndefined();
+  });
+
   it("everyCommitIsCountedByBackendWithItsRecordsAndBytes", async () => {
     const metrics = new HostMetrics();
-    const journal = new MeteredJournal(new MemoryJournal(), metrics);
+    const journal = meteredJournal(new MemoryJournal(), metrics);
     const fence = await journal.newFence("s1");
     await journal.append("s1", 0, fence, inputEvent("a"));
     await journal.appendBatch("s1", 1, fence, [inputEvent("b"), inputEvent("c")]);
@@ -60,7 +80,7 @@ describe("commit spans", () => {
 
   it("aCommitOutsideARecordingTraceRecordsNoSpan", async () => {
     exporter.reset();
-    const journal = new MeteredJournal(new MemoryJournal(), new HostMetrics());
+    const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
     const fence = await journal.newFence("s1");
     await journal.append("s1", 0, fence, inputEvent("a"));
     expect(exporter.getFinishedSpans()).toEqual([]);
@@ -68,7 +88,7 @@ describe("commit spans", () => {
 
   it("aCommitInsideARecordingSpanRecordsOneChildSpanWithItsSeqRange", async () => {
     exporter.reset();
-    const journal = new MeteredJournal(new MemoryJournal(), new HostMetrics());
+    const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
     const fence = await journal.newFence("s1");
     await trace.getTracer("test").startActiveSpan("turn", async (span) => {
       await journal.appendBatch("s1", 0, fence, [inputEvent("a"), inputEvent("b")]);

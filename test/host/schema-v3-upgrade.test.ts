@@ -4,11 +4,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
-import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -34,7 +34,7 @@ describe("host on a version-3 journal", () => {
       await first.close();
     }
     // Back to the version-3 form: every hash as lowercase hex text, stamped 3.
-    const raw = new Database(join(dir, "journal.db"));
+    const raw = openSqlite(join(dir, "journal.db"));
     raw.exec(`UPDATE events SET prev_hash = lower(hex(prev_hash)) WHERE typeof(prev_hash) = 'blob';
       UPDATE events SET content_hash = lower(hex(content_hash)) WHERE typeof(content_hash) = 'blob';`);
     raw.pragma("user_version = 3");
@@ -55,7 +55,7 @@ describe("host on a version-3 journal", () => {
     } finally {
       await second.close();
     }
-    const check = new Database(join(dir, "journal.db"), { readonly: true });
+    const check = openSqlite(join(dir, "journal.db"), { readonly: true });
     expect(check.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });

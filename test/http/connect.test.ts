@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { ExecRequestSchema, Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Console } from "../../src/gen/harnesshost/v1/console_pb.js";
-import { exportJsonl } from "../../src/journal/export.js";
+import { exportJsonl } from "../../src/journal/transfer/export.js";
 import { ConsoleAssets } from "../../src/http/assets.js";
 import { WAITING_SCAN } from "../../src/server/console-service.js";
 import { checkListenAddresses } from "../../src/server/listen-policy.js";

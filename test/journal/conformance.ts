@@ -31,7 +31,7 @@ import {
   unhashableEvent,
   upgradeRecordEvent,
 } from "./events.js";
-import { SessionLog } from "../../src/controller/projection.js";
+import { SessionLog } from "../../src/projection/session-log.js";
 
 export interface JournalUnderTest {
   journal: Journal;

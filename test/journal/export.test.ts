@@ -1,8 +1,8 @@
 // JSONL export and database-free verification: an export verifies intact, and any edit to a line is
 // caught and named by seq.
 import { describe, expect, it } from "vitest";
-import { MemoryJournal } from "../../src/journal/memory.js";
-import { exportJsonl, verifyJsonl, verifyRecords, type LineRecord } from "../../src/journal/export.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
+import { exportJsonl, verifyJsonl, verifyRecords, type LineRecord } from "../../src/journal/transfer/export.js";
 import { writeMultiTurn } from "./session-fixture.js";
 
 async function exported(): Promise<{ lines: string[]; count: number }> {

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { appendUnderNewFence } from "../../src/journal/fenced-append.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, inputEvent, lifecycleEvent, unhashableEvent } from "./events.js";
 

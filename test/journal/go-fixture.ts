@@ -10,7 +10,7 @@
 // turn with harness and version on its EXECUTION_START, which those v0.1.2 files lack) carries the
 // Go-recorded model-input hash but chains with our hashing.
 import { create, toBinary } from "@bufbuild/protobuf";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { hashRecord } from "../../src/canon/index.js";
 import { EventKind, EventSchema, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 
@@ -179,7 +179,7 @@ export interface GoFixtureSession {
 
 /** Writes a Go-layout journal at `path` holding `sessions`. */
 export function writeGoJournal(path: string, layout: "v2" | "v0.1.2", sessions: readonly GoFixtureSession[]): void {
-  const db = new Database(path);
+  const db = openSqlite(path);
   try {
     db.exec(GO_SCHEMA_V1);
     if (layout === "v2") db.exec(GO_SCHEMA_V2);

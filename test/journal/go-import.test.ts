@@ -6,18 +6,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/run.js";
 import { EventKind, EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { exportJsonl, jsonlLine, verifyJsonl } from "../../src/journal/export.js";
-import { GO_WRITTEN_THROUGH_ANNOTATION, importGoJournal } from "../../src/journal/go-import.js";
-import { openGoJournal } from "../../src/journal/go-source.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { exportJsonl, jsonlLine, verifyJsonl } from "../../src/journal/transfer/export.js";
+import { GO_WRITTEN_THROUGH_ANNOTATION, importGoJournal } from "../../src/journal/transfer/go-import.js";
+import { openGoJournal } from "../../src/journal/transfer/go-source.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { DEFAULT_LIMITS } from "../../src/limits/index.js";
-import { PostgresJournal } from "../../src/journal/postgres.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { GO_COMPLETED, GO_MIXED, type GoFixtureRecord, type GoFixtureSession, writeGoJournal } from "./go-fixture.js";
 import { dropSchemas, freshSchema, PG_URL } from "./postgres-fixture.js";
@@ -149,7 +149,7 @@ describe("import --from-go", () => {
   it("import refuses a tampered session at its first bad seq and writes nothing of it", async () => {
     const source = file("go-tampered.db");
     writeGoJournal(source, "v2", SESSIONS);
-    const db = new Database(source);
+    const db = openSqlite(source);
     const forged = create(EventSchema, {
       executionId: "",
       kind: EventKind.EVENT_OUTPUT,
@@ -181,7 +181,7 @@ describe("import --from-go", () => {
   it("refuses a Go journal with a newer schema stamp, or a file that is not one, before writing anything", async () => {
     const source = file("go-v3.db");
     writeGoJournal(source, "v2", SESSIONS);
-    const db = new Database(source);
+    const db = openSqlite(source);
     db.pragma("user_version = 3");
     db.close();
     const target = file("ours-v3.db");
@@ -189,7 +189,7 @@ describe("import --from-go", () => {
     expect(res.code).not.toBe(0);
     expect(res.err).toContain("schema version 3");
     const other = file("not-go.db");
-    new Database(other).exec("CREATE TABLE t (x)").close();
+    openSqlite(other).exec("CREATE TABLE t (x)").close();
     const res2 = await cli("import", "--from-go", other, "--journal", target);
     expect(res2.code).not.toBe(0);
     expect(res2.err).toContain("not a Go journal");

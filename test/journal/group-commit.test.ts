@@ -1,4 +1,4 @@
-// Group commit (src/journal/commit-queue.ts, the SQLite batch transaction, src/journal/postgres-batch.ts):
+// Group commit (src/journal/commit-queue.ts, the SQLite batch transaction, src/journal/postgres/batch.ts):
 // appends from different sessions that arrive together share one transaction, each append is
 // acknowledged only once its batch is durable, and a write that fails inside a batch — fence, CAS, an
 // unhashable event, a stray row at the database — fails alone and changes nothing. Run on SQLite and
@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, grpcStatusNameOf, HostError } from "../../src/errors/index.js";
 import { Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { PostgresJournal } from "../../src/journal/postgres.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { inputEvent, lifecycleEvent, outputEvent, unhashableEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
@@ -47,7 +47,7 @@ async function sqlite(): Promise<Backend> {
   dirs.push(dir);
   const file = join(dir, "journal.db");
   const journal = SqliteJournal.open(file);
-  const raw = new Database(file);
+  const raw = openSqlite(file);
   const backend: Backend = {
     journal,
     visible: async (session, seq) =>

@@ -1,5 +1,5 @@
 // The in-memory journal against the shared backend contract.
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { journalConformance } from "./conformance.js";
 
 journalConformance("memory", async () => {

@@ -1,4 +1,4 @@
-// Session leases on PostgreSQL (src/journal/postgres-lock.ts, docs/scaling.md "The session lock and
+// Session leases on PostgreSQL (src/journal/postgres/lock.ts, docs/scaling.md "The session lock and
 // fences"): a released lock stays held for this host's next operation, and is handed to another host
 // that asks for it; a lock in use is not.
 import type pg from "pg";
@@ -6,8 +6,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors/index.js";
 import { HostMetrics } from "../../src/obs/metrics.js";
 import { parseExposition, sampleValue } from "../obs/scrape.js";
-import { PostgresJournal, type PostgresJournalOptions } from "../../src/journal/postgres.js";
-import { sessionLockKey } from "../../src/journal/postgres-lock.js";
+import { PostgresJournal, type PostgresJournalOptions } from "../../src/journal/postgres/journal.js";
+import { sessionLockKey } from "../../src/journal/postgres/lock.js";
 import { eventually } from "../fixtures/eventually.js";
 import { inputEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";

@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportJsonl } from "../../src/journal/export.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { exportJsonl } from "../../src/journal/transfer/export.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { writeMultiTurn } from "./session-fixture.js";
 
 function runVerifier(file: string): { status: number | null; stdout: string; stderr: string } {

@@ -1,4 +1,4 @@
-// WAL checkpoints off the commit path (src/journal/sqlite-checkpointer.ts): a worker thread copies WAL
+// WAL checkpoints off the commit path (src/journal/sqlite/checkpointer.ts): a worker thread copies WAL
 // frames into the database while appends keep committing, the writing connection restarts the WAL at
 // `resetPages` so it stays bounded (at most twice `resetPages` plus one transaction's frames, with or
 // without the worker), every acknowledged append is readable after reopening, and closing stops the
@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
-import type { WalCheckpointOptions } from "../../src/journal/sqlite-checkpointer.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
+import type { WalCheckpointOptions } from "../../src/journal/sqlite/checkpointer.js";
 import { eventually } from "../fixtures/eventually.js";
 import { inputEvent, outputEvent } from "./events.js";
 

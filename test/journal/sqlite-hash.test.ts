@@ -1,18 +1,18 @@
 // SQLite schema version 4: a record's hashes are stored as 32 bytes when canonical and read back
-// exactly as written (src/journal/sqlite-hash.ts). Under test: the stored form, the codec on values
+// exactly as written (src/journal/sqlite/hash.ts). Under test: the stored form, the codec on values
 // that are not canonical, tampering with a BLOB hash, and a version-3 file (hashes as hex text) that
 // opens at version 4 without a rewrite, verifies, exports the same lines, forks and keeps appending —
 // and opens read-only with no upgrade at all.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import { exportJsonl } from "../../src/journal/export.js";
-import { hashColumn } from "../../src/journal/sqlite-hash.js";
-import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { exportJsonl } from "../../src/journal/transfer/export.js";
+import { hashColumn } from "../../src/journal/sqlite/hash.js";
+import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, executionStartEvent, inputEvent, outputEvent } from "./events.js";
 
@@ -33,7 +33,7 @@ async function lines(journal: Journal, session: string): Promise<string[]> {
 }
 
 function version(file: string): number {
-  const db = new Database(file, { readonly: true });
+  const db = openSqlite(file, { readonly: true });
   try {
     return Number(db.pragma("user_version", { simple: true }));
   } finally {
@@ -56,7 +56,7 @@ async function writeVersion3(file: string): Promise<string[]> {
   await writer.appendBatch("old", 4, 0, [inputEvent("three", "x2"), endEvent("x2")]);
   const exported = await lines(writer, "old");
   await writer.close();
-  const raw = new Database(file);
+  const raw = openSqlite(file);
   raw.exec(`UPDATE events SET prev_hash = lower(hex(prev_hash)) WHERE typeof(prev_hash) = 'blob';
     UPDATE events SET content_hash = lower(hex(content_hash)) WHERE typeof(content_hash) = 'blob';`);
   raw.pragma("user_version = 3");
@@ -74,7 +74,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
     const journal = SqliteJournal.open(file);
     try {
       await journal.appendBatch("s", 0, 0, [inputEvent("a"), outputEvent("b")]);
-      const raw = new Database(file, { readonly: true });
+      const raw = openSqlite(file, { readonly: true });
       const rows = raw
         .prepare(
           `SELECT seq, typeof(prev_hash) AS pt, length(prev_hash) AS pl, typeof(content_hash) AS ct,
@@ -112,7 +112,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
         0,
         others.map((t) => inputEvent(t)),
       );
-      const raw = new Database(file);
+      const raw = openSqlite(file);
       const set = raw.prepare("UPDATE events SET prev_hash = ?, content_hash = ? WHERE session = 's' AND seq = ?");
       for (const [i, other] of others.entries()) set.run(other, hashColumn(other), i + 1);
       set.run(Buffer.from([0xde, 0xad]), Buffer.from(canonical, "hex"), others.length);
@@ -132,7 +132,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
     const journal = SqliteJournal.open(file);
     try {
       await journal.appendBatch("s", 0, 0, [inputEvent("a"), outputEvent("b"), endEvent()]);
-      const raw = new Database(file);
+      const raw = openSqlite(file);
       raw.prepare("UPDATE events SET content_hash = ? WHERE session = 's' AND seq = 2").run(Buffer.alloc(32, 0xab));
       raw.close();
       expect(await journal.verify("s")).toMatchObject({ ok: false, kind: "tampered", seq: 2 });
@@ -167,7 +167,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
     } finally {
       await journal.close();
     }
-    const raw = new Database(file, { readonly: true });
+    const raw = openSqlite(file, { readonly: true });
     const forms = raw
       .prepare(
         `SELECT seq, typeof(content_hash) AS t FROM events WHERE session = 'old' AND seq < ${HEAD_ROW_SEQ} ORDER BY seq`,
@@ -193,7 +193,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
   it("aVersion2DatabaseIsRefusedByAReadOnlyOpenAndNamesTheUpgrade", async () => {
     const file = tempFile();
     await writeVersion3(file);
-    const raw = new Database(file);
+    const raw = openSqlite(file);
     raw.pragma("user_version = 2");
     raw.close();
     let err: unknown;

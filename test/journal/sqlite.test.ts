@@ -5,15 +5,16 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { openJournal } from "../../src/journal/index.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { chainEvents } from "../../src/journal/chain.js";
-import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
 import { knownEventBytes } from "../../src/wire/event-bytes.js";
 import { journalConformance } from "./conformance.js";
 import { endEvent, inputEvent, outputEvent } from "./events.js";
@@ -47,7 +48,7 @@ function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): {
     const file = join(tempDir(), "journal.db");
     ctx.journal = SqliteJournal.open(file);
     await seed(ctx.journal);
-    ctx.raw = new Database(file);
+    ctx.raw = openSqlite(file);
   });
   afterEach(async () => {
     ctx.raw.close();
@@ -168,7 +169,7 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
     const writer = SqliteJournal.open(file);
     await writePinnedSessions(writer);
     await writer.close();
-    const old = new Database(file);
+    const old = openSqlite(file);
     old.exec("DROP INDEX sessions_pin");
     for (const c of ["pin_seq", "pin_harness", "pin_version", "pin_digest"])
       old.exec(`ALTER TABLE sessions DROP COLUMN ${c}`);
@@ -185,7 +186,7 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
 
   it("a version-1 database opens at the current version with its heads intact, verifies and keeps appending", async () => {
     const v1 = join(tempDir(), "v1.db");
-    const old = new Database(v1);
+    const old = openSqlite(v1);
     old.exec(SCHEMA_V1);
     old.pragma("user_version = 1");
     const records = chainEvents({ seq: 0, hash: "" }, 1, [inputEvent("one"), outputEvent("two")]);
@@ -212,7 +213,7 @@ describe("sqlite journal: the head row beside the newest record (schema 2)", () 
     } finally {
       await upgraded.close();
     }
-    const check = new Database(v1);
+    const check = openSqlite(v1);
     expect(check.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });
@@ -223,7 +224,7 @@ describe("sqlite journal: file lifecycle", () => {
     const file = join(tempDir(), "journal.db");
     const journal = SqliteJournal.open(file);
     await journal.close();
-    const raw = new Database(file);
+    const raw = openSqlite(file);
     expect(raw.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.pragma("user_version = 7");
@@ -350,7 +351,7 @@ describe("sqlite journal: list indexes", () => {
     const first = SqliteJournal.open(file);
     await first.createSession({ uid: "p", project: "default", harness: "echo" });
     await first.close();
-    const raw = new Database(file);
+    const raw = openSqlite(file);
     expect(indexesOf(raw)).toEqual(LIST_INDEXES);
     // A database from before the indexes existed (same schema version, no index).
     for (const name of LIST_INDEXES) raw.exec(`DROP INDEX ${name}`);
@@ -359,7 +360,7 @@ describe("sqlite journal: list indexes", () => {
     const reopened = SqliteJournal.open(file);
     expect((await reopened.getSession("p"))?.harness).toBe("echo");
     await reopened.close();
-    const check = new Database(file);
+    const check = openSqlite(file);
     expect(indexesOf(check)).toEqual(LIST_INDEXES);
     check.close();
   });
@@ -368,7 +369,7 @@ describe("sqlite journal: list indexes", () => {
     const file = join(tempDir(), "journal.db");
     const journal = SqliteJournal.open(file);
     await journal.close();
-    const raw = new Database(file);
+    const raw = openSqlite(file);
     const plan = raw
       .prepare(
         "EXPLAIN QUERY PLAN SELECT s.uid FROM sessions s WHERE s.project = ? AND s.parent_uid = ? ORDER BY s.created_at_ms DESC, s.uid ASC LIMIT 101",

@@ -26,7 +26,7 @@ import {
   type Sleep,
 } from "../../src/model/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import type { ModelRequest } from "../../src/sdk/types.js";
+import type { ModelRequest } from "../../src/harness/types.js";
 import { FakeEndpoint, finishChunk, json, silence, sse, textChunk } from "./fake-endpoint.js";
 
 let endpoint: FakeEndpoint;
@@ -315,7 +315,7 @@ describe("openAICompatible: failures and retries", () => {
   it("an attempt that times out is expected and retried", async () => {
     endpoint.reply(silence, sse([textChunk("second"), finishChunk("stop")]));
     const retried: unknown[] = [];
-    const res = await provider({ timeoutMs: 50, onRetry: (info) => retried.push(info.error) }).invoke(hello, {});
+    const res = await provider({ timeoutMs: 1000, onRetry: (info) => retried.push(info.error) }).invoke(hello, {});
     expect((retried[0] as Error).message).toMatch(/timed out/);
     expect(messageText(res.message)).toBe("second");
     expect(endpoint.requests).toHaveLength(2);

@@ -12,7 +12,7 @@ import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { GrpcApi } from "../../src/cli/grpc-api.js";
 import { connect, HarnessHostError } from "../../src/client/index.js";
-import { PostgresJournal } from "../../src/journal/postgres.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
 import { RpcError, createClient, type MethodsOf, type ServiceClient } from "../../src/wire/index.js";
 import { PG_URL, dropSchemas } from "../journal/postgres-fixture.js";
 

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { Host } from "../../src/host/host.js";
-import { sessionLockKey } from "../../src/journal/postgres-lock.js";
+import { sessionLockKey } from "../../src/journal/postgres/lock.js";
 import { dropSchemas } from "../journal/postgres-fixture.js";
 import { PG_URL, journalUrl, mhSchema } from "./cluster.js";
 import { Gate, gates } from "./fixtures/gated-echo.js";

@@ -6,7 +6,7 @@ import type { ToolCall, ToolResult, Usage } from "../../src/gen/agentsessions/v1
 import { HarnessDescriptorSchema, Resumability } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { HarnessDescriptor } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, ModelRequest, ModelResponse, StartInfo } from "../../src/harness/types.js";
 
 export type SinkCall =
   | { readonly kind: "model"; readonly request: ModelRequest }

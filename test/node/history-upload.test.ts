@@ -15,7 +15,7 @@ import { ErrorCode } from "../../src/errors/index.js";
 import { ActorsClient } from "../../src/node/actors-client.js";
 import { serveHarness } from "../../src/node/serve.js";
 import { HARNESS_MAX_RECEIVE_BYTES } from "../../src/node/limits.js";
-import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { type EvilNode, serveEvilNode, untilCancelled } from "../fixtures/evil-node.js";
 import { historyLine } from "../fixtures/harnesses/history-digest.js";
 import { closeAll, expectChainVerifies, openTestHost, rejectsWithCode, turn } from "../tiers/helpers.js";

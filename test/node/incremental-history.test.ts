@@ -20,7 +20,7 @@ import {
   historyRequestOf,
   isStaleHistory,
 } from "../../src/node/history-headers.js";
-import type { EventSink, Harness, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { RpcError, createClient } from "../../src/wire/index.js";
 import { RecordingSink, failureOf, startInfo, textMessage } from "./fixtures.js";
 

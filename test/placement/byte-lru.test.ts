@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ByteLru } from "../../src/placement/byte-lru.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { inputEvent } from "../journal/events.js";
 
 describe("ByteLru", () => {

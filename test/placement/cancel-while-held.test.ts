@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/events.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { gatedJournal } from "../fixtures/gated-journal.js";
 import { gatedEchoModel } from "../server/helpers.js";
 import { childMetas, closeAll, openTestHost, records, signal } from "../tiers/helpers.js";

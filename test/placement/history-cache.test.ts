@@ -3,7 +3,7 @@
 // window's start, never from seq 1: a compacted long session costs its window, in memory and in reads.
 import { describe, expect, it } from "vitest";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";
 import { inputEvent } from "../journal/events.js";

@@ -2,7 +2,7 @@
 // read once, and the chain check verifies to the head that read found — the head is not read again.
 // Another host's records appended before the hold are still seen and verified (the row carries them).
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { observedJournal } from "../fixtures/counting-journal.js";
 import { closeAll, openTestHost, turn } from "../tiers/helpers.js";

@@ -4,7 +4,7 @@
 // session is kept as its lean projection and the records from its last END, so it stays cached.
 import { describe, expect, it } from "vitest";
 import type { Event } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";

@@ -6,15 +6,15 @@
 // is served from it; a crash between a record and its position loses nothing; a host told to distrust
 // positions walks the whole chain.
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionLog } from "../../src/controller/projection.js";
-import { encodeProjection } from "../../src/controller/projection-codec.js";
+import { SessionLog } from "../../src/projection/session-log.js";
+import { encodeProjection } from "../../src/projection/codec.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { openJournal } from "../../src/journal/index.js";
 import { verifiedPositionDigest } from "../../src/journal/verified-position.js";
 import type { Journal, VerifiedPosition } from "../../src/journal/types.js";
@@ -28,15 +28,22 @@ afterEach(closeAll);
 /** Echo turns are five records: enough of them that a position is due. */
 const TURNS = Math.ceil(VERIFIED_POSITION_EVERY_RECORDS / 5) + 2;
 
-/** `inner` with full walks counted and every ranged read logged as [from, to]. */
-function watched(inner: Journal): { journal: Journal; walks: () => number; reads: [number, number][] } {
+/** `inner` with full walks and position reads counted and every ranged read logged as [from, to]. */
+function watched(inner: Journal): {
+  journal: Journal;
+  walks: () => number;
+  positionReads: () => number;
+  reads: [number, number][];
+} {
   let walks = 0;
+  let positionReads = 0;
   const reads: [number, number][] = [];
   const journal = observedJournal(inner, (method, args) => {
     if (method === "verify") walks += 1;
+    if (method === "verifiedPosition") positionReads += 1;
     if (method === "read" || method === "readRange") reads.push([Number(args[1] ?? 1), Number(args[2] ?? 0)]);
   });
-  return { journal, walks: () => walks, reads };
+  return { journal, walks: () => walks, positionReads: () => positionReads, reads };
 }
 
 /** A session with TURNS echo turns run by a host on `journal`, its position stored; the host stays open. */
@@ -126,6 +133,19 @@ describe("a session's first touch from its verified position", () => {
     expect(await turn(b, session, "next")).toEqual(["echo:next"]);
   });
 
+  it("aSessionShorterThanThePositionIntervalIsWalkedWithoutReadingAPosition", async () => {
+    const shared = new MemoryJournal();
+    const a = await openTestHost({}, { journal: shared });
+    const session = (await a.createSession({ harness: "echo" })).uid;
+    for (let i = 0; i < 3; i++) await turn(a, session, `t${i}`);
+    expect((await shared.head(session)).seq).toBeLessThan(VERIFIED_POSITION_EVERY_RECORDS);
+    const w = watched(shared);
+    const b = await openTestHost({}, { journal: w.journal });
+    expect(await turn(b, session, "next")).toEqual(["echo:next"]);
+    expect(w.walks()).toBe(1);
+    expect(w.positionReads()).toBe(0);
+  });
+
   it("aHostThatDistrustsVerifiedPositionsWalksTheWholeChain", async () => {
     const shared = new MemoryJournal();
     const { session } = await grownSession(shared);
@@ -198,7 +218,7 @@ describe("positions and tampered or lost records (SQLite)", () => {
   }
 
   function flipEventByte(dir: string, session: string, seq: number): void {
-    const db = new Database(join(dir, "journal.db"));
+    const db = openSqlite(join(dir, "journal.db"));
     try {
       const row = db
         .prepare<[string, number], { event: Buffer }>("SELECT event FROM events WHERE session = ? AND seq = ?")

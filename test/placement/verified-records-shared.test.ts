@@ -5,7 +5,7 @@
 // chain check's full walk, so the session is read once for both — and a walk that fails verification
 // leaves nothing cached. Records that do not chain onto a cache leave it as it was, to extend itself.
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RecordCache } from "../../src/placement/record-cache.js";

@@ -7,10 +7,10 @@ import { create } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ev, SessionLog, textMessage } from "../../src/controller/index.js";
-import { compactionMessage } from "../../src/controller/compaction.js";
+import { compactionMessage } from "../../src/projection/compaction.js";
 import { hostEvent } from "../../src/controller/events.js";
-import { EXECUTION_OVERHEAD_BYTES, MARK_OVERHEAD_BYTES } from "../../src/controller/log-tables.js";
-import type { Gate, PendingTurn } from "../../src/controller/projection.js";
+import { EXECUTION_OVERHEAD_BYTES, MARK_OVERHEAD_BYTES } from "../../src/projection/log-tables.js";
+import type { Gate, PendingTurn } from "../../src/projection/session-log.js";
 import { upgradeEvent } from "../../src/controller/upgrade-record.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 import {
@@ -23,8 +23,8 @@ import {
   UsageSchema,
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
-import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/controller/projection-codec.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
+import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/projection/codec.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 
 const RUNS = Number(process.env["LEAN_LOG_RUNS"] ?? 150);
@@ -445,7 +445,7 @@ describe("the stored form of a lean log (docs/protocol.md §5.9)", () => {
     const damaged = [
       bytes.slice(0, bytes.length - 3),
       bytes.slice(0, 2),
-      withHeader((h) => h.replace('"harnesshost.projection.v1"', '"harnesshost.projection.v0"')),
+      withHeader((h) => h.replace('"harnesshost.projection.v2"', '"harnesshost.projection.v0"')),
       withHeader((h) => h.replace(/"starts":(\d+)/, (_, n) => `"starts":${Number(n) + 8}`)),
       withHeader((h) => h.replace(/"order":"(LE|BE)"/, (_, o) => `"order":"${o === "LE" ? "BE" : "LE"}"`)),
       withHeader((h) => h.slice(0, -1)),

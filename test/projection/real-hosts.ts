@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DemoWriteExecutor, readDemoWrites } from "../../src/controller/demo-write.js";
+import { DemoWriteExecutor, readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { Host } from "../../src/host/host.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { CountingModel, fixturePath } from "../tiers/helpers.js";
 import { CutExecutor } from "./cut-executor.js";

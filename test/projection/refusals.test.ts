@@ -79,7 +79,7 @@ describe("memory Suspend and Fork capture a pending turn's restart point", () =>
 
   it("Fork and Suspend after a cancelled re-drive clone the turn's start, not the live actor's partial state", async () => {
     const { CutExecutor } = await import("./cut-executor.js");
-    const { DemoWriteExecutor } = await import("../../src/controller/demo-write.js");
+    const { DemoWriteExecutor } = await import("../../harnesses/ask/demo-write.js");
     const { mkdtempSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { textMessage } from "../../src/controller/index.js";
-import { DemoWriteExecutor, readDemoWrites } from "../../src/controller/demo-write.js";
+import { DemoWriteExecutor, readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { ExecState } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Host } from "../../src/host/host.js";

@@ -13,7 +13,7 @@ import {
   type Event,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { hostEvent } from "../../src/controller/events.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { JournalRecord } from "../../src/journal/types.js";
 
 const P = "sess-00000000000000000000000p";

@@ -3,7 +3,7 @@
 // turn — restored from the previous checkpoint and the one turn replayed against its recorded effects
 // — never be refused as lost, reset to zero, or re-apply the turn twice.
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Host } from "../../src/host/host.js";
 import {
@@ -27,7 +27,7 @@ afterAll(closeAll);
 
 /** Deletes the session's newest checkpoint row, as if the host died before writing it. */
 function dropNewestCheckpoint(session: string): number {
-  const db = new Database(join(host.config.dataDir, "journal.db"));
+  const db = openSqlite(join(host.config.dataDir, "journal.db"));
   try {
     const row = db
       .prepare<[string], { seq: number }>("SELECT seq FROM checkpoints WHERE session = ? ORDER BY seq DESC LIMIT 1")

@@ -6,7 +6,7 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
-import { projectExecutions } from "../../src/controller/projection.js";
+import { projectExecutions } from "../../src/projection/session-log.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { stubbornLatch } from "../fixtures/harnesses/stubborn.js";
 import {

@@ -2,7 +2,7 @@
 // the least recently used goes first, and a dropped session gets a fresh instance at its next turn.
 import { describe, expect, it } from "vitest";
 import { LocalRuntime } from "../../src/runtime/local.js";
-import type { Harness } from "../../src/sdk/types.js";
+import type { Harness } from "../../src/harness/types.js";
 
 describe("LocalRuntime actors", () => {
   it("localRuntimeKeepsAtMostLocalActorsInstances", async () => {

@@ -1,4 +1,4 @@
-// The SDK's per-copy randomness (src/sdk/fresh-random.ts): values are drawn from the kernel at each
+// The SDK's per-copy randomness (src/harness/fresh-random.ts, exported by harnesshost/sdk): values are drawn from the kernel at each
 // call, so restores and fork children of one memory actor draw different values; the forms are those
 // of Node's own generators (a v4 UUID, a float in [0, 1)). The fork case across copies of one
 // snapshot is the conformance check memory.fork-randomness (test/conformance).

@@ -18,7 +18,7 @@ import {
   type ControllerFrame,
 } from "../../src/gen/agentsessions/v1/harness_pb.js";
 import type { Host } from "../../src/host/host.js";
-import { projectExecutions } from "../../src/controller/projection.js";
+import { projectExecutions } from "../../src/projection/session-log.js";
 import { listen, serviceDefinition } from "../../src/wire/index.js";
 import { closeAll, expectChainVerifies, openTestHost } from "../tiers/helpers.js";
 

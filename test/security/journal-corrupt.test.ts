@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/run.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { Host } from "../../src/host/host.js";
-import { SqliteJournal } from "../../src/journal/sqlite.js";
+import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { startServer, type RunningServer } from "../../src/server/server.js";
 import { createClient } from "../../src/wire/index.js";
 import { inputEvent } from "../journal/events.js";

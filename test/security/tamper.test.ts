@@ -4,7 +4,8 @@
 // (`harnesshost replay`, which re-executes the harness) before any harness runs (replayOfATamperedSessionIsRefused). Other sessions,
 // including a fork child made before the edit, are unaffected.
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openSqlite } from "../../src/journal/sqlite/driver.js";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { fromBinary, toJson } from "@bufbuild/protobuf";
 import fc from "fast-check";
@@ -12,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "../server/helpers.js";
 import { jcs } from "../../src/canon/index.js";
 import { EventSchema } from "../../src/gen/agentsessions/v1/common_pb.js";
-import { HEAD_ROW_SEQ } from "../../src/journal/sqlite-schema.js";
+import { HEAD_ROW_SEQ } from "../../src/journal/sqlite/schema.js";
 import { RpcError } from "../../src/wire/index.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
 
@@ -41,7 +42,7 @@ const EDITS: Record<string, Edit> = {
 };
 
 function edit(f: Fixture, session: string, seq: number, how: Edit): void {
-  const db = new Database(join(f.dir, "journal.db"));
+  const db = openSqlite(join(f.dir, "journal.db"));
   try {
     how(db, session, seq);
   } finally {
@@ -127,7 +128,7 @@ describe("tampered journal", () => {
   it("any byte of any stored event: verify names that seq (property)", async () => {
     const f = (fx = await startFixture());
     const uid = await sessionWithTurns(f, 2);
-    const db = new Database(join(f.dir, "journal.db"));
+    const db = openSqlite(join(f.dir, "journal.db"));
     try {
       // Every stored record (not the session's head row, which carries no event).
       const rows = db

@@ -21,7 +21,7 @@ import { textOf } from "../../src/controller/events.js";
 import { serveHarness, type HarnessNode } from "../../src/node/index.js";
 import { createClient } from "../../src/wire/index.js";
 import { ErrorCode, isHostError } from "../../src/errors/index.js";
-import { checkSpec } from "../../src/server/harness-spec.js";
+import { checkSpec } from "../../src/host/harness-spec.js";
 import { codeOf, drain, startFixture, userInput, type Fixture } from "./helpers.js";
 
 let fx: Fixture | undefined;

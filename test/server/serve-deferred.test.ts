@@ -2,7 +2,8 @@
 // the compiled bin in a child process, every module it loads traced (test/fixtures/module-trace.mjs).
 // Invariants: with the default flags (ports moved to 0) serve loads neither the PostgreSQL driver, the
 // OpenTelemetry SDK, the vm runtime, @grpc/reflection nor any .proto parser; with --http-addr off it
-// does not load the HTTP console either; and the hand-registered gRPC health answers Check, Watch and
+// does not load the HTTP console either, nor @connectrpc/connect, nor — before it is ready —
+// prom-client's process metrics and the @opentelemetry/api they pull in; and the hand-registered gRPC health answers Check, Watch and
 // List as grpc-health-check did.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -118,13 +119,18 @@ describe("serve start", () => {
     }
   }, 60_000);
 
-  it("serveWithHttpOffLoadsNoHttpConsole", async () => {
+  it("serveWithHttpOffLoadsNoHttpConsoleConnectOtelApiOrProcessMetricsBeforeReady", async () => {
     const s = await serve("--http-addr", "off");
     try {
       expect(loadedDist(s.loaded, "server/server.js")).toHaveLength(1);
       expect(loadedDist(s.loaded, "http/server.js")).toEqual([]);
       expect(loadedDist(s.loaded, "http/assets.js")).toEqual([]);
       expect(loadedPackage(s.loaded, "@connectrpc/connect-node")).toEqual([]);
+      expect(loadedPackage(s.loaded, "@connectrpc/connect")).toEqual([]);
+      expect(loadedPackage(s.loaded, "@opentelemetry/api")).toEqual([]);
+      // The metrics registry is there (serve counts RPCs from the start); the process families are not yet.
+      expect(s.loaded.some((p) => p.endsWith("/prom-client/lib/registry.js"))).toBe(true);
+      expect(s.loaded.filter((p) => p.endsWith("/prom-client/lib/defaultMetrics.js"))).toEqual([]);
     } finally {
       await s.stop();
     }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventKind, Lifecycle_Kind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
-import { exportJsonl } from "../../src/journal/export.js";
+import { exportJsonl } from "../../src/journal/transfer/export.js";
 import { createClient } from "../../src/wire/index.js";
 import { eventually } from "../fixtures/eventually.js";
 import { drain, gatedEchoModel, startFixture, userInput, type Fixture } from "./helpers.js";

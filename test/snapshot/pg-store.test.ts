@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
-import { PostgresJournal } from "../../src/journal/postgres.js";
+import { PostgresJournal } from "../../src/journal/postgres/journal.js";
 import { PgSnapshotStore } from "../../src/snapshot/pg-store.js";
 import { clockPast } from "./clock.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "../journal/postgres-fixture.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, type HarnessHostClient } from "../../src/client/index.js";
-import { SessionLog } from "../../src/controller/projection.js";
+import { SessionLog } from "../../src/projection/session-log.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { buildsDiffer, recordedVersion, splitRecordedVersion } from "../../src/journal/pin.js";
 import { serveHarness, type HarnessNode } from "../../src/node/index.js";

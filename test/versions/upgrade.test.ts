@@ -5,7 +5,7 @@ import { splitRecordedVersion } from "../../src/journal/pin.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { DivergedError } from "../../src/controller/serving-sink.js";
-import { SessionLog } from "../../src/controller/projection.js";
+import { SessionLog } from "../../src/projection/session-log.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import type { Host } from "../../src/host/host.js";
 import type { HarnessSpecFlag } from "../../src/host/config.js";

@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } 
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
+import { repeatedDraws } from "../../src/conformance/checks/memory.js";
 import { type BuildResult, buildImage } from "../../src/vm/image-build.js";
 import { eventually } from "../fixtures/eventually.js";
 
@@ -95,4 +96,25 @@ export function buildNodeCounterImage(dir: string, name: string): Promise<BuildR
 /** A cache of the file's own, for a `noCache` rebuild: it writes its result there, never into the shared one. */
 export function privateImageCache(cacheRoot: string): string {
   return join(cacheRoot, "private-images");
+}
+
+/**
+ * Asks each of two fork children the randomness probe (the counters answer `random:NAME=VALUE …`, one
+ * draw per generator) and fails naming every generator whose draw is the same in both; returns the answers.
+ */
+export async function expectChildrenDrawApart(
+  draw: (child: string) => Promise<readonly string[]>,
+  children: readonly [string, string],
+  names: readonly string[],
+): Promise<readonly [string, string]> {
+  const [a = "", b = ""] = await Promise.all(children.map(async (c) => (await draw(c)).join("")));
+  for (const answer of [a, b])
+    expect(
+      answer
+        .slice("random:".length)
+        .split(" ")
+        .map((w) => w.split("=")[0]),
+    ).toEqual(names);
+  expect(repeatedDraws(a, b), `${a}\n${b}`).toEqual([]);
+  return [a, b];
 }

@@ -19,10 +19,10 @@ import { projectWorkdir } from "../package/shared.js";
 import type { Host } from "../../src/host/host.js";
 import { VmRuntime } from "../../src/runtime/vm.js";
 import { canPlace } from "../../src/runtime/types.js";
-import { childMetas, closeAll, openTestHost, rejectsWithCode, signal, turns } from "../tiers/helpers.js";
+import { childMetas, closeAll, openTestHost, rejectsWithCode, signal, turn, turns } from "../tiers/helpers.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { PG_URL, dropSchemas, freshSchema, rawClient } from "../journal/postgres-fixture.js";
-import { ROOT, buildCounterImage, isolateCaches, vmSkipReason } from "./vm-env.js";
+import { ROOT, buildCounterImage, expectChildrenDrawApart, isolateCaches, vmSkipReason } from "./vm-env.js";
 import { expectVmCounterPasses } from "../conformance/helpers.js";
 
 const skip = vmSkipReason();
@@ -81,7 +81,7 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     expect(restart?.evidence).toMatch(/cold boot/);
   }, 600_000);
 
-  it("CanPlace admits a REQUIRES_MEMORY_SNAPSHOT harness on vm; forked guests get the host's clock and diverging RNG", async () => {
+  it("CanPlace admits a REQUIRES_MEMORY_SNAPSHOT harness on vm; forked guests get the host's clock, a diverging kernel RNG and a reseeded Python random module", async () => {
     const host: Host = await openTestHost({ harnesses: [{ name: "pyc", runtime: "vm", target: image }] });
     const runtime = host.registry.resolve("pyc").runtime;
     if (!(runtime instanceof VmRuntime)) throw new Error("pyc is not on the vm runtime");
@@ -97,11 +97,18 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
       const guest = runtime.guest(child);
       if (!guest) throw new Error(`child ${child} has no running guest after the fork`);
       probes.push(await guest.probeGuest());
+      expect(guest.runtimesReseeded, "the harness process's reseed hook confirmed").toBe(1);
     }
     // Both children were restored from one blob taken before `before`: without the reseed their
     // clocks would read the snapshot's time and their kernel RNGs would produce the same bytes.
     for (const p of probes) expect(p.clockMs).toBeGreaterThanOrEqual(before);
     expect(probes[0]?.random).not.toBe(probes[1]?.random);
+    // The harness's own Python: uuid4 and secrets read the reseeded kernel, `random` was reseeded in the process.
+    await expectChildrenDrawApart(
+      (c) => turn(host, c, "random"),
+      [children[0]!, children[1]!],
+      ["uuid4", "secrets", "random"],
+    );
     for (const child of children) expect(await turns(host, child, 1)).toEqual(["3"]);
     // A guest killed from outside leaves no QEMU process and no private directory behind.
     const victim = runtime.guest(children[0] ?? "");
@@ -110,6 +117,12 @@ describe.skipIf(skip !== undefined)("vm runtime", () => {
     await victim.exited;
     expect(existsSync(victim.dir)).toBe(false);
     expect(await runtime.status(children[0] ?? "")).toBe("NONE");
+  }, 600_000);
+
+  it("the Python counter image passes memory.fork-randomness on vm", async () => {
+    const report = await runConformance({ harness: `vm:${image}`, turns: 2, only: ["memory.fork-randomness"] });
+    const check = report.checks.find((c) => c.id === "memory.fork-randomness");
+    expect(check?.status, check?.evidence).toBe("pass");
   }, 600_000);
 
   it("a registry placement substrate{atespace: vm, template: IMAGE} serves the image on the vm runtime; another template is refused", async () => {

@@ -12,7 +12,7 @@ import {
   SessionLog,
   textMessage,
 } from "../../src/controller/index.js";
-import { MemoryJournal } from "../../src/journal/memory.js";
+import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { echoModel } from "../../src/model/echo.js";
 import { AskAgent } from "../../harnesses/ask/index.js";
 import { bind } from "../controller/helpers.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { textMessage, type ApprovalRef, type TurnResult } from "../../src/controller/index.js";
-import { readDemoWrites } from "../../src/controller/demo-write.js";
+import { readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import type { Host } from "../../src/host/host.js";
 import { records, signal } from "../tiers/helpers.js";
 

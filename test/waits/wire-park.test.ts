@@ -21,7 +21,7 @@ import {
 } from "../../src/controller/index.js";
 import { isHostError } from "../../src/errors/index.js";
 import { RemoteHarness, serveHarness, type HarnessNode } from "../../src/node/index.js";
-import type { EventSink, StartInfo } from "../../src/sdk/types.js";
+import type { EventSink, StartInfo } from "../../src/harness/types.js";
 import askAgent from "../../harnesses/ask/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-wire-park-"));

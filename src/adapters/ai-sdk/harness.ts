@@ -7,7 +7,7 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelMessage, Tool, ToolExecutionOptions, ToolSet } from "ai";
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { Harness, StartInfo } from "../../sdk/types.js";
+import type { Harness, StartInfo } from "../../harness/types.js";
 import { AgentConfigError } from "../../agent/index.js";
 import { durableHarness, type DurableInit } from "../durable/harness.js";
 import { hostToolExecutor, type HostToolFn } from "../durable/executor.js";

@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { agent, type Budget, type BudgetInit, type CompactInit, type CompactPart } from "../../agent/index.js";
 import { Mediation, type Message } from "../../gen/agentsessions/v1/common_pb.js";
 import { HarnessDescriptorSchema } from "../../gen/agentsessions/v1/harness_pb.js";
-import type { Harness, HarnessDescriptor } from "../../sdk/types.js";
+import type { Harness, HarnessDescriptor } from "../../harness/types.js";
 import { memoryApplied, type AppliedStore } from "./applied.js";
 import { AdapterTurn } from "./turn.js";
 

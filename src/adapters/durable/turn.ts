@@ -9,7 +9,7 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { Mediation, ToolCallSchema, type Message, type ToolDefinition } from "../../gen/agentsessions/v1/common_pb.js";
 import { hostCallId, meteredModelCall, type AgentContext } from "../../agent/index.js";
-import type { EventSink, StartInfo } from "../../sdk/types.js";
+import type { EventSink, StartInfo } from "../../harness/types.js";
 import type { AppliedResult, AppliedStore } from "./applied.js";
 import { appliedOf, jsonValueOf, toolResultOf } from "./result.js";
 

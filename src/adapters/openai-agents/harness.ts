@@ -21,7 +21,7 @@ import {
 } from "@openai/agents";
 import { AgentConfigError } from "../../agent/index.js";
 import type { ToolExecutor } from "../../controller/tools.js";
-import type { Harness } from "../../sdk/types.js";
+import type { Harness } from "../../harness/types.js";
 import type { AppliedStore } from "../durable/applied.js";
 import { hostToolExecutor, type HostToolFn } from "../durable/executor.js";
 import { durableHarness, type DurableInit } from "../durable/harness.js";

@@ -1,6 +1,5 @@
 // `harnesshost gc`: deletes snapshot blobs no session can restore from any more. Invariant: only
 // blobs that are neither a session's newest checkpoint nor younger than the grace period go.
-import { collectSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { Host } from "../../host/host.js";
 import { HOST_FLAGS, int, json, str, type Command } from "../command.js";
 import { DEFAULT_DATA_DIR, existingJournalUrl } from "../host-flags.js";
@@ -17,7 +16,7 @@ export const gcCommand: Command = {
       ...(journal ? { journal } : {}),
     });
     try {
-      const report = await collectSnapshotGarbage(host.journal, host.snapshots, {
+      const report = await host.collectSnapshotGarbage({
         graceMs: int(ctx.values, "grace-ms", 10 * 60_000),
       });
       if (json(ctx.values))

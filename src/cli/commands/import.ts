@@ -3,8 +3,8 @@
 // verified, with its records verbatim, each session on its own (one refused session never stops the
 // others); the command exits 1 when any session was refused (naming its kind and first bad seq) and 0
 // only when every session is now present here.
-import { importGoJournal } from "../../journal/go-import.js";
-import { openGoJournal } from "../../journal/go-source.js";
+import { importGoJournal } from "../../journal/transfer/go-import.js";
+import { openGoJournal } from "../../journal/transfer/go-source.js";
 import { openJournal } from "../../journal/index.js";
 import { HOST_FLAGS, json, requireStr, str, UsageError, type Command } from "../command.js";
 import { journalUrl } from "../host-flags.js";

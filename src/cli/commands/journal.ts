@@ -2,7 +2,7 @@
 // Invariant: verify exits 0 only when every checked chain is intact, and names the first bad seq.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { jsonlLine, verifyJsonl, verifyRecords } from "../../journal/export.js";
+import { jsonlLine, verifyJsonl, verifyRecords } from "../../journal/transfer/export.js";
 import { openJournal } from "../../journal/index.js";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { ExitCode } from "../exit-codes.js";

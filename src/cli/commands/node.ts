@@ -15,7 +15,7 @@ import { isatty } from "node:tty";
 import { type FlagValues, str, UsageError, type Command } from "../command.js";
 import { ChatAgent } from "../../../harnesses/index.js";
 import { serveReadyProbe, type ReadyProbe } from "../../node/readyz.js";
-import type { HarnessFactory } from "../../sdk/types.js";
+import type { HarnessFactory } from "../../harness/types.js";
 
 /** Where a detached node logs unless --log-file says otherwise. */
 export const DEFAULT_NODE_LOG = "./.harnesshost/node.log";

@@ -19,7 +19,6 @@ import {
   startServer,
   type TlsFiles,
 } from "../../server/index.js";
-import { scheduleSnapshotGarbage } from "../../host/snapshot-gc.js";
 import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
@@ -244,7 +243,6 @@ export const serveCommand: Command = {
     // Traces: on only when the OTEL_* environment asks (docs/operations.md, "Traces").
     await startTracing(process.env);
     const metrics = new HostMetrics();
-    metrics.collectProcessMetrics();
     const host = await Host.open(config, {
       logger,
       metrics,
@@ -287,7 +285,7 @@ export const serveCommand: Command = {
     const gcEvery = int(ctx.values, "gc-interval-ms", 10 * 60_000);
     const gc =
       gcEvery > 0
-        ? scheduleSnapshotGarbage(host.journal, host.snapshots, {
+        ? host.scheduleSnapshotGarbage({
             intervalMs: gcEvery,
             onRun: (r) =>
               (r.deleted.length > 0 || r.strays.length > 0) &&
@@ -304,6 +302,8 @@ export const serveCommand: Command = {
     if (pidFile !== undefined) writePidFile(pidFile);
     ctx.err(listening);
     reportReady(listening);
+    // The process_* and nodejs_* families load ~80 module files: added once serve is ready, not before.
+    setImmediate(() => metrics.collectProcessMetrics());
     const sig = await stopped;
     const drainMs = host.limits.drainMs;
     logger.info({ signal: sig, drainMs }, "shutting down");

@@ -52,7 +52,7 @@ function packageJson(name: string, v: ScaffoldVersions): string {
 
 const GREETER = `// A stateless harness written with the SDK (docs/harness-authoring.md): each turn is one model call
 // whose request depends only on the turn's input, so the host can replay, resume and fork it from the
-// journal alone (STATELESS_REPLAY). The host journals the completion as the turn's OUTPUT.
+// journal alone (STATELESS_REPLAY). The host records the completion as the turn's OUTPUT.
 import { create, HarnessDescriptorSchema, Resumability, textMessage, textOf } from "harnesshost/sdk";
 import type { EventSink, Harness, HarnessDescriptor, StartInfo } from "harnesshost/sdk";
 

@@ -3,8 +3,8 @@
 // receives more than twice the events the largest turn before it did — and a session that ran across
 // compactions replays byte-identically with zero model calls and leaves the journal unchanged. A
 // harness that never compacts within the probe is skipped with that reason, never failed.
-import { compactionOfEvent } from "../../controller/compaction.js";
-import { SessionLog } from "../../controller/projection.js";
+import { compactionOfEvent } from "../../projection/compaction.js";
+import { SessionLog } from "../../projection/session-log.js";
 import { ErrorCode, isHostError } from "../../errors/index.js";
 import { errText, fail, q } from "../evidence.js";
 import { journalState, pass, skip, unchanged, type Check } from "./check.js";

@@ -154,8 +154,19 @@ const forkChildren: Check = {
   },
 };
 
-/** The input a subject answers with one output `random:<value>` drawn through its per-copy randomness API. */
+/**
+ * The input a subject answers with one output `random:<value>` drawn through its per-copy randomness API;
+ * a value of several space-separated draws (`random:uuid=… math=…`, one per generator the subject
+ * offers) is compared draw by draw, so one generator that repeats fails even when the others differ.
+ */
 export const RANDOM_PROBE = "random";
+
+/** The draws of a probe answer (`random:` stripped) that are the same in both children. */
+export function repeatedDraws(a: string, b: string): string[] {
+  const wordsOf = (s: string) => s.slice(RANDOM_PROBE.length + 1).split(" ");
+  const bWords = wordsOf(b);
+  return wordsOf(a).filter((w, i) => w === bWords[i]);
+}
 
 const forkRandomness: Check = {
   id: "memory.fork-randomness",
@@ -179,9 +190,11 @@ const forkRandomness: Check = {
         );
       draws.push(text);
     }
-    if (draws[0] === draws[1])
+    const [first = "", second = ""] = draws;
+    const repeated = repeatedDraws(first, second);
+    if (repeated.length > 0)
       fail(
-        `both children forked at seq ${atSeq} drew ${JSON.stringify(draws[0])}: the generator's state was copied with the snapshot (draw per-copy values from the kernel: the SDK's freshRandom*, Python's os.urandom/secrets/uuid4)`,
+        `both children forked at seq ${atSeq} drew ${JSON.stringify(first === second ? first : repeated.join(" "))}: the generator's state was copied with the snapshot (draw per-copy values from the kernel: the SDK's freshRandom*, Python's os.urandom/secrets/uuid4; on vm the guest's Node and Python runtimes are reseeded on every restore)`,
       );
     const chain = await env.verifyChains(host, [parent, ...uids]);
     return pass(`children forked at seq ${atSeq} drew ${draws.map((d) => JSON.stringify(d)).join(" ≠ ")}; ${chain}`);

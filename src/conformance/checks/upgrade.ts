@@ -10,7 +10,7 @@ import type { Host } from "../../host/host.js";
 import { buildRuntime, loadHarnessFactory } from "../../host/runtimes.js";
 import { serveHarness, type HarnessNode } from "../../node/index.js";
 import type { Runtime } from "../../runtime/types.js";
-import type { EventSink, Harness, HarnessFactory } from "../../sdk/types.js";
+import type { EventSink, Harness, HarnessFactory } from "../../harness/types.js";
 import type { SuiteEnv } from "../env.js";
 import { errText, fail, q } from "../evidence.js";
 import type { Tier } from "../types.js";

@@ -3,7 +3,7 @@
 // with evidence — park/approve/resume continues, denial completes without the tool, an exact retry
 // returns the same record, and a parked resume takes zero steps (journal, fence and model untouched).
 import { Lifecycle_Kind, Mediation, ToolResult_Code } from "../../gen/agentsessions/v1/common_pb.js";
-import { SessionLog } from "../../controller/projection.js";
+import { SessionLog } from "../../projection/session-log.js";
 import type { ApprovalRef } from "../../controller/approvals.js";
 import type { TurnResult } from "../../controller/index.js";
 import type { Host } from "../../host/host.js";

@@ -1,0 +1,125 @@
+// Negotiated Exec update shapes (docs/protocol.md §20): a call without the header — every Go client —
+// gets the reference stream unchanged and no echo; `all` adds one closing Session frame (the session
+// as GetSession serves it after the turn); `records` also drops the delta frames; an unknown value is
+// refused before anything is written. harnesshost/client negotiates the shape and reads the session
+// after the turn from the closing frame, and asks GetSession only of a host that did not echo it.
+import { status, type Metadata } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../../src/client/index.js";
+import type { ExecUpdate, Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { Sessions as SessionsService } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { Server } from "@grpc/grpc-js";
+import { addService, createClient, listen, type MethodsOf, type ServiceImpl } from "../../src/wire/index.js";
+import { EXEC_UPDATES_HEADER } from "../../src/wire/exec-updates.js";
+import { drain, startFixture, userInput, type Fixture } from "./helpers.js";
+
+let f: Fixture;
+beforeAll(async () => {
+  f = await startFixture();
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+const kinds = (items: readonly ExecUpdate[]): string[] => items.map((u) => u.update.case ?? "none");
+
+/** One echo turn on a fresh session with `metadata`; its frames, error and response headers. */
+async function echoTurn(metadata: Record<string, string>) {
+  const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata?.uid ?? "";
+  const headers: Metadata[] = [];
+  const { items, error } = await drain(
+    f.sessions.exec({ session: uid, inputs: [userInput("hi")] }, { metadata, onHeader: (md) => void headers.push(md) }),
+  );
+  return { uid, items, error, echoed: headers.flatMap((md) => md.get(EXEC_UPDATES_HEADER)) };
+}
+
+/** The RPCs the server logged as finished, by method path. */
+const rpcsLogged = (method: string): number =>
+  f.logs.filter((l) => l.includes('"rpc finished"') && l.includes(`"method":"${method}"`)).length;
+
+describe("Exec update shapes", () => {
+  it("aCallWithoutTheHeaderGetsTheReferenceStreamAndNoEcho", async () => {
+    const { items, error, echoed } = await echoTurn({});
+    expect(error).toBeUndefined();
+    // The echo turn as the reference streams it: the Session frame, the first commit's three records,
+    // the model's one delta, then OUTPUT and END.
+    expect(kinds(items)).toEqual(["session", "record", "record", "record", "delta", "record", "record"]);
+    expect(echoed).toEqual([]);
+  });
+
+  it("theAllShapeAddsOneClosingSessionFrameEqualToGetSession", async () => {
+    const { uid, items, error, echoed } = await echoTurn({ [EXEC_UPDATES_HEADER]: "all" });
+    expect(error).toBeUndefined();
+    expect(echoed).toEqual(["all"]);
+    expect(kinds(items)).toEqual(["session", "record", "record", "record", "delta", "record", "record", "session"]);
+    const closing = items.at(-1)?.update;
+    const served = await f.sessions.getSession({ uid });
+    expect(closing?.case === "session" ? closing.value : undefined).toEqual(served);
+    expect(served.lastSeq).toBe(5n);
+  });
+
+  it("theRecordsShapeDropsDeltasAndClosesWithTheSession", async () => {
+    const { uid, items, error, echoed } = await echoTurn({ [EXEC_UPDATES_HEADER]: "records" });
+    expect(error).toBeUndefined();
+    expect(echoed).toEqual(["records"]);
+    expect(kinds(items)).toEqual(["session", "record", "record", "record", "record", "record", "session"]);
+    const closing = items.at(-1)?.update;
+    expect(closing?.case === "session" ? closing.value : undefined).toEqual(await f.sessions.getSession({ uid }));
+  });
+
+  it("anUnknownShapeIsRefusedAsInvalidArgumentBeforeAnythingIsWritten", async () => {
+    const before = await f.host.journal.allSessionUids();
+    const { items, error } = await drain(
+      f.sessions.exec({ harness: "echo", inputs: [userInput("hi")] }, { metadata: { [EXEC_UPDATES_HEADER]: "final" } }),
+    );
+    expect(items).toEqual([]);
+    expect(error?.grpcCode).toBe(status.INVALID_ARGUMENT);
+    expect(error?.message).toContain(
+      `${EXEC_UPDATES_HEADER} "final" is not a known shape; expected one of: all, records`,
+    );
+    expect(await f.host.journal.allSessionUids()).toEqual(before);
+  });
+
+  it("theClientReadsTheSessionAfterTheTurnFromTheClosingFrameWithoutGetSession", async () => {
+    const client = connect({ address: f.server.addr });
+    try {
+      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+      const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
+      const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
+      expect(result.outputs).toEqual(["echo:hi"]);
+      expect(result.session.lastSeq).toBe(5n);
+      expect(result.session.turn?.status).toBe("completed");
+      const events = [];
+      for await (const e of client.sessions.exec({ session: uid, input: "again" })) events.push(e.kind);
+      expect(events).toEqual(["session", "record", "record", "record", "delta", "record", "record", "session"]);
+      expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("theClientOfAHostThatIgnoresTheHeaderAsksGetSessionAfterTheTurn", async () => {
+    // A relay in front of the fixture forwards no metadata — as a host that ignores the header would.
+    const upstream = createClient(SessionsService, f.server.addr);
+    const relayed = new Proxy({} as ServiceImpl<MethodsOf<typeof Sessions>>, {
+      get: (_t, name: string) => (req: never) =>
+        (upstream as unknown as Record<string, (r: never) => unknown>)[name]?.(req),
+    });
+    const relay = new Server();
+    addService(relay, SessionsService, relayed);
+    const addr = await listen(relay, "127.0.0.1:0");
+    const client = connect({ address: addr });
+    try {
+      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+      const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
+      const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
+      expect(result.outputs).toEqual(["echo:hi"]);
+      expect(result.session.lastSeq).toBe(5n);
+      expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets + 1);
+    } finally {
+      client.close();
+      upstream.close();
+      relay.forceShutdown();
+    }
+  });
+});
