@@ -1,9 +1,13 @@
-// The console's shell: the token bar, the navigation and the hash router over the four views. Invariant:
-// the token is asked once and kept for the tab (api.ts), and only by a host that wants one; changing
-// it re-renders every view so each re-reads the host with it.
+// The console's shell: the token bar, the principal it acts as, the navigation and the hash router over
+// the four views. Invariant: the credential (a token or a JWT) is asked once and kept for the tab
+// (api.ts), and only by a host that wants one; changing it re-reads who the tab acts as and re-renders
+// every view so each re-reads the host with it.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { getToken, onTokenWanted, setToken, tokenWanted } from "./api.js";
+import type { WhoAmIResponse } from "../../src/gen/harnesshost/v1/console_pb.js";
+import { getToken, onTokenWanted, setToken, tokenWanted, views } from "./api.js";
+import { Me, PrincipalBadge } from "./principal.js";
+import { attempt } from "./ui.js";
 import { useRoute } from "./ui.js";
 import { HarnessesView } from "./views/harnesses.js";
 import { InboxView } from "./views/inbox.js";
@@ -33,7 +37,7 @@ function TokenBar({ onChange }: { onChange: () => void }) {
         type="password"
         name="token"
         autocomplete="off"
-        placeholder="bearer token"
+        placeholder="token or JWT"
         value={value}
         onInput={(e) => setValue(e.currentTarget.value)}
       />
@@ -45,6 +49,15 @@ function TokenBar({ onChange }: { onChange: () => void }) {
 function App() {
   const route = useRoute();
   const [generation, setGeneration] = useState(0);
+  const [me, setMe] = useState<WhoAmIResponse | undefined>();
+  useEffect(() => {
+    setMe(undefined);
+    // A refusal here is what first asks for a token (api.ts); the views show their own errors.
+    void attempt(
+      () => views.whoAmI({}),
+      () => undefined,
+    ).then(setMe);
+  }, [generation]);
   const [view, arg] = route;
   const body =
     view === "session" && arg ? (
@@ -75,9 +88,12 @@ function App() {
             Harnesses
           </a>
         </nav>
+        <PrincipalBadge me={me} />
         <TokenBar onChange={() => setGeneration(generation + 1)} />
       </header>
-      <main key={generation}>{body}</main>
+      <Me.Provider value={me}>
+        <main key={generation}>{body}</main>
+      </Me.Provider>
     </>
   );
 }

@@ -101,6 +101,19 @@ export function callIdOf(rec: LogRecord): string | undefined {
   }
 }
 
+/**
+ * Who made a record, in an operator's words: `by NAME` (a name the host verified, docs/protocol.md §19),
+ * `by NAME (on behalf of OTHER)`, or `claimed by NAME` for an identity only a client asserted; undefined
+ * when the record names no one.
+ */
+export function actorText(rec: LogRecord): string | undefined {
+  const a = rec.event?.actor;
+  if (a === undefined || a.principal === "") return undefined;
+  const verified = a.issuer.startsWith("harnesshost:");
+  const behalf = verified && a.subject !== "" ? ` (on behalf of ${a.subject})` : "";
+  return `${verified ? "by" : "claimed by"} ${a.principal}${behalf}`;
+}
+
 export function summaryOf(rec: LogRecord): string {
   const b = rec.event?.body;
   switch (b?.case) {

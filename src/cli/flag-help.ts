@@ -74,6 +74,12 @@ const COMMAND_FLAG_HELP: Readonly<Record<string, Readonly<Record<string, string>
     name: "the registered harness name whose sessions are checked (default: the module's descriptor id)",
     limit: "check at most N sessions",
   },
+  token: {
+    principal: "the principal the token names (with --roles): the line becomes a named credential",
+    roles: "the principal's roles, comma-separated: reader, operator, approver, admin",
+    projects: "the projects the principal may act in, comma-separated, or * (default *: every project)",
+    registrar: "name a registrar credential instead (the registry only; no --principal, --roles or --projects)",
+  },
   serve: {
     data: "the data directory: SQLite journal, snapshots, sandboxes (default ./.harnesshost)",
     journal: "the journal instead: a SQLite file or a postgres:// URL (several hosts may share one database)",

@@ -22,6 +22,7 @@ import { DivergedError, ServingEffects, servingSink } from "./serving-sink.js";
 import { boundedRun } from "./bounded-run.js";
 import { SinkGuard } from "./sink-guard.js";
 import { TurnContext, type ControllerDeps } from "./turn-context.js";
+import { TurnCancelled } from "./turn-cancelled.js";
 import { turnDeadline } from "./turn-deadline.js";
 
 /** The harness a turn runs, as admitted by placement. */
@@ -73,6 +74,8 @@ export interface ExecParams {
   readonly identity?: IdentityRef;
   /** The call's x-request-id, handed to the harness as Start.requestId (diagnostics only). */
   readonly requestId?: string;
+  /** Who the host verified asked for the turn: the actor of its EXECUTION_START (docs/protocol.md §19). */
+  readonly actor?: IdentityRef;
   /**
    * The turn's execution id, when placement minted it (so its own lines, the runtime's and the
    * controller's carry the same `turn`); default: a fresh one.
@@ -244,7 +247,9 @@ async function driveOnce(
       // whatever the harness made of its aborted signal.
       const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : undefined;
       const { code, description } = describeFailure(isHostError(reason, ErrorCode.Cancelled) ? reason : failure);
-      await ctx.append(ev.error(ctx.executionId, code, description)).catch(() => undefined);
+      const error = ev.error(ctx.executionId, code, description);
+      if (reason instanceof TurnCancelled && reason.by !== undefined) error.actor = reason.by;
+      await ctx.append(error).catch(() => undefined);
     }
     throw asTurnError(failure, ctx.signal);
   }
@@ -328,15 +333,15 @@ export async function execTurn(deps: ControllerDeps, p: ExecParams): Promise<Tur
   // tool call, its first harness text, or its END): nothing outside the journal happens on the host's
   // behalf before that commit, and the Exec client is streamed them once they are durable. A host crash
   // before it leaves no trace of the turn — it was never acknowledged (docs/protocol.md §5.1).
-  ctx.defer(
-    ev.executionStart(executionId, {
-      inputCount: p.inputs.length,
-      harness: p.binding.name,
-      harnessVersion: recordedVersion(p.binding.descriptor.version, p.binding.digest ?? ""),
-      config,
-      resumeFromSeq,
-    }),
-  );
+  const startEvent = ev.executionStart(executionId, {
+    inputCount: p.inputs.length,
+    harness: p.binding.name,
+    harnessVersion: recordedVersion(p.binding.descriptor.version, p.binding.digest ?? ""),
+    config,
+    resumeFromSeq,
+  });
+  if (p.actor !== undefined) startEvent.actor = p.actor;
+  ctx.defer(startEvent);
   for (const m of p.inputs) ctx.defer(ev.input(executionId, m));
   const guard = new SinkGuard();
   const start = startInfo(

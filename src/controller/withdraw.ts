@@ -41,13 +41,11 @@ export function planWithdrawal(log: SessionLog, reason: string, identity?: Ident
       value: { toolCallId, approved: false, reason: text, requestSeq: BigInt(requestSeq) },
     },
   });
+  const cancelled = ev.error(executionId, GrpcStatus.CANCELLED, text);
+  if (identity) cancelled.actor = identity;
   return {
     head,
     ref: gate.ref,
-    events: [
-      decision,
-      ev.toolResult(executionId, deniedReceipt(toolCallId, requestSeq, head + 1)),
-      ev.error(executionId, GrpcStatus.CANCELLED, text),
-    ],
+    events: [decision, ev.toolResult(executionId, deniedReceipt(toolCallId, requestSeq, head + 1)), cancelled],
   };
 }

@@ -4,12 +4,18 @@
 // never stored.
 import type { Session } from "../gen/agentsessions/v1/session_pb.js";
 import { CHECKPOINT_ANNOTATION, type CheckpointAnnotation, EFFECTS_ANNOTATION } from "../wire/annotations.js";
+import type { SessionInfo } from "../journal/types.js";
 import type { Host } from "./host.js";
 import { sessionView } from "./session-proto.js";
 
-/** The session as served: pending_approval from the log, effect counters as a derived annotation. */
-export async function servedSession(host: Host, uid: string): Promise<Session> {
-  const session = await sessionView(host.placer, await host.getSession(uid));
+/**
+ * The session as served: pending_approval from the log, effect counters as a derived annotation. Given
+ * its row (already read, e.g. by the caller's project check), the row is not read again.
+ */
+export async function servedSession(host: Host, row: string | SessionInfo): Promise<Session> {
+  const info = typeof row === "string" ? await host.getSession(row) : row;
+  const uid = info.uid;
+  const session = await sessionView(host.placer, info);
   const counters = host.effects.counters(uid);
   if (Object.keys(counters.dispatched).length + Object.keys(counters.failed).length > 0) {
     session.annotations[EFFECTS_ANNOTATION] = JSON.stringify(counters);

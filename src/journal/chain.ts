@@ -5,7 +5,13 @@
 import { create } from "@bufbuild/protobuf";
 import { hashRecord } from "../canon/index.js";
 import { ErrorCode, HostError } from "../errors/index.js";
-import { EventKind, EventSchema, Lifecycle_Kind, type Event } from "../gen/agentsessions/v1/common_pb.js";
+import {
+  EventKind,
+  EventSchema,
+  type Event,
+  type IdentityRef,
+  Lifecycle_Kind,
+} from "../gen/agentsessions/v1/common_pb.js";
 import type { Head, ImportedSessionMeta, JournalRecord, VerifyResult, VerifiedRecordSink } from "./types.js";
 
 /** The records `events` become when chained onto `head` under `fence`. Throws before anything is written. */
@@ -68,11 +74,15 @@ export function requireAppendArgs(session: string, expectedLastSeq: number, fenc
   }
 }
 
-/** The LIFECYCLE_FORK marker appended as the child's seq atSeq+1 (no execution_id, like the reference). */
-export function forkMarkerEvent(atSeq: number): Event {
+/**
+ * The LIFECYCLE_FORK marker appended as the child's seq atSeq+1 (no execution_id, like the reference),
+ * naming who forked it as its actor when the host verified one.
+ */
+export function forkMarkerEvent(atSeq: number, actor?: IdentityRef): Event {
   return create(EventSchema, {
     kind: EventKind.EVENT_LIFECYCLE,
     body: { case: "lifecycle", value: { kind: Lifecycle_Kind.LIFECYCLE_FORK, detail: `parent@${atSeq}` } },
+    ...(actor !== undefined ? { actor } : {}),
   });
 }
 

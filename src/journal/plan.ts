@@ -4,7 +4,7 @@
 // write — memory, SQLite and PostgreSQL (locking and optimistic batches) store what it answers, so every
 // backend checks CAS then fence, mints the same hashes and keeps the same row; it is pure and throws
 // before anything is written.
-import type { Event } from "../gen/agentsessions/v1/common_pb.js";
+import type { Event, IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import { chainEvents, checkAppend, forkMarkerEvent } from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
 import { projectPin, type SessionPin } from "./pin.js";
@@ -57,9 +57,15 @@ export const FORK_CHILD_FENCE = 1;
  * Plans a fork child's marker: LIFECYCLE_FORK chained onto the parent's record `atSeq` (content hash
  * `atHash`) under the child's first fence, on a child row that inherits `pin` (the parent's pin there).
  */
-export function planForkMarker(child: string, atSeq: number, atHash: string, pin: SessionPin | undefined): AppendPlan {
+export function planForkMarker(
+  child: string,
+  atSeq: number,
+  atHash: string,
+  pin: SessionPin | undefined,
+  forkedBy?: IdentityRef,
+): AppendPlan {
   const base: SessionTip = { seq: atSeq, hash: atHash, fence: FORK_CHILD_FENCE, computeState: "NONE", pin };
-  return planAppend(child, base, atSeq, FORK_CHILD_FENCE, [forkMarkerEvent(atSeq)]);
+  return planAppend(child, base, atSeq, FORK_CHILD_FENCE, [forkMarkerEvent(atSeq, forkedBy)]);
 }
 
 /** The plan of storing `records` as they are (an import: chained and checked by the caller) on a session at `before`. */

@@ -40,6 +40,8 @@ export interface SessionMetaInput {
   readonly annotations?: Readonly<Record<string, string>>;
   readonly origin?: Origin;
   readonly identity?: IdentityRef;
+  /** A fork child's: who forked it, the actor of its LIFECYCLE_FORK marker (not stored on the row). */
+  readonly forkedBy?: IdentityRef;
 }
 
 export interface SessionInfo {

@@ -20,7 +20,7 @@ export async function approveOp(
   ctx?: OpContext,
 ): Promise<ApproveResult> {
   checkDecisionShape(decision);
-  return withLockedSession(state, session, "approve", {}, async (s) => {
+  return withLockedSession(state, session, "approve", { ctx }, async (s) => {
     const { log } = s.window;
     const plan = planDecision(log, decision);
     // One info line per decision (an exact retry included), bound to the gated turn.
@@ -47,7 +47,7 @@ export async function approveOp(
       execution_id: decision.executionId,
       tool_call_id: decision.toolCallId,
       request_seq: decision.requestSeq,
-      ...actorDetail(record),
+      ...actorDetail(record.event.actor),
     });
     return logged(record, false);
   });

@@ -24,7 +24,7 @@ const CANCEL_REPEAT_MS = 200;
 
 /** Cancels (see the module comment) and logs one `session cancelled` line at info with the outcome. */
 export async function cancelOp(state: PlacementState, req: CancelRequest): Promise<CancelOutcome> {
-  const info = await state.session(req.session);
+  const info = await state.session(req.session, req.ctx);
   const outcome = await cancelSession(state, req);
   state
     .opLog(req.ctx, req.session, info.harness, req.executionId)
@@ -45,7 +45,7 @@ async function cancelSession(state: PlacementState, req: CancelRequest): Promise
   let asked = false;
   let stopped = false;
   for (;;) {
-    const local = state.running.cancel(req.session, req.reason);
+    const local = state.running.cancel(req.session, req.reason, req.ctx?.actor);
     if (local) {
       if (await settledWithin(state, local, req.session)) return "cancelled";
       // The turn stopped before it held the session (cancelled during its lock's round trip, or refused
@@ -128,7 +128,7 @@ async function withdrawWait(
     execution_id: plan.ref.executionId,
     tool_call_id: plan.ref.toolCallId,
     request_seq: plan.ref.requestSeq,
-    ...actorDetail(records.find((r) => r.event.actor !== undefined)),
+    ...actorDetail(records.find((r) => r.event.actor !== undefined)?.event.actor),
   });
   return { outcome: "withdrawn", batch };
 }
@@ -170,6 +170,8 @@ async function askElsewhere(state: PlacementState, req: CancelRequest, deadline:
 /** Deletes the session for good; resolves to the session as it was. */
 /** Deletes (see the module comment) and logs one `session deleted` line at info. */
 export async function deleteOp(state: PlacementState, session: string, ctx?: OpContext): Promise<SessionInfo> {
+  await state.admit(session, ctx);
+  const batch = state.effects.batch(session);
   const holder = state.guard.holder(session);
   if (holder)
     throw new HostError(
@@ -188,7 +190,7 @@ export async function deleteOp(state: PlacementState, session: string, ctx?: OpC
     );
   }
   try {
-    const info = await state.session(session);
+    const info = await state.session(session, ctx);
     await state.deps.journal.deleteSession(session);
     state.forget(session);
     // A live actor of the session (memory tier) is released; a harness no longer served has none here.
@@ -202,8 +204,14 @@ export async function deleteOp(state: PlacementState, session: string, ctx?: OpC
     state
       .opLog(ctx, session, info.harness)
       .info({ operation: "delete", outcome: "deleted", last_seq: info.lastSeq }, "session deleted");
+    // The records are gone; the audit line (at the head the session was deleted at) is what remains.
+    state.effects.audit(batch, { seq: info.lastSeq }, "session.deleted", {
+      last_seq: info.lastSeq,
+      ...actorDetail(ctx?.actor),
+    });
     return info;
   } finally {
     await release();
+    state.effects.dispatch(batch);
   }
 }

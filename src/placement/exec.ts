@@ -17,18 +17,24 @@ import { type AdmittedTurn, completeTurn, parkIfGated, type PlacedTurn } from ".
 import { LazyTurnStart, memoryTurnStart, refuseInputWhileGated } from "./waits.js";
 
 export function execOp(op: OperationContext, req: ExecRequest): Promise<TurnResult> {
-  return withLockedSession(op.state, req.session, "exec", { signal: req.signal, turn: true }, async (s) => {
-    let admitted: AdmittedTurn | undefined;
-    try {
-      admitted = await admitExec(op, req, s);
-      const { placed, inc, history, historyBase } = await prepareExec(op, admitted, req, s);
-      const result = await runExec(op, req, s, placed, inc, history, historyBase);
-      return (await parkIfGated(op.state, placed, result)) ?? (await completeExec(op, req, placed, result));
-    } catch (err) {
-      endTurn(op.state.deps.metrics, admitted?.mark, failedOutcome(err));
-      throw err;
-    }
-  });
+  return withLockedSession(
+    op.state,
+    req.session,
+    "exec",
+    { signal: req.signal, turn: true, ctx: req.ctx },
+    async (s) => {
+      let admitted: AdmittedTurn | undefined;
+      try {
+        admitted = await admitExec(op, req, s);
+        const { placed, inc, history, historyBase } = await prepareExec(op, admitted, req, s);
+        const result = await runExec(op, req, s, placed, inc, history, historyBase);
+        return (await parkIfGated(op.state, placed, result)) ?? (await completeExec(op, req, placed, result));
+      } catch (err) {
+        endTurn(op.state.deps.metrics, admitted?.mark, failedOutcome(err));
+        throw err;
+      }
+    },
+  );
 }
 
 /** Refusals, resolution and admission, then the turn's metrics mark: nothing created or written yet. */
@@ -104,6 +110,7 @@ async function runExec(
       historyBase,
       ...(s.info.identity ? { identity: s.info.identity } : {}),
       ...(req.ctx?.requestId !== undefined ? { requestId: req.ctx.requestId } : {}),
+      ...(req.ctx?.actor !== undefined ? { actor: req.ctx.actor } : {}),
       executionId: placed.executionId,
       logger: placed.log,
       // The head the window was read at under the session's hold (prepareExec's history too).

@@ -19,7 +19,7 @@ import type { ForkRequest, ForkResult } from "./operation-types.js";
 
 export function forkOp(op: OperationContext, req: ForkRequest): Promise<ForkResult> {
   const { state } = op;
-  return withLockedSession(state, req.parent, "fork", { signal: req.signal }, async (s) => {
+  return withLockedSession(state, req.parent, "fork", { signal: req.signal, ctx: req.ctx }, async (s) => {
     const entry = await state.resolveHarness(s.info.harness, s.window.log, s.info);
     const admission = await admit(entry, req.signal);
     const head = await state.deps.journal.head(req.parent);
@@ -94,7 +94,12 @@ async function makeChildren(
       req.parent,
       atSeq,
       req.children.map((meta) => ({
-        meta: { ...meta, parentUid: req.parent, forkSeq: atSeq },
+        meta: {
+          ...meta,
+          parentUid: req.parent,
+          forkSeq: atSeq,
+          ...(req.ctx?.actor !== undefined ? { forkedBy: req.ctx.actor } : {}),
+        },
         ...(ref.memory ? { checkpointDigest: ref.externalUri } : {}),
       })),
     );

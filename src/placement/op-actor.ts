@@ -1,8 +1,7 @@
 // The actor of an operation's own records. Invariant: a lifecycle record an operator's call writes
 // (suspend, resume, upgrade) names the call's authenticated principal as its actor, and only that —
 // the host's own records (a park, a checkpoint) carry none.
-import type { Event } from "../gen/agentsessions/v1/common_pb.js";
-import type { JournalRecord } from "../journal/types.js";
+import type { Event, IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import type { OpContext } from "../obs/context.js";
 
 /** `event` with the operation's actor set (unchanged when the call had no verified actor). */
@@ -12,8 +11,7 @@ export function byActor(event: Event, ctx: OpContext | undefined): Event {
 }
 
 /** An audit line's actor fields: `actor`, and `on_behalf_of` when the client asserted someone else. */
-export function actorDetail(record: JournalRecord | undefined): Record<string, string> {
-  const actor = record?.event.actor;
+export function actorDetail(actor: IdentityRef | undefined): Record<string, string> {
   if (actor === undefined || actor.principal === "") return {};
   return {
     actor: actor.principal,

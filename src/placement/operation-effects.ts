@@ -23,7 +23,7 @@ export class OperationEffects {
   /** Attaches an `audit.record` effect to `rec` when auditing is on and its handler is registered. */
   audit(
     batch: EffectBatch | undefined,
-    rec: JournalRecord | undefined,
+    rec: Pick<JournalRecord, "seq"> | undefined,
     event: string,
     detail: Record<string, string | number>,
   ): void {

@@ -23,7 +23,13 @@ import { RecordCache, type RecordWindow } from "./record-cache.js";
 import { checkRegistrationBinding } from "./registration-binding.js";
 import { RunningTurns } from "./running-turns.js";
 import { SessionGuard, type SessionOperation } from "./session-guard.js";
+import { maySee, SessionProjects } from "./session-projects.js";
 import { VerifiedPositions } from "./verified-positions.js";
+
+/** A missing session, and one outside the caller's projects: the same answer, so existence does not leak. */
+function notFound(uid: string): HostError {
+  return new HostError(ErrorCode.NotFound, `session ${uid} not found`);
+}
 
 /**
  * How long Cancel waits for a cancelled turn to release its session, on this host or on another
@@ -58,6 +64,8 @@ export class PlacementState {
   /** Longest id written whole on a log line (limit logFieldChars). */
   readonly logFieldChars: number;
   private readonly minted = new Map<string, number>();
+  /** Each session's project as last read here (the project check of a scoped caller, before any hold). */
+  private readonly projects = new SessionProjects();
 
   constructor(readonly deps: PlacerDeps) {
     this.log = deps.log ?? silentLog;
@@ -227,11 +235,27 @@ export class PlacementState {
     return mine !== undefined && mine !== info.fence;
   }
 
-  /** The session's row; NOT_FOUND when it does not exist. */
-  async session(uid: string): Promise<SessionInfo> {
+  /**
+   * The session's row — the one session lookup of every operation and view; NOT_FOUND when it does not
+   * exist or lies outside the caller's projects (`ctx.projects`), in the same words either way.
+   */
+  async session(uid: string, ctx?: OpContext): Promise<SessionInfo> {
     const info = await this.deps.journal.getSession(uid);
-    if (!info) throw new HostError(ErrorCode.NotFound, `session ${uid} not found`);
+    if (!info) throw notFound(uid);
+    this.projects.note(uid, info.project);
+    if (!maySee(ctx, info.project)) throw notFound(uid);
     return info;
+  }
+
+  /**
+   * The project check of an operation, made before it holds the session (so a caller of another
+   * project never takes, or is refused by, the session's guard): NOT_FOUND outside `ctx.projects`. The
+   * session is read only when its project is not already known here.
+   */
+  async admit(uid: string, ctx: OpContext | undefined): Promise<void> {
+    if (ctx?.projects === undefined) return;
+    const project = this.projects.get(uid) ?? (await this.session(uid)).project;
+    if (!maySee(ctx, project)) throw notFound(uid);
   }
 
   controller(observer?: TurnObserver, waits: Pick<ControllerDeps, "effects" | "parking"> = {}): ControllerDeps {
@@ -272,6 +296,7 @@ export class PlacementState {
     this.actorFence.delete(session);
     this.history.forget(session);
     this.records.forget(session);
+    this.projects.forget(session);
     this.chain.forget(session);
     this.positions.forget(session);
   }

@@ -177,6 +177,14 @@ export class Placer {
     }
   }
 
+  /**
+   * The session's row for a view or an edge check, read once: NOT_FOUND when it does not exist or lies
+   * outside the caller's projects (`ctx.projects`, docs/protocol.md §19) — the one project check.
+   */
+  async session(uid: string, ctx?: OpContext): Promise<SessionInfo> {
+    return this.state.session(uid, ctx);
+  }
+
   /** The session's log projection (from the cached record window; for views, no session hold). */
   async sessionLog(session: string): Promise<SessionLog> {
     return (await this.records.window(this.state.deps.journal, session)).log;

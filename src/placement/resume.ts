@@ -40,7 +40,7 @@ interface ResumePlan {
 }
 
 export function resumeOp(op: OperationContext, session: string, outer: AbortSignal, call: ResumeCall) {
-  return withLockedSession(op.state, session, "resume", { signal: outer, turn: true }, async (s) => {
+  return withLockedSession(op.state, session, "resume", { signal: outer, turn: true, ctx: call.ctx }, async (s) => {
     let mark: TurnMark | undefined;
     try {
       const { log } = s.window;

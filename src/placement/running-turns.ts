@@ -5,7 +5,9 @@
 // the journal — aborts the turn's signal with a CANCELLED HostError naming the reason, and reaches no
 // other turn. Cross-host requests are subscribed to lazily, on the first turn a shared journal runs.
 import { followAbort } from "../abort.js";
+import { TurnCancelled } from "../controller/turn-cancelled.js";
 import { ErrorCode, HostError } from "../errors/index.js";
+import type { IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import type { Journal } from "../journal/types.js";
 
 interface Running {
@@ -23,12 +25,9 @@ export interface TurnHandle {
   done(began: boolean): void;
 }
 
-/** The CANCELLED error a cancelled turn's signal carries (and its ERROR record describes). */
-export function cancelError(reason: string): HostError {
-  return new HostError(
-    ErrorCode.Cancelled,
-    reason === "" ? "turn cancelled by Cancel" : `turn cancelled by Cancel: ${reason}`,
-  );
+/** The CANCELLED error a cancelled turn's signal carries (its ERROR record describes it and names `by`). */
+export function cancelError(reason: string, by?: IdentityRef): HostError {
+  return new TurnCancelled(reason, by);
 }
 
 /** The error of a turn whose signal aborted before it held the session: its own reason, or CANCELLED. */
@@ -74,10 +73,10 @@ export class RunningTurns {
    * begun, false if it stopped before it held the session), or undefined when this host runs no turn of
    * the session.
    */
-  cancel(session: string, reason: string): Promise<boolean> | undefined {
+  cancel(session: string, reason: string, by?: IdentityRef): Promise<boolean> | undefined {
     const turn = this.turns.get(session);
     if (!turn) return undefined;
-    if (!turn.controller.signal.aborted) turn.controller.abort(cancelError(reason));
+    if (!turn.controller.signal.aborted) turn.controller.abort(cancelError(reason, by));
     return turn.settled;
   }
 

@@ -23,7 +23,7 @@ export function suspendOp(
   ctx: OpContext | undefined,
 ): Promise<SuspendResult> {
   const { state } = op;
-  return withLockedSession(state, session, "suspend", { signal }, async (s) => {
+  return withLockedSession(state, session, "suspend", { signal, ctx }, async (s) => {
     const { last, log } = s.window;
     const entry = await state.resolveHarness(s.info.harness, log, s.info);
     const opLog = state.opLog(ctx, session, entry.name);

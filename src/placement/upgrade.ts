@@ -41,7 +41,7 @@ export async function upgradeOp(
   ctx?: OpContext,
 ): Promise<UpgradeResult> {
   if (toVersion === "") throw new HostError(ErrorCode.InvalidArgument, "to_version is required");
-  return withLockedSession(state, session, "upgrade", { signal }, async (s) => {
+  return withLockedSession(state, session, "upgrade", { signal, ctx }, async (s) => {
     const result = await upgradeLocked(state, s, toVersion, ctx);
     state.opLog(ctx, session, s.info.harness).info(
       {

@@ -20,7 +20,11 @@ function assertedName(asserted: IdentityRef | undefined, principal: Principal): 
 
 /** The actor to journal for a call by `principal` asserting `asserted`. */
 export function actorOf(principal: Principal | undefined, asserted: IdentityRef | undefined): IdentityRef | undefined {
-  if (principal === undefined) return asserted;
+  return principal === undefined ? asserted : verifiedActor(principal, asserted);
+}
+
+/** The verified actor of a call by `principal` (asserting `asserted`, kept as "on behalf of"). */
+export function verifiedActor(principal: Principal, asserted?: IdentityRef): IdentityRef {
   return create(IdentityRefSchema, {
     principal: principal.name,
     issuer: `${VERIFIED_ISSUER_PREFIX}${principal.via}`,

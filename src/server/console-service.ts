@@ -30,7 +30,10 @@ import { harnessOrigins } from "./harness-origins.js";
 import { boundedId, optionalId } from "./edge-limits.js";
 import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
-import { listedProject, visibleSession } from "./scope.js";
+import { callerOf } from "./caller.js";
+import { opContext } from "./request-id.js";
+import { whoAmIOf } from "./who-am-i.js";
+import { listedProject } from "./scope.js";
 
 export type ConsoleMethods = MethodsOf<typeof Console>;
 
@@ -99,7 +102,7 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
   return {
     async inspectSession(req, ctx) {
       const uid = boundedId(limits, req.session, "session");
-      const info = await visibleSession(host, uid, ctx);
+      const info = await host.placer.session(uid, opContext(ctx));
       const verified = await host.reads.verify(uid);
       const chain = verified.ok
         ? create(ChainCheckSchema, { ok: true, records: BigInt(verified.records), headSeq: BigInt(verified.head.seq) })
@@ -170,13 +173,17 @@ export function consoleService(host: Host): ServiceImpl<ConsoleMethods> {
       );
     },
 
+    async whoAmI(_req, ctx) {
+      return whoAmIOf(callerOf(ctx));
+    },
+
     async listHarnessOrigins() {
       return create(ListHarnessOriginsResponseSchema, { origins: harnessOrigins(host) });
     },
 
     async *exportSession(req, ctx): AsyncGenerator<ExportSessionResponse> {
       const uid = boundedId(limits, req.session, "session");
-      await visibleSession(host, uid, ctx);
+      await host.placer.session(uid, opContext(ctx));
       let lines: string[] = [];
       for await (const line of host.reads.exportJsonl(uid)) {
         lines.push(`${line}\n`);

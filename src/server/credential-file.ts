@@ -7,18 +7,22 @@ import { readFileSync, unwatchFile, watchFile } from "node:fs";
 import { registerSecret } from "../errors/index.js";
 import type { BearerAuth, Credentials } from "./auth.js";
 import type { ServerLogger } from "./call-policy.js";
-import { jwtVerifierOf, parseJwtLines } from "./jwt-config.js";
-import { parseCredentialLines } from "./principals.js";
+import { jwtVerifierOf } from "./jwt-config.js";
+import { parseTokenFileText } from "./token-file.js";
 
 /** How often the token file (and the JWT key files it names) are checked for a change, ms. */
 export const CREDENTIAL_POLL_MS = 1_000;
 
-/** The credentials `path` names now (throws with the line number on a bad line). */
-export function loadCredentials(path: string): { credentials: Credentials; keyFiles: string[] } {
-  const text = readFileSync(path, "utf8");
-  const { entries, secrets } = parseCredentialLines(text);
+/** A token file as loaded: its credentials and the JWT key files it names (watched with it). */
+export interface LoadedCredentials {
+  readonly credentials: Credentials;
+  readonly keyFiles: readonly string[];
+}
+
+/** The credentials `path` names now, its text parsed once (throws with the line number on a bad line). */
+export function loadCredentials(path: string): LoadedCredentials {
+  const { entries, secrets, jwt: jwtConfig } = parseTokenFileText(readFileSync(path, "utf8"));
   for (const s of secrets) registerSecret(s);
-  const jwtConfig = parseJwtLines(text);
   const jwt = jwtConfig === undefined ? undefined : jwtVerifierOf(jwtConfig);
   if (entries.length === 0 && jwt === undefined) throw new Error(`token file ${path} names no credential`);
   return { credentials: { entries, ...(jwt ? { jwt } : {}) }, keyFiles: jwtConfig?.keyFile ? [jwtConfig.keyFile] : [] };

@@ -35,15 +35,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** deadline_unix above this (year ~5138) is refused as nonsense. */
 const MAX_DEADLINE_UNIX = 100_000_000_000;
 
-/** Where the caller may run turns: the project a new session goes into ("" the host's default), and the check of an existing one. */
-export interface ExecScope {
-  readonly project: string;
-  /** Throws (NOT_FOUND) when the caller may not see the session. */
-  admit(info: SessionInfo): void;
-}
-
-const UNSCOPED: ExecScope = { project: "", admit: () => undefined };
-
 interface ExecPlan {
   readonly expectedLastSeq: number | undefined;
   readonly resumeFromSeq: number;
@@ -70,25 +61,27 @@ function planOf(host: Host, req: ExecRequest): ExecPlan {
  * The session the turn runs on: auto-created with `harness` when `session` is empty; otherwise the
  * existing one, whose harness a turn cannot change (checkSessionHarness).
  */
-async function targetSession(host: Host, req: ExecRequest, scope: ExecScope): Promise<SessionInfo> {
-  if (req.session === "")
-    return host.createSession({ harness: req.harness, ...(scope.project !== "" ? { project: scope.project } : {}) });
-  const info = await host.getSession(req.session);
-  scope.admit(info);
+async function targetSession(host: Host, req: ExecRequest, ctx: OpContext, project: string): Promise<SessionInfo> {
+  if (req.session === "") return host.createSession({ harness: req.harness, ...(project !== "" ? { project } : {}) });
+  const info = await host.placer.session(req.session, ctx);
   checkSessionHarness(info, req.harness);
   return info;
 }
 
+/**
+ * The Exec stream of `req`. `ctx.projects` limits the existing session it may name (NOT_FOUND outside
+ * them); `project` is where a session it creates goes ("" the host's default).
+ */
 export async function* execUpdates(
   host: Host,
   req: ExecRequest,
   callSignal: AbortSignal,
   ctx: OpContext = NO_CONTEXT,
-  scope: ExecScope = UNSCOPED,
+  project = "",
   shape?: ExecUpdateShape,
 ): AsyncGenerator<ExecUpdate> {
   const plan = planOf(host, req);
-  const info = await targetSession(host, req, scope);
+  const info = await targetSession(host, req, ctx, project);
   let completed = false;
   try {
     yield* turnUpdates(host, req, plan, info, callSignal, ctx, shape);

@@ -22,43 +22,24 @@ const lineSchema = z
   })
   .strict();
 
-/** The `jwt` line of a token file, or undefined when there is none. */
-export function parseJwtLines(text: string): JwtConfig | undefined {
-  let found: JwtConfig | undefined;
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (!/^jwt(\s|$)/.test(line)) return;
-    const where = `token file line ${i + 1}`;
-    if (found !== undefined) throw new Error(`${where}: only one jwt line is allowed`);
-    const fields: Record<string, string> = {};
-    for (const word of line
-      .slice(3)
-      .split(/\s+/)
-      .filter((w) => w !== "")) {
-      const eq = word.indexOf("=");
-      if (eq <= 0) throw new Error(`${where}: expected key=value`);
-      fields[word.slice(0, eq)] = word.slice(eq + 1);
-    }
-    const parsed = lineSchema.safeParse(fields);
-    if (!parsed.success)
-      throw new Error(
-        `${where}: ${parsed.error.issues.map((x) => `${x.path.join(".") || "jwt"}: ${x.message}`).join("; ")}`,
-      );
-    const f = parsed.data;
-    if ((f.jwks === undefined) === (f["secret-file"] === undefined))
-      throw new Error(`${where}: name exactly one of jwks=FILE or secret-file=FILE`);
-    found = {
-      keyFile: f.jwks ?? f["secret-file"] ?? "",
-      keyKind: f.jwks !== undefined ? "jwks" : "secret",
-      issuer: f.issuer,
-      audience: f.audience,
-      principalClaim: f["principal-claim"],
-      rolesClaim: f["roles-claim"],
-      projectsClaim: f["projects-claim"],
-      leewaySeconds: f["leeway-seconds"],
-    };
-  });
-  return found;
+/** The JWT configuration of a token file's `jwt` line, from its key=value words (principals.ts keyValues). */
+export function jwtConfigOf(fields: Record<string, string>): JwtConfig {
+  const parsed = lineSchema.safeParse(fields);
+  if (!parsed.success)
+    throw new Error(parsed.error.issues.map((x) => `${x.path.join(".") || "jwt"}: ${x.message}`).join("; "));
+  const f = parsed.data;
+  if ((f.jwks === undefined) === (f["secret-file"] === undefined))
+    throw new Error("name exactly one of jwks=FILE or secret-file=FILE");
+  return {
+    keyFile: f.jwks ?? f["secret-file"] ?? "",
+    keyKind: f.jwks !== undefined ? "jwks" : "secret",
+    issuer: f.issuer,
+    audience: f.audience,
+    principalClaim: f["principal-claim"],
+    rolesClaim: f["roles-claim"],
+    projectsClaim: f["projects-claim"],
+    leewaySeconds: f["leeway-seconds"],
+  };
 }
 
 /** The verifier a `jwt` line configures, its keys read now. */

@@ -4,8 +4,17 @@
 // refused); a token is accepted only with a valid signature, the configured issuer, the configured
 // audience among its `aud`, an `exp` in the future and any `nbf` in the past (both within the
 // leeway); claims become a principal only through the configured claim names; every refusal is
-// UNAUTHENTICATED with a reason that never quotes the token.
-import { constants, createHmac, createPublicKey, type KeyObject, timingSafeEqual, verify } from "node:crypto";
+// UNAUTHENTICATED with a reason that never quotes the token. A verifier remembers the tokens it
+// accepted (by digest, bounded) until their exp, so a client's repeated calls cost one verification.
+import {
+  constants,
+  createHash,
+  createHmac,
+  createPublicKey,
+  type KeyObject,
+  timingSafeEqual,
+  verify,
+} from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { z } from "zod";
 import { registerSecret } from "../errors/index.js";
@@ -87,8 +96,19 @@ export class JwtKeys {
     return this.keys.find((k) => k.kid === kid);
   }
 
-  verifier(config: JwtConfig, now: () => number): JwtVerifier {
-    return { verify: (token) => verifyJwt(token, this, config, now()) };
+  /** A verifier of tokens signed by these keys, remembering each accepted token until its exp. */
+  verifier(config: JwtConfig, now: () => number, cacheSize = JWT_CACHE_TOKENS): JwtVerifier {
+    const accepted = new AcceptedTokens(cacheSize);
+    return {
+      verify: (token) => {
+        const at = now();
+        const known = accepted.get(token, at);
+        if (known !== undefined) return known;
+        const result = verifyJwtClaims(token, this, config, at);
+        if (!isRefused(result)) accepted.add(token, result.principal, (result.exp + config.leewaySeconds) * 1000);
+        return isRefused(result) ? result : result.principal;
+      },
+    };
   }
 }
 
@@ -144,7 +164,61 @@ function words(claim: unknown): string | undefined {
   return undefined;
 }
 
+/** Accepted tokens remembered by one verifier (its keys and configuration; a reload makes a new one). */
+export const JWT_CACHE_TOKENS = 1024;
+
+function isRefused(x: Verified | AuthRefusal): x is AuthRefusal {
+  return "code" in x;
+}
+
+/**
+ * Tokens a verifier accepted, by their SHA-256 (never the token itself), each until its `exp` (plus the
+ * leeway): a token seen again is not re-verified — its signature, issuer and audience cannot have
+ * changed — but is refused again, re-verified, once it has expired. At most `capacity` are kept (the
+ * oldest goes first).
+ */
+class AcceptedTokens {
+  private readonly byDigest = new Map<string, { principal: Principal; untilMs: number }>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(token: string, nowMs: number): Principal | undefined {
+    if (this.capacity === 0) return undefined;
+    const key = digestOf(token);
+    const hit = this.byDigest.get(key);
+    if (hit === undefined) return undefined;
+    if (hit.untilMs > nowMs) return hit.principal;
+    this.byDigest.delete(key);
+    return undefined;
+  }
+
+  add(token: string, principal: Principal, untilMs: number): void {
+    if (this.capacity === 0) return;
+    if (this.byDigest.size >= this.capacity) {
+      const oldest = this.byDigest.keys().next().value;
+      if (oldest !== undefined) this.byDigest.delete(oldest);
+    }
+    this.byDigest.set(digestOf(token), { principal, untilMs });
+  }
+}
+
+function digestOf(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("base64");
+}
+
+/** An accepted token: its principal and its `exp` (seconds). */
+interface Verified {
+  readonly principal: Principal;
+  readonly exp: number;
+}
+
+/** The principal a JWT proves, or why it is refused (verifyJwtClaims without its exp). */
 export function verifyJwt(token: string, keys: JwtKeys, config: JwtConfig, nowMs: number): Principal | AuthRefusal {
+  const result = verifyJwtClaims(token, keys, config, nowMs);
+  return isRefused(result) ? result : result.principal;
+}
+
+function verifyJwtClaims(token: string, keys: JwtKeys, config: JwtConfig, nowMs: number): Verified | AuthRefusal {
   const [h = "", p = "", s = ""] = token.split(".");
   const header = headerSchema.safeParse(json(h));
   if (!header.success) return refuse("malformed header");
@@ -170,7 +244,7 @@ export function verifyJwt(token: string, keys: JwtKeys, config: JwtConfig, nowMs
   if (roleText === undefined) return refuse(`claim ${config.rolesClaim} names no roles`);
   if (projectText === undefined) return refuse(`claim ${config.projectsClaim} names no projects`);
   try {
-    return principalOf(name, parseRoles(roleText), parseProjects(projectText), "jwt");
+    return { principal: principalOf(name, parseRoles(roleText), parseProjects(projectText), "jwt"), exp: c.exp };
   } catch (err) {
     return refuse(err instanceof Error ? err.message : "bad claims");
   }

@@ -5,8 +5,8 @@
 // holds only the registry's permissions, never a session one. docs/operations.md "Principals, roles
 // and projects" is this table in words.
 
-/** What every role may do: see sessions and harnesses. */
-const READ = ["session.read", "harness.read", "api.reflect"] as const;
+/** What every role may do: see sessions and harnesses, and who it is. */
+const READ = ["session.read", "harness.read", "api.reflect", "self.read"] as const;
 /** What running agents takes. */
 const RUN = [
   "session.create",
@@ -45,6 +45,7 @@ export const REGISTRAR_PERMISSIONS: readonly Permission[] = [
   "harness.register",
   "harness.retire",
   "api.reflect",
+  "self.read",
 ];
 
 /** The permission each served method needs, by its path's `service/Method`. */
@@ -65,6 +66,7 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   "harnesshost.v1.Console/ExportSession": "session.read",
   "harnesshost.v1.Console/ListSessions": "session.read",
   "harnesshost.v1.Console/ListHarnessOrigins": "harness.read",
+  "harnesshost.v1.Console/WhoAmI": "self.read",
   "harnesshost.v1.SessionVersions/Upgrade": "session.upgrade",
   "agentsessions.v1.HarnessRegistry/RegisterHarness": "harness.register",
   "agentsessions.v1.HarnessRegistry/GetHarness": "harness.read",

@@ -94,7 +94,11 @@ export function parseProjects(text: string): "all" | string[] {
   return words;
 }
 
-function namedEntry(hex: string, rest: string): TokenEntry {
+/**
+ * The `key=value` words of a token file line (after its first word): the one parser of both the named
+ * credential lines and the `jwt` line. Throws on a word without `=` or a key given twice.
+ */
+export function keyValues(rest: string): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const word of rest.split(/\s+/).filter((w) => w !== "")) {
     const eq = word.indexOf("=");
@@ -103,6 +107,11 @@ function namedEntry(hex: string, rest: string): TokenEntry {
     if (key in fields) throw new Error(`${key}= given twice`);
     fields[key] = word.slice(eq + 1);
   }
+  return fields;
+}
+
+function namedEntry(hex: string, rest: string): TokenEntry {
+  const fields = keyValues(rest);
   const parsed = namedSchema.safeParse(fields);
   if (!parsed.success)
     throw new Error(parsed.error.issues.map((i) => `${i.path.join(".") || "line"}: ${i.message}`).join("; "));
@@ -126,40 +135,45 @@ export function legacyName(digest: Buffer): string {
 }
 
 /**
- * The credentials of a server token file. Blank lines and `#` comments are ignored; `sha256:<hex>
- * principal=NAME roles=R[,R] [projects=P[,P]|*]` or `sha256:<hex> registrar=NAME` names a credential;
- * any other line is a bare token (admin in every project, the file format before principals).
- * `jwt …` lines are the JWT section (jwt-config.ts) and are skipped here.
+ * The credential one line of the server token file names (not blank, not a comment, not `jwt`):
+ * `sha256:<hex> principal=NAME roles=R[,R] [projects=P[,P]|*]` or `sha256:<hex> registrar=NAME`; any
+ * other line is a bare token (admin in every project, the file format before principals), returned
+ * with it as `secret`. Throws without quoting the line.
  */
-export function parseCredentialLines(text: string): { entries: TokenEntry[]; secrets: string[] } {
-  const entries: TokenEntry[] = [];
-  const secrets: string[] = [];
-  const names = new Set<string>();
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#") || /^jwt(\s|$)/.test(line)) return;
-    let entry: TokenEntry;
-    const named = DIGEST_LINE.exec(line);
-    try {
-      if (named?.[1] !== undefined) entry = namedEntry(named[1], named[2] ?? "");
-      else if (line.startsWith("sha256:")) throw new Error("sha256: must be followed by 64 lowercase hex digits");
-      else if (/\s/.test(line)) throw new Error("a bare token line holds one token without spaces");
-      else {
-        const digest = tokenDigest(line);
-        // The same bare token twice was harmless in the old format and stays so.
-        if (entries.some((e) => e.digest.equals(digest))) return;
-        secrets.push(line);
-        entry = { digest, principal: principalOf(legacyName(digest), ["admin"], "all", "token") };
-      }
-    } catch (err) {
-      throw new Error(`token file line ${i + 1}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    if (names.has(entry.principal.name))
-      throw new Error(`token file line ${i + 1}: principal ${entry.principal.name} is named twice`);
-    names.add(entry.principal.name);
-    entries.push(entry);
-  });
-  return { entries, secrets };
+export function credentialOfLine(line: string): TokenEntry & { readonly secret?: string } {
+  const named = DIGEST_LINE.exec(line);
+  if (named?.[1] !== undefined) return namedEntry(named[1], named[2] ?? "");
+  if (line.startsWith("sha256:")) throw new Error("sha256: must be followed by 64 lowercase hex digits");
+  if (/\s/.test(line)) throw new Error("a bare token line holds one token without spaces");
+  const digest = tokenDigest(line);
+  return { digest, principal: principalOf(legacyName(digest), ["admin"], "all", "token"), secret: line };
+}
+
+/** Whom a token file line names: a principal with roles and projects, or a registrar. */
+export type LineHolder =
+  | { readonly principal: string; readonly roles: string; readonly projects?: string }
+  | { readonly registrar: string };
+
+/**
+ * The server token file line of `token` (docs/operations.md "Principals, roles and projects"):
+ * `sha256:<hex>`, then whom it names when `holder` is given. The line is checked as the server would
+ * read it (an unknown role or a bad name throws, without the token); the token itself is never part of it.
+ */
+export function tokenFileLine(token: string, holder?: LineHolder): string {
+  if (token === "" || /\s/.test(token)) throw new Error("a token is one word: no spaces, tabs or newlines, not empty");
+  const digest = `sha256:${tokenDigest(token).toString("hex")}`;
+  if (holder === undefined) return digest;
+  const words =
+    "registrar" in holder
+      ? [`registrar=${holder.registrar}`]
+      : [
+          `principal=${holder.principal}`,
+          `roles=${holder.roles}`,
+          ...(holder.projects !== undefined ? [`projects=${holder.projects}`] : []),
+        ];
+  const line = [digest, ...words].join(" ");
+  credentialOfLine(line);
+  return line;
 }
 
 /** May `p` see and act in `project`? */

@@ -4,7 +4,7 @@ import type { Metadata } from "@grpc/grpc-js";
 import { randomHex } from "../controller/ids.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import type { CallContext } from "../wire/index.js";
-import { actorOf } from "./actor.js";
+import { verifiedActor } from "./actor.js";
 import { callerOf } from "./caller.js";
 import { REQUEST_ID_HEADER, VALID_REQUEST_ID } from "../wire/request-id.js";
 
@@ -23,12 +23,17 @@ export function ensureRequestId(metadata: Metadata): string {
 }
 
 /**
- * A call's context for placement: its request id (set by the call policy on every call) and its
- * authenticated principal as the actor of what the operation writes.
+ * A call's context for placement: its request id (set by the call policy on every call), its
+ * authenticated principal as the actor of what the operation writes, and that principal's projects
+ * when it is limited to some (the placer's session lookup checks them: docs/protocol.md §19).
  */
 export function opContext(ctx: Pick<CallContext, "metadata">): OpContext {
   const [id] = ctx.metadata.get(REQUEST_ID_HEADER);
-  const actor = actorOf(callerOf(ctx), undefined);
-  if (typeof id !== "string") return actor ? { actor } : NO_CONTEXT;
-  return actor ? { requestId: id, actor } : { requestId: id };
+  const who = callerOf(ctx);
+  if (who === undefined) return typeof id === "string" ? { requestId: id } : NO_CONTEXT;
+  return {
+    ...(typeof id === "string" ? { requestId: id } : {}),
+    actor: verifiedActor(who),
+    ...(who.projects !== "all" ? { projects: who.projects } : {}),
+  };
 }

@@ -19,7 +19,7 @@ import { overLimit } from "../limits/index.js";
 import { addService, type DecodeBound, listen } from "../wire/index.js";
 import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
-import { loadCredentials, watchCredentials } from "./credential-file.js";
+import { type LoadedCredentials, loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "../host/harness-catalog.js";
 import { Health } from "./health.js";
@@ -52,6 +52,8 @@ export interface ServerOptions {
    * and projects"), read now and again when it changes or on SIGHUP.
    */
   readonly tokenFile?: string;
+  /** What `tokenFile` said when the caller already read it (serve checks it before anything opens); read here when absent. */
+  readonly tokenFileLoaded?: LoadedCredentials;
   readonly tls?: TlsFiles;
   readonly logger: ServerLogger;
   /** The HTTP listener's host:port; undefined or "off" serves none. */
@@ -76,7 +78,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const tokens = opts.tokens ?? [];
   const secured = opts.tls !== undefined && (tokens.length > 0 || opts.tokenFile !== undefined);
   const listeners = checkListenAddresses(opts.addr, opts.registryAddr, secured, opts.httpAddr);
-  const loaded = opts.tokenFile !== undefined ? loadCredentials(opts.tokenFile) : undefined;
+  const loaded = opts.tokenFile !== undefined ? (opts.tokenFileLoaded ?? loadCredentials(opts.tokenFile)) : undefined;
   const auth = loaded ? new BearerAuth(loaded.credentials) : tokens.length > 0 ? new BearerAuth(tokens) : undefined;
   const watcher =
     auth && loaded && opts.tokenFile !== undefined

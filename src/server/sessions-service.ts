@@ -29,7 +29,7 @@ import { withinBytes } from "./list-page.js";
 import { logRecordOf } from "./record-proto.js";
 import { actorOf } from "./actor.js";
 import { callerOf } from "./caller.js";
-import { creatableProject, execScope, listedProject, requireVisible, visibleSession } from "./scope.js";
+import { creatableProject, listedProject } from "./scope.js";
 
 /** Fork fan-out bounds (docs/protocol.md §10: outside 0..128 is INVALID_ARGUMENT; 0 means 1). */
 export const MAX_FORK_CHILDREN = 128;
@@ -83,8 +83,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async getSession(req, ctx) {
       const uid = id(req.uid, "uid");
-      await requireVisible(host, uid, ctx);
-      return reread(uid);
+      return servedSession(host, await host.placer.session(uid, opContext(ctx)));
     },
 
     async listSessions(req, ctx) {
@@ -108,7 +107,6 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
 
     async deleteSession(req, ctx) {
       const uid = id(req.uid, "uid");
-      await requireVisible(host, uid, ctx);
       return sessionProto(await host.placer.delete(uid, opContext(ctx)));
     },
 
@@ -116,14 +114,13 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       const session = id(req.session, "session");
       optionalId(limits, req.executionId, "execution_id");
       checkMetadata(limits, "the cancel's reason", { extra: [req.reason] });
-      await requireVisible(host, session, ctx);
-      const actor = actorOf(callerOf(ctx), undefined);
+      const op = opContext(ctx);
       await host.placer.cancel({
         session,
-        ...(actor ? { identity: actor } : {}),
+        ...(op.actor ? { identity: op.actor } : {}),
         ...(req.executionId !== "" ? { executionId: req.executionId } : {}),
         reason: req.reason,
-        ctx: opContext(ctx),
+        ctx: op,
       });
       return reread(session);
     },
@@ -135,7 +132,6 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       checkMetadata(limits, "the decision's reason", { extra: [req.reason] });
       const requestSeq = int64(req.requestSeq, "request_seq", 1);
       if (req.approved === undefined) throw invalid("approved is required (false denies)");
-      await requireVisible(host, session, ctx);
       const actor = actorOf(callerOf(ctx), req.identity);
       const res = await host.placer.approve(
         session,
@@ -156,32 +152,33 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       // §20: a shape the client negotiated is echoed in the response headers; an unknown one is refused.
       const asked = execShapeOf(ctx.metadata.get(EXEC_UPDATES_HEADER));
       if (asked.kind === "refused") throw invalid(asked.reason);
-      if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx));
+      const op = opContext(ctx);
+      // A new session goes into the caller's project; an existing one is checked where Exec reads it.
+      const project = op.projects === undefined ? "" : creatableProject(host, "", ctx);
+      if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, op, project);
       const echo = new Metadata();
       echo.set(EXEC_UPDATES_HEADER, asked.shape);
       ctx.sendHeader(echo);
-      return execUpdates(host, req, ctx.signal, opContext(ctx), execScope(host, ctx), asked.shape);
+      return execUpdates(host, req, ctx.signal, op, project, asked.shape);
     },
 
     async *replay(req, ctx): AsyncGenerator<LogRecord> {
       const session = id(req.session, "session");
       const from = Math.max(1, int64(req.fromSeq, "from_seq", Number.MIN_SAFE_INTEGER));
       const to = int64(req.toSeq, "to_seq");
-      await visibleSession(host, session, ctx);
+      await host.placer.session(session, opContext(ctx));
       if (to !== 0 && to < from) return;
       for await (const rec of host.reads.records(session, from, to)) yield logRecordOf(rec);
     },
 
     async suspend(req, ctx) {
       const session = id(req.session, "session");
-      await requireVisible(host, session, ctx);
       await host.placer.suspend(session, ctx.signal, opContext(ctx));
       return reread(session);
     },
 
     async resume(req, ctx) {
       const session = id(req.session, "session");
-      await requireVisible(host, session, ctx);
       await host.placer.resume(session, ctx.signal, undefined, opContext(ctx));
       return reread(session);
     },
@@ -201,7 +198,8 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         );
       }
       const atSeq = int64(req.atSeq, "at_seq");
-      const parent = await visibleSession(host, session, ctx);
+      const op = opContext(ctx);
+      const parent = await host.placer.session(session, op);
       const metaBytes = Math.max(
         0,
         ...Array.from({ length: count }, (_, i) =>
@@ -223,7 +221,7 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
         annotations: { ...parent.annotations },
         ...(parent.origin ? { origin: parent.origin } : {}),
       }));
-      const res = await host.placer.fork({ parent: session, atSeq, children, signal: ctx.signal, ctx: opContext(ctx) });
+      const res = await host.placer.fork({ parent: session, atSeq, children, signal: ctx.signal, ctx: op });
       return create(ForkResponseSchema, { children: res.children.map(sessionProto) });
     },
   };

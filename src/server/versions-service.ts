@@ -16,7 +16,6 @@ import { versionKey } from "../placement/registry.js";
 import type { MethodsOf, ServiceImpl } from "../wire/index.js";
 import { invalid } from "./checks.js";
 import { opContext } from "./request-id.js";
-import { requireVisible } from "./scope.js";
 import type { HarnessCatalog, HarnessVersionInfo } from "../host/harness-catalog.js";
 
 export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof SessionVersions>> {
@@ -24,7 +23,6 @@ export function sessionVersionsService(host: Host): ServiceImpl<MethodsOf<typeof
     async upgrade(req, ctx) {
       if (req.session === "") throw invalid("session is required");
       if (req.toVersion === "") throw invalid("to_version is required");
-      await requireVisible(host, req.session, ctx);
       const r = await host.placer.upgrade(req.session, req.toVersion, ctx.signal, opContext(ctx));
       return create(UpgradeResponseSchema, {
         fromVersion: r.from,

@@ -40,14 +40,16 @@ export interface ConsoleHost {
 /** `harnesses`: extra `serve --harness` specs (e.g. `ver@1=local:FILE`). */
 export async function startConsoleHost(
   consoleDir: string,
-  opts: { token?: string; harnesses?: readonly string[] } = {},
+  opts: { token?: string; tokenFile?: string; harnesses?: readonly string[] } = {},
 ): Promise<ConsoleHost> {
   const dir = mkdtempSync(join(tmpdir(), "hh-console-host-"));
   const args = ["--data", join(dir, "data"), "--addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0"];
   args.push("--http-addr", "127.0.0.1:0", "--log-level", "warn");
   for (const h of opts.harnesses ?? []) args.push("--harness", h);
-  if (opts.token !== undefined) {
-    writeFileSync(join(dir, "tokens"), `${opts.token}\n`);
+  // `token`: one bare token; `tokenFile`: a whole server token file (principals, a jwt line).
+  const tokens = opts.tokenFile ?? (opts.token !== undefined ? `${opts.token}\n` : undefined);
+  if (tokens !== undefined) {
+    writeFileSync(join(dir, "tokens"), tokens, { mode: 0o600 });
     args.push("--token-file", join(dir, "tokens"));
   }
   let stderr = "";

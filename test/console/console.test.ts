@@ -2,7 +2,8 @@
 // against a real `harnesshost serve` on loopback: what an operator does, end to end. Each test writes
 // a screenshot of its view — into a temp directory, or into docs/console/ (the ones docs/console.md
 // shows) when HARNESSHOST_SCREENSHOTS names that directory (`npm run screenshots`).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createHash, createHmac } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openSqlite } from "../../src/journal/sqlite-driver.js";
@@ -363,6 +364,81 @@ describe("operator console in a browser", () => {
       await page.close();
     } finally {
       await secured.stop();
+    }
+  });
+
+  it("consoleShowsThePrincipalAndHidesWhatItsRoleLacks: a token or a JWT logs in, the top bar names who, the host still refuses", async () => {
+    const keys = mkdtempSync(join(tmpdir(), "hh-console-jwt-"));
+    const secret = "a-console-test-secret-of-32-bytes-or-more";
+    writeFileSync(join(keys, "jwt.secret"), secret);
+    const sha = (t: string): string => createHash("sha256").update(t).digest("hex");
+    const tokenFile = [
+      `sha256:${sha("olga-token")} principal=olga roles=operator projects=default`,
+      `sha256:${sha("rita-token")} principal=rita roles=reader`,
+      `jwt secret-file=${join(keys, "jwt.secret")} issuer=https://idp.example audience=harnesshost`,
+    ].join("\n");
+    const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const claims = {
+      iss: "https://idp.example",
+      aud: "harnesshost",
+      sub: "jay",
+      roles: ["approver"],
+      projects: ["default"],
+    };
+    const input = `${b64({ alg: "HS256" })}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+    const jwt = `${input}.${createHmac("sha256", secret).update(input).digest("base64url")}`;
+    const secured = await startConsoleHost(consoleDir, { tokenFile: `${tokenFile}\n` });
+    const login = async (page: Page, token: string): Promise<void> => {
+      await page.fill("input[name=token]", token);
+      await page.click(".token button");
+    };
+    try {
+      const page = await open(secured.url);
+      await page.locator("form.token", { hasText: "this host needs a token" }).waitFor({ timeout: WAIT });
+      // An operator: named in the top bar, may create and run.
+      await login(page, "olga-token");
+      await page.locator("[data-testid=principal]", { hasText: "olga" }).waitFor({ timeout: WAIT });
+      expect(await page.locator("[data-testid=principal]").textContent()).toBe("olga · operator · default");
+      const uid = await newSession(page, "echo", "hello", secured.url);
+      await turnOutput(page);
+      await page.locator("[data-testid=timeline] button", { hasText: "Fork here" }).first().waitFor({ timeout: WAIT });
+      const started = page.locator("[data-testid=timeline] tr[data-kind=executionStart] [data-testid=actor]");
+      expect(await started.textContent()).toContain("by olga");
+      await shot(page, "principal-operator");
+      // A reader: every project, no New session, no Run turn, Suspend, Resume, Fork here or Upgrade.
+      await login(page, "rita-token");
+      await page.locator("[data-testid=principal]", { hasText: "rita" }).waitFor({ timeout: WAIT });
+      expect(await page.locator("[data-testid=principal]").textContent()).toBe("rita · reader · every project");
+      await page.locator("[data-testid=timeline] tr").first().waitFor({ timeout: WAIT });
+      await page.locator("[data-testid=lacks][data-permission='session.exec']").waitFor({ timeout: WAIT });
+      for (const action of ["Run turn", "Suspend", "Resume", "Fork here", "Upgrade to version…"])
+        expect(await page.locator("button", { hasText: action }).count()).toBe(0);
+      expect(await page.locator("button", { hasText: "Export JSONL" }).count()).toBe(1);
+      await shot(page, "principal-reader");
+      // Hiding is a courtesy: the host refuses the reader's Suspend itself, naming the permission.
+      const refused = await page.evaluate(async (session) => {
+        const res = await fetch("/agentsessions.v1.Sessions/Suspend", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer rita-token" },
+          body: JSON.stringify({ session }),
+        });
+        return { status: res.status, body: await res.text() };
+      }, uid);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain("principal rita lacks permission session.suspend");
+      expect(refused.body).not.toContain("rita-token");
+      await page.goto(`${secured.url}#/sessions`);
+      await page.locator("[data-testid=lacks][data-permission='session.create']").waitFor({ timeout: WAIT });
+      // A JWT logs in the same way: an approver named by its claims.
+      await login(page, jwt);
+      await page.locator("[data-testid=principal]", { hasText: "jay" }).waitFor({ timeout: WAIT });
+      expect(await page.locator("[data-testid=principal]").textContent()).toBe("jay · approver · default");
+      await page.locator("[data-testid=lacks][data-permission='session.create']").waitFor({ timeout: WAIT });
+      await shot(page, "principal-jwt");
+      await page.close();
+    } finally {
+      await secured.stop();
+      rmSync(keys, { recursive: true, force: true });
     }
   });
 });

@@ -10,7 +10,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { isRefusal } from "../../src/server/auth.js";
-import { type JwtConfig, keysFromFile, verifyJwt } from "../../src/server/jwt.js";
+import { type JwtConfig, JwtKeys, keysFromFile, verifyJwt } from "../../src/server/jwt.js";
 import { createClient } from "../../src/wire/index.js";
 import { codeOf, startFixture, type Fixture } from "./helpers.js";
 import { writePrincipalFile } from "./principal-fixture.js";
@@ -92,6 +92,51 @@ describe("JWT verification", () => {
     expect(isRefusal(verifyJwt(hs256(secret, good), keys, config, NOW * 1000))).toBe(false);
     const other = verifyJwt(hs256(`${secret}x`, good), keys, config, NOW * 1000);
     expect(isRefusal(other) && other.details).toContain("bad signature");
+  });
+});
+
+describe("a JWT verifier", () => {
+  /** The test key's verifier, counting the signature checks it makes. */
+  function counting(cacheSize?: number) {
+    const real = jwks.find("k1");
+    if (real === undefined) throw new Error("no k1");
+    let checks = 0;
+    const keys = new JwtKeys([
+      {
+        kid: "k1",
+        alg: real.alg,
+        check: (d, s) => {
+          checks++;
+          return real.check(d, s);
+        },
+      },
+    ]);
+    let now = NOW * 1000;
+    const verifier = keys.verifier(config, () => now, cacheSize);
+    return { verifier, checks: () => checks, at: (sec: number) => (now = sec * 1000) };
+  }
+
+  it("aTokenIsVerifiedOnceUntilItsExpThenRefusedExpired", () => {
+    const v = counting();
+    const token = rs256(key, good);
+    for (let i = 0; i < 5; i++) expect(v.verifier.verify(token)).toMatchObject({ name: "carol" });
+    expect(v.checks()).toBe(1);
+    v.at(good.exp + config.leewaySeconds);
+    const late = v.verifier.verify(token);
+    expect(isRefusal(late) && late.details).toContain("expired");
+  });
+
+  it("aRefusedTokenIsNeverRememberedAndTheCacheIsBounded", () => {
+    const v = counting(1);
+    const bad = rs256(stranger, good);
+    v.verifier.verify(bad);
+    v.verifier.verify(bad);
+    expect(v.checks()).toBe(2);
+    const [a, b] = [rs256(key, good), rs256(key, { ...good, sub: "dave" })];
+    v.verifier.verify(a);
+    v.verifier.verify(b);
+    v.verifier.verify(a);
+    expect(v.checks()).toBe(5);
   });
 });
 

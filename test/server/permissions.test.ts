@@ -12,7 +12,7 @@ import {
   REGISTRAR_PERMISSIONS,
   ROLE_PERMISSIONS,
 } from "../../src/server/permissions.js";
-import { parseCredentialLines } from "../../src/server/principals.js";
+import { parseTokenFileText } from "../../src/server/token-file.js";
 import { sha256 } from "./principal-fixture.js";
 
 describe("permission table", () => {
@@ -44,7 +44,7 @@ describe("token file", () => {
       "bare-token-1234567890",
       "",
     ].join("\n");
-    const { entries } = parseCredentialLines(text);
+    const { entries } = parseTokenFileText(text);
     expect(entries.map((e) => e.principal.name)).toEqual([
       "alice",
       "deployer",
@@ -57,20 +57,37 @@ describe("token file", () => {
     expect(bare?.projects).toBe("all");
   });
 
+  it("aPrincipalMayHoldTwoTokensWhileOneIsRotated: both are accepted as the one principal", () => {
+    const text = [
+      `sha256:${sha256("old")} principal=alice roles=operator,approver projects=a,b`,
+      `sha256:${sha256("new")} principal=alice roles=approver,operator projects=b,a`,
+    ].join("\n");
+    const { entries } = parseTokenFileText(text);
+    expect(entries.map((e) => e.principal.name)).toEqual(["alice", "alice"]);
+    expect(entries[1]?.principal).toBe(entries[0]?.principal);
+  });
+
   it.each([
     ["an unknown role", `sha256:${sha256("x")} principal=a roles=root`, /line 1: unknown role "root"/],
     ["no roles", `sha256:${sha256("x")} principal=a`, /line 1: principal a needs roles=/],
     ["a short digest", "sha256:abc principal=a roles=reader", /line 1: sha256: must be followed by 64/],
     ["a bare line with spaces", "secret-token extra", /line 1: a bare token line holds one token/],
     [
-      "a name given twice",
-      `sha256:${sha256("x")} principal=a roles=reader\nsha256:${sha256("y")} principal=a roles=reader`,
-      /line 2: principal a is named twice/,
+      "a name given twice with other rights",
+      `sha256:${sha256("x")} principal=a roles=reader\nsha256:${sha256("y")} principal=a roles=reader projects=p`,
+      /line 2: principal a is named on line 1 with other roles or projects/,
     ],
+    [
+      "a second jwt line",
+      "jwt secret-file=/k issuer=i audience=a\njwt secret-file=/k issuer=i audience=a",
+      /line 2: only one jwt line/,
+    ],
+    ["a jwt line without its issuer", "# c\njwt secret-file=/k audience=a", /line 2: issuer/],
+    ["a jwt word without =", "jwt secret-file=/k issuer=i audience=a secret-token", /line 1: expected key=value/],
   ])("aBadLineIsRefusedByItsNumberNeverQuoted: %s", (_what, text, message) => {
-    expect(() => parseCredentialLines(text)).toThrow(message);
+    expect(() => parseTokenFileText(text)).toThrow(message);
     try {
-      parseCredentialLines(text);
+      parseTokenFileText(text);
     } catch (err) {
       expect(String(err)).not.toContain("secret-token");
     }

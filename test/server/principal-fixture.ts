@@ -98,7 +98,20 @@ export interface Caller {
   waiting(): Promise<string[]>;
   createIn(project: string): Promise<Outcome>;
   execNew(): Promise<string>;
+  /** Console.WhoAmI's answer. */
+  whoAmI(): Promise<WhoAmI>;
   close(): void;
+}
+
+export interface WhoAmI {
+  readonly authenticated: boolean;
+  readonly principal: string;
+  readonly kind: string;
+  readonly via: string;
+  readonly roles: string[];
+  readonly allProjects: boolean;
+  readonly projects: string[];
+  readonly permissions: string[];
 }
 
 /** Both transports' clients, seen through what the matrix calls (the same names and request shapes). */
@@ -119,6 +132,7 @@ interface LooseViews {
   inspectSession(req: object): unknown;
   exportSession(req: object): unknown;
   listWaiting(req: object): unknown;
+  whoAmI(req: object): unknown;
 }
 interface Clients {
   readonly sessions: LooseSessions;
@@ -180,6 +194,7 @@ function callerOver(c: Clients): Caller {
       const first = updates.find((u) => u.update.case === "session");
       return first?.update.value.metadata?.uid ?? "";
     },
+    whoAmI: async () => (await c.views.whoAmI({})) as WhoAmI,
     close: () => c.close(),
   };
 }

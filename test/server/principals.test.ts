@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HarnessRegistry } from "../../src/gen/agentsessions/v1/harness_registry_pb.js";
 import { Sessions } from "../../src/gen/agentsessions/v1/session_pb.js";
 import { ROLE_PERMISSIONS, ROLES, type Role } from "../../src/server/permissions.js";
@@ -114,6 +114,37 @@ describe.each(transports)("over %s", (_name, callerWith) => {
     120_000,
   );
 
+  it("whoAmINamesTheCallersPrincipalRolesProjectsAndPermissionsAndNoToken", async () => {
+    for (const role of ROLES) {
+      const caller = callerWith(ROLE_TOKENS[role]);
+      try {
+        const me = await caller.whoAmI();
+        expect(me).toMatchObject({
+          authenticated: true,
+          principal: `${role}-a`,
+          kind: "user",
+          via: "token",
+          roles: [role],
+          allProjects: false,
+          projects: ["a"],
+        });
+        expect(me.permissions).toEqual([...ROLE_PERMISSIONS[role]].sort());
+        expect(JSON.stringify(me)).not.toContain(ROLE_TOKENS[role]);
+      } finally {
+        caller.close();
+      }
+    }
+    const registrar = callerWith(REGISTRAR_TOKEN);
+    const legacy = callerWith(LEGACY_TOKEN);
+    try {
+      expect(await registrar.whoAmI()).toMatchObject({ principal: "deployer", kind: "registrar", roles: [] });
+      expect(await legacy.whoAmI()).toMatchObject({ roles: ["admin"], allProjects: true, projects: [] });
+    } finally {
+      registrar.close();
+      legacy.close();
+    }
+  });
+
   it("aRegistrarCredentialHoldsNoSessionPermission: every session call is PERMISSION_DENIED and changes nothing", async () => {
     const caller = callerWith(REGISTRAR_TOKEN);
     const own = await parked("a");
@@ -187,6 +218,33 @@ describe("principals", () => {
       const forked = await operator.fork({ session: parent.uid, count: 2 });
       expect(forked.children.map((c) => c.metadata?.project)).toEqual(["a", "a"]);
     } finally {
+      operator.close();
+    }
+  });
+
+  it("aScopedCallReadsTheSessionOnceForItsProjectCheckAndItsOperation", async () => {
+    const info = await f.host.createSession({ harness: "echo", project: "a" });
+    const other = await f.host.createSession({ harness: "echo", project: "b" });
+    const operator = createClient(Sessions, f.server.addr, {
+      metadata: { authorization: `Bearer ${ROLE_TOKENS.operator}` },
+    });
+    const reads = vi.spyOn(f.host.journal, "getSession");
+    try {
+      await drain(operator.exec({ session: info.uid, inputs: [userInput("hi")] }));
+      reads.mockClear();
+      // GetSession: one read serves the check and the answer.
+      await operator.getSession({ uid: info.uid });
+      expect(reads).toHaveBeenCalledTimes(1);
+      // Suspend: the operation's own read under its hold (the project already known), then the answer.
+      reads.mockClear();
+      await operator.suspend({ session: info.uid });
+      expect(reads.mock.calls.map(([uid]) => uid)).toEqual([info.uid, info.uid]);
+      // Another project's session: NOT_FOUND after one read, before anything is held.
+      reads.mockClear();
+      expect(await codeOf(operator.suspend({ session: other.uid }))).toBe(GrpcStatus.NOT_FOUND);
+      expect(reads).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
       operator.close();
     }
   });

@@ -7,15 +7,27 @@ import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import type { Session } from "../../../src/gen/agentsessions/v1/session_pb.js";
 import { type ApiError, sessions } from "../api.js";
 import { ASK_TOOL } from "../records.js";
+import { Lacks, useCan } from "../principal.js";
 import { ErrorBox, attempt } from "../ui.js";
 
 export function Decision({ session, call, onDone }: { session: Session; call?: LogRecord; onDone: () => void }) {
   const [reason, setReason] = useState("");
   const [error, setError] = useState<ApiError | undefined>();
   const [busy, setBusy] = useState(false);
+  const can = useCan();
   const gate = session.pendingApproval;
   const uid = session.metadata?.uid ?? "";
   if (gate === undefined) return null;
+  if (!can("session.decide"))
+    return (
+      <div class="decision" data-testid="decision">
+        <p>
+          <strong>Waiting for a person</strong> on call <code>{gate.toolCallId}</code> (request seq{" "}
+          {String(gate.requestSeq)})
+        </p>
+        <Lacks permission="session.decide" what="Approve, Deny, Answer" />
+      </div>
+    );
   const tool = call?.event?.body.case === "tool" ? call.event.body.value : undefined;
 
   const decide = async (approved: boolean, text: string): Promise<void> => {

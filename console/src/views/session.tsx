@@ -11,6 +11,7 @@ import { type ApiError, sessions, views } from "../api.js";
 import { summaryOf, textOf } from "../records.js";
 import { runBlockedBy, stateOf, tierOf, turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time } from "../ui.js";
+import { Lacks, useCan } from "../principal.js";
 import { Decision } from "./decision.js";
 import { Timeline } from "./timeline.js";
 import { Upgrade } from "./upgrade.js";
@@ -165,6 +166,7 @@ export function SessionView({ uid }: { uid: string }) {
   const turn = session ? turnOf(session) : undefined;
   const needsResume = turn?.status === "decided" || turn?.status === "interrupted";
   const blocked = live?.running === true ? "a turn is running" : runBlockedBy(turn);
+  const can = useCan();
   return (
     <section>
       <p class="crumbs">
@@ -248,49 +250,59 @@ export function SessionView({ uid }: { uid: string }) {
       {session?.pendingApproval ? <Decision session={session} call={call} onDone={() => void reload()} /> : null}
       {session ? (
         <div class="actions">
-          <form
-            class="row"
-            onSubmit={(e) => {
-              e.preventDefault();
-              const text = input;
-              setInput("");
-              void run(text);
-            }}
-          >
-            <input
-              name="input"
-              placeholder="Input for a new turn"
-              value={input}
-              disabled={blocked !== undefined}
-              onInput={(e) => setInput(e.currentTarget.value)}
-            />
-            <button type="submit" disabled={blocked !== undefined} title={blocked}>
-              Run turn
-            </button>
-            {blocked !== undefined && live?.running !== true ? (
-              <span class="muted" data-testid="run-blocked">
-                {blocked}
-              </span>
-            ) : null}
-          </form>
+          {can("session.exec") ? (
+            <form
+              class="row"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const text = input;
+                setInput("");
+                void run(text);
+              }}
+            >
+              <input
+                name="input"
+                placeholder="Input for a new turn"
+                value={input}
+                disabled={blocked !== undefined}
+                onInput={(e) => setInput(e.currentTarget.value)}
+              />
+              <button type="submit" disabled={blocked !== undefined} title={blocked}>
+                Run turn
+              </button>
+              {blocked !== undefined && live?.running !== true ? (
+                <span class="muted" data-testid="run-blocked">
+                  {blocked}
+                </span>
+              ) : null}
+            </form>
+          ) : (
+            <div class="row">
+              <Lacks permission="session.exec" what="Run turn" />
+            </div>
+          )}
           <div class="row">
-            <button
-              type="button"
-              disabled={busy !== ""}
-              onClick={() =>
-                void act("suspend", () => sessions.suspend({ session: uid })).then(() => setVerifyAsked((n) => n + 1))
-              }
-            >
-              Suspend
-            </button>
-            <button
-              type="button"
-              class={needsResume ? "primary" : ""}
-              disabled={busy !== ""}
-              onClick={() => void act("resume", () => sessions.resume({ session: uid }))}
-            >
-              Resume
-            </button>
+            {can("session.suspend") ? (
+              <button
+                type="button"
+                disabled={busy !== ""}
+                onClick={() =>
+                  void act("suspend", () => sessions.suspend({ session: uid })).then(() => setVerifyAsked((n) => n + 1))
+                }
+              >
+                Suspend
+              </button>
+            ) : null}
+            {can("session.resume") ? (
+              <button
+                type="button"
+                class={needsResume ? "primary" : ""}
+                disabled={busy !== ""}
+                onClick={() => void act("resume", () => sessions.resume({ session: uid }))}
+              >
+                Resume
+              </button>
+            ) : null}
             <button type="button" disabled={busy !== ""} onClick={() => void exportJsonl()}>
               Export JSONL
             </button>
@@ -301,9 +313,11 @@ export function SessionView({ uid }: { uid: string }) {
               </a>
             ) : null}
           </div>
-          <div class="row">
-            <Upgrade key={uid} session={session} onDone={() => void reload()} />
-          </div>
+          {can("session.upgrade") ? (
+            <div class="row">
+              <Upgrade key={uid} session={session} onDone={() => void reload()} />
+            </div>
+          ) : null}
         </div>
       ) : null}
       {live ? (
@@ -328,7 +342,7 @@ export function SessionView({ uid }: { uid: string }) {
           head={head}
           running={turn?.status === "running" || live?.running === true}
           badSeq={chain && !chain.ok ? Number(chain.firstBadSeq) : undefined}
-          onFork={(seq) => void fork(seq)}
+          onFork={can("session.fork") ? (seq) => void fork(seq) : undefined}
           onLoaded={timelineLoaded}
         />
       ) : null}

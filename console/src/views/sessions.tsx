@@ -9,6 +9,7 @@ import { type ApiError, registry, sessions, views } from "../api.js";
 import type { TurnStatusWord } from "../../../src/wire/annotations.js";
 import { TIERS, stateOf, tierOf } from "../state.js";
 import { ErrorBox, Link, attempt, go, time, useVisibleInterval } from "../ui.js";
+import { Lacks, useCan } from "../principal.js";
 import { runOnOpen } from "./session.js";
 
 export const PAGE_SIZE = 50;
@@ -202,6 +203,17 @@ export function SessionsView() {
 
 /** Start a session: CreateSession with the chosen harness, then its first turn streams in its view. */
 export function NewSession() {
+  const can = useCan();
+  if (!can("session.create"))
+    return (
+      <p class="new-session row">
+        <Lacks permission="session.create" what="New session" />
+      </p>
+    );
+  return <NewSessionForm />;
+}
+
+function NewSessionForm() {
   const [names, setNames] = useState<string[]>([]);
   const [harness, setHarness] = useState("");
   const [name, setName] = useState("");

@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { LogRecord } from "../../../src/gen/agentsessions/v1/common_pb.js";
 import { type ApiError, sessions } from "../api.js";
 import {
+  actorText,
   type CallLinks,
   callIdOf,
   forkPoints,
@@ -46,7 +47,8 @@ export function Timeline({
   /** A turn is running: the head is not a resting point to fork at. */
   running: boolean;
   badSeq?: number;
-  onFork: (seq: number) => void;
+  /** Forks at a seq; absent when the principal may not fork (no Fork here is offered). */
+  onFork: ((seq: number) => void) | undefined;
   /** Called after each window is on screen. */
   onLoaded?: () => void;
 }) {
@@ -133,13 +135,19 @@ export function Timeline({
                   <details>
                     <summary>
                       {summaryOf(rec)}
+                      {actorText(rec) !== undefined ? (
+                        <span class="actor" data-testid="actor">
+                          {" "}
+                          — {actorText(rec)}
+                        </span>
+                      ) : null}
                       {pair ? <span class="pair"> ({pair})</span> : null}
                     </summary>
                     <pre class="payload">{payloadJson(rec)}</pre>
                   </details>
                 </td>
                 <td>
-                  {fork !== undefined ? (
+                  {fork !== undefined && onFork !== undefined ? (
                     <button type="button" class="small" title={`${fork} (at seq ${seq})`} onClick={() => onFork(seq)}>
                       Fork here
                     </button>

@@ -113,6 +113,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import("./stop.js")).stopCommand,
   },
   {
+    name: "token",
+    summary: "print the server token file line of a token read from stdin (its SHA-256 digest, never the token)",
+    load: async () => (await import("./token.js")).tokenCommand,
+  },
+  {
     name: "gc",
     summary: "delete snapshot blobs that no session references any more",
     load: async () => (await import("./gc.js")).gcCommand,

@@ -12,7 +12,13 @@ import { modelFromFlag } from "../../model/index.js";
 import { packageVersion } from "../version.js";
 import { HostConfig, parseHarnessFlag, type HarnessSpecFlag } from "../../host/config.js";
 import { type LimitOverrides, parseLimitFlag } from "../../limits/index.js";
-import { checkListenAddresses, loadCredentials, startServer, type TlsFiles } from "../../server/index.js";
+import {
+  checkListenAddresses,
+  type LoadedCredentials,
+  loadCredentials,
+  startServer,
+  type TlsFiles,
+} from "../../server/index.js";
 import { detach, isDetachedChild, reportReady } from "../background/detach.js";
 import { watchNpmExec } from "../background/npx-watch.js";
 import { removePidFile, writePidFile } from "../background/pid-file.js";
@@ -107,16 +113,15 @@ function hostConfig(values: FlagValues): HostConfig {
   return parsed.data;
 }
 
-/** The --token-file path, once it is known to load (principals, digests, the JWT line). */
-function tokenFile(values: FlagValues): string | undefined {
+/** The --token-file path and what it says, read once (principals, digests, the JWT line). */
+function tokenFile(values: FlagValues): { path: string; loaded: LoadedCredentials } | undefined {
   const file = str(values, "token-file");
   if (file === undefined) return undefined;
   try {
-    loadCredentials(file);
+    return { path: file, loaded: loadCredentials(file) };
   } catch (err) {
     throw new UsageError(`--token-file ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return file;
 }
 
 function tls(values: FlagValues): TlsFiles | undefined {
@@ -265,7 +270,7 @@ export const serveCommand: Command = {
         addr,
         registryAddr,
         httpAddr,
-        ...(tokens !== undefined ? { tokenFile: tokens } : {}),
+        ...(tokens !== undefined ? { tokenFile: tokens.path, tokenFileLoaded: tokens.loaded } : {}),
         ...(tlsFiles ? { tls: tlsFiles } : {}),
         logger,
       });

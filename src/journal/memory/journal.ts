@@ -188,7 +188,13 @@ export class MemoryJournal implements Journal {
     const prefix = source.records.slice(0, atSeq);
     const last = prefix[prefix.length - 1];
     if (last === undefined) throw new Error("fork prefix is empty");
-    const plan = planForkMarker(child, atSeq, last.contentHash, projectPins(undefined, prefix.map(recordOf)));
+    const plan = planForkMarker(
+      child,
+      atSeq,
+      last.contentHash,
+      projectPins(undefined, prefix.map(recordOf)),
+      meta.forkedBy,
+    );
     const [marker] = plan.records;
     if (marker === undefined) throw new Error("fork marker was not chained");
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, Date.now());

@@ -133,7 +133,7 @@ export async function forkIn(
       `session ${parent}: expected ${atSeq} records to fork, found ${copied.rowCount ?? 0}`,
     );
   }
-  const plan = planForkMarker(child, atSeq, pointHash, inherited);
+  const plan = planForkMarker(child, atSeq, pointHash, inherited, meta.forkedBy);
   await insertPlanned(client, child, plan, now);
   const [record] = plan.records;
   if (record === undefined) throw new Error("fork marker was not chained");

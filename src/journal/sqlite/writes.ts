@@ -146,7 +146,7 @@ export class SqliteWrites {
     const forkPoint = this.stmts.recordHash.get(parent, atSeq);
     if (!forkPoint) throw new HostError(ErrorCode.DataLoss, `session ${parent}: record seq ${atSeq} is missing`);
     const inherited = atSeq === source.last_seq ? pinOfRow(source) : pinThrough(this.stmts, parent, atSeq);
-    const plan = planForkMarker(child, atSeq, forkPoint.content_hash, inherited);
+    const plan = planForkMarker(child, atSeq, forkPoint.content_hash, inherited, meta.forkedBy);
     const now = Date.now();
     const row = rowFromMeta({ ...meta, uid: child, parentUid: meta.parentUid ?? parent, forkSeq: atSeq }, now);
     row.fence = plan.fence;

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file harnesshost/v1/console.proto.
  */
 export const file_harnesshost_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("ChxoYXJuZXNzaG9zdC92MS9jb25zb2xlLnByb3RvEg5oYXJuZXNzaG9zdC52MSIoChVJbnNwZWN0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJ0CgpDaGFpbkNoZWNrEgoKAm9rGAEgASgIEg8KB3JlY29yZHMYAiABKAMSEAoIaGVhZF9zZXEYAyABKAMSDwoHZmFpbHVyZRgEIAEoCRIVCg1maXJzdF9iYWRfc2VxGAUgASgDEg8KB21lc3NhZ2UYBiABKAkifgoMU25hcHNob3RJbmZvEg4KBmRpZ2VzdBgBIAEoCRISCgpzaXplX2J5dGVzGAIgASgDEgsKA3NlcRgDIAEoAxIMCgR0aWVyGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoWSW5zcGVjdFNlc3Npb25SZXNwb25zZRIpCgVjaGFpbhgBIAEoCzIaLmhhcm5lc3Nob3N0LnYxLkNoYWluQ2hlY2sSKwoIY2hpbGRyZW4YAiADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SGgoSY2hpbGRyZW5fdHJ1bmNhdGVkGAQgASgIEi8KCXNuYXBzaG90cxgDIAMoCzIcLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90SW5mbyI5ChJMaXN0V2FpdGluZ1JlcXVlc3QSDwoHcHJvamVjdBgBIAEoCRISCgpwYWdlX3Rva2VuGAIgASgJIpcBCgtXYWl0aW5nVHVybhIqCgdzZXNzaW9uGAEgASgLMhkuYWdlbnRzZXNzaW9ucy52MS5TZXNzaW9uEi4KCXRvb2xfY2FsbBgCIAEoCzIbLmFnZW50c2Vzc2lvbnMudjEuTG9nUmVjb3JkEiwKB2NvbnRleHQYAyADKAsyGy5hZ2VudHNlc3Npb25zLnYxLkxvZ1JlY29yZCJtChNMaXN0V2FpdGluZ1Jlc3BvbnNlEiwKB3dhaXRpbmcYASADKAsyGy5oYXJuZXNzaG9zdC52MS5XYWl0aW5nVHVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDwoHc2Nhbm5lZBgDIAEoBSInChRFeHBvcnRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiYKFUV4cG9ydFNlc3Npb25SZXNwb25zZRINCgVqc29ubBgBIAEoCSKRAQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdwcm9qZWN0GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSDgoGc3RhdGVzGAUgAygJEhIKCnBhcmVudF91aWQYBiABKAkSDQoFdHVybnMYByADKAkiXAoUTGlzdFNlc3Npb25zUmVzcG9uc2USKwoIc2Vzc2lvbnMYASADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhsKGUxpc3RIYXJuZXNzT3JpZ2luc1JlcXVlc3QicQoNSGFybmVzc09yaWdpbhIMCgRuYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSDwoHcnVudGltZRgDIAEoCRIPCgdidWlsdGluGAQgASgIEg4KBm1vZHVsZRgFIAEoCRIPCgdhZGRyZXNzGAYgASgJIkwKGkxpc3RIYXJuZXNzT3JpZ2luc1Jlc3BvbnNlEi4KB29yaWdpbnMYASADKAsyHS5oYXJuZXNzaG9zdC52MS5IYXJuZXNzT3JpZ2luMuoDCgdDb25zb2xlEl8KDkluc3BlY3RTZXNzaW9uEiUuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXF1ZXN0GiYuaGFybmVzc2hvc3QudjEuSW5zcGVjdFNlc3Npb25SZXNwb25zZRJWCgtMaXN0V2FpdGluZxIiLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVxdWVzdBojLmhhcm5lc3Nob3N0LnYxLkxpc3RXYWl0aW5nUmVzcG9uc2USXgoNRXhwb3J0U2Vzc2lvbhIkLmhhcm5lc3Nob3N0LnYxLkV4cG9ydFNlc3Npb25SZXF1ZXN0GiUuaGFybmVzc2hvc3QudjEuRXhwb3J0U2Vzc2lvblJlc3BvbnNlMAESWQoMTGlzdFNlc3Npb25zEiMuaGFybmVzc2hvc3QudjEuTGlzdFNlc3Npb25zUmVxdWVzdBokLmhhcm5lc3Nob3N0LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEmsKEkxpc3RIYXJuZXNzT3JpZ2lucxIpLmhhcm5lc3Nob3N0LnYxLkxpc3RIYXJuZXNzT3JpZ2luc1JlcXVlc3QaKi5oYXJuZXNzaG9zdC52MS5MaXN0SGFybmVzc09yaWdpbnNSZXNwb25zZWIGcHJvdG8z", [file_agentsessions_v1_common, file_agentsessions_v1_session, file_google_protobuf_timestamp]);
+  fileDesc("ChxoYXJuZXNzaG9zdC92MS9jb25zb2xlLnByb3RvEg5oYXJuZXNzaG9zdC52MSIoChVJbnNwZWN0U2Vzc2lvblJlcXVlc3QSDwoHc2Vzc2lvbhgBIAEoCSJ0CgpDaGFpbkNoZWNrEgoKAm9rGAEgASgIEg8KB3JlY29yZHMYAiABKAMSEAoIaGVhZF9zZXEYAyABKAMSDwoHZmFpbHVyZRgEIAEoCRIVCg1maXJzdF9iYWRfc2VxGAUgASgDEg8KB21lc3NhZ2UYBiABKAkifgoMU25hcHNob3RJbmZvEg4KBmRpZ2VzdBgBIAEoCRISCgpzaXplX2J5dGVzGAIgASgDEgsKA3NlcRgDIAEoAxIMCgR0aWVyGAQgASgJEi8KC2NyZWF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoWSW5zcGVjdFNlc3Npb25SZXNwb25zZRIpCgVjaGFpbhgBIAEoCzIaLmhhcm5lc3Nob3N0LnYxLkNoYWluQ2hlY2sSKwoIY2hpbGRyZW4YAiADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SGgoSY2hpbGRyZW5fdHJ1bmNhdGVkGAQgASgIEi8KCXNuYXBzaG90cxgDIAMoCzIcLmhhcm5lc3Nob3N0LnYxLlNuYXBzaG90SW5mbyI5ChJMaXN0V2FpdGluZ1JlcXVlc3QSDwoHcHJvamVjdBgBIAEoCRISCgpwYWdlX3Rva2VuGAIgASgJIpcBCgtXYWl0aW5nVHVybhIqCgdzZXNzaW9uGAEgASgLMhkuYWdlbnRzZXNzaW9ucy52MS5TZXNzaW9uEi4KCXRvb2xfY2FsbBgCIAEoCzIbLmFnZW50c2Vzc2lvbnMudjEuTG9nUmVjb3JkEiwKB2NvbnRleHQYAyADKAsyGy5hZ2VudHNlc3Npb25zLnYxLkxvZ1JlY29yZCJtChNMaXN0V2FpdGluZ1Jlc3BvbnNlEiwKB3dhaXRpbmcYASADKAsyGy5oYXJuZXNzaG9zdC52MS5XYWl0aW5nVHVybhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSDwoHc2Nhbm5lZBgDIAEoBSInChRFeHBvcnRTZXNzaW9uUmVxdWVzdBIPCgdzZXNzaW9uGAEgASgJIiYKFUV4cG9ydFNlc3Npb25SZXNwb25zZRINCgVqc29ubBgBIAEoCSKRAQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdwcm9qZWN0GAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEg8KB2hhcm5lc3MYBCABKAkSDgoGc3RhdGVzGAUgAygJEhIKCnBhcmVudF91aWQYBiABKAkSDQoFdHVybnMYByADKAkiXAoUTGlzdFNlc3Npb25zUmVzcG9uc2USKwoIc2Vzc2lvbnMYASADKAsyGS5hZ2VudHNlc3Npb25zLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhsKGUxpc3RIYXJuZXNzT3JpZ2luc1JlcXVlc3QicQoNSGFybmVzc09yaWdpbhIMCgRuYW1lGAEgASgJEg8KB3ZlcnNpb24YAiABKAkSDwoHcnVudGltZRgDIAEoCRIPCgdidWlsdGluGAQgASgIEg4KBm1vZHVsZRgFIAEoCRIPCgdhZGRyZXNzGAYgASgJIkwKGkxpc3RIYXJuZXNzT3JpZ2luc1Jlc3BvbnNlEi4KB29yaWdpbnMYASADKAsyHS5oYXJuZXNzaG9zdC52MS5IYXJuZXNzT3JpZ2luIg8KDVdob0FtSVJlcXVlc3QioQEKDldob0FtSVJlc3BvbnNlEhUKDWF1dGhlbnRpY2F0ZWQYASABKAgSEQoJcHJpbmNpcGFsGAIgASgJEgwKBGtpbmQYAyABKAkSCwoDdmlhGAQgASgJEg0KBXJvbGVzGAUgAygJEhQKDGFsbF9wcm9qZWN0cxgGIAEoCBIQCghwcm9qZWN0cxgHIAMoCRITCgtwZXJtaXNzaW9ucxgIIAMoCTKzBAoHQ29uc29sZRJfCg5JbnNwZWN0U2Vzc2lvbhIlLmhhcm5lc3Nob3N0LnYxLkluc3BlY3RTZXNzaW9uUmVxdWVzdBomLmhhcm5lc3Nob3N0LnYxLkluc3BlY3RTZXNzaW9uUmVzcG9uc2USVgoLTGlzdFdhaXRpbmcSIi5oYXJuZXNzaG9zdC52MS5MaXN0V2FpdGluZ1JlcXVlc3QaIy5oYXJuZXNzaG9zdC52MS5MaXN0V2FpdGluZ1Jlc3BvbnNlEl4KDUV4cG9ydFNlc3Npb24SJC5oYXJuZXNzaG9zdC52MS5FeHBvcnRTZXNzaW9uUmVxdWVzdBolLmhhcm5lc3Nob3N0LnYxLkV4cG9ydFNlc3Npb25SZXNwb25zZTABElkKDExpc3RTZXNzaW9ucxIjLmhhcm5lc3Nob3N0LnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaJC5oYXJuZXNzaG9zdC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJrChJMaXN0SGFybmVzc09yaWdpbnMSKS5oYXJuZXNzaG9zdC52MS5MaXN0SGFybmVzc09yaWdpbnNSZXF1ZXN0GiouaGFybmVzc2hvc3QudjEuTGlzdEhhcm5lc3NPcmlnaW5zUmVzcG9uc2USRwoGV2hvQW1JEh0uaGFybmVzc2hvc3QudjEuV2hvQW1JUmVxdWVzdBoeLmhhcm5lc3Nob3N0LnYxLldob0FtSVJlc3BvbnNlYgZwcm90bzM", [file_agentsessions_v1_common, file_agentsessions_v1_session, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message harnesshost.v1.InspectSessionRequest
@@ -481,6 +481,87 @@ export const ListHarnessOriginsResponseSchema: GenMessage<ListHarnessOriginsResp
   messageDesc(file_harnesshost_v1_console, 13);
 
 /**
+ * @generated from message harnesshost.v1.WhoAmIRequest
+ */
+export type WhoAmIRequest = Message<"harnesshost.v1.WhoAmIRequest"> & {
+};
+
+/**
+ * Describes the message harnesshost.v1.WhoAmIRequest.
+ * Use `create(WhoAmIRequestSchema)` to create a new message.
+ */
+export const WhoAmIRequestSchema: GenMessage<WhoAmIRequest> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_console, 14);
+
+/**
+ * @generated from message harnesshost.v1.WhoAmIResponse
+ */
+export type WhoAmIResponse = Message<"harnesshost.v1.WhoAmIResponse"> & {
+  /**
+   * False on a host that checks no credentials: every caller may do everything, in every project.
+   *
+   * @generated from field: bool authenticated = 1;
+   */
+  authenticated: boolean;
+
+  /**
+   * The principal's name (a bare token's is "token:" and its digest's first 8 hex digits); "" when not authenticated.
+   *
+   * @generated from field: string principal = 2;
+   */
+  principal: string;
+
+  /**
+   * "user" (roles and projects) or "registrar" (the registry only); "" when not authenticated.
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * How the host verified the credential: "token" or "jwt"; "" when not authenticated.
+   *
+   * @generated from field: string via = 4;
+   */
+  via: string;
+
+  /**
+   * The principal's roles (reader, operator, approver, admin), in the order granted.
+   *
+   * @generated from field: repeated string roles = 5;
+   */
+  roles: string[];
+
+  /**
+   * True when the principal may act in every project (then `projects` is empty).
+   *
+   * @generated from field: bool all_projects = 6;
+   */
+  allProjects: boolean;
+
+  /**
+   * The only projects the principal may see and act in, by name.
+   *
+   * @generated from field: repeated string projects = 7;
+   */
+  projects: string[];
+
+  /**
+   * Every permission the principal holds (docs/operations.md, the permission table), by name, sorted.
+   *
+   * @generated from field: repeated string permissions = 8;
+   */
+  permissions: string[];
+};
+
+/**
+ * Describes the message harnesshost.v1.WhoAmIResponse.
+ * Use `create(WhoAmIResponseSchema)` to create a new message.
+ */
+export const WhoAmIResponseSchema: GenMessage<WhoAmIResponse> = /*@__PURE__*/
+  messageDesc(file_harnesshost_v1_console, 15);
+
+/**
  * @generated from service harnesshost.v1.Console
  */
 export const Console: GenService<{
@@ -535,6 +616,17 @@ export const Console: GenService<{
     methodKind: "unary";
     input: typeof ListHarnessOriginsRequestSchema;
     output: typeof ListHarnessOriginsResponseSchema;
+  },
+  /**
+   * Who the caller is, as this host authenticated it: its principal, roles, projects and permissions
+   * (docs/protocol.md §19). Any valid credential may ask; it names no token.
+   *
+   * @generated from rpc harnesshost.v1.Console.WhoAmI
+   */
+  whoAmI: {
+    methodKind: "unary";
+    input: typeof WhoAmIRequestSchema;
+    output: typeof WhoAmIResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_harnesshost_v1_console, 0);
