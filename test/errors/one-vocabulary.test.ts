@@ -54,7 +54,7 @@ describe("one error vocabulary", () => {
     const row = ERROR_TABLE[code];
     it(`anErrorThrownInTheHostReachesTheGrpcClientAndTheHttpClientWithTheSameCode: ${code} (${row.grpc})`, async () => {
       const message = `injected ${code} failure`;
-      const spy = vi.spyOn(f.host, "getSession").mockRejectedValue(new HostError(code, message));
+      const spy = vi.spyOn(f.host.placer, "session").mockRejectedValue(new HostError(code, message));
       try {
         // The TypeScript client: the host's code, the table's status, the server's message.
         const viaClient = await clientFailure(client.sessions.get(MISSING));
