@@ -1,6 +1,7 @@
 // In-process Journal for tests. Invariant: the same observable semantics as SqliteJournal — events are
 // stored as protobuf binary (so readers get copies and nothing the caller mutates later leaks in), and
 // every mutation runs synchronously before its promise settles, which makes it atomic.
+import { collectEvents, collectRecords, onlyRecord } from "../collect.js";
 import { noteEventBytes } from "../../wire/event-bytes.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../../errors/index.js";
@@ -58,9 +59,7 @@ export class MemoryJournal implements Journal {
   private closed = false;
 
   async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
-    const [record] = this.commit(session, expectedLastSeq, fence, [event]);
-    if (record === undefined) throw new Error("append committed no record");
-    return record;
+    return onlyRecord(this.commit(session, expectedLastSeq, fence, [event]));
   }
 
   async appendBatch(
@@ -152,15 +151,11 @@ export class MemoryJournal implements Journal {
   }
 
   async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
-    const out: JournalRecord[] = [];
-    for await (const rec of this.read(session, from, to)) out.push(rec);
-    return out;
+    return collectRecords(this.read(session, from, to));
   }
 
   async readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]> {
-    const out: SeqEvent[] = [];
-    for await (const rec of this.read(session, from, to)) out.push({ seq: rec.seq, event: rec.event });
-    return out;
+    return collectEvents(this.read(session, from, to));
   }
 
   async verify(session: string, onRecord?: VerifiedRecordSink): Promise<VerifyResult> {

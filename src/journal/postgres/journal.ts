@@ -8,6 +8,7 @@
 // head and row are served from what was read or committed under that hold (held.ts); the lock
 // stays as a lease between this host's operations (lock.ts), so a host's next operation on a
 // session it just ran makes no lock round trip; the database's compare-and-swap still decides every append.
+import { collectEvents, collectRecords, onlyRecord } from "../collect.js";
 import pg from "pg";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import type { Event } from "../../gen/agentsessions/v1/common_pb.js";
@@ -149,9 +150,7 @@ export class PostgresJournal implements Journal {
   }
 
   async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
-    const [record] = await this.commit(session, expectedLastSeq, fence, [event]);
-    if (record === undefined) throw new Error("append committed no record");
-    return record;
+    return onlyRecord(await this.commit(session, expectedLastSeq, fence, [event]));
   }
 
   async appendBatch(
@@ -237,15 +236,11 @@ export class PostgresJournal implements Journal {
   }
 
   async readRange(session: string, from?: number, to?: number): Promise<JournalRecord[]> {
-    const out: JournalRecord[] = [];
-    for await (const rec of this.read(session, from, to)) out.push(rec);
-    return out;
+    return collectRecords(this.read(session, from, to));
   }
 
   async readEvents(session: string, from?: number, to?: number): Promise<SeqEvent[]> {
-    const out: SeqEvent[] = [];
-    for await (const rec of this.read(session, from, to)) out.push({ seq: rec.seq, event: rec.event });
-    return out;
+    return collectEvents(this.read(session, from, to));
   }
 
   /** Walks the chain inside one REPEATABLE READ snapshot, so a racing append never looks like damage. */

@@ -7,6 +7,7 @@
 // Appends go through a commit queue (commit-queue.ts): appends that arrive together share one
 // BEGIN IMMEDIATE … COMMIT (one fsync), each inside its own savepoint so a failing one rolls back alone,
 // and none is acknowledged before the COMMIT returns; every other write first commits what is queued.
+import { onlyRecord } from "../collect.js";
 import { resolve as resolvePath } from "node:path";
 import type Database from "better-sqlite3";
 import { ErrorCode, HostError } from "../../errors/index.js";
@@ -148,9 +149,7 @@ export class SqliteJournal implements Journal {
   }
 
   async append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord> {
-    const [record] = await this.commit(session, expectedLastSeq, fence, [event]);
-    if (record === undefined) throw new Error("append committed no record");
-    return record;
+    return onlyRecord(await this.commit(session, expectedLastSeq, fence, [event]));
   }
 
   async appendBatch(
