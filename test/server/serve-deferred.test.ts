@@ -1,5 +1,6 @@
 // What `harnesshost serve` loads before it is ready (issue 41, docs/performance.md "serve_ready_ms"):
-// the compiled bin in a child process, every module it loads traced (test/fixtures/module-trace.mjs).
+// the compiled bin in a child process, every module it loads traced (test/fixtures/module-trace.mjs), an
+// output file of the bundle read as the modules it holds (test/support/bundle-meta.ts).
 // Invariants: with the default flags (ports moved to 0) serve loads neither the PostgreSQL driver, the
 // OpenTelemetry SDK, the vm runtime, @grpc/reflection nor any .proto parser; with --http-addr off it
 // does not load the HTTP console either, nor @connectrpc/connect, nor — before it is ready —
@@ -13,6 +14,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { unbundled } from "../support/bundle-meta.js";
 
 const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
 const TRACE = resolve(import.meta.dirname, "../fixtures/module-trace.mjs");
@@ -65,7 +67,7 @@ async function serve(...flags: string[]): Promise<Served> {
     });
     child.once("exit", (code) => rej(new Error(`serve exited ${code} before listening: ${out}`)));
   });
-  const snapshot = [...loaded];
+  const snapshot = unbundled(loaded);
   return {
     addr,
     loaded: snapshot,
