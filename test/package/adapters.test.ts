@@ -66,9 +66,11 @@ function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout:
   return inDir(project, cmd, args);
 }
 
+// The hook runs on the loader thread: writeSync, because what a process.stderr.write there still
+// holds when the process exits is lost (Node 24 lost it in 3 of 15 runs of the bin's --help).
 const TRACE = `import { register } from "node:module";
 register("data:text/javascript," + encodeURIComponent(
-  "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));
+  "import { writeSync } from 'node:fs'; export async function load(url, context, next) { if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\\\n'); return next(url, context); }"));
 `;
 
 const CONSUMER_TS = `import { generateText, stepCountIs, tool } from "ai";
