@@ -24,15 +24,16 @@ export function actorOf(principal: Principal | undefined, asserted: IdentityRef 
 }
 
 /**
- * The actor of each principal's calls that assert no one else: made once per principal (a reload of
- * the token file makes new principals, so new actors) and frozen, as every record of those calls shares it.
+ * The actor of each token-file principal's calls that assert no one else: made once per principal (a
+ * reload of the file makes new principals, so new actors) and frozen, as every record of those calls
+ * shares it. A JWT's principal is made per verification, so its actor is made per call as well.
  */
 const ownActors = new WeakMap<Principal, IdentityRef>();
 
 /** The verified actor of a call by `principal` (asserting `asserted`, kept as "on behalf of"). */
 export function verifiedActor(principal: Principal, asserted?: IdentityRef): IdentityRef {
   const subject = assertedName(asserted, principal);
-  if (subject !== "") return actorMessage(principal, subject);
+  if (subject !== "" || principal.via !== "token") return actorMessage(principal, subject);
   let own = ownActors.get(principal);
   if (own === undefined) {
     own = Object.freeze(actorMessage(principal, "")) as IdentityRef;
