@@ -20,10 +20,10 @@ export type { SessionTip } from "./session-row.js";
 export const EMPTY_TIP: SessionTip = { seq: 0, hash: "", fence: 0, computeState: "NONE", pin: undefined };
 
 /**
- * The tip a write plans on: `before` as the backend read it under the write's lock, undefined when the
+ * What a write read of its session under the write's lock (its tip, its row), undefined when the
  * session has no row (never created, or deleted) — then NOT_FOUND, checked before CAS and fence.
  */
-export function existingTip<T>(session: string, before: T | undefined): T {
+export function mustExist<T>(session: string, before: T | undefined): T {
   if (before === undefined) throw new HostError(ErrorCode.NotFound, `session ${session} not found`);
   return before;
 }
@@ -43,9 +43,10 @@ export interface AppendPlan {
 }
 
 /**
- * Plans appending `events` to `session` whose tip is `before`: the session must exist (`before`
- * undefined: NotFound, see existingTip), then CAS (`expectedLastSeq` must be the head, else Conflict), then the fence (a given fence below the session's is Fenced; a minted one never is),
- * then the chain (an event that cannot be canonicalised is InvalidArgument).
+ * Plans appending `events` to `session` whose tip is `tip`: the session must exist (`tip` undefined
+ * is NotFound, see mustExist), then CAS (`expectedLastSeq` must be the head, else Conflict), then the
+ * fence (a given fence below the session's is Fenced; a minted one never is), then the chain (an event
+ * that cannot be canonicalised is InvalidArgument).
  */
 export function planAppend(
   session: string,
@@ -54,7 +55,7 @@ export function planAppend(
   fence: AppendFence,
   events: readonly Event[],
 ): AppendPlan {
-  const before = existingTip(session, tip);
+  const before = mustExist(session, tip);
   const minting = fence === "mint";
   checkAppend(session, before, expectedLastSeq, minting ? 0 : fence, minting ? 0 : before.fence);
   const writeFence = minting ? before.fence + 1 : fence;

@@ -14,7 +14,7 @@ import {
   type StoredRecord,
   requireImportable,
 } from "../chain.js";
-import { existingTip, planAppend, planForkMarker, planImport } from "../plan.js";
+import { mustExist, planAppend, planForkMarker, planImport } from "../plan.js";
 import {
   advance,
   committedRecordOf,
@@ -78,7 +78,7 @@ export class MemoryJournal implements Journal {
     const plan = planAppend(session, existing && tipOfRow(existing.row), expectedLastSeq, fence, events);
     const blobs = plan.records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     if (plan.records.length === 0) return [];
-    const target = existingTip(session, existing);
+    const target = mustExist(session, existing);
     for (const [i, r] of plan.records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     advance(target.row, plan.after);
     return plan.records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
@@ -87,7 +87,7 @@ export class MemoryJournal implements Journal {
   async newFence(session: string): Promise<number> {
     this.assertOpen();
     requireSession(session);
-    const target = existingTip(session, this.sessions.get(session));
+    const target = mustExist(session, this.sessions.get(session));
     target.row.fence += 1;
     target.row.updatedAtMs = Date.now();
     return target.row.fence;
@@ -108,7 +108,7 @@ export class MemoryJournal implements Journal {
     const plan = planAppend(session, existing && tipOfRow(existing.row), expectedLastSeq, "mint", events);
     const { fence, records } = plan;
     const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
-    const target = existingTip(session, existing);
+    const target = mustExist(session, existing);
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     advance(target.row, plan.after);
     const last = records[records.length - 1];

@@ -10,7 +10,7 @@ import { noteEventBytes } from "../../wire/event-bytes.js";
 import { requireForkRange } from "../chain.js";
 import type { WriteOutcome } from "../commit-queue.js";
 import { projectPins, type SessionPin } from "../pin.js";
-import { existingTip, FORK_CHILD_FENCE, planForkMarker, type AppendPlan } from "../plan.js";
+import { mustExist, FORK_CHILD_FENCE, planForkMarker, type AppendPlan } from "../plan.js";
 import { rowFromMeta, type SessionRow, setPin } from "../session-row.js";
 import type { Queryable } from "./reads.js";
 import type { ForkChild, JournalRecord, SessionMetaInput } from "../types.js";
@@ -48,7 +48,7 @@ export async function mintFence(q: Queryable, session: string, now: number): Pro
     "UPDATE sessions SET fence = fence + 1, updated_at_ms = $2 WHERE uid = $1 RETURNING fence",
     [session, now],
   );
-  return int(existingTip(session, result.rows[0]).fence);
+  return int(mustExist(session, result.rows[0]).fence);
 }
 
 /** Removes the session's row if it holds no record; true when removed. */

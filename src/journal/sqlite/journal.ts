@@ -16,7 +16,7 @@ import { requireAppendArgs, requireImportable, requireSession, UnreadableStorage
 import { checkpointOfColumns, registrationColumnsOf, registrationOfColumns, sessionColumnsOf } from "../columns.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
 import type { PinnedSession } from "../pin.js";
-import { existingTip } from "../plan.js";
+import { mustExist } from "../plan.js";
 import { importedRow, rowFromMeta, validateMeta } from "../session-row.js";
 import type {
   CheckpointRow,
@@ -180,7 +180,7 @@ export class SqliteJournal implements Journal {
     requireSession(session);
     const now = Date.now();
     const row = this.write(`mint fence for session ${session}`, () => this.stmts.mintFence.get(now, session));
-    return existingTip(session, row).fence;
+    return mustExist(session, row).fence;
   }
 
   async appendUnderNewFence(
