@@ -82,6 +82,24 @@ function nodeGyp() {
   return gyp;
 }
 
+/**
+ * The environment without npm's `npm_config_*` settings: node-gyp lets them override its own flags,
+ * so under `npm test` a `nodedir` from npm's config (this machine's says /usr) would compile against
+ * the headers of the Node that runs npm, not the `--nodedir` given (an addon for the wrong ABI).
+ */
+function withoutNpmConfig(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.toLowerCase().startsWith("npm_config_")));
+}
+
+/** Whether `addon` loads on the Node at `node` (a cached build for the wrong ABI is built again). */
+function loads(node, addon) {
+  const r = spawnSync(node, ["-e", `process.dlopen({ exports: {} }, ${JSON.stringify(addon)})`], {
+    stdio: "ignore",
+    env: withoutNpmConfig(process.env),
+  });
+  return r.status === 0;
+}
+
 /** better-sqlite3's addon for the Node at `node`, compiled once per (version, ABI, platform). */
 function ensureAddon(n, node) {
   const [abi, platform, arch] = execFileSync(node, [
@@ -95,7 +113,7 @@ function ensureAddon(n, node) {
   const cacheRoot = process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache");
   const dir = join(cacheRoot, "harnesshost/better-sqlite3", `${version}-abi${abi}-${platform}-${arch}`);
   const addon = join(dir, "better_sqlite3.node");
-  if (existsSync(addon)) return addon;
+  if (existsSync(addon) && loads(node, addon)) return addon;
   // The registry's node package installs node-<platform>-<arch> (headers in include/node) beside it.
   const headers = join(n.dir, "node_modules", `node-${platform}-${arch}`);
   if (!existsSync(join(headers, "include/node/node.h"))) fail(`${n.alias}: no Node headers in ${headers}`);
@@ -113,7 +131,7 @@ function ensureAddon(n, node) {
         cwd: work,
         stdio: ["ignore", "pipe", "pipe"],
         maxBuffer: 64 << 20,
-        env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` },
+        env: { ...withoutNpmConfig(process.env), PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` },
       },
     );
     if (r.status !== 0) fail(`${n.alias}: compiling better-sqlite3 failed:\n${r.stdout}${r.stderr}${r.error ?? ""}`);
@@ -122,6 +140,8 @@ function ensureAddon(n, node) {
     rmSync(staged, { recursive: true, force: true });
     mkdirSync(staged);
     cpSync(join(work, "build/Release/better_sqlite3.node"), join(staged, "better_sqlite3.node"));
+    if (!loads(node, join(staged, "better_sqlite3.node")))
+      fail(`${n.alias}: the better-sqlite3 just compiled for ABI ${abi} does not load on ${node}`);
     rmSync(dir, { recursive: true, force: true });
     renameSync(staged, dir);
   } finally {

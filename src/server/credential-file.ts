@@ -1,17 +1,37 @@
 // The server's token file on disk: read, and read again when it changes or on SIGHUP. Invariants: a
 // reload that fails (unreadable file, a bad line, a JWT key file that does not parse) keeps the
 // credentials in force and logs one error naming the line number, never a line's text; a reload that
-// succeeds replaces every credential at once; nothing is fetched from the network (JWT keys come
-// from files the token file names).
-import { readFileSync, unwatchFile, watchFile } from "node:fs";
+// succeeds replaces every credential at once; a change is noticed by what the files hold, not by their
+// timestamps (a rewrite within one tick of the file system's clock, or with its mtime put back, is
+// still a change); nothing is fetched from the network (JWT keys come from files the token file names).
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { registerSecret } from "../errors/index.js";
 import type { BearerAuth, Credentials } from "./auth.js";
 import type { ServerLogger } from "./call-policy.js";
 import { jwtVerifierOf } from "./jwt-config.js";
 import { parseTokenFileText } from "./token-file.js";
 
-/** How often the token file (and the JWT key files it names) are checked for a change, ms. */
+/**
+ * How often the token file (and the JWT key files it names) are read to see whether they changed, ms.
+ * Default 1,000: a rotation is in force within a second, and reading a few small files once a second
+ * costs nothing measurable. 0 turns the polling off (SIGHUP still reloads).
+ */
 export const CREDENTIAL_POLL_MS = 1_000;
+
+/** What `files` hold now, as one digest (a missing or unreadable file counts as its error code). */
+function contentDigest(files: readonly string[]): string {
+  const h = createHash("sha256");
+  for (const f of files) {
+    try {
+      h.update(readFileSync(f));
+    } catch (err) {
+      h.update(`unreadable:${(err as NodeJS.ErrnoException).code ?? "?"}`);
+    }
+    h.update("\0");
+  }
+  return h.digest("hex");
+}
 
 /** A token file as loaded: its credentials and the JWT key files it names (watched with it). */
 export interface LoadedCredentials {
@@ -36,12 +56,20 @@ export function watchCredentials(
   keyFiles: readonly string[],
   pollMs = CREDENTIAL_POLL_MS,
 ): { reload(): boolean; stop(): void } {
-  let watched: string[] = [];
+  let watched: readonly string[] = [path, ...keyFiles];
+  // What the files held when they were last read for a reload (successful or not): a poll reloads
+  // only when that changed, so a file that does not parse is reported once, not every poll.
+  let seen = contentDigest(watched);
   const reload = (): boolean => {
+    seen = contentDigest(watched);
     try {
       const { credentials, keyFiles: now } = loadCredentials(path);
       auth.replace(credentials);
-      watch(now);
+      const next = [path, ...now];
+      if (next.join("\0") !== watched.join("\0")) {
+        watched = next;
+        seen = contentDigest(watched);
+      }
       logger.info(
         { credentials: credentials.entries.length, jwt: credentials.jwt !== undefined },
         "token file reloaded",
@@ -55,15 +83,13 @@ export function watchCredentials(
       return false;
     }
   };
-  const onChange = (cur: { mtimeMs: number }, prev: { mtimeMs: number }): void => {
-    if (cur.mtimeMs !== prev.mtimeMs) reload();
-  };
-  const watch = (keys: readonly string[]): void => {
-    for (const f of watched) unwatchFile(f, onChange);
-    watched = [path, ...keys];
-    for (const f of watched) watchFile(f, { interval: pollMs, persistent: false }, onChange);
-  };
-  watch(keyFiles);
+  const poll =
+    pollMs > 0
+      ? setInterval(() => {
+          if (contentDigest(watched) !== seen) reload();
+        }, pollMs)
+      : undefined;
+  poll?.unref();
   const onHup = (): void => {
     reload();
   };
@@ -72,8 +98,7 @@ export function watchCredentials(
     reload,
     stop() {
       process.off("SIGHUP", onHup);
-      for (const f of watched) unwatchFile(f, onChange);
-      watched = [];
+      if (poll) clearInterval(poll);
     },
   };
 }

@@ -52,6 +52,11 @@ export interface ServerOptions {
    * and projects"), read now and again when it changes or on SIGHUP.
    */
   readonly tokenFile?: string;
+  /**
+   * How often `tokenFile` (and the JWT key files it names) are read for a change, ms. Default
+   * CREDENTIAL_POLL_MS (1,000: a rotation is in force within a second); 0 reloads on SIGHUP only.
+   */
+  readonly credentialPollMs?: number;
   /** What `tokenFile` said when the caller already read it (serve checks it before anything opens); read here when absent. */
   readonly tokenFileLoaded?: LoadedCredentials;
   readonly tls?: TlsFiles;
@@ -82,7 +87,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const auth = loaded ? new BearerAuth(loaded.credentials) : tokens.length > 0 ? new BearerAuth(tokens) : undefined;
   const watcher =
     auth && loaded && opts.tokenFile !== undefined
-      ? watchCredentials(opts.tokenFile, auth, opts.logger, loaded.keyFiles)
+      ? watchCredentials(opts.tokenFile, auth, opts.logger, loaded.keyFiles, opts.credentialPollMs)
       : undefined;
   const policy = (listener: string) =>
     callPolicy({

@@ -33,6 +33,8 @@ export interface FixtureOptions {
   readonly tokens?: readonly string[];
   /** A server token file (principals, digests, a JWT line), read and watched by the server. */
   readonly tokenFile?: string;
+  /** How often the server reads the token file for a change, ms (ServerOptions.credentialPollMs). */
+  readonly credentialPollMs?: number;
   readonly overrides?: HostOverrides;
   /** Metadata every client call carries. */
   readonly clientMetadata?: Readonly<Record<string, string>>;
@@ -55,6 +57,7 @@ export async function startFixture(opts: FixtureOptions = {}): Promise<Fixture> 
       logger,
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
+      ...(opts.credentialPollMs !== undefined ? { credentialPollMs: opts.credentialPollMs } : {}),
       ...(opts.httpAddr ? { httpAddr: opts.httpAddr } : {}),
     });
     return {
