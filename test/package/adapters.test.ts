@@ -5,6 +5,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { unbundled } from "../support/bundle-meta.js";
 import { REPO, run } from "./packed.js";
 import { ownConsumer } from "./shared.js";
 import { inDir, strictTsc } from "./strict-tsc.js";
@@ -107,7 +108,7 @@ describe("adapters installed into an empty project", () => {
     );
     const traced = await inProject(process.execPath, ["--import", "./trace.mjs", "core.mjs"]);
     expect(traced.code).toBe(0);
-    const loaded = traced.stderr.split("\n").filter((l) => l.startsWith("LOADED "));
+    const loaded = unbundled(traced.stderr.split("\n").filter((l) => l.startsWith("LOADED ")));
     expect(loaded.some((l) => l.endsWith("/dist/src/index.js"))).toBe(true);
     expect(loaded.filter((l) => /\/node_modules\/(ai|@ai-sdk|@openai)\/|\/dist\/src\/adapters\//.test(l))).toEqual([]);
   });

@@ -5,11 +5,12 @@
 // turns driven by the public client, and a strict TypeScript consumer type-checks against the shipped
 // declarations under NodeNext and Bundler resolution.
 import { spawn } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pointAt, useFromCodeExamples } from "../docs/js-examples.js";
+import { unbundled } from "../support/bundle-meta.js";
 import { REPO, run, type Packed } from "./packed.js";
 import { ownConsumer } from "./shared.js";
 import { inDir, strictTsc } from "./strict-tsc.js";
@@ -50,6 +51,10 @@ describe("npm package", () => {
     expect(packed.files.filter((f) => /(^|\/)(test|bench)\//.test(f) || /\.test\.[jt]s$/.test(f))).toEqual([]);
     expect(packed.files).toContain("bin/harnesshost.js");
     expect(packed.files).toContain("dist/src/cli/run.js");
+    // The bundle the bin and the exports run (scripts/bundle.mjs); its metafile is for the tests only.
+    expect(packed.files).toContain("dist/bundle/cli.js");
+    expect(packed.files).toContain("dist/bundle/index.js");
+    expect(packed.files).not.toContain("dist/bundle-meta.json");
     expect(packed.files).toContain("dist/src/index.d.ts");
     expect(packed.files).toContain("dist/src/index.js.map");
     expect(packed.files).toContain("proto/agentsessions/v1/session.proto");
@@ -121,7 +126,7 @@ register("data:text/javascript," + encodeURIComponent(
     const traced = await inProject(process.execPath, ["--import", "./trace.mjs", bin, "--help"]);
     expect(traced.code).toBe(0);
     expect(traced.stdout).toMatch(/^usage: harnesshost <command>/);
-    const loaded = traced.stderr.split("\n").filter((l) => l.startsWith("LOADED "));
+    const loaded = unbundled(traced.stderr.split("\n").filter((l) => l.startsWith("LOADED ")));
     expect(loaded.some((l) => l.endsWith("/dist/src/cli/main.js"))).toBe(true);
     expect(loaded.filter((l) => /\/cli\/commands\/(?!index\.js)|\/node_modules\/(?!harnesshost\/)/.test(l))).toEqual(
       [],
@@ -203,6 +208,47 @@ register("data:text/javascript," + encodeURIComponent(
       const html = await page.text();
       const script = /src="\.\/(assets\/index-[\w-]+\.js)"/.exec(html)?.[1] ?? "";
       expect((await fetch(new URL(script, consoleUrl))).status).toBe(200);
+    } finally {
+      serve.kill("SIGTERM");
+      await exited;
+    }
+  }, 120_000);
+
+  it("aHarnessImportingThePackageByNameSharesTheServedHostsErrorClasses", async () => {
+    // The bundled bin and the exports are one copy (scripts/bundle.mjs): the harness's HostError is the
+    // one the host checks, so the turn fails FAILED_PRECONDITION (exit 4), not as an unknown error (1).
+    cpSync(join(REPO, "test/fixtures/one-copy/refuser.mjs"), join(project, "refuser.mjs"));
+    const bin = join(project, "node_modules/.bin/harnesshost");
+    const serve = spawn(
+      process.execPath,
+      [
+        bin,
+        "serve",
+        "--data",
+        "./refuser-data",
+        "--addr",
+        "127.0.0.1:0",
+        "--registry-addr",
+        "off",
+        "--http-addr",
+        "off",
+        "--harness",
+        "refuser=local:./refuser.mjs",
+      ],
+      { cwd: project, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    const exited = new Promise<void>((resolve) => serve.once("exit", () => resolve()));
+    try {
+      const addr = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: serve.stderr }).on("line", (line) => {
+          const m = /^harnesshost listening addr=(\S+)/.exec(line);
+          if (m?.[1]) resolve(m[1]);
+        });
+        void exited.then(() => reject(new Error("serve exited before listening")));
+      });
+      const res = await inProject(bin, ["exec", "--server", addr, "--harness", "refuser", "--input", "hi"]);
+      expect(res.stderr).toContain("the refuser refuses every turn");
+      expect(res.code).toBe(4);
     } finally {
       serve.kill("SIGTERM");
       await exited;
