@@ -8,7 +8,7 @@
 // name and its source both come from package.json (the "import" path names the output, the "types"
 // path names the compiled module beside it), so the exports cannot point at a file this build does not
 // make. Only the packages in BUNDLED are bundled; the rest load from node_modules as before.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -91,12 +91,36 @@ export function bundleEntries(pkg = JSON.parse(readFileSync(join(ROOT, "package.
   return entries;
 }
 
-/** Builds dist/bundle/ (removed first) and dist/bundle-meta.json. */
+/**
+ * Puts `files` (esbuild's outputs, absolute paths) in place of what dist/bundle/ holds, touching only
+ * what differs: a file with the same bytes is left alone, a changed one is replaced by a rename (never
+ * seen half-written), a file no output names is removed last. A rebuild of an unchanged tree (`npm
+ * pack` runs `prepare` while other processes run the bin) therefore changes nothing they could load.
+ */
+function syncOutputs(files) {
+  const dir = join(ROOT, BUNDLE_DIR);
+  mkdirSync(dir, { recursive: true });
+  const kept = new Set();
+  for (const f of files) {
+    kept.add(f.path);
+    mkdirSync(dirname(f.path), { recursive: true });
+    if (existsSync(f.path) && Buffer.compare(readFileSync(f.path), f.contents) === 0) continue;
+    const staged = `${f.path}.tmp-${process.pid}`;
+    writeFileSync(staged, f.contents);
+    renameSync(staged, f.path);
+  }
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const path = join(dir, String(name));
+    if (!kept.has(path) && statSync(path).isFile()) rmSync(path, { force: true });
+  }
+}
+
+/** Builds dist/bundle/ (only what changed is rewritten: syncOutputs) and dist/bundle-meta.json. */
 export async function bundle() {
   const { build } = await import("esbuild");
   const entries = bundleEntries();
-  rmSync(join(ROOT, BUNDLE_DIR), { recursive: true, force: true });
   const result = await build({
+    write: false,
     absWorkingDir: ROOT,
     entryPoints: entries,
     outdir: BUNDLE_DIR,
@@ -113,10 +137,14 @@ export async function bundle() {
     metafile: true,
     logLevel: "warning",
   });
+  syncOutputs(result.outputFiles);
   const outputs = {};
   for (const [file, out] of Object.entries(result.metafile.outputs))
     if (file.endsWith(".js")) outputs[file] = Object.keys(out.inputs);
-  writeFileSync(join(ROOT, BUNDLE_META), `${JSON.stringify({ entries, outputs }, null, 1)}\n`);
+  // Rewritten (by a rename) on every build: its time says when the bundle was last made current.
+  const meta = join(ROOT, BUNDLE_META);
+  writeFileSync(`${meta}.tmp-${process.pid}`, `${JSON.stringify({ entries, outputs }, null, 1)}\n`);
+  renameSync(`${meta}.tmp-${process.pid}`, meta);
   return { entries, outputs };
 }
 
