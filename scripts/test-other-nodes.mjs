@@ -1,15 +1,26 @@
 #!/usr/bin/env node
 // `npm run test:nodes [-- --prepare-only] [-- --with-blocked]`: the unit project and the packed-consumer test
-// (test/package) again on every other Node release users run (the LTS lines pinned in
-// scripts/other-nodes/package.json; the Node that runs `npm test` is the floor, 20), the Nodes side
-// by side, each run's output printed whole when it ends. Invariants: the
+// (test/package, what of it can differ by Node: strict-tsc.ts) again on every other Node release users
+// run (the LTS lines pinned in scripts/other-nodes/package.json; the Node that runs `npm test` is the
+// floor, 20), the Nodes side by side, each run's output printed whole when it ends. Invariants: the
 // binaries come from the npm registry's `node` packages at the exact versions of
 // scripts/other-nodes/package-lock.json (`npm ci` there, never by hand); better-sqlite3 — the one
-// native addon — is compiled from node_modules' own copy for each Node's ABI once per version and
-// kept in a content-keyed cache ($XDG_CACHE_HOME or ~/.cache, harnesshost/better-sqlite3/); the
-// exit code is 0 only when every run passed.
+// native addon — is compiled from node_modules' own copy for each Node's ABI once per version (its
+// SQLite linked from the floor's build when `npm ci` compiled one: reuseSqlite) and kept in a
+// content-keyed cache ($XDG_CACHE_HOME or ~/.cache, harnesshost/better-sqlite3/); the exit code is 0
+// only when every run passed.
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -100,6 +111,32 @@ function loads(node, addon) {
   return r.status === 0;
 }
 
+/**
+ * SQLite itself as `npm ci` compiled it for the floor Node (node_modules/better-sqlite3's build of its
+ * amalgamation, deps/sqlite3/sqlite3.c): plain C that includes no Node header, so the same for every
+ * Node ABI, and nine tenths of the compile. Absent when `npm ci` fetched a prebuilt addon instead.
+ */
+const SQLITE_LIB = join(SQLITE, "build/Release/obj.target/deps/sqlite3.a");
+
+/**
+ * Points the `sqlite3` target better-sqlite3's binding.gyp depends on at SQLITE_LIB (its headers from
+ * the same package's deps/sqlite3), so node-gyp compiles only better-sqlite3's own C++ (src/, the part
+ * that includes the Node headers of `--nodedir`) and links the library the floor's build made from the
+ * same sources. better-sqlite3's binding.gyp — flags, defines, link options — is used as shipped.
+ */
+function reuseSqlite(work) {
+  const gyp = {
+    targets: [
+      {
+        target_name: "sqlite3",
+        type: "none",
+        direct_dependent_settings: { include_dirs: [join(SQLITE, "deps/sqlite3")], libraries: [SQLITE_LIB] },
+      },
+    ],
+  };
+  writeFileSync(join(work, "deps/sqlite3.gyp"), `${JSON.stringify(gyp, null, 2)}\n`);
+}
+
 /** better-sqlite3's addon for the Node at `node`, compiled once per (version, ABI, platform). */
 function ensureAddon(n, node) {
   const [abi, platform, arch] = execFileSync(node, [
@@ -124,6 +161,7 @@ function ensureAddon(n, node) {
   try {
     for (const part of ["binding.gyp", "deps", "src", "package.json"])
       cpSync(join(SQLITE, part), join(work, part), { recursive: true });
+    if (existsSync(SQLITE_LIB)) reuseSqlite(work);
     const r = spawnSync(
       node,
       [nodeGyp(), "rebuild", "--release", `--nodedir=${headers}`, "-j", "max", "--loglevel", "warn"],
@@ -168,6 +206,8 @@ async function runOn(n) {
     PATH: `${dirname(n.node)}${delimiter}${process.env.PATH ?? ""}`,
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${HOOK}`.trim(),
     HARNESSHOST_SQLITE_ADDON: n.addon,
+    // test/package/ runs here only what can differ by Node (test/package/strict-tsc.ts, OTHER_NODE).
+    HARNESSHOST_OTHER_NODE: version,
   };
   let ok = true;
   for (const args of [
@@ -185,6 +225,10 @@ async function runOn(n) {
   return ok;
 }
 
+process.stdout.write(
+  "test:nodes: test/package/ runs here what can differ by Node; its tarball checks (file list, publint, attw) " +
+    "and strict TypeScript consumers are skipped, their verdict being the floor Node's (HARNESSHOST_OTHER_NODE; docs/packaging.md)\n",
+);
 const running = prepared.filter((n) => values["with-blocked"] || !(n.alias in BLOCKED));
 for (const n of prepared)
   if (!running.includes(n)) process.stdout.write(`test:nodes: ${n.alias} not run: ${BLOCKED[n.alias]}\n`);

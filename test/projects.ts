@@ -80,6 +80,7 @@ const MOVED: Readonly<Record<string, TestProjectName>> = {
   "test/obs/dashboard.test.ts": "unit",
   "test/obs/fast-metrics.test.ts": "unit",
   "test/obs/log-payloads.test.ts": "unit",
+  "test/obs/process-metrics.test.ts": "unit",
   "test/runtime/fork.test.ts": "unit",
   "test/runtime/local-actors.test.ts": "unit",
   "test/waits/exit-semantics.test.ts": "unit",

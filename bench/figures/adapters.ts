@@ -7,8 +7,15 @@
 // on the same host and model — the same records per turn — is what hosting costs with no framework and
 // no adapter, so adapter turn ÷ kit turn is the adapter's (and its framework's) own share; a host with
 // its journal in RAM shows what the durable commits cost.
+// A mock answers in microseconds, which no model a user hosts does: the figure's value is measured with
+// the same mock made to answer each call after PROVIDER_LATENCY_MS on both sides (hosted and direct), so
+// the ratio says what hosting adds to a turn whose model calls take time at all; the same pairing with
+// the mock answering at once is kept whole in the details (zeroLatencyRatio, hostingMsPerTurn: the
+// absolute cost of hosting one turn, which no model latency changes).
 // Invariant: the sides compared alternate turn by turn (paired), after warmup.
 import "../lib/src-entry-points.js";
+import type { Model, ModelProvider as AgentsModelProvider } from "@openai/agents";
+import { MockLanguageModelV3 } from "ai/test";
 import { aiSdkModelProvider } from "../../src/adapters/ai-sdk/index.js";
 import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
@@ -18,13 +25,29 @@ import { median, paired, round, sampleOf, timeMs } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 
+/**
+ * How long the mock takes to answer each model call in the figure's value, ms: 50, well under any
+ * hosted model's round trip (a provider's first token takes from about a hundred milliseconds to
+ * seconds), so the ratio is an upper bound on what hosting adds to a real agent's turn.
+ */
+export const PROVIDER_LATENCY_MS = 50;
+
 interface Side {
   readonly harness: string;
   readonly file: string;
   /** The same agent on the agent kit. */
   readonly kitFile: string;
-  readonly provider: ModelProvider;
-  readonly direct: (question: string) => Promise<unknown>;
+  /** The host's model and the direct call, with the mock answering after `latencyMs` (0: at once). */
+  readonly at: (latencyMs: number) => {
+    readonly provider: ModelProvider;
+    readonly direct: (question: string) => Promise<unknown>;
+  };
+}
+
+/** `answer()`, called `ms` after now: the mock's answer arriving after a provider's round trip. */
+async function after<T>(ms: number, answer: () => PromiseLike<T>): Promise<T> {
+  await new Promise<void>((resolve) => setTimeout(resolve, ms));
+  return answer();
 }
 
 /** The docs examples, imported once the package's entry points resolve to this tree's sources. */
@@ -37,27 +60,32 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
     title,
     async run(opts: RunOptions): Promise<FigureResult> {
       const s = await side();
+      const now = s.at(0);
+      const slow = s.at(PROVIDER_LATENCY_MS);
       const dir = scratchDir(key);
-      const open = (journal?: MemoryJournal) =>
+      const slowDir = scratchDir(`${key}-latency`);
+      const open = (dataDir: string, model: ModelProvider, journal?: MemoryJournal) =>
         Host.open(
           {
-            dataDir: dir.path,
+            dataDir,
             harnesses: [
               { name: s.harness, runtime: "local", target: s.file },
               { name: "kit", runtime: "local", target: s.kitFile },
             ],
           },
-          { model: s.provider, ...(journal ? { journal } : {}) },
+          { model, ...(journal ? { journal } : {}) },
         );
-      const host = await open();
+      const host = await open(dir.path, now.provider);
       // The same turns on a host whose journal is in RAM: what the adapter and the host cost without
       // the durable commits (a detail; the figure is the durable host's).
-      const ramHost = await open(new MemoryJournal());
+      const ramHost = await open(dir.path, now.provider, new MemoryJournal());
+      const slowHost = await open(slowDir.path, slow.provider);
       try {
         const signal = new AbortController().signal;
         const { uid } = await host.createSession({ harness: s.harness });
         const { uid: ramUid } = await ramHost.createSession({ harness: s.harness });
         const { uid: kitUid } = await host.createSession({ harness: "kit" });
+        const { uid: slowUid } = await slowHost.createSession({ harness: s.harness });
         const reps = opts.quick ? 6 : 60;
         const warmup = opts.quick ? 2 : 10;
         const turn = (h: Host, session: string, i: number) =>
@@ -65,8 +93,11 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
             const r = await h.placer.exec({ session, inputs: [textMessage("user", `weather in City${i}?`)], signal });
             if (!r.outputs.at(-1)?.includes(`City${i}`)) throw new Error(`${key} answered ${r.outputs.at(-1)}`);
           });
-        const direct = (i: number) => timeMs(() => s.direct(`weather in City${i}?`));
-        const runs = await paired(reps, warmup, (i) => turn(host, uid, i), direct);
+        const direct = (i: number) => timeMs(() => now.direct(`weather in City${i}?`));
+        const slowDirect = (i: number) => timeMs(() => slow.direct(`weather in City${i}?`));
+        // The model's latency dominates both sides here, so fewer turns give as steady a median.
+        const runs = await paired(reps / 2, warmup / 2, (i) => turn(slowHost, slowUid, i), slowDirect);
+        const instant = await paired(reps, warmup, (i) => turn(host, uid, i), direct);
         const ram = await paired(reps, warmup, (i) => turn(ramHost, ramUid, i), direct);
         const kit = await paired(
           reps,
@@ -82,14 +113,20 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
           measured: sampleOf(runs.subject.map(round), "ms", true),
           baseline: {
             ...sampleOf(runs.baseline.map(round), "ms", true),
-            what: "the same agent called directly, same mock model",
+            what: `the same agent called directly, same mock model answering after ${PROVIDER_LATENCY_MS} ms`,
           },
           ratio: round(ratio),
           target: { op: "<=", value: 1.3 },
           details: {
-            turns: reps,
+            turns: reps / 2,
             journal: "sqlite",
+            providerLatencyMs: PROVIDER_LATENCY_MS,
             pairedMedianRatio: round(median(runs.ratios)),
+            zeroLatencyTurns: reps,
+            zeroLatencyRatio: round(median(instant.subject) / median(instant.baseline)),
+            zeroLatencyTurnMs: round(median(instant.subject)),
+            zeroLatencyDirectMs: round(median(instant.baseline)),
+            hostingMsPerTurn: round(median(instant.subject) - median(instant.baseline)),
             ramJournalTurnMs: round(median(ram.subject)),
             ramJournalRatio: round(median(ram.subject) / median(ram.baseline)),
             kitTurnMs: round(median(kit.baseline)),
@@ -97,9 +134,11 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
           },
         };
       } finally {
+        await slowHost.close();
         await ramHost.close();
         await host.close();
         dir.dispose();
+        slowDir.dispose();
       }
     },
   };
@@ -110,13 +149,24 @@ const AGENTS_FILE = new URL("../../docs/examples/openai-agents-agent.ts", import
 
 export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted vs called directly", async () => {
   const aiSdk = await aiSdkExample();
-  const direct = aiSdk.mockModel();
+  /** The example's mock, answering each call after `ms`. */
+  const mock = (ms: number) => {
+    const inner = aiSdk.mockModel();
+    if (ms === 0) return inner;
+    return new MockLanguageModelV3({
+      modelId: inner.modelId,
+      doGenerate: (options) => after(ms, () => inner.doGenerate(options)),
+      doStream: (options) => after(ms, () => inner.doStream(options)),
+    });
+  };
   return {
     harness: "weather",
     file: AI_SDK_FILE,
     kitFile: new URL("../lib/kit-weather-ai-sdk.ts", import.meta.url).pathname,
-    provider: aiSdkModelProvider(aiSdk.mockModel()),
-    direct: (question) => aiSdk.ask(direct, question),
+    at: (ms) => {
+      const direct = mock(ms);
+      return { provider: aiSdkModelProvider(mock(ms)), direct: (question) => aiSdk.ask(direct, question) };
+    },
   };
 });
 
@@ -125,13 +175,30 @@ export const openAIAgentsTurn = figure(
   "OpenAI Agents SDK turn hosted vs run directly",
   async () => {
     const agents = await agentsExample();
-    const direct = agents.directModel();
+    /** The example's host model, answering each call after `ms`. */
+    const hostMock = (ms: number): ModelProvider => {
+      const inner = agents.mockModel();
+      return ms === 0 ? inner : { name: inner.name, invoke: (r, o) => after(ms, () => inner.invoke(r, o)) };
+    };
+    /** The example's direct model (the same scripted answers), answering each call after `ms`. */
+    const directMock = (ms: number): AgentsModelProvider => {
+      const inner = agents.directModel();
+      if (ms === 0) return inner;
+      return {
+        getModel: (name) => {
+          const m = inner.getModel(name) as Model;
+          return { ...m, getResponse: (request) => after(ms, () => m.getResponse(request)) };
+        },
+      };
+    };
     return {
       harness: "agents",
       file: AGENTS_FILE,
       kitFile: new URL("../lib/kit-weather-openai-agents.ts", import.meta.url).pathname,
-      provider: agents.mockModel(),
-      direct: (question) => agents.ask(question, direct),
+      at: (ms) => {
+        const direct = directMock(ms);
+        return { provider: hostMock(ms), direct: (question) => agents.ask(question, direct) };
+      },
     };
   },
 );

@@ -2,7 +2,10 @@
 // one host, two servers on it — one with no credentials (the baseline: no auth, no scope), one with a
 // token file whose operator principal is scoped to one project (so every call is authenticated, its
 // permission looked up, the principal bound, and the session's project checked) — turns alternating
-// between them. Reported: the median of three rounds' ratios (subject median / baseline median).
+// between them. Reported: the median of three rounds' ratios (subject median / baseline median), and
+// in `details` the process CPU time (user + system, every thread: client, server, journal) of each
+// turn, subject against baseline — the comparison a loaded machine distorts least (work a turn leaves
+// running past its end is charged to the next turn, of the other side, which can only shrink the gap).
 // Invariant: both sides run the same host, harness, journal and client code; only the server's
 // credentials differ.
 import { writeFileSync } from "node:fs";
@@ -31,17 +34,29 @@ export const authzOverhead: Figure = {
     const ratios: number[] = [];
     const off: number[] = [];
     const on: number[] = [];
+    const cpuOff: number[] = [];
+    const cpuOn: number[] = [];
+    /** One timed turn, and the process CPU time (µs) it took. */
+    const timed = async (s: typeof open, i: number): Promise<{ ms: number; cpu: number }> => {
+      const c0 = process.cpuUsage();
+      const ms = await s.turn(i);
+      const c = process.cpuUsage(c0);
+      return { ms, cpu: c.user + c.system };
+    };
     try {
       for (let round = 0; round < 3; round++) {
         const a: number[] = [];
         const b: number[] = [];
         for (let i = 0; i < warmup + turns; i++) {
           const first = i % 2 === 0;
-          const x = first ? await open.turn(i) : await authed.turn(i);
-          const y = first ? await authed.turn(i) : await open.turn(i);
+          const x = first ? await timed(open, i) : await timed(authed, i);
+          const y = first ? await timed(authed, i) : await timed(open, i);
           if (i < warmup) continue;
-          a.push(first ? x : y);
-          b.push(first ? y : x);
+          const [base, subject] = first ? [x, y] : [y, x];
+          a.push(base.ms);
+          b.push(subject.ms);
+          cpuOff.push(base.cpu);
+          cpuOn.push(subject.cpu);
         }
         ratios.push(median(b) / median(a));
         off.push(...a);
@@ -62,7 +77,12 @@ export const authzOverhead: Figure = {
       baseline: { ...sampleOf(off.map(round), "ms"), what: "echo turn over gRPC on a server with no credentials" },
       ratio: round(ratio),
       target: { op: "<=", value: 1.05 },
-      details: { rounds: ratios.map(round).join(" / ") },
+      details: {
+        rounds: ratios.map(round).join(" / "),
+        cpu_subject_us: Math.round(median(cpuOn)),
+        cpu_baseline_us: Math.round(median(cpuOff)),
+        cpu_ratio: round(median(cpuOn) / median(cpuOff)),
+      },
     };
   },
 };

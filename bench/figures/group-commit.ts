@@ -12,6 +12,7 @@ import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+import { created } from "../../test/journal/sessions.js";
 
 export interface ConcurrentAppends {
   /** Appends per second over the whole run (all sessions). */
@@ -29,6 +30,7 @@ export async function concurrentAppends(
   tag: string,
 ): Promise<ConcurrentAppends> {
   const latencies: number[] = [];
+  await created(journal, ...Array.from({ length: sessions }, (_, s) => `${tag}-${s}`));
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: sessions }, async (_, s) => {

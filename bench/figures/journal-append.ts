@@ -12,6 +12,7 @@ import { echoEventStream } from "../lib/echo-turns.js";
 import { median, paired, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+import { created } from "../../test/journal/sessions.js";
 
 const RAW_SCHEMA = `CREATE TABLE events (
   session TEXT NOT NULL, seq INTEGER NOT NULL, prev_hash TEXT NOT NULL, content_hash TEXT NOT NULL,
@@ -66,6 +67,7 @@ export const journalAppend: Figure = {
         warmup,
         async (rep) => {
           const session = `sess-append-${rep}`;
+          await created(journal, session);
           await journal.newFence(session);
           const t0 = performance.now();
           for (let i = 0; i < events.length; i++) {

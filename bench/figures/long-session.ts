@@ -9,6 +9,7 @@ import { openEchoHost, type EchoHost } from "../lib/echo-host.js";
 import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+import { created } from "../../test/journal/sessions.js";
 
 interface Run {
   readonly shortMs: number[];
@@ -24,6 +25,7 @@ async function measure(
 ): Promise<Run> {
   const seed = async (events: number): Promise<string> => {
     const uid = await host.newSession();
+    await created(host.journal, uid);
     const fence = await host.journal.newFence(uid);
     await host.journal.appendBatch(uid, 0, fence, echoEventStream(events));
     return uid;

@@ -23,6 +23,7 @@ import { echoEventStream, promptText } from "../lib/echo-turns.js";
 import { median, round, sampleOf } from "../lib/stats.js";
 import { scratchDir, type ScratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, Reading, RunOptions } from "../lib/types.js";
+import { created } from "../../test/journal/sessions.js";
 
 const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const HARNESS = "necho";
@@ -104,13 +105,14 @@ function reading(
 }
 
 async function appendRates(
-  journal: { append: SqliteJournal["append"]; newFence: SqliteJournal["newFence"] },
+  journal: Pick<SqliteJournal, "append" | "newFence" | "getSession" | "createSession">,
   prefix: string,
   rep: number,
   n: number,
 ): Promise<number> {
   const events = echoEventStream(n);
   const session = `sess-${prefix}-${rep}`;
+  await created(journal, session);
   await journal.newFence(session);
   const t0 = performance.now();
   for (let i = 0; i < events.length; i++) await journal.append(session, i, 1, events[i]!);
@@ -123,7 +125,7 @@ async function appendRates(
  * records none — src/obs/trace.ts recordChildSpan).
  */
 function appendRatesInSpan(
-  journal: { append: SqliteJournal["append"]; newFence: SqliteJournal["newFence"] },
+  journal: Pick<SqliteJournal, "append" | "newFence" | "getSession" | "createSession">,
   prefix: string,
   rep: number,
   n: number,

@@ -18,9 +18,11 @@ import { median, percentile, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 import { concurrentAppends } from "./group-commit.js";
+import { created } from "../../test/journal/sessions.js";
 
 async function sequentialLatencies(journal: Journal, session: string, count: number): Promise<number[]> {
   const events = echoEventStream(count);
+  await created(journal, session);
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();

@@ -17,6 +17,7 @@ import { promptText } from "../lib/echo-turns.js";
 import { median, paired, round, sampleOf } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
+import { created } from "../../test/journal/sessions.js";
 
 const EVENTS_PER_TURN = 5;
 
@@ -39,6 +40,7 @@ async function writeSession(
   model: ModelProvider,
 ): Promise<void> {
   const binding = echoBinding();
+  await created(journal, session);
   const fence = await journal.newFence(session);
   const signal = new AbortController().signal;
   for (let i = 0; i < turns; i++) {

@@ -24,6 +24,7 @@ import {
 import type { Journal } from "../../src/journal/types.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "../../src/server/record-proto.js";
 import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
+import { created } from "../../test/journal/sessions.js";
 
 function codec<D extends DescMessage>(
   schema: D,
@@ -81,6 +82,7 @@ export async function startContractTurnShape(
 ): Promise<ContractTurnShape> {
   const node = await forkSocketNode(CHILD, nodeSocket);
   const nodeClient = new Client(node.target, credentials.createInsecure());
+  await created(journal, session);
   const fence = await journal.newFence(session);
   let head = (await journal.head(session)).seq;
   let journalMs = 0;

@@ -1,7 +1,7 @@
 // `serve` ready, measured as a user starts it: from spawning the compiled bin's `serve` (SQLite in a
-// fresh directory, registry and HTTP listeners off) to its first gRPC Health answer SERVING, and the
-// baseline of spawning `node -e 0` to its exit. Invariant: every serve it starts is stopped and its
-// directory removed, whatever happens.
+// fresh directory or in one an earlier start made — a restart — registry and HTTP listeners off) to
+// its first gRPC Health answer SERVING, and the baseline of spawning `node -e 0` to its exit.
+// Invariant: every serve it starts is stopped, and a directory it made is removed, whatever happens.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,10 +35,16 @@ function healthClient(): HealthCtor {
   return health;
 }
 
-/** One start of `bin serve`: ms to its listening line and to its first Health SERVING. */
-export async function serveReadyMs(bin: string = PACKAGE_BIN): Promise<{ listeningMs: number; healthMs: number }> {
+/**
+ * One start of `bin serve`: ms to its listening line and to its first Health SERVING. On `dataDir` (a
+ * restart: the caller's directory, kept) or, without one, on a fresh directory made and removed here.
+ */
+export async function serveReadyMs(
+  bin: string = PACKAGE_BIN,
+  dataDir?: string,
+): Promise<{ listeningMs: number; healthMs: number }> {
   const Health = healthClient();
-  const dir = mkdtempSync(join(tmpdir(), "hh-serve-ready-"));
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), "hh-serve-ready-"));
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
@@ -71,6 +77,6 @@ export async function serveReadyMs(bin: string = PACKAGE_BIN): Promise<{ listeni
       child.kill("SIGTERM");
       await exited;
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }

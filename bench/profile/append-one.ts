@@ -43,6 +43,7 @@ Database.prototype.prepare = function (this: Database.Database, sql: string) {
 } as typeof Database.prototype.prepare;
 
 interface JournalLike {
+  createSession(meta: { uid: string; project: string; harness: string }): Promise<unknown>;
   newFence(session: string): Promise<number>;
   append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<unknown>;
   close(): Promise<void>;
@@ -102,7 +103,9 @@ const journals = trees.map((t) => {
 });
 try {
   for (const j of journals) {
+    await j.durable.createSession({ uid: "s", project: "default", harness: "" });
     await j.durable.newFence("s");
+    await j.cpu.createSession({ uid: "s", project: "default", harness: "" });
     await j.cpu.newFence("s");
   }
   for (let b = 0; b < blocks; b++) {

@@ -16,6 +16,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 interface JournalInternals {
   db: Database.Database;
@@ -33,6 +34,7 @@ const records = chainEvents({ seq: 0, hash: "" }, 1, events);
 const encoded = records.map((r) => toBinary(EventSchema, r.event));
 
 const names = ["insert", "+head", "+encode", "+chain", "commitTx", "append"] as const;
+await created(journal, ...names);
 for (const name of names) await journal.newFence(name);
 const tx = (session: string, head: boolean, encode: boolean, chain: boolean) =>
   inside.db.transaction((i: number) => {

@@ -10,6 +10,7 @@ import { chainEvents } from "../../src/journal/chain.js";
 import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const dir = scratchDir("append-tails");
 const journal = SqliteJournal.open(dir.file("journal.db"));
@@ -33,6 +34,7 @@ const appendMs: number[] = [];
 const insertMs: number[] = [];
 for (let burst = 0; burst < 10; burst++) {
   const session = `sess-tails-${burst}`;
+  await created(journal, session);
   await journal.newFence(session);
   for (let i = 0; i < events.length; i++) {
     const t0 = performance.now();

@@ -21,6 +21,7 @@ import { SqliteJournal, type SqliteJournalOptions } from "../../src/journal/sqli
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const rounds = Number(process.argv[2] ?? 6);
 const perRound = Number(process.argv[3] ?? 2000);
@@ -49,9 +50,12 @@ try {
       const journal = SqliteJournal.open(file, opts);
       const db = (journal as unknown as { db: Database.Database }).db;
       const noop = opts.noop === true ? db.prepare("PRAGMA wal_checkpoint(NOOP)") : undefined;
+      if (opts.grouped === true) await created(journal, "g1", "g2");
       if (opts.grouped === true) await Promise.all(["g1", "g2"].map((g) => journal.append(g, 0, 0, events[0]!)));
+      await created(journal, "w");
       await journal.newFence("w");
       for (let i = 0; i < warm; i++) await journal.append("w", i, 1, events[i]!);
+      await created(journal, "s");
       await journal.newFence("s");
       let size = statSync(`${file}-wal`).size;
       let extended = 0;

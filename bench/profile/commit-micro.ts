@@ -8,6 +8,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const n = Number(process.argv[2] ?? 300);
 const dir = scratchDir("commit-micro");
@@ -35,6 +36,7 @@ const threeHead = db.transaction(() => {
 const t: Record<string, number[]> = { one: [], three: [], threeHead: [], journal: [] };
 const session = "sess-1";
 let head = 0;
+await created(journal, session);
 const fence = await journal.newFence(session);
 for (let i = 0; i < n + 10; i++) {
   let t0 = performance.now();

@@ -16,6 +16,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const rounds = Number(process.argv[2] ?? 10);
 const sessions = Number(process.argv[3] ?? 100);
@@ -101,6 +102,7 @@ try {
   eld.enable();
   for (let r = 0; r < rounds; r++) {
     round = r;
+    await created(journal, ...Array.from({ length: sessions }, (_, s) => `r${r}-${s}`));
     await Promise.all(
       Array.from({ length: sessions }, async (_, s) => {
         for (let i = 0; i < each; i++) {

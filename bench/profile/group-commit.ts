@@ -8,6 +8,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median, percentile } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const rounds = Number(process.argv[2] ?? 10);
 const sessions = Number(process.argv[3] ?? 100);
@@ -20,6 +21,7 @@ try {
   const done: number[] = [];
   const rates: number[] = [];
   for (let r = 0; r < rounds; r++) {
+    await created(journal, ...Array.from({ length: sessions }, (_, s) => `r${r}-${s}`));
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: sessions }, async (_, s) => {

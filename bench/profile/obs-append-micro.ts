@@ -13,6 +13,7 @@ import { HostMetrics } from "../../src/obs/metrics.js";
 import { flushTracing, pauseTracing, startTracing, stopTracing } from "../../src/obs/trace.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { median } from "../lib/stats.js";
+import { created } from "../../test/journal/sessions.js";
 
 const perBlock = Number(process.argv[2] ?? 500);
 const blocks = Number(process.argv[3] ?? 15);
@@ -21,6 +22,7 @@ let sessionNo = 0;
 
 async function block(journal: Journal): Promise<number> {
   const session = `s${++sessionNo}`;
+  await created(journal, session);
   const fence = await journal.newFence(session);
   const c0 = process.cpuUsage();
   for (let i = 0; i < events.length; i++) await journal.append(session, i, fence, events[i]!);

@@ -8,6 +8,7 @@ import { echoModel } from "../../src/model/index.js";
 import { echoBinding } from "../figures/replay.js";
 import { promptText } from "../lib/echo-turns.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 
 const reps = Number(process.argv[2] ?? 30);
 const dir = scratchDir("profile-replay", "memory");
@@ -16,6 +17,7 @@ const session = "sess-replay000000000000000000";
 const binding = echoBinding();
 const signal = new AbortController().signal;
 try {
+  await created(journal, session);
   const fence = await journal.newFence(session);
   for (let i = 0; i < 2000; i++) {
     await execTurn(

@@ -10,6 +10,7 @@ import { chainEvents } from "../../src/journal/chain.js";
 import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import { echoEventStream } from "../lib/echo-turns.js";
 import { scratchDir } from "../lib/tmp.js";
+import { created } from "../../test/journal/sessions.js";
 const dir = scratchDir("wal-frames");
 const journal = SqliteJournal.open(dir.file("journal.db"));
 const raw = new Database(dir.file("raw.db"));
@@ -26,6 +27,7 @@ const one = raw.transaction((s: string, r: { seq: number; prevHash: string; cont
 const events = echoEventStream(300);
 const recs = chainEvents({ seq: 0, hash: "" }, 1, events);
 const bytes = recs.map((r) => toBinary(EventSchema, r.event));
+await created(journal, "s");
 await journal.newFence("s");
 (journal as unknown as { db: Database.Database }).db.pragma("wal_checkpoint(TRUNCATE)");
 for (let i = 0; i < 300; i++) await journal.append("s", i, 1, events[i]!);

@@ -9,7 +9,7 @@ import { ErrorCode, HostError, invalidArgument as invalid } from "../errors/inde
 import { canonicalProto, protoDigest } from "../canon/index.js";
 import { Resumability } from "../gen/agentsessions/v1/harness_pb.js";
 import { HarnessSpecSchema, type HarnessSpec } from "../gen/agentsessions/v1/harness_registry_pb.js";
-import { MANIFEST } from "../vm/image-manifest.js";
+import { MANIFEST } from "../vm/manifest-name.js";
 import { parseAddress } from "../wire/index.js";
 
 /** RFC 1123 DNS label: what a registration name must be. */

@@ -48,9 +48,10 @@ export interface JournalStore {
 /** The record log: per-session, append-only, dense, hash-chained, fenced records — appends (CAS, then fence), fences, reads, verify, and the writes that create a session with records (fork, import). What the turn path, placement and replay use. */
 export interface RecordLog {
   /**
-   * Appends one event in one transaction. Checks, in order: CAS (`expectedLastSeq` must equal the
-   * head, else HostError Conflict), then fence (`fence < current` is HostError Fenced). Creates the
-   * session row if missing (project "default"). Updates the compute-state projection.
+   * Appends one event in one transaction. Checks, in order: the session exists (no row — never
+   * created, or deleted — is HostError NotFound; a write never creates a row, docs/protocol.md §18
+   * rule 8), CAS (`expectedLastSeq` must equal the head, else HostError Conflict), then fence
+   * (`fence < current` is HostError Fenced). Updates the compute-state projection.
    */
   append(session: string, expectedLastSeq: number, fence: number, event: Event): Promise<JournalRecord>;
 
@@ -62,7 +63,7 @@ export interface RecordLog {
     events: readonly Event[],
   ): Promise<JournalRecord[]>;
 
-  /** Increments and returns the session's fence (the first is 1). Creates the session row if missing. */
+  /** Increments and returns the session's fence (the first is 1); HostError NotFound when the session has no row. */
   newFence(session: string): Promise<number>;
 
   /**

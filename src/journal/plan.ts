@@ -3,7 +3,10 @@
 // Invariant: this is the only place records are chained and the row projections are advanced for a
 // write — memory, SQLite and PostgreSQL (locking and optimistic batches) store what it answers, so every
 // backend checks CAS then fence, mints the same hashes and keeps the same row; it is pure and throws
-// before anything is written.
+// before anything is written. A session is written only once it exists: a write (or a fence mint) for a
+// uid with no row is NOT_FOUND, never an implicit create — rows come only from createSession, fork and
+// import (docs/protocol.md §18 rule 8), so a write that raced a Delete cannot bring the session back.
+import { ErrorCode, HostError } from "../errors/index.js";
 import type { Event, IdentityRef } from "../gen/agentsessions/v1/common_pb.js";
 import { chainEvents, checkAppend, forkMarkerEvent } from "./chain.js";
 import { projectComputeState } from "./compute-state.js";
@@ -13,8 +16,17 @@ import type { JournalRecord } from "./types.js";
 
 export type { SessionTip } from "./session-row.js";
 
-/** The tip of a session that has no row yet (an implicit session's first write). */
+/** The tip of a session just created, with no record and no fence (createSession's row). */
 export const EMPTY_TIP: SessionTip = { seq: 0, hash: "", fence: 0, computeState: "NONE", pin: undefined };
+
+/**
+ * What a write read of its session under the write's lock (its tip, its row), undefined when the
+ * session has no row (never created, or deleted) — then NOT_FOUND, checked before CAS and fence.
+ */
+export function mustExist<T>(session: string, before: T | undefined): T {
+  if (before === undefined) throw new HostError(ErrorCode.NotFound, `session ${session} not found`);
+  return before;
+}
 
 /** The fence an append writes under: the caller's (checked against the session's), or a fresh one minted. */
 export type AppendFence = number | "mint";
@@ -31,17 +43,19 @@ export interface AppendPlan {
 }
 
 /**
- * Plans appending `events` to `session` whose tip is `before`: CAS (`expectedLastSeq` must be the head,
- * else Conflict), then the fence (a given fence below the session's is Fenced; a minted one never is),
- * then the chain (an event that cannot be canonicalised is InvalidArgument).
+ * Plans appending `events` to `session` whose tip is `tip`: the session must exist (`tip` undefined
+ * is NotFound, see mustExist), then CAS (`expectedLastSeq` must be the head, else Conflict), then the
+ * fence (a given fence below the session's is Fenced; a minted one never is), then the chain (an event
+ * that cannot be canonicalised is InvalidArgument).
  */
 export function planAppend(
   session: string,
-  before: SessionTip,
+  tip: SessionTip | undefined,
   expectedLastSeq: number,
   fence: AppendFence,
   events: readonly Event[],
 ): AppendPlan {
+  const before = mustExist(session, tip);
   const minting = fence === "mint";
   checkAppend(session, before, expectedLastSeq, minting ? 0 : fence, minting ? 0 : before.fence);
   const writeFence = minting ? before.fence + 1 : fence;

@@ -43,11 +43,6 @@ export function rowFromMeta(meta: SessionMetaInput, nowMs: number): SessionRow {
   return row;
 }
 
-/** The row an append or newFence creates for a session nobody created explicitly. */
-export function implicitRow(uid: string, nowMs: number): SessionRow {
-  return rowFromMeta({ uid, project: "default", harness: "" }, nowMs);
-}
-
 /** The row of an imported session before its records: the source's creation time and fence. */
 export function importedRow(meta: ImportedSessionMeta): SessionRow {
   validateMeta(meta);

@@ -10,7 +10,8 @@ import { type CounterChild, FastCounter, FastHistogram, type HistogramChild } fr
 
 // prom-client's index also loads its default process metrics (and with them @opentelemetry/api), its
 // push gateway and its cluster aggregator, ~80 module files: a host that does not collect process
-// metrics never needs them, and serve collects them only once it is ready (collectProcessMetrics).
+// metrics never needs them, and serve adds them a while after it is ready, or at the first scrape if
+// that comes first (collectProcessMetricsSoon), so its first requests do not wait for that load.
 const require = createRequire(import.meta.url);
 const Registry = require("prom-client/lib/registry") as typeof PromClient.Registry;
 type Registry = PromClient.Registry;
@@ -73,6 +74,8 @@ export type SessionCounts = () => Promise<Readonly<Record<string, number>>>;
 export class HostMetrics {
   /** Every metric family of this host (a prom-client Registry): what a scrape renders. */
   readonly families = new Registry();
+  /** The process families: not asked for (undefined), due on a timer, or added ("on"). */
+  private processMetrics: NodeJS.Timeout | "on" | undefined;
   private readonly harnessCap = new LabelCap();
   private readonly modelCap = new LabelCap();
   private readonly toolCap = new LabelCap();
@@ -253,10 +256,24 @@ export class HostMetrics {
     this.sessionCounts = counts;
   }
 
-  /** Adds the process_* and nodejs_* metrics (serve does; library hosts leave the process alone). */
+  /** Adds the process_* and nodejs_* metrics, once (serve does; library hosts leave the process alone). */
   collectProcessMetrics(): void {
+    if (this.processMetrics === "on") return;
+    if (this.processMetrics !== undefined) clearTimeout(this.processMetrics);
+    this.processMetrics = "on";
     const { collectDefaultMetrics } = require("prom-client") as typeof PromClient;
     collectDefaultMetrics({ register: this.families, prefix: "harnesshost_" });
+  }
+
+  /**
+   * Adds the process_* and nodejs_* metrics `afterMs` from now (a timer that keeps nothing alive), or
+   * at the first render before then: a scrape always sees them. Their GC and event-loop histograms
+   * count from the moment they are added.
+   */
+  collectProcessMetricsSoon(afterMs: number): void {
+    if (this.processMetrics !== undefined) return;
+    this.processMetrics = setTimeout(() => this.collectProcessMetrics(), afterMs);
+    this.processMetrics.unref();
   }
 
   /** The bound turn counters of `harness` × `tier` (cached; the harness label is capped). */
@@ -393,6 +410,7 @@ export class HostMetrics {
 
   /** The exposition text (Prometheus text format 0.0.4). */
   render(): Promise<string> {
+    if (this.processMetrics !== undefined) this.collectProcessMetrics();
     return this.families.metrics();
   }
 

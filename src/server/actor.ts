@@ -23,11 +23,29 @@ export function actorOf(principal: Principal | undefined, asserted: IdentityRef 
   return principal === undefined ? asserted : verifiedActor(principal, asserted);
 }
 
+/**
+ * The actor of each token-file principal's calls that assert no one else: made once per principal (a
+ * reload of the file makes new principals, so new actors) and frozen, as every record of those calls
+ * shares it. A JWT's principal is made per verification, so its actor is made per call as well.
+ */
+const ownActors = new WeakMap<Principal, IdentityRef>();
+
 /** The verified actor of a call by `principal` (asserting `asserted`, kept as "on behalf of"). */
 export function verifiedActor(principal: Principal, asserted?: IdentityRef): IdentityRef {
+  const subject = assertedName(asserted, principal);
+  if (subject !== "" || principal.via !== "token") return actorMessage(principal, subject);
+  let own = ownActors.get(principal);
+  if (own === undefined) {
+    own = Object.freeze(actorMessage(principal, "")) as IdentityRef;
+    ownActors.set(principal, own);
+  }
+  return own;
+}
+
+function actorMessage(principal: Principal, subject: string): IdentityRef {
   return create(IdentityRefSchema, {
     principal: principal.name,
     issuer: `${VERIFIED_ISSUER_PREFIX}${principal.via}`,
-    subject: assertedName(asserted, principal),
+    subject,
   });
 }

@@ -1,14 +1,16 @@
 // Bearer authentication and authorization (docs/protocol.md §15; docs/operations.md "Tokens",
-// "Principals, roles and projects"). Invariants: tokens are compared in constant time over
-// equal-length digests, never with ===, and every configured digest is checked (no early exit) so the
-// time taken does not reveal which matched; the presented token is never logged or echoed; a refusal
-// names the missing permission, never the credential; the credentials in force are swapped whole on a
-// reload, so a call sees the old set or the new one, never a mix.
-import { timingSafeEqual } from "node:crypto";
+// "Principals, roles and projects"). Invariants: a presented token is never compared itself — its
+// SHA-256 digest is looked up among the configured digests (one Map lookup, however many lines the
+// file has), so the only comparison made is digest against digest, and its time can depend only on
+// the digest of what was presented, which a caller cannot steer toward a configured one (that would
+// take a SHA-256 preimage search): it tells nothing of which tokens exist; the presented token is
+// never logged or echoed; a refusal names the missing permission, never the credential; the
+// credentials in force (and their index) are swapped whole on a reload, so a call sees the old set or
+// the new one, never a mix.
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
 import { registerSecret } from "../errors/index.js";
 import type { Permission } from "./permissions.js";
-import { legacyName, type Principal, principalOf, type TokenEntry, tokenDigest } from "./principals.js";
+import { legacyName, type Principal, principalOf, type TokenEntry, tokenDigest, tokenDigestHex } from "./principals.js";
 
 export interface AuthRefusal {
   readonly code: GrpcStatus.UNAUTHENTICATED | GrpcStatus.PERMISSION_DENIED;
@@ -34,12 +36,22 @@ export function isRefusal(x: Principal | AuthRefusal): x is AuthRefusal {
   return "code" in x;
 }
 
+/** A credential set with its principals indexed by digest (lowercase hex), put in force together. */
+interface InForce {
+  readonly credentials: Credentials;
+  readonly byDigest: ReadonlyMap<string, Principal>;
+}
+
+function inForce(credentials: Credentials): InForce {
+  return { credentials, byDigest: new Map(credentials.entries.map((e) => [e.digest.toString("hex"), e.principal])) };
+}
+
 export class BearerAuth {
-  private credentials: Credentials;
+  private current: InForce;
 
   /** From a credential set, or from bare tokens (each an admin in every project). */
   constructor(from: Credentials | readonly string[]) {
-    this.credentials = Array.isArray(from) ? credentialsOfTokens(from) : (from as Credentials);
+    this.current = inForce(Array.isArray(from) ? credentialsOfTokens(from) : (from as Credentials));
     this.check = this.check.bind(this);
   }
 
@@ -47,7 +59,7 @@ export class BearerAuth {
   replace(credentials: Credentials): void {
     if (credentials.entries.length === 0 && credentials.jwt === undefined)
       throw new Error("the token file names no credential");
-    this.credentials = credentials;
+    this.current = inForce(credentials);
   }
 
   /** undefined when the call may proceed (any valid credential: the /metrics scrape's rule). */
@@ -71,15 +83,11 @@ export class BearerAuth {
     if (!match?.[1])
       return { code: GrpcStatus.UNAUTHENTICATED, details: "malformed authorization header; expected Bearer <token>" };
     const token = match[1];
-    const { entries, jwt } = this.credentials;
-    if (jwt !== undefined && JWT_SHAPE.test(token)) return jwt.verify(token);
-    const presented = tokenDigest(token);
-    let found: Principal | undefined;
-    for (const e of entries) {
-      const same = timingSafeEqual(presented, e.digest);
-      if (same) found = e.principal;
-    }
-    return found ?? { code: GrpcStatus.PERMISSION_DENIED, details: "invalid bearer token" };
+    const { credentials, byDigest } = this.current;
+    if (credentials.jwt !== undefined && JWT_SHAPE.test(token)) return credentials.jwt.verify(token);
+    return (
+      byDigest.get(tokenDigestHex(token)) ?? { code: GrpcStatus.PERMISSION_DENIED, details: "invalid bearer token" }
+    );
   }
 
   /** The principal, or the refusal of a call needing `permission` (undefined: no such method in the table). */

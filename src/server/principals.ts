@@ -3,7 +3,7 @@
 // old one-token-per-line file) stays valid and names an admin in every project; a malformed line
 // fails the whole file with an error naming its line number and never its text (it may be a token);
 // principal names are unique, so a decision's actor names exactly one credential.
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import { z } from "zod";
 import { type Permission, permissionsOfRoles, REGISTRAR_PERMISSIONS, ROLES, type Role } from "./permissions.js";
 
@@ -27,7 +27,19 @@ export interface TokenEntry {
 }
 
 export function tokenDigest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  return crypto.createHash("sha256").update(token, "utf8").digest();
+}
+
+/** Node's one-shot digest (20.12+; no Hash object per call), when this Node has it. */
+const oneShot: ((algorithm: string, data: string) => string) | undefined = (
+  crypto as { hash?: (algorithm: string, data: string) => string }
+).hash;
+
+/** tokenDigest as lowercase hex: what every call's bearer is looked up by (auth.ts), made once per call. */
+export function tokenDigestHex(token: string): string {
+  return oneShot !== undefined
+    ? oneShot("sha256", token)
+    : crypto.createHash("sha256").update(token, "utf8").digest("hex");
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$/;

@@ -153,8 +153,9 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       const asked = execShapeOf(ctx.metadata.get(EXEC_UPDATES_HEADER));
       if (asked.kind === "refused") throw invalid(asked.reason);
       const op = opContext(ctx);
-      // A new session goes into the caller's project; an existing one is checked where Exec reads it.
-      const project = op.projects === undefined ? "" : creatableProject(host, "", ctx);
+      // A new session goes into the caller's project; an existing one is checked where Exec reads it
+      // (the placer's one session lookup), so a turn on it computes no project here.
+      const project = op.projects === undefined || req.session !== "" ? "" : creatableProject(host, "", ctx);
       if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, op, project);
       const echo = new Metadata();
       echo.set(EXEC_UPDATES_HEADER, asked.shape);

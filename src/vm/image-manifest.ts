@@ -6,9 +6,10 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ErrorCode, HostError } from "../errors/index.js";
+import { MANIFEST } from "./manifest-name.js";
 
 export const IMAGE_FORMAT = "harnesshost-vm-image/1";
-export const MANIFEST = "manifest.json";
+export { MANIFEST } from "./manifest-name.js";
 /** The guest TCP port the harness node listens on (also given to it as HARNESS_PORT). */
 export const GUEST_PORT = 50051;
 

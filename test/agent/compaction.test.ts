@@ -13,6 +13,7 @@ import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { EventSink, Harness, StartInfo } from "../../src/harness/types.js";
 import { say, ScriptedModel } from "../../src/model/scripted.js";
+import { created } from "../journal/sessions.js";
 
 const S = "sess-0000000000000000000000c1";
 const signal = () => new AbortController().signal;
@@ -39,7 +40,7 @@ function summariser() {
 
 describe("journaled compaction", () => {
   it("compactionBoundsHistoryAndModelInputAndReplaysWithZeroModelCalls", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), S);
     const fence = await journal.newFence(S);
     const model = summariser();
     const sizes: number[] = [];
@@ -83,7 +84,7 @@ describe("journaled compaction", () => {
   });
 
   it("compactionOfMoreThanTheHistoryIsRefusedBeforeAnythingIsJournaled", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), S);
     const fence = await journal.newFence(S);
     const model = new ScriptedModel();
     const h: Harness = {
@@ -112,7 +113,7 @@ describe("journaled compaction", () => {
   });
 
   it("aCutDuringTheCompactionCallIsReDrivenOnceAndJournalsOneRecord", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), S);
     const fence = await journal.newFence(S);
     const model = summariser();
     const h = agent({ id: "kit", model: "m", compact: { afterMessages: 4 } });

@@ -14,12 +14,13 @@ import { ModelInterruptedError, ModelRequestError, ModelUnavailableError } from 
 import { messageText, textMessage } from "../../src/model/text.js";
 import type { Harness } from "../../src/harness/types.js";
 import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
+import { created } from "../journal/sessions.js";
 
 const S = "sess-0000000000000000000000a1";
 const signal = () => new AbortController().signal;
 
 async function setup(model: ScriptedModel, tools?: ToolExecutor) {
-  const journal = new MemoryJournal();
+  const journal = await created(new MemoryJournal(), S);
   const fence = await journal.newFence(S);
   return { journal, fence, deps: { journal, model, ...(tools ? { tools } : {}) } };
 }

@@ -1,13 +1,15 @@
 // What `harnesshost/client` (and with it `harnesshost exec --server`) loads (docs/packaging.md, "What the
 // client loads"). Invariant: the client loads the wire's client half only — no server handlers, no
 // tracing API, no host, placement, journal store or runtime — so a process that only talks to a host
-// pays for gRPC and the messages, nothing else.
+// pays for gRPC and the messages, nothing else — both as the package exports it (the bundled entry,
+// its files read as the modules they hold) and as the compiled modules.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { unbundled } from "../support/bundle-meta.js";
 import { REPO } from "../support/cli-entry.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-client-imports-"));
@@ -35,15 +37,17 @@ register("data:text/javascript," + encodeURIComponent(
 }
 
 describe("harnesshost/client", () => {
-  it("theClientLoadsNoServerCode", () => {
-    const client = pathToFileURL(join(REPO, "dist/src/client/index.js")).href;
-    const loaded = loadedBy(`await import(${JSON.stringify(client)});`);
-    expect(loaded.some((u) => u.endsWith("/dist/src/wire/client.js"))).toBe(true);
-    const forbidden = loaded.filter((u) =>
-      /\/dist\/src\/(wire\/server\.js|obs\/|host\/|placement\/|controller\/|runtime\/|node\/|server\/)|\/node_modules\/(@opentelemetry|better-sqlite3|pg|pino|prom-client|zod)\//.test(
-        u,
-      ),
-    );
-    expect(forbidden).toEqual([]);
-  });
+  it.each(["harnesshost/client", pathToFileURL(join(REPO, "dist/src/client/index.js")).href])(
+    "theClientLoadsNoServerCode (%s)",
+    (client) => {
+      const loaded = unbundled(loadedBy(`await import(${JSON.stringify(client)});`));
+      expect(loaded.some((u) => u.endsWith("/dist/src/wire/client.js"))).toBe(true);
+      const forbidden = loaded.filter((u) =>
+        /\/dist\/src\/(wire\/server\.js|obs\/|host\/|placement\/|controller\/|runtime\/|node\/|server\/)|\/node_modules\/(@opentelemetry|better-sqlite3|pg|pino|prom-client|zod)\//.test(
+          u,
+        ),
+      );
+      expect(forbidden).toEqual([]);
+    },
+  );
 });

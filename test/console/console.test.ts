@@ -405,6 +405,14 @@ describe("operator console in a browser", () => {
       const started = page.locator("[data-testid=timeline] tr[data-kind=executionStart] [data-testid=actor]");
       expect(await started.textContent()).toContain("by olga");
       await shot(page, "principal-operator");
+      // consoleInboxNamesWhoAskedForTheTurn: the waiting turn's card names the verified principal.
+      const asked = await newSession(page, "ask", "ship it", secured.url);
+      await page.locator("[data-testid=state]", { hasText: "waiting" }).waitFor({ timeout: WAIT });
+      await page.goto(`${secured.url}#/inbox`);
+      const askedBy = page.locator(`[data-testid=inbox] article[data-uid="${asked}"] [data-testid=asked-by]`);
+      await askedBy.waitFor({ timeout: WAIT });
+      expect(await askedBy.textContent()).toBe(" · turn asked by olga");
+      await page.goto(`${secured.url}#/session/${uid}`);
       // A reader: every project, no New session, no Run turn, Suspend, Resume, Fork here or Upgrade.
       await login(page, "rita-token");
       await page.locator("[data-testid=principal]", { hasText: "rita" }).waitFor({ timeout: WAIT });

@@ -13,12 +13,13 @@ import type { ToolExecutor } from "../../src/controller/index.js";
 import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { bind, CountingModel, echoRun, harnessOf, user } from "./helpers.js";
+import { created } from "../journal/sessions.js";
 
 const signal = () => new AbortController().signal;
 const S = "sess-000000000000000000000001";
 
 async function setup() {
-  const journal = new MemoryJournal();
+  const journal = await created(new MemoryJournal(), S);
   const model = new CountingModel();
   const fence = await journal.newFence(S);
   return { journal, model, fence, deps: { journal, model } };

@@ -10,6 +10,7 @@ import type { ToolExecutor } from "../../src/controller/index.js";
 import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { textMessage } from "../../src/model/text.js";
 import { calls, say, ScriptedModel } from "../../src/model/scripted.js";
+import { created } from "../journal/sessions.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const S = "sess-0000000000000000000000d1";
@@ -23,7 +24,7 @@ describe("docs/agents.md", () => {
   });
 
   it("the calc agent reports a local tool, runs a host tool once, parks a large payment, replays", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), S);
     const fence = await journal.newFence(S);
     const paid: string[] = [];
     const tools: ToolExecutor = {

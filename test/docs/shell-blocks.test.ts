@@ -39,7 +39,7 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     "README's opening: a foreground server on the default ports (tests never bind them) and the whole suite",
   "npm install harnesshost":
     "harness-authoring §0's install: what test/package/shared.ts does for every doc test (offline, the packed tarball)",
-  "npm run build   # tsc -p tsconfig.build.json: src/ and harnesses/ → dist/ (.js, .d.ts, .js.map)":
+  "npm run build   # tsc: src/ and harnesses/ → dist/; then the bundle (dist/bundle/) and the console":
     "packaging.md, in a checkout: `npm pack` (test/package/shared.ts) runs it through `prepare`",
 };
 

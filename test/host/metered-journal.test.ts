@@ -11,6 +11,7 @@ import { HostMetrics } from "../../src/obs/metrics.js";
 import { startTracing, stopTracing } from "../../src/obs/trace.js";
 import { journalConformance } from "../journal/conformance.js";
 import { inputEvent } from "../journal/events.js";
+import { created } from "../journal/sessions.js";
 
 journalConformance("memory, metered", async () => {
   const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
@@ -56,7 +57,7 @@ describe("metered journal", () => {
 
   it("everyCommitIsCountedByBackendWithItsRecordsAndBytes", async () => {
     const metrics = new HostMetrics();
-    const journal = meteredJournal(new MemoryJournal(), metrics);
+    const journal = meteredJournal(await created(new MemoryJournal(), "s1"), metrics);
     const fence = await journal.newFence("s1");
     await journal.append("s1", 0, fence, inputEvent("a"));
     await journal.appendBatch("s1", 1, fence, [inputEvent("b"), inputEvent("c")]);
@@ -80,7 +81,7 @@ describe("commit spans", () => {
 
   it("aCommitOutsideARecordingTraceRecordsNoSpan", async () => {
     exporter.reset();
-    const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
+    const journal = meteredJournal(await created(new MemoryJournal(), "s1"), new HostMetrics());
     const fence = await journal.newFence("s1");
     await journal.append("s1", 0, fence, inputEvent("a"));
     expect(exporter.getFinishedSpans()).toEqual([]);
@@ -88,7 +89,7 @@ describe("commit spans", () => {
 
   it("aCommitInsideARecordingSpanRecordsOneChildSpanWithItsSeqRange", async () => {
     exporter.reset();
-    const journal = meteredJournal(new MemoryJournal(), new HostMetrics());
+    const journal = meteredJournal(await created(new MemoryJournal(), "s1"), new HostMetrics());
     const fence = await journal.newFence("s1");
     await trace.getTracer("test").startActiveSpan("turn", async (span) => {
       await journal.appendBatch("s1", 0, fence, [inputEvent("a"), inputEvent("b")]);

@@ -32,6 +32,8 @@ import {
   upgradeRecordEvent,
 } from "./events.js";
 import { SessionLog } from "../../src/projection/session-log.js";
+import { appendUnderNewFence } from "../../src/journal/fenced-append.js";
+import { created } from "./sessions.js";
 
 export interface JournalUnderTest {
   journal: Journal;
@@ -49,6 +51,7 @@ async function expectHostError(promise: Promise<unknown>, code: ErrorCode): Prom
 }
 
 async function appendAll(j: Journal, session: string, events: readonly Event[], fence = 0): Promise<void> {
+  await created(j, session);
   for (const ev of events) {
     const head = await j.head(session);
     await j.append(session, head.seq, fence, ev);
@@ -86,6 +89,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
 
     describe("append", () => {
       it("assigns dense seqs from 1 and chains each record on its predecessor", async () => {
+        await created(j, "s-dense");
         const r1 = await j.append("s-dense", 0, 0, inputEvent("hi"));
         const r2 = await j.append("s-dense", 1, 0, outputEvent("hello"));
         const r3 = await j.append("s-dense", 2, 0, endEvent());
@@ -104,6 +108,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("refuses a stale expected seq with Conflict and writes nothing", async () => {
+        await created(j, "s-cas");
         await j.append("s-cas", 0, 0, inputEvent("a"));
         await expectHostError(j.append("s-cas", 0, 0, inputEvent("b")), ErrorCode.Conflict);
         await expectHostError(j.append("s-cas", 2, 0, inputEvent("c")), ErrorCode.Conflict);
@@ -112,6 +117,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("refuses a writer whose fence was superseded, and accepts the current or a newer one", async () => {
+        await created(j, "s-fence");
         expect(await j.currentFence("s-fence")).toBe(0);
         expect(await j.newFence("s-fence")).toBe(1);
         await j.append("s-fence", 0, 1, inputEvent("a"));
@@ -126,6 +132,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("checks CAS before the fence", async () => {
+        await created(j, "s-order");
         await j.newFence("s-order");
         await j.newFence("s-order");
         await j.append("s-order", 0, 2, inputEvent("a"));
@@ -134,26 +141,32 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("refuses an event with no canonical form and writes nothing", async () => {
+        await created(j, "s-nan");
         await expectHostError(j.append("s-nan", 0, 0, unhashableEvent()), ErrorCode.InvalidArgument);
         expect(await j.head("s-nan")).toEqual({ seq: 0, hash: "" });
-        expect(await j.getSession("s-nan")).toBeUndefined();
+        expect((await j.getSession("s-nan"))?.lastSeq).toBe(0);
         await j.append("s-nan", 0, 0, inputEvent("fine"));
         await expectHostError(j.append("s-nan", 1, 0, unhashableEvent()), ErrorCode.InvalidArgument);
         expect(await j.readRange("s-nan")).toHaveLength(1);
       });
 
-      it("creates the session row on first append, in project default", async () => {
+      // docs/protocol.md §18 rule 8: rows come from createSession, fork and import only.
+      it("refusesAWriteToASessionNobodyCreatedWithNotFoundAndCreatesNothing", async () => {
+        await expectHostError(j.append("s-auto", 0, 0, inputEvent("hi")), ErrorCode.NotFound);
+        await expectHostError(j.appendBatch("s-auto", 0, 0, [inputEvent("hi")]), ErrorCode.NotFound);
+        await expectHostError(j.newFence("s-auto"), ErrorCode.NotFound);
+        await expectHostError(appendUnderNewFence(j, "s-auto", 0, [inputEvent("hi")]), ErrorCode.NotFound);
+        expect(await j.getSession("s-auto")).toBeUndefined();
+        expect(await j.allSessionUids()).not.toContain("s-auto");
+        await j.createSession({ uid: "s-auto", project: "", harness: "" });
         const r = await j.append("s-auto", 0, 0, inputEvent("hi"));
-        const info = await j.getSession("s-auto");
-        expect(info?.project).toBe("default");
-        expect(info?.lastSeq).toBe(1);
-        expect(info?.lastHash).toBe(r.contentHash);
-        expect(await j.allSessionUids()).toContain("s-auto");
+        expect(await j.getSession("s-auto")).toMatchObject({ project: "default", lastSeq: 1, lastHash: r.contentHash });
       });
     });
 
     describe("appendBatch", () => {
       it("chains several events in one commit", async () => {
+        await created(j, "s-batch");
         await j.append("s-batch", 0, 0, inputEvent("first"));
         const recs = await j.appendBatch("s-batch", 1, 0, [inputEvent("a"), inputEvent("b"), outputEvent("c")]);
         expect(recs.map((r) => r.seq)).toEqual([2, 3, 4]);
@@ -162,6 +175,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("writes none of the batch when any event fails, or when CAS or fence fails", async () => {
+        await created(j, "s-batch-atomic");
         await j.append("s-batch-atomic", 0, 0, inputEvent("first"));
         await expectHostError(
           j.appendBatch("s-batch-atomic", 1, 0, [inputEvent("a"), unhashableEvent(), inputEvent("c")]),
@@ -205,6 +219,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("streams a session longer than one page in order", async () => {
+        await created(j, "s-pages");
         const total = 2_345;
         await j.appendBatch(
           "s-pages",
@@ -228,6 +243,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("readEvents returns readRange's seqs and events across pages", async () => {
+        await created(j, "s-events");
         const total = 1_234;
         await j.appendBatch(
           "s-events",
@@ -569,6 +585,7 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
       });
 
       it("treats an empty project as default and refuses an unparseable token", async () => {
+        await created(j, "s-default-list");
         await j.append("s-default-list", 0, 0, inputEvent("x"));
         const page = await j.listSessions({ project: "", pageSize: 0, pageToken: "" });
         expect(page.sessions.map((s) => s.uid)).toContain("s-default-list");
@@ -700,6 +717,23 @@ export function journalConformance(name: string, make: () => Promise<JournalUnde
         const next = await j.append("s-kid", 4, 1, inputEvent("more"));
         expect(next.seq).toBe(5);
         expect(await j.verify("s-kid")).toMatchObject({ ok: true, records: 5 });
+      });
+
+      // docs/protocol.md §18 rule 8: a deleted session stays deleted — no write brings it back.
+      it("aDeletedSessionIsNeverRecreatedByAWrite", async () => {
+        await appendAll(j, "s-gone", [inputEvent("a"), endEvent()]);
+        const fence = await j.newFence("s-gone");
+        expect(await j.deleteSession("s-gone")).toBe(true);
+        await expectHostError(j.newFence("s-gone"), ErrorCode.NotFound);
+        await expectHostError(j.append("s-gone", 0, fence, inputEvent("late")), ErrorCode.NotFound);
+        await expectHostError(j.append("s-gone", 2, fence, inputEvent("late")), ErrorCode.NotFound);
+        await expectHostError(j.appendBatch("s-gone", 2, fence, [inputEvent("x"), endEvent()]), ErrorCode.NotFound);
+        await expectHostError(appendUnderNewFence(j, "s-gone", 0, [inputEvent("late")]), ErrorCode.NotFound);
+        await expectHostError(appendUnderNewFence(j, "s-gone", 2, [inputEvent("late")]), ErrorCode.NotFound);
+        expect(await j.getSession("s-gone")).toBeUndefined();
+        expect(await j.allSessionUids()).not.toContain("s-gone");
+        expect(await j.currentFence("s-gone")).toBe(0);
+        expect(await j.readRange("s-gone")).toEqual([]);
       });
 
       it("a session recreated under a deleted uid starts empty (no record of the old one survives)", async () => {

@@ -13,6 +13,7 @@ import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, inputEvent, lifecycleEvent, unhashableEvent } from "./events.js";
+import { created } from "./sessions.js";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;
 const dirs: string[] = [];
@@ -56,16 +57,17 @@ async function rejectsWith(p: Promise<unknown>, code: ErrorCode): Promise<void> 
   expect((err as HostError).code).toBe(code);
 }
 
-const backends: [string, () => Journal][] = [
-  ["memory", memory],
-  ["sqlite", sqlite],
-  ["fallback (no native method)", () => withoutNative(memory())],
+/** Each backend with session "s" created (a journal writes only to a created session). */
+const backends: [string, () => Promise<Journal>][] = [
+  ["memory", () => created(memory(), "s")],
+  ["sqlite", () => created(sqlite(), "s")],
+  ["fallback (no native method)", () => created(withoutNative(memory()), "s")],
 ];
 
 for (const [name, make] of backends) {
   describe(`appendUnderNewFence: ${name}`, () => {
     it("mints the next fence, writes the records under it and binds the checkpoint to the last one", async () => {
-      const j = make();
+      const j = await make();
       await j.appendBatch("s", 0, 0, [inputEvent("a"), endEvent()]);
       const before = await j.newFence("s");
       const { fence, records } = await appendUnderNewFence(
@@ -89,7 +91,7 @@ for (const [name, make] of backends) {
     });
 
     it("without a checkpoint digest stores no checkpoint; a stale writer is then fenced out", async () => {
-      const j = make();
+      const j = await make();
       const old = await j.newFence("s");
       const { fence } = await appendUnderNewFence(j, "s", 0, [lifecycleEvent(Lifecycle_Kind.LIFECYCLE_RESUME)]);
       expect(fence).toBe(old + 1);
@@ -98,7 +100,7 @@ for (const [name, make] of backends) {
     });
 
     it("a CAS conflict is CONFLICT and appends nothing", async () => {
-      const j = make();
+      const j = await make();
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const head = await j.head("s");
       await rejectsWith(
@@ -112,7 +114,7 @@ for (const [name, make] of backends) {
     });
 
     it("needs at least one event", async () => {
-      await rejectsWith(appendUnderNewFence(make(), "s", 0, []), ErrorCode.InvalidArgument);
+      await rejectsWith(appendUnderNewFence(await make(), "s", 0, []), ErrorCode.InvalidArgument);
     });
   });
 }
@@ -120,7 +122,7 @@ for (const [name, make] of backends) {
 for (const [name, make] of backends.slice(0, 2)) {
   describe(`appendUnderNewFence is one transaction: ${name}`, () => {
     it("a CAS conflict mints no fence", async () => {
-      const j = make();
+      const j = await make();
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const fence = await j.newFence("s");
       await rejectsWith(
@@ -131,7 +133,7 @@ for (const [name, make] of backends.slice(0, 2)) {
     });
 
     it("an event that cannot be hashed leaves fence, head and checkpoints untouched", async () => {
-      const j = make();
+      const j = await make();
       await j.appendBatch("s", 0, 0, [inputEvent("a")]);
       const fence = await j.newFence("s");
       const head = await j.head("s");

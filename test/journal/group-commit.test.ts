@@ -15,6 +15,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { inputEvent, lifecycleEvent, outputEvent, unhashableEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
+import { created } from "./sessions.js";
 
 const DIGEST = `sha256:${"cd".repeat(32)}`;
 
@@ -141,6 +142,7 @@ for (const [name, make] of [
       const { journal } = await make();
       const before = journal.groupCommitStats;
       const uids = sessions(50);
+      await created(journal, ...uids);
       await Promise.all(uids.map((s) => journal.append(s, 0, 0, inputEvent(`hi ${s}`))));
       expect(journal.groupCommitStats.batches - before.batches).toBe(1);
       expect(journal.groupCommitStats.writes - before.writes).toBe(50);
@@ -151,6 +153,7 @@ for (const [name, make] of [
       const backend = await make();
       const { journal } = backend;
       const uids = sessions(20);
+      await created(journal, ...uids);
       await journal.append(uids[0]!, 0, 0, inputEvent("first"));
       // Holds the batch's commit back where the backend allows it (PostgreSQL: a row lock the batch
       // waits for); SQLite commits synchronously in the event loop's check phase, after this tick.
@@ -176,6 +179,7 @@ for (const [name, make] of [
 
     it("groupCommitFenceConflictFailsOnlyThatAppend: a stale fence is ABORTED, the batch commits the rest", async () => {
       const { journal } = await make();
+      await created(journal, "a", "b", "c");
       for (const s of ["a", "b", "c"]) await journal.append(s, 0, 0, inputEvent(s));
       await journal.newFence("b");
       const fenceB = await journal.newFence("b");
@@ -196,6 +200,7 @@ for (const [name, make] of [
 
     it("groupCommitCasConflictFailsOnlyThatAppend, and keeps per-session order inside a batch", async () => {
       const { journal } = await make();
+      await created(journal, "x", "y");
       const got = await outcomes<unknown>([
         journal.append("x", 0, 0, inputEvent("x1")),
         journal.append("x", 1, 0, outputEvent("x2")), // chained on the write queued before it
@@ -211,21 +216,25 @@ for (const [name, make] of [
       expect(await journal.verify("x")).toMatchObject({ ok: true, records: 2 });
     });
 
-    it("groupCommitInvalidEventFailsOnlyThatAppend: an unhashable batch changes nothing, not even a new session row", async () => {
+    it("groupCommitInvalidEventFailsOnlyThatAppend: an unhashable batch, or a write to a session nobody created, fails alone and changes nothing", async () => {
       const { journal } = await make();
+      await created(journal, "new-bad", "new-good");
       const got = await outcomes<unknown>([
         journal.appendBatch("new-bad", 0, 0, [inputEvent("ok"), unhashableEvent()]),
         journal.append("new-good", 0, 0, inputEvent("ok")),
+        journal.append("nobody", 0, 0, inputEvent("ok")),
       ]);
       expect(got[0]).toBe(ErrorCode.InvalidArgument);
       expect(got[1]).toMatchObject({ seq: 1 });
-      expect(await journal.getSession("new-bad")).toBeUndefined();
+      expect(got[2]).toBe(ErrorCode.NotFound);
       expect(await journal.head("new-bad")).toEqual({ seq: 0, hash: "" });
+      expect(await journal.getSession("nobody")).toBeUndefined();
     });
 
     it("groupCommitStrayRowFailsOnlyThatAppend: a write the database refuses fails alone", async () => {
       const backend = await make();
       const { journal } = backend;
+      await created(journal, "p", "q", "r");
       for (const s of ["p", "q", "r"]) await journal.append(s, 0, 0, inputEvent(s));
       await backend.plantRow("q", 2);
       const got = await outcomes<unknown>([
@@ -242,6 +251,7 @@ for (const [name, make] of [
 
     it("groupCommitFencedAppendsShareTheBatch: fences minted, records and checkpoints written, one commit", async () => {
       const { journal } = await make();
+      await created(journal, "f1", "f2", "f3");
       for (const s of ["f1", "f2"]) await journal.append(s, 0, 0, inputEvent(s));
       const fenced = journal.appendUnderNewFence;
       if (fenced === undefined) throw new Error(`${name} journal has no native appendUnderNewFence`);
@@ -266,6 +276,7 @@ for (const [name, make] of [
     it("close commits the appends still queued before it", async () => {
       const backend = await make();
       const { journal } = backend;
+      await created(journal, ...sessions(5, "c"));
       const pending = sessions(5, "c").map((s) => journal.append(s, 0, 0, inputEvent(s)));
       await journal.close();
       const records = await Promise.all(pending);
@@ -281,6 +292,7 @@ describe("group commit: off", () => {
     dirs.push(dir);
     const journal = SqliteJournal.open(join(dir, "journal.db"), { groupCommit: false });
     try {
+      await created(journal, ...sessions(10));
       await Promise.all(sessions(10).map((s) => journal.append(s, 0, 0, inputEvent(s))));
       expect(journal.groupCommitStats).toEqual({ batches: 0, writes: 0 });
       for (const s of sessions(10)) expect(await journal.verify(s)).toMatchObject({ ok: true, records: 1 });
@@ -297,6 +309,7 @@ describe("group commit: postgres, two journals on one schema (two hosts)", () =>
     const a = await PostgresJournal.open(PG_URL, { schema, poolSize: 2 });
     const b = await PostgresJournal.open(PG_URL, { schema, poolSize: 2 });
     try {
+      await created(a, "shared");
       await a.append("shared", 0, 0, inputEvent("a1")); // a remembers head 1
       await a.append("shared", 1, 0, outputEvent("a2")); // a's remembered head was right: head 2
       await b.append("shared", 2, 0, outputEvent("b3")); // b moves it behind a's back

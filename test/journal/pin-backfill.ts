@@ -4,9 +4,11 @@
 import { expect } from "vitest";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, executionStartEvent, inputEvent, upgradeRecordEvent } from "./events.js";
+import { created } from "./sessions.js";
 
 /** a: pinned to ver 1 by its turn; b: upgraded to ver 2; c: no turn, no pin. */
 export async function writePinnedSessions(writer: Journal): Promise<void> {
+  await created(writer, "a", "b", "c");
   await writer.appendBatch("a", 0, 0, [executionStartEvent("ver", "1", "x1"), endEvent("x1")]);
   await writer.appendBatch("b", 0, 0, [executionStartEvent("ver", "1", "x2"), upgradeRecordEvent("ver", "1", "2")]);
   await writer.append("c", 0, 0, inputEvent("no turn"));

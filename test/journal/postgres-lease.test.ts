@@ -11,6 +11,7 @@ import { sessionLockKey } from "../../src/journal/postgres/lock.js";
 import { eventually } from "../fixtures/eventually.js";
 import { inputEvent } from "./events.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
+import { created } from "./sessions.js";
 
 const schemas: string[] = [];
 const open: PostgresJournal[] = [];
@@ -36,6 +37,7 @@ async function cluster(opts: PostgresJournalOptions = {}): Promise<{
   const a = await PostgresJournal.open(PG_URL, { schema, poolSize: 2, ...opts });
   const b = await PostgresJournal.open(PG_URL, { schema, poolSize: 2, ...opts });
   open.push(a, b);
+  await created(a, "s"); // the session the tests write to (a journal writes only to a created one)
   const raw = await rawClient(schema);
   raws.push(raw);
   const free = async (session: string): Promise<boolean> => {

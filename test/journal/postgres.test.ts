@@ -15,10 +15,12 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { journalConformance } from "./conformance.js";
 import { PG_SCHEMA_VERSION } from "../../src/journal/postgres/schema.js";
+import { deleteSessionIn } from "../../src/journal/postgres/writes.js";
 import { endEvent, inputEvent, outputEvent, toolCallEvent } from "./events.js";
 import { expectPinsBackfilled, writePinnedSessions } from "./pin-backfill.js";
 import { dropSchemas, freshSchema, PG_URL, rawClient } from "./postgres-fixture.js";
 import { multiTurnEvents } from "./session-fixture.js";
+import { created } from "./sessions.js";
 
 const schemas: string[] = [];
 function schema(): string {
@@ -58,7 +60,7 @@ describe("postgres journal: tamper detection by raw SQL", () => {
 
   beforeEach(async () => {
     const name = schema();
-    journal = await openFresh(name);
+    journal = await created(await openFresh(name), "s");
     await journal.appendBatch("s", 0, 0, [
       inputEvent("alpha"),
       outputEvent("bravo"),
@@ -120,7 +122,7 @@ describe("postgres journal: tamper detection by raw SQL", () => {
 describe("postgres journal: schema", () => {
   it("stamps the schema version and refuses a newer stamp with FailedPrecondition", async () => {
     const name = schema();
-    const journal = await openFresh(name);
+    const journal = await created(await openFresh(name), "s");
     await journal.append("s", 0, 0, inputEvent("kept"));
     await journal.close();
     const raw = await rawClient(name);
@@ -209,6 +211,7 @@ describe("postgres journal: schema", () => {
         await raw.end();
       }
       const [a, b] = journals;
+      if (a !== undefined) await created(a, "s");
       await a?.append("s", 0, 0, inputEvent("from a"));
       expect((await b?.head("s"))?.seq).toBe(1);
     } finally {
@@ -220,6 +223,7 @@ describe("postgres journal: schema", () => {
     const name = schema();
     const first = await openJournal(`${PG_URL}?schema=${name}`);
     expect(first.kind).toBe("postgres");
+    await created(first, "s");
     await first.newFence("s");
     const records = await first.appendBatch("s", 0, 1, [inputEvent("a"), outputEvent("b")]);
     await first.close();
@@ -244,10 +248,12 @@ describe("postgres journal: two hosts", () => {
   let hostA: PostgresJournal;
   let hostB: PostgresJournal;
 
+  let shared: string;
+
   beforeEach(async () => {
-    const name = schema();
-    hostA = await openFresh(name);
-    hostB = await openFresh(name);
+    shared = schema();
+    hostA = await openFresh(shared);
+    hostB = await openFresh(shared);
   });
 
   afterEach(async () => {
@@ -274,6 +280,7 @@ describe("postgres journal: two hosts", () => {
 
   it("appending concurrently to one session with CAS retry ends dense and verifiable", async () => {
     const perHost = 25;
+    await created(hostA, "shared");
     await Promise.all([
       appendWithRetry(hostA, "shared", "ha", perHost),
       appendWithRetry(hostB, "shared", "hb", perHost),
@@ -286,11 +293,62 @@ describe("postgres journal: two hosts", () => {
   });
 
   it("a stale expected seq from the other host is Conflict, and an old fence is Fenced", async () => {
+    await created(hostA, "s");
     await hostA.append("s", 0, 0, inputEvent("a"));
     await expect(hostB.append("s", 0, 0, inputEvent("b"))).rejects.toMatchObject({ code: ErrorCode.Conflict });
     expect(await hostB.newFence("s")).toBe(1);
     await expect(hostA.append("s", 1, 0, inputEvent("zombie"))).rejects.toMatchObject({ code: ErrorCode.Fenced });
     expect((await hostA.head("s")).seq).toBe(1);
+  });
+
+  // docs/protocol.md §18 rule 8. Host A's Delete is held open (its row lock taken) while host B mints a
+  // fence for one session and appends to another; both wait on the row, and once the Delete commits
+  // each finds the session gone: NOT_FOUND, and neither row comes back.
+  it("aDeletedSessionIsNeverRecreatedByARacingWrite", async () => {
+    await hostA.createSession({ uid: "s-raced", project: "default", harness: "echo" });
+    await hostA.append("s-raced", 0, 0, inputEvent("a"));
+    await hostA.createSession({ uid: "s-raced-empty", project: "default", harness: "echo" });
+    const deleting = await rawClient(shared);
+    const watching = await rawClient(shared);
+    try {
+      const pid = (await deleting.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+      const blocked = async (n: number): Promise<void> => {
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const { rows } = await watching.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+            [pid],
+          );
+          if ((rows[0]?.n ?? 0) >= n) return;
+          if (Date.now() > deadline) throw new Error(`never saw ${n} writers wait on the Delete`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      await deleting.query("BEGIN");
+      expect(await deleteSessionIn(deleting as pg.PoolClient, "s-raced")).toBe(true);
+      expect(await deleteSessionIn(deleting as pg.PoolClient, "s-raced-empty")).toBe(true);
+      const fence = hostB.newFence("s-raced").then(
+        () => "minted",
+        (err: unknown) => err,
+      );
+      await blocked(1);
+      const append = hostB.append("s-raced-empty", 0, 0, inputEvent("late")).then(
+        () => "appended",
+        (err: unknown) => err,
+      );
+      await blocked(2);
+      await deleting.query("COMMIT");
+      expect(await fence).toMatchObject({ code: ErrorCode.NotFound });
+      expect(await append).toMatchObject({ code: ErrorCode.NotFound });
+      for (const journal of [hostA, hostB]) {
+        expect(await journal.getSession("s-raced")).toBeUndefined();
+        expect(await journal.getSession("s-raced-empty")).toBeUndefined();
+        expect(await journal.allSessionUids()).toEqual([]);
+      }
+    } finally {
+      await deleting.end();
+      await watching.end();
+    }
   });
 
   it("the session advisory lock admits one host at a time and is freed by release or close", async () => {
@@ -322,10 +380,12 @@ describe("postgres journal: a held session's head", () => {
   let hostA: PostgresJournal;
   let hostB: PostgresJournal;
 
+  let shared: string;
+
   beforeEach(async () => {
-    const name = schema();
-    hostA = await openFresh(name);
-    hostB = await openFresh(name);
+    shared = schema();
+    hostA = await openFresh(shared);
+    hostB = await openFresh(shared);
   });
 
   afterEach(async () => {
@@ -345,6 +405,7 @@ describe("postgres journal: a held session's head", () => {
   }
 
   it("aHeldSessionsHeadIsReadOncePerHold: the lock reads the row, the holder's commits move it; a parked lease serves nothing", async () => {
+    await created(hostA, "s");
     await hostA.append("s", 0, 0, inputEvent("first"));
     const reads = sessionReads(hostA);
     const release = await hostA.tryLockSession("s");
@@ -378,6 +439,7 @@ describe("postgres journal: a held session's head", () => {
     const a = await PostgresJournal.open(PG_URL, { schema: name, poolSize: 4, sessionLeaseMs: 0 });
     const b = await PostgresJournal.open(PG_URL, { schema: name, poolSize: 4, sessionLeaseMs: 0 });
     try {
+      await created(a, "s");
       await a.append("s", 0, 0, inputEvent("first"));
       const reads = sessionReads(a);
       const release = await a.tryLockSession("s");
@@ -399,6 +461,7 @@ describe("postgres journal: a held session's head", () => {
 
   it("theRowReadWithTheLockIsTheCommittedOne: after the previous holder's last commit, for any uid", async () => {
     const uid = `it's a \\ "quoted" uid; SELECT 1`;
+    await created(hostB, uid);
     const releaseB = await hostB.tryLockSession(uid);
     await hostB.append(uid, 0, 0, inputEvent("B's turn"));
     const fence = await hostB.newFence(uid);
@@ -414,6 +477,7 @@ describe("postgres journal: a held session's head", () => {
 
   it("theNamedCommitSurvivesASchemaChange: a column added by another host's migration leaves appends working", async () => {
     // The optimistic commit is a named statement, parsed and planned once per connection.
+    await created(hostA, "named");
     await hostA.append("named", 0, 0, inputEvent("one"));
     await hostA.append("named", 1, 0, inputEvent("two"));
     const raw = await rawClient(hostA.schema ?? "");
@@ -429,6 +493,7 @@ describe("postgres journal: a held session's head", () => {
   });
 
   it("aStaleHeldHeadLetsNoWriteThrough: a writer without the lock moves the head, the holder's append is Conflict and its next head is read", async () => {
+    await created(hostA, "s");
     await hostA.append("s", 0, 0, inputEvent("first"));
     const release = await hostA.tryLockSession("s");
     expect((await hostA.head("s")).seq).toBe(1);
@@ -481,6 +546,7 @@ describe("postgres journal: same bytes as SQLite", () => {
   it("exports a byte-identical JSONL chain for the same events, forks included", async () => {
     const events = multiTurnEvents();
     for (const journal of [sqlite, postgres] as Journal[]) {
+      await created(journal, "s");
       await journal.newFence("s");
       await journal.appendBatch("s", 0, 1, events.slice(0, 4));
       for (const [i, ev] of events.slice(4).entries()) await journal.append("s", 4 + i, 1, ev);

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { EventKind, EventSchema, Lifecycle_Kind, type Event } from "../../src/gen/agentsessions/v1/common_pb.js";
 import type { Journal } from "../../src/journal/types.js";
 import { approvalRequestEvent, endEvent, inputEvent, lifecycleEvent, outputEvent, toolCallEvent } from "./events.js";
+import { created } from "./sessions.js";
 
 export const AWKWARD_TEXT = 'héllo 😀 — "quoted" \\ back <tag>&amp; line\nsep\u2028ctl\u0001\u007f tab\t';
 
@@ -89,6 +90,7 @@ export function multiTurnEvents(): Event[] {
 /** Appends the multi-turn session to `session` and returns the number of records. */
 export async function writeMultiTurn(journal: Journal, session: string): Promise<number> {
   const events = multiTurnEvents();
+  await created(journal, session);
   await journal.appendBatch(session, 0, 0, events);
   return events.length;
 }

@@ -13,6 +13,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { WalCheckpointOptions } from "../../src/journal/sqlite/checkpointer.js";
 import { eventually } from "../fixtures/eventually.js";
 import { inputEvent, outputEvent } from "./events.js";
+import { created } from "./sessions.js";
 
 const dirs: string[] = [];
 const journals: SqliteJournal[] = [];
@@ -23,16 +24,18 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function openAt(walCheckpoint: WalCheckpointOptions | false): { journal: SqliteJournal; path: string } {
+const SESSIONS = 12;
+
+/** A journal with the sessions the tests append to (wal-0.., lone-1, lone-2) created. */
+async function openAt(walCheckpoint: WalCheckpointOptions | false): Promise<{ journal: SqliteJournal; path: string }> {
   const dir = mkdtempSync(join(tmpdir(), "hh-wal-ckpt-"));
   dirs.push(dir);
   const path = join(dir, "journal.db");
   const journal = SqliteJournal.open(path, { walCheckpoint });
   journals.push(journal);
+  await created(journal, ...Array.from({ length: SESSIONS }, (_, s) => `wal-${s}`), "lone-1", "lone-2");
   return { journal, path };
 }
-
-const SESSIONS = 12;
 
 interface Observed {
   /** Every acknowledged append: session, seq, hash. */
@@ -106,7 +109,7 @@ async function holdCheckpointLock(path: string): Promise<{ release(): Promise<vo
 
 describe("sqlite WAL checkpoints", () => {
   it("walCheckpointRunsOnTheWorker: frames are copied back by the worker, every acknowledged append readable after reopening", async () => {
-    const { journal, path } = openAt({ backgroundPages: 16, resetPages: 1_000_000 });
+    const { journal, path } = await openAt({ backgroundPages: 16, resetPages: 1_000_000 });
     const { acked } = await appendRounds(journal, 30);
     await eventually("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     const stats = journal.walCheckpointStats;
@@ -120,7 +123,7 @@ describe("sqlite WAL checkpoints", () => {
 
   it("walStaysBounded: the writing connection restarts the WAL at resetPages, its file never holds more than twice that plus one commit", async () => {
     const resetPages = 48;
-    const { journal, path } = openAt({ backgroundPages: 16, resetPages });
+    const { journal, path } = await openAt({ backgroundPages: 16, resetPages });
     const { acked, maxLog, maxGrowth } = await appendRounds(journal, 60);
     expect(journal.walCheckpointStats.inline).toBeGreaterThan(0);
     expect(maxLog).toBeLessThanOrEqual(2 * resetPages + maxGrowth);
@@ -132,7 +135,7 @@ describe("sqlite WAL checkpoints", () => {
 
   it("walStaysBoundedWithoutTheWorker: with no background checkpoint the inline one alone bounds the WAL", async () => {
     const resetPages = 48;
-    const { journal, path } = openAt({ backgroundPages: 1_000_000, resetPages });
+    const { journal, path } = await openAt({ backgroundPages: 1_000_000, resetPages });
     const { acked, maxLog, maxGrowth } = await appendRounds(journal, 40);
     const stats = journal.walCheckpointStats;
     expect(stats.background).toBe(0);
@@ -143,7 +146,7 @@ describe("sqlite WAL checkpoints", () => {
   });
 
   it("walCheckpointCloseFoldsTheWal: close stops the worker first, so the last connection checkpoints and removes the WAL", async () => {
-    const { journal, path } = openAt({ backgroundPages: 8 });
+    const { journal, path } = await openAt({ backgroundPages: 8 });
     await appendRounds(journal, 10);
     await eventually("a background checkpoint", () => journal.walCheckpointStats.background >= 1);
     await journal.close();
@@ -170,7 +173,7 @@ describe("sqlite WAL checkpoints", () => {
   });
 
   it("walCheckpointFalseStartsNoWorker: SQLite's own auto-checkpoint bounds the WAL, no worker checkpoint runs, every acknowledged append reads back", async () => {
-    const { journal, path } = openAt(false);
+    const { journal, path } = await openAt(false);
     const wal = `${path}-wal`;
     // ~12 MiB of events, several times SQLite's 1000-page auto-checkpoint: with no checkpoint at all the
     // WAL file would hold them all; with the worker (the option ignored) it would count its runs.
@@ -206,7 +209,7 @@ describe("sqlite WAL checkpoints", () => {
   it("aCheckpointLockHeldByAnotherProcessIsTriedAgainLaterNotWaitedForOnTheEventLoop: each commit past resetPages tries once and goes on; the checkpoint runs once the lock is free, with no commit to prompt it", async () => {
     const resetPages = 16;
     // No worker checkpoint (backgroundPages out of reach): the restart is the writing connection's own.
-    const { journal, path } = openAt({ backgroundPages: 1_000_000, resetPages });
+    const { journal, path } = await openAt({ backgroundPages: 1_000_000, resetPages });
     const before = await appendRounds(journal, 1);
     const holder = await holdCheckpointLock(path);
     const inlineBefore = journal.walCheckpointStats.inline;
@@ -240,7 +243,7 @@ describe("sqlite WAL checkpoints", () => {
 
   it("aLoneWriterLeavesCheckpointsToSqliteAndGroupedCommitsHandThemToTheWorker: one session appending alone starts no worker and its WAL stays within backgroundPages plus a commit; commits of several writes switch to the worker; loneCommits one-write commits switch back", async () => {
     const backgroundPages = 16;
-    const { journal, path } = openAt({ backgroundPages, resetPages: 48, loneCommits: 8 });
+    const { journal, path } = await openAt({ backgroundPages, resetPages: 48, loneCommits: 8 });
     const acked: Observed["acked"] = [];
     let maxLog = 0;
     let maxGrowth = 0;

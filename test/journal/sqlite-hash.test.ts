@@ -15,6 +15,7 @@ import { HEAD_ROW_SEQ, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/sc
 import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal } from "../../src/journal/types.js";
 import { endEvent, executionStartEvent, inputEvent, outputEvent } from "./events.js";
+import { created } from "./sessions.js";
 
 const tempDirs: string[] = [];
 function tempFile(): string {
@@ -46,7 +47,7 @@ function version(file: string): number {
  * stamped 3. Returns the export lines of session "old" (two turns, one pinned).
  */
 async function writeVersion3(file: string): Promise<string[]> {
-  const writer = SqliteJournal.open(file);
+  const writer = await created(SqliteJournal.open(file), "old");
   await writer.appendBatch("old", 0, 0, [
     executionStartEvent("ver", "1", "x1"),
     inputEvent("one", "x1"),
@@ -71,7 +72,7 @@ async function writeVersion3(file: string): Promise<string[]> {
 describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
   it("aCanonicalHashIsStoredAsItsThirtyTwoBytes", async () => {
     const file = tempFile();
-    const journal = SqliteJournal.open(file);
+    const journal = await created(SqliteJournal.open(file), "s");
     try {
       await journal.appendBatch("s", 0, 0, [inputEvent("a"), outputEvent("b")]);
       const raw = openSqlite(file, { readonly: true });
@@ -104,7 +105,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
     // Whatever a row holds — text of any shape, a BLOB of any length (only raw SQL writes those) —
     // the journal reads it back as that text, or as the BLOB's lowercase hex.
     const file = tempFile();
-    const journal = SqliteJournal.open(file);
+    const journal = await created(SqliteJournal.open(file), "s");
     try {
       await journal.appendBatch(
         "s",
@@ -129,7 +130,7 @@ describe("sqlite journal: hashes stored as 32 bytes (schema version 4)", () => {
 
   it("aTamperedBlobHashIsDetectedAtItsSeq", async () => {
     const file = tempFile();
-    const journal = SqliteJournal.open(file);
+    const journal = await created(SqliteJournal.open(file), "s");
     try {
       await journal.appendBatch("s", 0, 0, [inputEvent("a"), outputEvent("b"), endEvent()]);
       const raw = openSqlite(file);

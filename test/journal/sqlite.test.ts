@@ -17,6 +17,7 @@ import { chainEvents } from "../../src/journal/chain.js";
 import { HEAD_ROW_SEQ, SCHEMA_V1, SQLITE_SCHEMA_VERSION } from "../../src/journal/sqlite/schema.js";
 import { knownEventBytes } from "../../src/wire/event-bytes.js";
 import { journalConformance } from "./conformance.js";
+import { created } from "./sessions.js";
 import { endEvent, inputEvent, outputEvent } from "./events.js";
 import { expectPinsBackfilled, writePinnedSessions } from "./pin-backfill.js";
 
@@ -58,8 +59,8 @@ function seededJournal(seed: (journal: SqliteJournal) => Promise<unknown>): {
 }
 
 describe("sqlite journal: tamper detection by raw SQL", () => {
-  const ctx = seededJournal((j) =>
-    j.appendBatch("s", 0, 0, [
+  const ctx = seededJournal(async (j) =>
+    (await created(j, "s")).appendBatch("s", 0, 0, [
       inputEvent("alpha"),
       outputEvent("bravo"),
       inputEvent("charlie"),
@@ -132,6 +133,7 @@ describe("sqlite journal: tamper detection by raw SQL", () => {
 describe("sqlite journal: the head row beside the newest record (schema 2)", () => {
   // Three appends: the session row's anchor is the first append's head (seq 1), the head row seq 5.
   const ctx = seededJournal(async (j) => {
+    await created(j, "h");
     await j.append("h", 0, 0, inputEvent("alpha"));
     await j.appendBatch("h", 1, 0, [outputEvent("bravo"), inputEvent("charlie")]);
     await j.appendBatch("h", 3, 0, [outputEvent("delta"), endEvent()]);
@@ -246,6 +248,7 @@ describe("sqlite journal: file lifecycle", () => {
     const file = join(tempDir(), "nested", "dir", "journal.db");
     const first = await openJournal(`sqlite:${file}`);
     expect(first.kind).toBe("sqlite");
+    await created(first, "s");
     await first.newFence("s");
     const records = await first.appendBatch("s", 0, 1, [inputEvent("a"), outputEvent("b")]);
     await first.putRegistration({
@@ -319,6 +322,9 @@ describe("sqlite journal: two processes on one file", () => {
   it("interleaves appends with CAS retry into one dense, verifiable chain", async () => {
     const file = join(tempDir(), "shared.db");
     const perWriter = 50;
+    const creator = SqliteJournal.open(file);
+    await created(creator, "shared");
+    await creator.close();
     const writers = [startWriter(file, "shared", perWriter, "wa"), startWriter(file, "shared", perWriter, "wb")];
     await Promise.all(writers.map((w) => w.ready));
     for (const w of writers) w.go();
@@ -384,7 +390,7 @@ describe("sqlite journal: reads that fill the host caches", () => {
   it("readRangeRecordsEachEventsStoredSize", async () => {
     const journal = SqliteJournal.open(join(tempDir(), "journal.db"));
     try {
-      const fence = await journal.newFence("s1");
+      const fence = await (await created(journal, "s1")).newFence("s1");
       await journal.appendBatch("s1", 0, fence, [
         inputEvent("e1", "hello"),
         outputEvent("e1", "world"),

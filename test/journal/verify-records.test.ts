@@ -14,6 +14,7 @@ import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
 import type { Journal, JournalRecord } from "../../src/journal/types.js";
 import { inputEvent, outputEvent } from "./events.js";
 import { PG_URL, dropSchemas, freshSchema } from "./postgres-fixture.js";
+import { created } from "./sessions.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-verify-records-"));
 const schemas: string[] = [];
@@ -37,7 +38,7 @@ const backends: [string, () => Promise<Journal>][] = [
 
 describe.each(backends)("%s journal", (_name, open) => {
   it("verifyHandsOnEveryRecordDecodedInOrderAsReadRangeReturnsIt", async () => {
-    const journal = await open();
+    const journal = await created(await open(), "s");
     try {
       await journal.appendBatch("s", 0, 0, [inputEvent("a"), outputEvent("b")]);
       const fence = await journal.newFence("s");
@@ -58,7 +59,7 @@ describe.each(backends)("%s journal", (_name, open) => {
 });
 
 it("aWalkThatFindsDamageHandsOnNothingPastTheLastGoodRecord", async () => {
-  const journal = new MemoryJournal();
+  const journal = await created(new MemoryJournal(), "s");
   await journal.appendBatch("s", 0, 0, [inputEvent("a"), inputEvent("b"), inputEvent("c")]);
   // The stored records as a backend hands them to verifyChain, seq 2's content hash damaged.
   const good = await journal.readRange("s", 1, 3);

@@ -14,6 +14,7 @@ import type { Journal } from "../../src/journal/types.js";
 import { echoEventStream } from "../../bench/lib/echo-turns.js";
 import { dropSchemas } from "../journal/postgres-fixture.js";
 import { Cluster, journalUrl, mhSchema } from "./cluster.js";
+import { created } from "../journal/sessions.js";
 
 const quick = process.argv.includes("--quick");
 const APPENDS = quick ? 100 : 1000;
@@ -26,6 +27,7 @@ const rate = (n: number, ms: number): number => Math.round((n * 1000) / ms);
 /** Sequential single-event appends on one session, plus the same spread over 8 sessions at once. */
 async function appends(journal: Journal): Promise<{ seq: number; concurrent: number }> {
   const events = echoEventStream(APPENDS);
+  await created(journal, "bench-seq", ...Array.from({ length: SESSIONS }, (_, s) => `bench-par-${s}`));
   let t = performance.now();
   for (const [i, e] of events.entries()) await journal.append("bench-seq", i, 1, e);
   const seq = rate(APPENDS, performance.now() - t);

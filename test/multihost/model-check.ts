@@ -12,15 +12,25 @@ import { readDemoWrites } from "../../harnesses/ask/demo-write.js";
 import { EventKind } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { ExecState, type Session } from "../../src/gen/agentsessions/v1/session_pb.js";
 import type { Journal } from "../../src/journal/types.js";
+import { SESSION_HANDOVER_MS, SESSION_LEASE_MS } from "../../src/journal/postgres/connect.js";
 import { CANCEL_WAIT_MS } from "../../src/placement/placer.js";
 import { type Cluster, eventually, grpcCodeOf } from "./cluster.js";
 
 /**
- * How long a session may stay locked once every host is up (ms): a lease outlives its holder's last
- * operation by at most sessionLeaseMs (5 s, docs/scaling.md), a Cancel waits at most CANCEL_WAIT_MS for
- * a holder, a handover takes sessionHandoverMs (0.5 s); 15 s more for a machine shared by many runs.
+ * How long a session may stay locked once every host is up (ms): the final check's Cancel must have
+ * started an attempt that succeeds by then (an attempt already under way at the deadline may finish).
+ * Each term is a documented bound, at its default (the cluster sets none but leases off):
+ * - CANCEL_WAIT_MS (src/placement/placement-state.ts, docs/protocol.md §17): an operation that holds
+ *   the session (on any host) is waited for at most this long; past it Cancel answers ABORTED and the
+ *   check tries again.
+ * - SESSION_LEASE_MS (sessionLeaseMs, docs/scaling.md): a lease outlives its holder's last operation by
+ *   at most this long, even when the holder never hears the ask (its listening connection died).
+ * - SESSION_HANDOVER_MS (sessionHandoverMs, docs/scaling.md): an asked holder hands the session over
+ *   within this; the attempt that asked waits at most this long before it is refused.
+ * The worst case is those one after the other: an operation that outlasts one Cancel, then its lease
+ * kept by a host that does not hear the ask, then a handover.
  */
-export const LOCK_BOUND_MS = 5_000 + CANCEL_WAIT_MS + 500 + 15_000;
+export const LOCK_BOUND_MS = CANCEL_WAIT_MS + SESSION_LEASE_MS + SESSION_HANDOVER_MS;
 
 /** What the test knows of one session. */
 export interface Known {

@@ -1,9 +1,24 @@
 // Runs in an installed consumer project what a user runs there: a command (never throwing on exit ≠ 0),
 // and the strictest TypeScript a consumer might use (exactOptionalPropertyTypes, noUncheckedIndexedAccess,
-// skipLibCheck false) under both NodeNext and Bundler resolution.
+// skipLibCheck false) under both NodeNext and Bundler resolution; and which of the package's checks run
+// on the floor Node only.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { describe, it } from "vitest";
 import { REPO, run } from "./packed.js";
+
+/**
+ * Set by scripts/test-other-nodes.mjs to the version of the other Node release it runs test/package/
+ * on. A check whose verdict cannot depend on the Node that runs it — tsc over the shipped declarations,
+ * publint and attw reading the tarball, the tarball's file list — runs on the floor only
+ * (docs/packaging.md, "Node.js versions"); what can differ by Node (imports from plain Node, the bin,
+ * `npx harnesshost`, the examples against `serve`) runs on every Node.
+ */
+export const OTHER_NODE = process.env.HARNESSHOST_OTHER_NODE;
+/** `it`, skipped on another Node than the floor (see OTHER_NODE). */
+export const itOnTheFloor = it.skipIf(OTHER_NODE !== undefined);
+/** `describe`, skipped on another Node than the floor (see OTHER_NODE). */
+export const describeOnTheFloor = describe.skipIf(OTHER_NODE !== undefined);
 
 const TSC = join(REPO, "node_modules/typescript/bin/tsc");
 

@@ -6,6 +6,7 @@ import { HistoryCache } from "../../src/placement/history-cache.js";
 import { RecordCache } from "../../src/placement/record-cache.js";
 import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { inputEvent } from "../journal/events.js";
+import { created } from "../journal/sessions.js";
 
 describe("ByteLru", () => {
   it("byteLruNeverHoldsMoreThanItsBudget", () => {
@@ -28,7 +29,7 @@ describe("ByteLru", () => {
   });
 
   it("historyAndRecordCachesStayWithinTheirByteBudgets", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), "big", ...Array.from({ length: 20 }, (_, i) => `s-${i}`));
     const history = new HistoryCache(4096);
     const records = new RecordCache(4096);
     const text = "y".repeat(1000);

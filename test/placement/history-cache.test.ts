@@ -7,6 +7,7 @@ import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { HistoryCache } from "../../src/placement/history-cache.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";
 import { inputEvent } from "../journal/events.js";
+import { created } from "../journal/sessions.js";
 
 /** A memory journal that records every readRange it serves as [from, to]. */
 function spiedJournal(): { journal: MemoryJournal; reads: [number, number][] } {
@@ -21,7 +22,7 @@ function spiedJournal(): { journal: MemoryJournal; reads: [number, number][] } {
 }
 
 async function appendInputs(journal: MemoryJournal, session: string, texts: readonly string[]): Promise<void> {
-  const head = await journal.head(session);
+  const head = await (await created(journal, session)).head(session);
   await journal.appendBatch(
     session,
     head.seq,

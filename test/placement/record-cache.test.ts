@@ -10,6 +10,7 @@ import { RecordCache } from "../../src/placement/record-cache.js";
 import { eventBytes } from "../../src/wire/event-bytes.js";
 import { countingJournal } from "../fixtures/counting-journal.js";
 import { completedTurnEvents, inputEvent } from "../journal/events.js";
+import { created } from "../journal/sessions.js";
 
 /** An INPUT without an execution id (the cache folds any record; these tests read records, not turns). */
 const input = (text: string): Event => inputEvent(text, "");
@@ -30,7 +31,7 @@ async function allOf(cache: RecordCache, journal: Journal, session: string): Pro
 
 describe("RecordCache.noteAppended", () => {
   it("records that chain onto the cached tail are served without reading them back", async () => {
-    const { journal, reads } = counting(new MemoryJournal());
+    const { journal, reads } = counting(await created(new MemoryJournal(), "s"));
     const cache = new RecordCache();
     await journal.appendBatch("s", 0, 0, [input("a"), input("b")]);
     expect(seqs(await allOf(cache, journal, "s"))).toEqual([1, 2]);
@@ -44,8 +45,8 @@ describe("RecordCache.noteAppended", () => {
   });
 
   it("a gap or a foreign chain drops the entry, and the next read returns the journal's records", async () => {
-    const journal = new MemoryJournal();
-    const other = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), "s");
+    const other = await created(new MemoryJournal(), "s");
     const cache = new RecordCache();
     await journal.appendBatch("s", 0, 0, [input("a")]);
     await allOf(cache, journal, "s");
@@ -60,8 +61,8 @@ describe("RecordCache.noteAppended", () => {
   });
 
   it("noted records whose head the journal does not have are never served", async () => {
-    const journal = new MemoryJournal();
-    const other = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), "s");
+    const other = await created(new MemoryJournal(), "s");
     const cache = new RecordCache();
     await journal.appendBatch("s", 0, 0, [input("a")]);
     await other.appendBatch("s", 0, 0, [input("a")]);
@@ -77,7 +78,7 @@ describe("RecordCache.noteAppended", () => {
 
 describe("RecordCache on a long session", () => {
   it("aSessionLargerThanTheBudgetStaysCachedAsItsLeanProjectionAndIsNotReRead", async () => {
-    const { journal, reads } = counting(new MemoryJournal());
+    const { journal, reads } = counting(await created(new MemoryJournal(), "s"));
     const events = Array.from({ length: 500 }, (_, i) => completedTurnEvents(`e${i}`, "p".repeat(500))).flat();
     const records = await journal.appendBatch("s", 0, 0, events);
     let encoded = 0;
@@ -98,7 +99,7 @@ describe("RecordCache on a long session", () => {
   });
 
   it("theWindowKeepsRecordsFromTheLastEndAndServesOlderOnesFromTheJournal", async () => {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), "s");
     const events = Array.from({ length: 50 }, (_, i) => completedTurnEvents(`e${i}`, `t${i}`)).flat();
     await journal.appendBatch("s", 0, 0, [...events, ...completedTurnEvents("open", "x").slice(0, 3)]);
     const cache = new RecordCache();
@@ -121,7 +122,7 @@ describe("RecordCache on a long session", () => {
 
 describe("RecordCache.window with a known head", () => {
   it("aHolderWhoJustReadTheHeadDoesNotHaveItReadAgain", async () => {
-    const inner = new MemoryJournal();
+    const inner = await created(new MemoryJournal(), "s");
     await inner.appendBatch("s", 0, 0, [input("a"), input("b")]);
     const { journal, calls } = countingJournal(inner, new Set(["head"]));
     const cache = new RecordCache();

@@ -14,6 +14,7 @@ import { inputEvent } from "../journal/events.js";
 import { observedJournal } from "../fixtures/counting-journal.js";
 import { ErrorCode } from "../../src/errors/index.js";
 import { rejectsWithCode } from "../tiers/helpers.js";
+import { created } from "../journal/sessions.js";
 
 afterEach(closeAll);
 
@@ -96,7 +97,7 @@ describe("offering verified records to the caches", () => {
 
   /** A one-record session "s" held by a fresh record cache and history cache. */
   async function cachedAtSeq1(): Promise<{ journal: MemoryJournal; records: RecordCache; history: HistoryCache }> {
-    const journal = new MemoryJournal();
+    const journal = await created(new MemoryJournal(), "s");
     await journal.appendBatch("s", 0, 0, [input("a")]);
     const records = new RecordCache();
     const history = new HistoryCache();

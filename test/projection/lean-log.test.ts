@@ -26,6 +26,7 @@ import {
 import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import { decodeProjection, encodeProjection, ProjectionUnreadable } from "../../src/projection/codec.js";
 import type { JournalRecord } from "../../src/journal/types.js";
+import { created } from "../journal/sessions.js";
 
 const RUNS = Number(process.env["LEAN_LOG_RUNS"] ?? 150);
 
@@ -201,7 +202,7 @@ function eventsOf(ops: readonly Op[]): Event[] {
 
 async function recordsOf(events: readonly Event[]): Promise<JournalRecord[]> {
   if (events.length === 0) return [];
-  return new MemoryJournal().appendBatch("s", 0, 0, [...events]);
+  return (await created(new MemoryJournal(), "s")).appendBatch("s", 0, 0, [...events]);
 }
 
 /** A query's answer, or the message it threw. */

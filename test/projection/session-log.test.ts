@@ -15,6 +15,7 @@ import {
 import { hostEvent } from "../../src/controller/events.js";
 import { MemoryJournal } from "../../src/journal/memory/journal.js";
 import type { JournalRecord } from "../../src/journal/types.js";
+import { created } from "../journal/sessions.js";
 
 const P = "sess-00000000000000000000000p";
 const C = "sess-00000000000000000000000c";
@@ -53,7 +54,7 @@ function decided(exec: string, toolCallId: string, requestSeq: number): Event {
 }
 
 async function append(j: MemoryJournal, s: string, events: Event[]): Promise<JournalRecord[]> {
-  const head = await j.head(s);
+  const head = await (await created(j, s)).head(s);
   return j.appendBatch(s, head.seq, await j.newFence(s), events);
 }
 

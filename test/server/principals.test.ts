@@ -228,9 +228,18 @@ describe("principals", () => {
     const operator = createClient(Sessions, f.server.addr, {
       metadata: { authorization: `Bearer ${ROLE_TOKENS.operator}` },
     });
+    const unscoped = admin();
     const reads = vi.spyOn(f.host.journal, "getSession");
     try {
       await drain(operator.exec({ session: info.uid, inputs: [userInput("hi")] }));
+      // Exec: the scoped caller's turn reads the row as often as an unscoped caller's (the project
+      // check rides the turn's own lookup; nothing is read for it alone).
+      reads.mockClear();
+      expect((await drain(unscoped.exec({ session: info.uid, inputs: [userInput("again")] }))).error).toBeUndefined();
+      const unscopedReads = reads.mock.calls.length;
+      reads.mockClear();
+      expect((await drain(operator.exec({ session: info.uid, inputs: [userInput("again")] }))).error).toBeUndefined();
+      expect(reads).toHaveBeenCalledTimes(unscopedReads);
       reads.mockClear();
       // GetSession: one read serves the check and the answer.
       await operator.getSession({ uid: info.uid });
@@ -246,6 +255,7 @@ describe("principals", () => {
     } finally {
       reads.mockRestore();
       operator.close();
+      unscoped.close();
     }
   });
 

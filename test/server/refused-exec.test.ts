@@ -5,6 +5,7 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inputEvent } from "../journal/events.js";
 import { drain, startFixture, userInput, type Fixture } from "./helpers.js";
+import { created } from "../journal/sessions.js";
 
 let f: Fixture;
 beforeAll(async () => {
@@ -37,7 +38,7 @@ describe("refused Exec", () => {
   });
 
   it("removeEmptySession never removes a session with records", async () => {
-    const j = f.host.journal;
+    const j = await created(f.host.journal, "s-with-records");
     await j.append("s-with-records", 0, 0, inputEvent("x"));
     expect(await j.removeEmptySession("s-with-records")).toBe(false);
     expect((await j.head("s-with-records")).seq).toBe(1);

@@ -1,7 +1,8 @@
 // What `harnesshost serve` loads before it is ready (issue 41, docs/performance.md "serve_ready_ms"):
-// the compiled bin in a child process, every module it loads traced (test/fixtures/module-trace.mjs).
+// the compiled bin in a child process, every module it loads traced (test/fixtures/module-trace.mjs), an
+// output file of the bundle read as the modules it holds (test/support/bundle-meta.ts).
 // Invariants: with the default flags (ports moved to 0) serve loads neither the PostgreSQL driver, the
-// OpenTelemetry SDK, the vm runtime, @grpc/reflection nor any .proto parser; with --http-addr off it
+// OpenTelemetry SDK, the vm runtime (nor its image manifest), @grpc/reflection nor any .proto parser; with --http-addr off it
 // does not load the HTTP console either, nor @connectrpc/connect, nor — before it is ready —
 // prom-client's process metrics and the @opentelemetry/api they pull in; and the hand-registered gRPC health answers Check, Watch and
 // List as grpc-health-check did.
@@ -13,6 +14,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { unbundled } from "../support/bundle-meta.js";
 
 const BIN = resolve(import.meta.dirname, "../../bin/harnesshost.js");
 const TRACE = resolve(import.meta.dirname, "../fixtures/module-trace.mjs");
@@ -65,7 +67,7 @@ async function serve(...flags: string[]): Promise<Served> {
     });
     child.once("exit", (code) => rej(new Error(`serve exited ${code} before listening: ${out}`)));
   });
-  const snapshot = [...loaded];
+  const snapshot = unbundled(loaded);
   return {
     addr,
     loaded: snapshot,
@@ -112,6 +114,8 @@ describe("serve start", () => {
         expect(loadedPackage(s.loaded, pkg), pkg).toEqual([]);
       expect(loadedDist(s.loaded, "runtime/vm.js")).toEqual([]);
       expect(loadedDist(s.loaded, "vm/qemu.js")).toEqual([]);
+      // Recognising an image needs its file name only, not the manifest's schemas.
+      expect(loadedDist(s.loaded, "vm/image-manifest.js")).toEqual([]);
       // The console listener is on by default, so its modules are loaded.
       expect(loadedDist(s.loaded, "http/server.js")).toHaveLength(1);
     } finally {

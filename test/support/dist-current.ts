@@ -1,7 +1,9 @@
 // vitest global set-up: the compiled CLI (dist/) the tests spawn is current with the checkout's source.
 // Invariant: before any test runs, every src/ and harnesses/ TypeScript file has an emitted .js in dist/
-// no older than itself; otherwise the build (`tsc -p tsconfig.build.json`, what `npm run build` runs
-// for the CLI) runs once here. A fresh `npm ci` has built it already, so CI pays nothing.
+// no older than itself, and the bundle the bin and the package's exports run (dist/bundle/, made from
+// those .js files by scripts/bundle.mjs) is no older than any of them; otherwise the two steps of
+// `npm run build` that make them (`tsc -p tsconfig.build.json`, then the bundle) run once here. A fresh
+// `npm ci` has built both already, so CI pays nothing.
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -27,6 +29,21 @@ function mtimeMs(path: string): number {
   }
 }
 
+/** When scripts/bundle.mjs last wrote dist/bundle/ (its metafile is written last), -1 if never. */
+const bundledAt = (): number => mtimeMs(join(REPO, "dist/bundle-meta.json"));
+
+/** Whether a compiled module (or package.json, whose exports name the entries) is newer than the bundle. */
+export function staleBundle(): boolean {
+  const at = bundledAt();
+  if (at < mtimeMs(join(REPO, "package.json"))) return true;
+  for (const root of ROOTS)
+    for (const src of sources(join(REPO, root))) {
+      const out = join(REPO, "dist", relative(REPO, src)).replace(/\.ts$/, ".js");
+      if (mtimeMs(out) > at) return true;
+    }
+  return false;
+}
+
 /** The first source file whose compiled output is missing or older than it, if any. */
 export function staleSource(): string | undefined {
   for (const root of ROOTS) {
@@ -40,10 +57,14 @@ export function staleSource(): string | undefined {
 
 export default function setup(): void {
   const stale = staleSource();
-  if (stale === undefined) return;
-  process.stdout.write(`dist/ is older than ${stale}: building the CLI (tsc -p tsconfig.build.json)\n`);
-  execFileSync(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
-    cwd: REPO,
-    stdio: "inherit",
-  });
+  if (stale !== undefined) {
+    process.stdout.write(`dist/ is older than ${stale}: building the CLI (tsc -p tsconfig.build.json)\n`);
+    execFileSync(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+      cwd: REPO,
+      stdio: "inherit",
+    });
+  }
+  if (!staleBundle()) return;
+  process.stdout.write("dist/bundle/ is older than dist/src: bundling (node scripts/bundle.mjs)\n");
+  execFileSync(process.execPath, [join(REPO, "scripts/bundle.mjs")], { cwd: REPO, stdio: "inherit" });
 }

@@ -18,6 +18,7 @@ import { AskAgent } from "../../harnesses/ask/index.js";
 import { bind } from "../controller/helpers.js";
 import { closeAll, expectChainVerifies, openTestHost, records, rejectsWithCode, signal } from "../tiers/helpers.js";
 import { decide, execTurn, kinds, newSession, parkTurn, writesOf } from "./helpers.js";
+import { created } from "../journal/sessions.js";
 
 afterEach(closeAll);
 
@@ -179,8 +180,8 @@ describe("Approve errors and retries", () => {
   });
 
   it("a decided call with no executor fails the resume FAILED_PRECONDITION and stays recoverable", async () => {
-    const journal = new MemoryJournal();
     const S = "sess-0000000000000000000000aa";
+    const journal = await created(new MemoryJournal(), S);
     const binding = bind(new AskAgent(), "ask");
     const parked = await controllerExec(
       { journal, model: echoModel },

@@ -1,10 +1,13 @@
-// The Inbox: every turn of the project that waits for a person, with the tool call's arguments and the
-// turn's context, decided in place. Invariant: the list is ListWaiting's, read to the end of the
-// project (each call looks at a bounded number of sessions), and re-read after every decision.
+// The Inbox: every turn of the project that waits for a person, with the tool call's arguments, who
+// asked for the turn and the turn's context, decided in place. Invariants: the list is ListWaiting's,
+// read to the end of the project (each call looks at a bounded number of sessions), and re-read after
+// every decision; who asked is the actor of the turn's EXECUTION_START as the host journaled it (a name
+// it verified reads "by", one a client only asserted "claimed by"), shown only when the context holds
+// that record, never guessed.
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { WaitingTurn } from "../../../src/gen/harnesshost/v1/console_pb.js";
 import { type ApiError, sessions, views } from "../api.js";
-import { summaryOf } from "../records.js";
+import { actorText, summaryOf } from "../records.js";
 import { turnOf } from "../state.js";
 import { ErrorBox, Link, attempt, useVisibleInterval } from "../ui.js";
 import { Decision } from "./decision.js";
@@ -77,10 +80,18 @@ export function InboxView() {
           const s = w.session;
           const uid = s?.metadata?.uid ?? "";
           if (s === undefined) return null;
+          const start = w.context.find((r) => r.event?.body.case === "executionStart");
+          const askedBy = start === undefined ? undefined : actorText(start);
           return (
             <article class="card" key={uid} data-uid={uid}>
               <header>
                 <Link to={["session", uid]}>{uid}</Link> · {s.harness} · waiting for {turnOf(s)?.wait ?? "a decision"}
+                {askedBy !== undefined ? (
+                  <span class="actor" data-testid="asked-by">
+                    {" "}
+                    · turn asked {askedBy}
+                  </span>
+                ) : null}
               </header>
               <details>
                 <summary>Turn context ({w.context.length} records)</summary>

@@ -34,6 +34,12 @@ export const DEFAULT_ADDR = "127.0.0.1:7233";
 /** After the drain (limit drainMs), how long shutdown may still take before the process exits anyway. */
 export const SHUTDOWN_FORCE_MS = 5_000;
 export const DEFAULT_REGISTRY_ADDR = "127.0.0.1:7234";
+/**
+ * How long after ready serve adds the process_* and nodejs_* metric families (a scrape before then adds
+ * them at once): loading them blocks the event loop for tens of ms, which the first requests after
+ * ready (a readiness probe, a client's first call) would otherwise wait for.
+ */
+export const PROCESS_METRICS_AFTER_MS = 2_000;
 /** The HTTP listener (Connect + the console, docs/console.md); `--http-addr off` serves none. */
 export const DEFAULT_HTTP_ADDR = "127.0.0.1:7235";
 
@@ -312,8 +318,9 @@ export const serveCommand: Command = {
     if (pidFile !== undefined) writePidFile(pidFile);
     ctx.err(listening);
     reportReady(listening);
-    // The process_* and nodejs_* families load ~80 module files: added once serve is ready, not before.
-    setImmediate(() => metrics.collectProcessMetrics());
+    // The process_* and nodejs_* families load ~80 module files: added PROCESS_METRICS_AFTER_MS after
+    // ready (or at the first scrape), not while the first requests after ready are being answered.
+    metrics.collectProcessMetricsSoon(PROCESS_METRICS_AFTER_MS);
     const sig = await stopped;
     const drainMs = host.limits.drainMs;
     logger.info({ signal: sig, drainMs }, "shutting down");

@@ -14,7 +14,7 @@ import {
   type StoredRecord,
   requireImportable,
 } from "../chain.js";
-import { EMPTY_TIP, planAppend, planForkMarker, planImport } from "../plan.js";
+import { mustExist, planAppend, planForkMarker, planImport } from "../plan.js";
 import {
   advance,
   committedRecordOf,
@@ -27,7 +27,7 @@ import {
 } from "./rows.js";
 import { READ_PAGE_SIZE } from "../paging.js";
 import { projectPins, type PinnedSession } from "../pin.js";
-import { byUid, implicitRow, importedRow, rowFromMeta, tipOfRow, validateMeta } from "../session-row.js";
+import { byUid, importedRow, rowFromMeta, tipOfRow, validateMeta } from "../session-row.js";
 import type {
   ImportedSessionMeta,
   CheckpointRow,
@@ -75,10 +75,10 @@ export class MemoryJournal implements Journal {
     this.assertOpen();
     requireAppendArgs(session, expectedLastSeq, fence);
     const existing = this.sessions.get(session);
-    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, fence, events);
+    const plan = planAppend(session, existing && tipOfRow(existing.row), expectedLastSeq, fence, events);
     const blobs = plan.records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
     if (plan.records.length === 0) return [];
-    const target = existing ?? this.createImplicit(session);
+    const target = mustExist(session, existing);
     for (const [i, r] of plan.records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     advance(target.row, plan.after);
     return plan.records.map((r, i) => committedRecordOf(r, blobs[i] as Uint8Array));
@@ -87,7 +87,7 @@ export class MemoryJournal implements Journal {
   async newFence(session: string): Promise<number> {
     this.assertOpen();
     requireSession(session);
-    const target = this.sessions.get(session) ?? this.createImplicit(session);
+    const target = mustExist(session, this.sessions.get(session));
     target.row.fence += 1;
     target.row.updatedAtMs = Date.now();
     return target.row.fence;
@@ -105,10 +105,10 @@ export class MemoryJournal implements Journal {
       throw new HostError(ErrorCode.InvalidArgument, "appendUnderNewFence needs at least one event");
     const existing = this.sessions.get(session);
     // Everything that can throw runs before the first mutation: all or none.
-    const plan = planAppend(session, existing ? tipOfRow(existing.row) : EMPTY_TIP, expectedLastSeq, "mint", events);
+    const plan = planAppend(session, existing && tipOfRow(existing.row), expectedLastSeq, "mint", events);
     const { fence, records } = plan;
     const blobs = records.map((r) => noteEventBytes(r.event, toBinary(EventSchema, r.event)));
-    const target = existing ?? this.createImplicit(session);
+    const target = mustExist(session, existing);
     for (const [i, r] of records.entries()) target.records.push(storedOf(r, blobs[i] as Uint8Array));
     advance(target.row, plan.after);
     const last = records[records.length - 1];
@@ -374,12 +374,6 @@ export class MemoryJournal implements Journal {
 
   async close(): Promise<void> {
     this.closed = true;
-  }
-
-  private createImplicit(uid: string): MemorySession {
-    const created: MemorySession = { row: implicitRow(uid, Date.now()), records: [] };
-    this.sessions.set(uid, created);
-    return created;
   }
 
   private assertOpen(): void {

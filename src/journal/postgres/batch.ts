@@ -1,9 +1,10 @@
 // Group commit on PostgreSQL: a batch of queued appends (commit-queue.ts) written in ONE transaction on
 // one connection, validate-then-write. Invariant: the batch locks every session it touches (FOR UPDATE,
 // in uid order, so two hosts' batches never deadlock on existing rows), checks each write in arrival
-// order against the heads and fences as the writes before it left them — CAS, then fence, then the
-// chain — and writes only the writes that passed; a write that fails a check fails alone and changes
-// nothing (a session row the batch created only for it is removed before commit). A batch that cannot
+// order against the heads and fences as the writes before it left them — the session exists, CAS, then
+// fence, then the chain — and writes only the writes that passed; a write that fails a check fails alone
+// and changes nothing. A write to a session with no row is NOT_FOUND: the batch never creates one
+// (../plan.ts), so a write that waited on a Delete's row lock finds the session gone. A batch that cannot
 // commit as a whole is retried one write per transaction, so a write that breaks the batch at the
 // database (a stray row, a deadlock) still fails only itself.
 // The optimistic path (`writeBatchOptimistic`) skips the lock round trips for sessions whose head this
@@ -34,8 +35,6 @@ interface SessionState {
   pin: SessionPin | undefined;
   /** The row's update time as stored (moved to the batch's time when a write touches it). */
   updatedAtMs: number;
-  /** The batch inserted the row (an implicit session); removed again if no write to it succeeds. */
-  readonly created: boolean;
   /** A write to this session succeeded: its row must be updated. */
   touched: boolean;
 }
@@ -59,13 +58,13 @@ export async function writeBatchIn(
 ): Promise<{ outcomes: WriteOutcome[]; heads: Map<string, CachedHead> }> {
   const now = Date.now();
   const uids = [...new Set(writes.map((w) => w.session))].sort();
-  const states = await lockSessions(client, uids, now);
+  const states = await lockSessions(client, uids);
   const outcomes: WriteOutcome[] = [];
   const records: { session: string; record: JournalRecord }[] = [];
   const checkpoints: Checkpoint[] = [];
   for (const w of writes) {
+    // Undefined: the session has no row (never created, or deleted); the plan answers NOT_FOUND.
     const state = states.get(w.session);
-    if (state === undefined) throw new Error(`session ${w.session}: row not locked by the batch`);
     try {
       const { fence, records: chained } = applyPlan(state, w);
       collectRows(w, chained, records, checkpoints);
@@ -77,11 +76,8 @@ export async function writeBatchIn(
   await insertRecords(client, records);
   await moveHeads(client, states, now);
   await insertCheckpoints(client, checkpoints, now);
-  const unused = [...states].filter(([, s]) => s.created && !s.touched).map(([uid]) => uid);
-  if (unused.length > 0) await client.query("DELETE FROM sessions WHERE uid = ANY($1::text[])", [unused]);
   const heads = new Map<string, CachedHead>();
   for (const [uid, st] of states) {
-    if (st.created && !st.touched) continue;
     heads.set(uid, {
       seq: st.seq,
       hash: st.hash,
@@ -139,7 +135,7 @@ export async function writeBatchOptimistic(
     if (state === undefined && !refused.has(w.session)) {
       const from = cache.get(w.session);
       if (from !== undefined) {
-        state = { ...from, from, created: false, touched: false };
+        state = { ...from, from, touched: false };
         states.set(w.session, state);
       }
     }
@@ -247,9 +243,10 @@ export async function writeBatchOptimistic(
  * tip it leaves; a write that mints a fence or appends a record touches the session. Throws (leaving
  * `state` as it was) when a check fails.
  */
-function applyPlan(state: SessionState, w: QueuedWrite): AppendPlan {
+function applyPlan(state: SessionState | undefined, w: QueuedWrite): AppendPlan {
   const plan = planAppend(w.session, state, w.expectedLastSeq, w.kind === "fenced" ? "mint" : w.fence, w.events);
   const { after } = plan;
+  if (state === undefined) throw new Error(`session ${w.session}: planned without a row`);
   state.seq = after.seq;
   state.hash = after.hash;
   state.fence = after.fence;
@@ -277,41 +274,23 @@ export function label(w: QueuedWrite): string {
   return w.kind === "append" ? `append to session ${w.session}` : `append to session ${w.session} under a new fence`;
 }
 
-/** Locks the rows of `uids` (creating implicit rows for missing ones) and returns their heads. */
-async function lockSessions(
-  client: pg.ClientBase,
-  uids: readonly string[],
-  now: number,
-): Promise<Map<string, SessionState>> {
-  const lock = (which: readonly string[]) =>
-    client.query<HeadDbRow & { uid: string; updated_at_ms: Int8 }>(
-      `SELECT uid, fence, last_seq, last_hash, compute_state, updated_at_ms, ${PIN_SELECT} FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE`,
-      [which],
-    );
+/** Locks the rows of `uids` and returns their heads; a session with no row has none (it is never created here). */
+async function lockSessions(client: pg.ClientBase, uids: readonly string[]): Promise<Map<string, SessionState>> {
+  const locked = await client.query<HeadDbRow & { uid: string; updated_at_ms: Int8 }>(
+    `SELECT uid, fence, last_seq, last_hash, compute_state, updated_at_ms, ${PIN_SELECT} FROM sessions WHERE uid = ANY($1::text[]) ORDER BY uid FOR UPDATE`,
+    [uids],
+  );
   const states = new Map<string, SessionState>();
-  const add = (rows: readonly (HeadDbRow & { uid: string; updated_at_ms: Int8 })[], created: ReadonlySet<string>) => {
-    for (const row of rows) {
-      states.set(row.uid, {
-        seq: int(row.last_seq),
-        hash: row.last_hash,
-        fence: int(row.fence),
-        computeState: parseComputeState(row.compute_state),
-        pin: pinOfRow(row),
-        updatedAtMs: int(row.updated_at_ms),
-        created: created.has(row.uid),
-        touched: false,
-      });
-    }
-  };
-  add((await lock(uids)).rows, new Set());
-  const missing = uids.filter((u) => !states.has(u));
-  if (missing.length > 0) {
-    const inserted = await client.query<{ uid: string }>(
-      `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms)
-       SELECT u, 'default', $2, $2 FROM unnest($1::text[]) AS u ON CONFLICT (uid) DO NOTHING RETURNING uid`,
-      [missing, now],
-    );
-    add((await lock(missing)).rows, new Set(inserted.rows.map((r) => r.uid)));
+  for (const row of locked.rows) {
+    states.set(row.uid, {
+      seq: int(row.last_seq),
+      hash: row.last_hash,
+      fence: int(row.fence),
+      computeState: parseComputeState(row.compute_state),
+      pin: pinOfRow(row),
+      updatedAtMs: int(row.updated_at_ms),
+      touched: false,
+    });
   }
   return states;
 }

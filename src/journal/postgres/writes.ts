@@ -10,7 +10,7 @@ import { noteEventBytes } from "../../wire/event-bytes.js";
 import { requireForkRange } from "../chain.js";
 import type { WriteOutcome } from "../commit-queue.js";
 import { projectPins, type SessionPin } from "../pin.js";
-import { FORK_CHILD_FENCE, planForkMarker, type AppendPlan } from "../plan.js";
+import { mustExist, FORK_CHILD_FENCE, planForkMarker, type AppendPlan } from "../plan.js";
 import { rowFromMeta, type SessionRow, setPin } from "../session-row.js";
 import type { Queryable } from "./reads.js";
 import type { ForkChild, JournalRecord, SessionMetaInput } from "../types.js";
@@ -39,17 +39,16 @@ export async function insertSessionRow(q: Queryable, row: SessionRow): Promise<v
   if (inserted.rowCount !== 1) throw new HostError(ErrorCode.AlreadyExists, `session ${row.uid} already exists`);
 }
 
-/** Increments and returns the session's fence, creating its row (project "default") if missing. */
+/**
+ * Increments and returns the session's fence; NotFound when it has no row (never an implicit create,
+ * ../plan.ts). Racing a Delete, the UPDATE waits for the row's lock and then finds it gone.
+ */
 export async function mintFence(q: Queryable, session: string, now: number): Promise<number> {
   const result = await q.query<{ fence: string }>(
-    `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms, fence) VALUES ($1, 'default', $2, $2, 1)
-     ON CONFLICT (uid) DO UPDATE SET fence = sessions.fence + 1, updated_at_ms = EXCLUDED.updated_at_ms
-     RETURNING fence`,
+    "UPDATE sessions SET fence = fence + 1, updated_at_ms = $2 WHERE uid = $1 RETURNING fence",
     [session, now],
   );
-  const row = result.rows[0];
-  if (!row) throw new Error("fence mint returned no row");
-  return int(row.fence);
+  return int(mustExist(session, result.rows[0]).fence);
 }
 
 /** Removes the session's row if it holds no record; true when removed. */

@@ -16,6 +16,7 @@ import { requireAppendArgs, requireImportable, requireSession, UnreadableStorage
 import { checkpointOfColumns, registrationColumnsOf, registrationOfColumns, sessionColumnsOf } from "../columns.js";
 import { CommitQueue, type GroupCommitOptions, type QueuedWrite, type WriteOutcome } from "../commit-queue.js";
 import type { PinnedSession } from "../pin.js";
+import { mustExist } from "../plan.js";
 import { importedRow, rowFromMeta, validateMeta } from "../session-row.js";
 import type {
   CheckpointRow,
@@ -178,9 +179,8 @@ export class SqliteJournal implements Journal {
   async newFence(session: string): Promise<number> {
     requireSession(session);
     const now = Date.now();
-    const row = this.write(`mint fence for session ${session}`, () => this.stmts.mintFence.get(session, now, now));
-    if (!row) throw new Error("fence mint returned no row");
-    return row.fence;
+    const row = this.write(`mint fence for session ${session}`, () => this.stmts.mintFence.get(now, session));
+    return mustExist(session, row).fence;
   }
 
   async appendUnderNewFence(

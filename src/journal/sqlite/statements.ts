@@ -19,7 +19,7 @@ import {
 } from "../columns.js";
 import { parseComputeState } from "../compute-state.js";
 import type { SessionPin } from "../pin.js";
-import { EMPTY_TIP, type SessionTip } from "../plan.js";
+import type { SessionTip } from "../plan.js";
 import type { SessionInfo } from "../types.js";
 import { hashText } from "./hash.js";
 import { HEAD_ROW_SEQ } from "./schema.js";
@@ -83,7 +83,7 @@ export interface Statements {
   readonly writePin: Database.Statement<[number, string, string, string, string]>;
   readonly pinnedSessions: Database.Statement<[string], { uid: string; version: string; digest: string }>;
   readonly insertEvent: Database.Statement<[string, number, HashColumn, HashColumn, number, Uint8Array]>;
-  readonly mintFence: Database.Statement<[string, number, number], { fence: number }>;
+  readonly mintFence: Database.Statement<[number, string], { fence: number }>;
   readonly readPage: Database.Statement<[string, number, number, number], EventDbRow>;
   readonly readPageRaw: Database.Statement<
     [string, number, number, number],
@@ -148,10 +148,9 @@ export function prepareStatements(db: Database.Database): Statements {
     insertEvent: db.prepare<[string, number, HashColumn, HashColumn, number, Uint8Array]>(
       "INSERT INTO events (session, seq, prev_hash, content_hash, fence, event) VALUES (?, ?, ?, ?, ?, ?)",
     ),
-    mintFence: db.prepare<[string, number, number], { fence: number }>(
-      `INSERT INTO sessions (uid, project, created_at_ms, updated_at_ms, fence) VALUES (?, 'default', ?, ?, 1)
-       ON CONFLICT(uid) DO UPDATE SET fence = sessions.fence + 1, updated_at_ms = excluded.updated_at_ms
-       RETURNING fence`,
+    /** No row for a session that does not exist: the caller answers NOT_FOUND (src/journal/plan.ts). */
+    mintFence: db.prepare<[number, string], { fence: number }>(
+      "UPDATE sessions SET fence = fence + 1, updated_at_ms = ? WHERE uid = ? RETURNING fence",
     ),
     readPage: db.prepare<[string, number, number, number], EventDbRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?`,
@@ -238,8 +237,9 @@ export function pinOfRow(row: PinColumns<number> | undefined): SessionPin | unde
 }
 
 /** The tip a head row records (a session without a row: the empty tip). */
-export function tipOfHead(row: HeadDbRow | undefined): SessionTip {
-  if (row === undefined) return EMPTY_TIP;
+/** The tip of the head row read; undefined when the session has no row (the plan answers NOT_FOUND). */
+export function tipOfHead(row: HeadDbRow | undefined): SessionTip | undefined {
+  if (row === undefined) return undefined;
   const computeState = parseComputeState(row.compute_state);
   return { seq: row.last_seq, hash: row.last_hash, fence: row.fence, computeState, pin: pinOfRow(row) };
 }

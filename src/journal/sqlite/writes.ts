@@ -12,7 +12,7 @@ import { sessionColumnsOf } from "../columns.js";
 import type { QueuedWrite, WriteOutcome } from "../commit-queue.js";
 import type { SessionPin } from "../pin.js";
 import { type AppendPlan, planAppend, planForkMarker, planImport } from "../plan.js";
-import { implicitRow, rowFromMeta, type SessionRow, setPin, tipOfRow } from "../session-row.js";
+import { rowFromMeta, type SessionRow, setPin, tipOfRow } from "../session-row.js";
 import type { FencedAppend, ForkChild, JournalRecord, SessionMetaInput } from "../types.js";
 import { hashColumn } from "./hash.js";
 import { pinThrough } from "./reads.js";
@@ -110,7 +110,6 @@ export class SqliteWrites {
     const plan = planAppend(session, tipOfHead(row), expectedLastSeq, fence, events);
     if (plan.records.length === 0) return plan.records;
     const now = Date.now();
-    if (!row) this.stmts.insertSession.run(sessionColumnsOf(implicitRow(session, now)));
     this.insertPlanned(session, plan, now, row?.has_head === 1);
     return plan.records;
   }
@@ -125,7 +124,7 @@ export class SqliteWrites {
     const row = this.stmts.selectHead.get(session);
     const plan = planAppend(session, tipOfHead(row), expectedLastSeq, "mint", events);
     const now = Date.now();
-    const minted = this.stmts.mintFence.get(session, now, now);
+    const minted = this.stmts.mintFence.get(now, session);
     if (!minted) throw new Error("fence mint returned no row");
     if (minted.fence !== plan.fence) throw new Error(`fence mint returned ${minted.fence}, planned ${plan.fence}`);
     this.insertPlanned(session, plan, now, row?.has_head === 1);

@@ -1,0 +1,43 @@
+// The bundled CLI and the package's entry points are one copy of the host (scripts/bundle.mjs): a harness
+// module loaded by `serve` (local runtime) that imports `harnesshost` and `harnesshost/sdk` by name
+// throws the very HostError class the host checks with `instanceof`, so the turn's failure keeps its
+// code (FAILED_PRECONDITION, exit 4) instead of becoming an unknown failure (exit 1) — which is what a
+// bundle holding its own copy of the errors module beside the exports' copy answers.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../docs/sh-script.js";
+import { ServeProcess } from "../reliability/serve-process.js";
+import { hh, REPO } from "./bin.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hh-one-copy-"));
+let serve: ServeProcess | undefined;
+let server = "";
+
+beforeAll(async () => {
+  server = `127.0.0.1:${await freePort()}`;
+  const flags = {
+    "--data": join(dir, "data"),
+    "--addr": server,
+    "--registry-addr": "off",
+    "--http-addr": "off",
+    "--harness": `refuser=local:${join(REPO, "test/fixtures/one-copy/refuser.mjs")}`,
+    "--log-level": "warn",
+  };
+  serve = await ServeProcess.start({ args: Object.entries(flags).flat() });
+}, 300_000);
+
+afterAll(async () => {
+  await serve?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("one copy of the host", () => {
+  it("aHostErrorThrownByAHarnessImportingThePackageByNameKeepsItsCode", async () => {
+    const res = await hh(dir, "exec", "--server", server, "--harness", "refuser", "--input", "hi");
+    expect(res.stderr).toContain("the refuser refuses every turn");
+    expect(res.stderr).not.toMatch(/turn failed/);
+    expect(res.code).toBe(4);
+  }, 300_000);
+});
