@@ -64,11 +64,15 @@ const KEYS = [
 const dir = mkdtempSync(join(tmpdir(), "harnesshost-bench-smoke-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * `npm run bench -- ARGS` (tsx bench/run.ts) as one process: node with tsx's loader runs the same
+ * bench/run.ts, without the two node starts npx and the tsx launcher add around it (about 1 s of CPU a run).
+ */
 function runBench(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      "npx",
-      ["tsx", "bench/run.ts", ...args],
+      process.execPath,
+      ["--import", "tsx", "bench/run.ts", ...args],
       { cwd: process.cwd(), maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
