@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../docs/sh-script.js";
-import { ServeProcess } from "../reliability/serve-process.js";
+import { type ServeProcess, startLoopbackServe } from "../reliability/serve-process.js";
 import { hh, REPO } from "../cli/bin.js";
 
 const dirs: string[] = [];
@@ -27,17 +27,10 @@ describe.each([
   it("aTurnThroughServeAnswersWithTheModelModulesModel", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hh-serve-model-"));
     dirs.push(dir);
-    const server = `127.0.0.1:${await freePort()}`;
-    const flags = {
-      "--data": join(dir, "data"),
-      "--addr": server,
-      "--registry-addr": "off",
-      "--http-addr": "off",
+    const { serve, server } = await startLoopbackServe(join(dir, "data"), {
       "--harness": `agent=local:${example(agent)}`,
       "--model": `module:${example(model)}`,
-      "--log-level": "warn",
-    };
-    const serve = await ServeProcess.start({ args: Object.entries(flags).flat() });
+    });
     serves.push(serve);
     const res = await hh(dir, "exec", "--server", server, "--harness", "agent", "--input", "weather in Oslo?");
     expect(res.code, res.stderr).toBe(0);

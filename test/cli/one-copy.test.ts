@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../docs/sh-script.js";
-import { ServeProcess } from "../reliability/serve-process.js";
+import { type ServeProcess, startLoopbackServe } from "../reliability/serve-process.js";
 import { hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-one-copy-"));
@@ -16,16 +15,9 @@ let serve: ServeProcess | undefined;
 let server = "";
 
 beforeAll(async () => {
-  server = `127.0.0.1:${await freePort()}`;
-  const flags = {
-    "--data": join(dir, "data"),
-    "--addr": server,
-    "--registry-addr": "off",
-    "--http-addr": "off",
+  ({ serve, server } = await startLoopbackServe(join(dir, "data"), {
     "--harness": `refuser=local:${join(REPO, "test/fixtures/one-copy/refuser.mjs")}`,
-    "--log-level": "warn",
-  };
-  serve = await ServeProcess.start({ args: Object.entries(flags).flat() });
+  }));
 }, 300_000);
 
 afterAll(async () => {

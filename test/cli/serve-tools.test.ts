@@ -7,8 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../docs/sh-script.js";
-import { ServeProcess } from "../reliability/serve-process.js";
+import { type ServeProcess, startLoopbackServe } from "../reliability/serve-process.js";
 import { hh, REPO } from "./bin.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hh-serve-tools-"));
@@ -18,17 +17,11 @@ let serve: ServeProcess | undefined;
 let server = "";
 
 beforeAll(async () => {
-  server = `127.0.0.1:${await freePort()}`;
-  const flags = {
-    "--data": join(dir, "data"),
-    "--addr": server,
-    "--registry-addr": "off",
-    "--http-addr": "off",
-    "--harness": `desk=local:${join(fixtures, "desk-harness.ts")}`,
-    "--tools": join(fixtures, "desk-tools.ts"),
-    "--log-level": "warn",
-  };
-  serve = await ServeProcess.start({ args: Object.entries(flags).flat(), env: { ...process.env, DESK_LOG: deskLog } });
+  ({ serve, server } = await startLoopbackServe(
+    join(dir, "data"),
+    { "--harness": `desk=local:${join(fixtures, "desk-harness.ts")}`, "--tools": join(fixtures, "desk-tools.ts") },
+    { ...process.env, DESK_LOG: deskLog },
+  ));
 }, 300_000);
 
 afterAll(async () => {

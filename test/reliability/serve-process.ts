@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname } from "node:path";
 
+import { freePort } from "../docs/sh-script.js";
 import { CLI_ENTRY } from "../support/cli-entry.js";
 
 export const BIN = CLI_ENTRY;
@@ -143,4 +144,26 @@ export class ServeProcess {
     this.child.kill("SIGTERM");
     return (await this.exited).code;
   }
+}
+
+/**
+ * `serve` on `dataDir` at a free loopback port, registry and HTTP listeners off, warn-level logs, plus
+ * `flags` (e.g. `--harness`, `--tools`, `--model`); the process and the address clients dial.
+ */
+export async function startLoopbackServe(
+  dataDir: string,
+  flags: Readonly<Record<string, string>>,
+  env?: NodeJS.ProcessEnv,
+): Promise<{ serve: ServeProcess; server: string }> {
+  const server = `127.0.0.1:${await freePort()}`;
+  const all = {
+    "--data": dataDir,
+    "--addr": server,
+    "--registry-addr": "off",
+    "--http-addr": "off",
+    "--log-level": "warn",
+    ...flags,
+  };
+  const serve = await ServeProcess.start({ args: Object.entries(all).flat(), ...(env ? { env } : {}) });
+  return { serve, server };
 }
