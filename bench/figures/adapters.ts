@@ -3,7 +3,12 @@
 // framework's mock), over the same agent called directly with the same mock model and no host. The
 // question and the mock's answers are the same on both sides (a tool call, its result, an answer), so
 // only the hosting differs: the journal's commits, the sink, the kit's rebuild of the conversation.
-// The details split that: the same agent written natively on the agent kit (bench/lib/kit-weather.ts)
+// The value's hosted agent is the example with compaction off (bench/lib/*-uncompacted.ts): the
+// example compacts its conversation every few turns (one more model call), which the direct call never
+// does; every pair's model calls are counted on both sides and a pair whose counts differ fails the
+// figure (the sides did unequal work). The example as configured, compaction included, is measured
+// too and reported in the details (`compacting*`) with its model calls per turn.
+// The details split the cost: the same agent written natively on the agent kit (bench/lib/kit-weather.ts)
 // on the same host and model — the same records per turn — is what hosting costs with no framework and
 // no adapter, so adapter turn ÷ kit turn is the adapter's (and its framework's) own share; a host with
 // its journal in RAM shows what the durable commits cost.
@@ -12,7 +17,8 @@
 // the ratio says what hosting adds to a turn whose model calls take time at all; the same pairing with
 // the mock answering at once is kept whole in the details (zeroLatencyRatio, hostingMsPerTurn: the
 // absolute cost of hosting one turn, which no model latency changes).
-// Invariant: the sides compared alternate turn by turn (paired), after warmup.
+// Invariants: the sides compared alternate turn by turn (paired), after warmup; the value's pairs make
+// the same number of model calls on both sides.
 import "../lib/src-entry-points.js";
 import type { Model, ModelProvider as AgentsModelProvider } from "@openai/agents";
 import { MockLanguageModelV3 } from "ai/test";
@@ -21,7 +27,7 @@ import { textMessage } from "../../src/controller/events.js";
 import { Host } from "../../src/host/index.js";
 import { MemoryJournal } from "../../src/journal/index.js";
 import type { ModelProvider } from "../../src/model/types.js";
-import { median, paired, round, sampleOf, timeMs } from "../lib/stats.js";
+import { median, type PairedRuns, paired, round, sampleOf, timeMs } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
 
@@ -34,13 +40,18 @@ export const PROVIDER_LATENCY_MS = 50;
 
 interface Side {
   readonly harness: string;
+  /** The docs example as configured (it compacts every few turns). */
   readonly file: string;
+  /** The same example with compaction off: the value's hosted agent. */
+  readonly uncompactedFile: string;
   /** The same agent on the agent kit. */
   readonly kitFile: string;
   /** The host's model and the direct call, with the mock answering after `latencyMs` (0: at once). */
   readonly at: (latencyMs: number) => {
     readonly provider: ModelProvider;
     readonly direct: (question: string) => Promise<unknown>;
+    /** Model calls made so far by the host's model and by the direct call. */
+    readonly calls: { readonly hosted: () => number; readonly direct: () => number };
   };
 }
 
@@ -54,6 +65,51 @@ async function after<T>(ms: number, answer: () => PromiseLike<T>): Promise<T> {
 const aiSdkExample = () => import("../../docs/examples/ai-sdk-agent.js");
 const agentsExample = () => import("../../docs/examples/openai-agents-agent.js");
 
+interface CountedRuns extends PairedRuns {
+  /** Model calls of each recorded pair's subject and baseline, warmup included, in order. */
+  readonly subjectCalls: number[];
+  readonly baselineCalls: number[];
+}
+
+/** `paired`, counting the model calls each side makes in each repetition. */
+async function pairedCounted(
+  reps: number,
+  warmup: number,
+  subject: (i: number) => Promise<number>,
+  baseline: (i: number) => Promise<number>,
+  calls: { readonly hosted: () => number; readonly direct: () => number },
+): Promise<CountedRuns> {
+  const subjectCalls: number[] = [];
+  const baselineCalls: number[] = [];
+  const counting =
+    (fn: (i: number) => Promise<number>, count: () => number, into: number[]) =>
+    async (i: number): Promise<number> => {
+      const before = count();
+      const ms = await fn(i);
+      into[i] = count() - before;
+      return ms;
+    };
+  const runs = await paired(
+    reps,
+    warmup,
+    counting(subject, calls.hosted, subjectCalls),
+    counting(baseline, calls.direct, baselineCalls),
+  );
+  return { ...runs, subjectCalls, baselineCalls };
+}
+
+/** Throws when a pair's sides made different numbers of model calls: a bench defect, not a figure. */
+function likeForLike(key: string, what: string, runs: CountedRuns): void {
+  runs.subjectCalls.forEach((calls, i) => {
+    if (calls !== runs.baselineCalls[i] || calls === 0)
+      throw new Error(
+        `${key} (${what}): turn pair ${i} made ${calls} model calls hosted and ${runs.baselineCalls[i]} direct — the sides did unequal work`,
+      );
+  });
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
 function figure(key: string, title: string, side: () => Promise<Side>): Figure {
   return {
     key,
@@ -64,12 +120,14 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
       const slow = s.at(PROVIDER_LATENCY_MS);
       const dir = scratchDir(key);
       const slowDir = scratchDir(`${key}-latency`);
+      const plain = `${s.harness}-uncompacted`;
       const open = (dataDir: string, model: ModelProvider, journal?: MemoryJournal) =>
         Host.open(
           {
             dataDir,
             harnesses: [
               { name: s.harness, runtime: "local", target: s.file },
+              { name: plain, runtime: "local", target: s.uncompactedFile },
               { name: "kit", runtime: "local", target: s.kitFile },
             ],
           },
@@ -83,9 +141,11 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
       try {
         const signal = new AbortController().signal;
         const { uid } = await host.createSession({ harness: s.harness });
-        const { uid: ramUid } = await ramHost.createSession({ harness: s.harness });
+        const { uid: plainUid } = await host.createSession({ harness: plain });
+        const { uid: ramUid } = await ramHost.createSession({ harness: plain });
         const { uid: kitUid } = await host.createSession({ harness: "kit" });
-        const { uid: slowUid } = await slowHost.createSession({ harness: s.harness });
+        const { uid: slowUid } = await slowHost.createSession({ harness: plain });
+        const { uid: slowCompactingUid } = await slowHost.createSession({ harness: s.harness });
         const reps = opts.quick ? 6 : 60;
         const warmup = opts.quick ? 2 : 10;
         const turn = (h: Host, session: string, i: number) =>
@@ -96,9 +156,27 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
         const direct = (i: number) => timeMs(() => now.direct(`weather in City${i}?`));
         const slowDirect = (i: number) => timeMs(() => slow.direct(`weather in City${i}?`));
         // The model's latency dominates both sides here, so fewer turns give as steady a median.
-        const runs = await paired(reps / 2, warmup / 2, (i) => turn(slowHost, slowUid, i), slowDirect);
-        const instant = await paired(reps, warmup, (i) => turn(host, uid, i), direct);
-        const ram = await paired(reps, warmup, (i) => turn(ramHost, ramUid, i), direct);
+        const runs = await pairedCounted(
+          reps / 2,
+          warmup / 2,
+          (i) => turn(slowHost, slowUid, i),
+          slowDirect,
+          slow.calls,
+        );
+        likeForLike(key, "the value", runs);
+        // The example as configured: its compaction's extra model calls have no counterpart directly.
+        const compacting = await pairedCounted(
+          reps / 2,
+          warmup / 2,
+          (i) => turn(slowHost, slowCompactingUid, i),
+          slowDirect,
+          slow.calls,
+        );
+        const instant = await pairedCounted(reps, warmup, (i) => turn(host, plainUid, i), direct, now.calls);
+        likeForLike(key, "zero latency", instant);
+        const ram = await pairedCounted(reps, warmup, (i) => turn(ramHost, ramUid, i), direct, now.calls);
+        likeForLike(key, "RAM journal", ram);
+        // Adapter and kit agents both compact as the example does: the same work on both sides.
         const kit = await paired(
           reps,
           warmup,
@@ -121,7 +199,13 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
             turns: reps / 2,
             journal: "sqlite",
             providerLatencyMs: PROVIDER_LATENCY_MS,
+            hostedAgent: "the docs example with compaction off",
+            modelCallsPerTurn: round(mean(runs.subjectCalls)),
             pairedMedianRatio: round(median(runs.ratios)),
+            compactingRatio: round(median(compacting.subject) / median(compacting.baseline)),
+            compactingTurnMs: round(median(compacting.subject)),
+            compactingModelCallsPerTurn: round(mean(compacting.subjectCalls.slice(warmup / 2))),
+            compactingDirectModelCallsPerTurn: round(mean(compacting.baselineCalls.slice(warmup / 2))),
             zeroLatencyTurns: reps,
             zeroLatencyRatio: round(median(instant.subject) / median(instant.baseline)),
             zeroLatencyTurnMs: round(median(instant.subject)),
@@ -149,23 +233,31 @@ const AGENTS_FILE = new URL("../../docs/examples/openai-agents-agent.ts", import
 
 export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted vs called directly", async () => {
   const aiSdk = await aiSdkExample();
-  /** The example's mock, answering each call after `ms`. */
+  /** The example's mock, answering each call after `ms`, and how many calls it was made so far. */
   const mock = (ms: number) => {
     const inner = aiSdk.mockModel();
-    if (ms === 0) return inner;
-    return new MockLanguageModelV3({
+    const calls = () => inner.doGenerateCalls.length + inner.doStreamCalls.length;
+    if (ms === 0) return { model: inner, calls };
+    const model = new MockLanguageModelV3({
       modelId: inner.modelId,
       doGenerate: (options) => after(ms, () => inner.doGenerate(options)),
       doStream: (options) => after(ms, () => inner.doStream(options)),
     });
+    return { model, calls };
   };
   return {
     harness: "weather",
     file: AI_SDK_FILE,
+    uncompactedFile: new URL("../lib/ai-sdk-agent-uncompacted.ts", import.meta.url).pathname,
     kitFile: new URL("../lib/kit-weather-ai-sdk.ts", import.meta.url).pathname,
     at: (ms) => {
       const direct = mock(ms);
-      return { provider: aiSdkModelProvider(mock(ms)), direct: (question) => aiSdk.ask(direct, question) };
+      const hosted = mock(ms);
+      return {
+        provider: aiSdkModelProvider(hosted.model),
+        direct: (question) => aiSdk.ask(direct.model, question),
+        calls: { hosted: hosted.calls, direct: direct.calls },
+      };
     },
   };
 });
@@ -175,29 +267,40 @@ export const openAIAgentsTurn = figure(
   "OpenAI Agents SDK turn hosted vs run directly",
   async () => {
     const agents = await agentsExample();
-    /** The example's host model, answering each call after `ms`. */
-    const hostMock = (ms: number): ModelProvider => {
+    /** The example's host model, answering each call after `ms`, and how many calls it was made so far. */
+    const hostMock = (ms: number): { provider: ModelProvider; calls: () => number } => {
       const inner = agents.mockModel();
-      return ms === 0 ? inner : { name: inner.name, invoke: (r, o) => after(ms, () => inner.invoke(r, o)) };
+      const calls = () => inner.calls;
+      if (ms === 0) return { provider: inner, calls };
+      return { provider: { name: inner.name, invoke: (r, o) => after(ms, () => inner.invoke(r, o)) }, calls };
     };
     /** The example's direct model (the same scripted answers), answering each call after `ms`. */
-    const directMock = (ms: number): AgentsModelProvider => {
+    const directMock = (ms: number): { provider: AgentsModelProvider; calls: () => number } => {
       const inner = agents.directModel();
-      if (ms === 0) return inner;
+      if (ms === 0) return { provider: inner, calls: inner.calls };
       return {
-        getModel: (name) => {
-          const m = inner.getModel(name) as Model;
-          return { ...m, getResponse: (request) => after(ms, () => m.getResponse(request)) };
+        provider: {
+          getModel: (name) => {
+            const m = inner.getModel(name) as Model;
+            return { ...m, getResponse: (request) => after(ms, () => m.getResponse(request)) };
+          },
         },
+        calls: inner.calls,
       };
     };
     return {
       harness: "agents",
       file: AGENTS_FILE,
+      uncompactedFile: new URL("../lib/openai-agents-agent-uncompacted.ts", import.meta.url).pathname,
       kitFile: new URL("../lib/kit-weather-openai-agents.ts", import.meta.url).pathname,
       at: (ms) => {
         const direct = directMock(ms);
-        return { provider: hostMock(ms), direct: (question) => agents.ask(question, direct) };
+        const hosted = hostMock(ms);
+        return {
+          provider: hosted.provider,
+          direct: (question) => agents.ask(question, direct.provider),
+          calls: { hosted: hosted.calls, direct: direct.calls },
+        };
       },
     };
   },
