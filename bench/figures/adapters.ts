@@ -3,11 +3,12 @@
 // framework's mock), over the same agent called directly with the same mock model and no host. The
 // question and the mock's answers are the same on both sides (a tool call, its result, an answer), so
 // only the hosting differs: the journal's commits, the sink, the kit's rebuild of the conversation.
-// The value's hosted agent is the example with compaction off (bench/lib/*-uncompacted.ts): the
-// example compacts its conversation every few turns (one more model call), which the direct call never
-// does; every pair's model calls are counted on both sides and a pair whose counts differ fails the
-// figure (the sides did unequal work). The example as configured, compaction included, is measured
-// too and reported in the details (`compacting*`) with its model calls per turn.
+// The value pairs like with like: the direct call carries no conversation and never compacts, so the
+// hosted example runs in sessions of SESSION_TURNS turns (a question and a follow-up), too short for
+// its compaction to start, and every pair's model calls are counted on both sides — a pair whose counts
+// differ fails the figure (the sides did unequal work). One long session of the example as configured,
+// compacting every few turns, is measured too and reported in the details (`compacting*`) with its
+// model calls per turn.
 // The details split the cost: the same agent written natively on the agent kit (bench/lib/kit-weather.ts)
 // on the same host and model — the same records per turn — is what hosting costs with no framework and
 // no adapter, so adapter turn ÷ kit turn is the adapter's (and its framework's) own share; a host with
@@ -17,8 +18,8 @@
 // the ratio says what hosting adds to a turn whose model calls take time at all; the same pairing with
 // the mock answering at once is kept whole in the details (zeroLatencyRatio, hostingMsPerTurn: the
 // absolute cost of hosting one turn, which no model latency changes).
-// Invariants: the sides compared alternate turn by turn (paired), after warmup; the value's pairs make
-// the same number of model calls on both sides.
+// Invariants: the sides compared alternate turn by turn (paired), after warmup; the value's pairs (and
+// the zero-latency and RAM-journal ones) make the same number of model calls on both sides.
 import "../lib/src-entry-points.js";
 import type { Model, ModelProvider as AgentsModelProvider } from "@openai/agents";
 import { MockLanguageModelV3 } from "ai/test";
@@ -38,12 +39,16 @@ import type { Figure, FigureResult, RunOptions } from "../lib/types.js";
  */
 export const PROVIDER_LATENCY_MS = 50;
 
+/**
+ * Turns per hosted session in the pairings with the direct call: 2, a question and a follow-up — the
+ * examples compact once a conversation passes 12 messages, which takes three turns.
+ */
+export const SESSION_TURNS = 2;
+
 interface Side {
   readonly harness: string;
-  /** The docs example as configured (it compacts every few turns). */
+  /** The docs example as configured (it compacts every few turns of a long session). */
   readonly file: string;
-  /** The same example with compaction off: the value's hosted agent. */
-  readonly uncompactedFile: string;
   /** The same agent on the agent kit. */
   readonly kitFile: string;
   /** The host's model and the direct call, with the mock answering after `latencyMs` (0: at once). */
@@ -120,14 +125,12 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
       const slow = s.at(PROVIDER_LATENCY_MS);
       const dir = scratchDir(key);
       const slowDir = scratchDir(`${key}-latency`);
-      const plain = `${s.harness}-uncompacted`;
       const open = (dataDir: string, model: ModelProvider, journal?: MemoryJournal) =>
         Host.open(
           {
             dataDir,
             harnesses: [
               { name: s.harness, runtime: "local", target: s.file },
-              { name: plain, runtime: "local", target: s.uncompactedFile },
               { name: "kit", runtime: "local", target: s.kitFile },
             ],
           },
@@ -140,14 +143,15 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
       const slowHost = await open(slowDir.path, slow.provider);
       try {
         const signal = new AbortController().signal;
-        const { uid } = await host.createSession({ harness: s.harness });
-        const { uid: plainUid } = await host.createSession({ harness: plain });
-        const { uid: ramUid } = await ramHost.createSession({ harness: plain });
-        const { uid: kitUid } = await host.createSession({ harness: "kit" });
-        const { uid: slowUid } = await slowHost.createSession({ harness: plain });
-        const { uid: slowCompactingUid } = await slowHost.createSession({ harness: s.harness });
         const reps = opts.quick ? 6 : 60;
         const warmup = opts.quick ? 2 : 10;
+        /** Sessions of SESSION_TURNS turns each, made beforehand: turn i goes to `at(i)`. */
+        const sessions = async (h: Host, turns: number) => {
+          const uids: string[] = [];
+          for (let i = 0; i < Math.ceil(turns / SESSION_TURNS); i++)
+            uids.push((await h.createSession({ harness: s.harness })).uid);
+          return (i: number) => uids[Math.floor(i / SESSION_TURNS)]!;
+        };
         const turn = (h: Host, session: string, i: number) =>
           timeMs(async () => {
             const r = await h.placer.exec({ session, inputs: [textMessage("user", `weather in City${i}?`)], signal });
@@ -156,32 +160,40 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
         const direct = (i: number) => timeMs(() => now.direct(`weather in City${i}?`));
         const slowDirect = (i: number) => timeMs(() => slow.direct(`weather in City${i}?`));
         // The model's latency dominates both sides here, so fewer turns give as steady a median.
+        const slowAt = await sessions(slowHost, (reps + warmup) / 2);
         const runs = await pairedCounted(
           reps / 2,
           warmup / 2,
-          (i) => turn(slowHost, slowUid, i),
+          (i) => turn(slowHost, slowAt(i), i),
           slowDirect,
           slow.calls,
         );
         likeForLike(key, "the value", runs);
-        // The example as configured: its compaction's extra model calls have no counterpart directly.
+        // One long session of the example as configured: its compactions' model calls have no
+        // counterpart in the direct call (reported, not asserted).
+        const { uid: longUid } = await slowHost.createSession({ harness: s.harness });
         const compacting = await pairedCounted(
           reps / 2,
           warmup / 2,
-          (i) => turn(slowHost, slowCompactingUid, i),
+          (i) => turn(slowHost, longUid, i),
           slowDirect,
           slow.calls,
         );
-        const instant = await pairedCounted(reps, warmup, (i) => turn(host, plainUid, i), direct, now.calls);
+        const instantAt = await sessions(host, reps + warmup);
+        const instant = await pairedCounted(reps, warmup, (i) => turn(host, instantAt(i), i), direct, now.calls);
         likeForLike(key, "zero latency", instant);
-        const ram = await pairedCounted(reps, warmup, (i) => turn(ramHost, ramUid, i), direct, now.calls);
+        const ramAt = await sessions(ramHost, reps + warmup);
+        const ram = await pairedCounted(reps, warmup, (i) => turn(ramHost, ramAt(i), i), direct, now.calls);
         likeForLike(key, "RAM journal", ram);
-        // Adapter and kit agents both compact as the example does: the same work on both sides.
+        // Adapter and kit agents in one long session each, both compacting as the example does: the
+        // same work on both sides.
+        const { uid } = await host.createSession({ harness: s.harness });
+        const { uid: kitUid } = await host.createSession({ harness: "kit" });
         const kit = await paired(
           reps,
           warmup,
-          (i) => turn(host, uid, reps + warmup + i),
-          (i) => turn(host, kitUid, reps + warmup + i),
+          (i) => turn(host, uid, i),
+          (i) => turn(host, kitUid, i),
         );
         const ratio = median(runs.subject) / median(runs.baseline);
         return {
@@ -199,9 +211,10 @@ function figure(key: string, title: string, side: () => Promise<Side>): Figure {
             turns: reps / 2,
             journal: "sqlite",
             providerLatencyMs: PROVIDER_LATENCY_MS,
-            hostedAgent: "the docs example with compaction off",
+            sessionTurns: SESSION_TURNS,
             modelCallsPerTurn: round(mean(runs.subjectCalls)),
             pairedMedianRatio: round(median(runs.ratios)),
+            compactingTurns: reps / 2,
             compactingRatio: round(median(compacting.subject) / median(compacting.baseline)),
             compactingTurnMs: round(median(compacting.subject)),
             compactingModelCallsPerTurn: round(mean(compacting.subjectCalls.slice(warmup / 2))),
@@ -248,7 +261,6 @@ export const aiSdkTurn = figure("ai_sdk_turn_ratio", "AI SDK agent turn hosted v
   return {
     harness: "weather",
     file: AI_SDK_FILE,
-    uncompactedFile: new URL("../lib/ai-sdk-agent-uncompacted.ts", import.meta.url).pathname,
     kitFile: new URL("../lib/kit-weather-ai-sdk.ts", import.meta.url).pathname,
     at: (ms) => {
       const direct = mock(ms);
@@ -291,7 +303,6 @@ export const openAIAgentsTurn = figure(
     return {
       harness: "agents",
       file: AGENTS_FILE,
-      uncompactedFile: new URL("../lib/openai-agents-agent-uncompacted.ts", import.meta.url).pathname,
       kitFile: new URL("../lib/kit-weather-openai-agents.ts", import.meta.url).pathname,
       at: (ms) => {
         const direct = directMock(ms);

@@ -1,6 +1,6 @@
 // docs/examples/ai-sdk-agent.ts's hosted agent with compaction off, as a harness module (a module's
-// default export is the harness the host serves), for bench/figures/adapters.ts's value: the direct
-// call never compacts, so the hosted side it is paired with must not either. Invariant: it is the
+// default export is the harness the host serves), for bench/profile/adapter-turn.ts's `uncompacted`:
+// what a long session costs per turn when its conversation grows unbounded. Invariant: it is the
 // example's harness — the same id, model, tools, host tools and `run` (the example's `ask` with the
 // turn's model, tools and messages) — but for `compact: false`.
 import { generateText, stepCountIs } from "ai";
