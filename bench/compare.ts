@@ -118,9 +118,10 @@ function runBench(
 }
 
 /**
- * The keys each tree is asked for. A tree whose bench refuses a key as unknown (a key newer than the
+ * The keys each tree is asked for. A base whose bench refuses a key as unknown (a key newer than the
  * base) has it dropped, said on stderr, and is run again without it: that key then reads as "not a key
- * of this tree's bench" on that side instead of failing every other key of the run with it.
+ * of this tree's bench" on that side instead of failing every other key of the run with it. A key the
+ * current tree does not know is a mistyped command: the comparison stops (exit 2).
  */
 class TreeRuns {
   private only: string[] | undefined;
@@ -138,6 +139,8 @@ class TreeRuns {
       const r = await runBench(this.tree, label, this.flags.quick, this.only, out);
       if ("report" in r) return r.report;
       const unknown = this.only === undefined ? [] : unknownKeysOf(r.stderr).filter((k) => this.only!.includes(k));
+      if (unknown.length > 0 && this.which === "current")
+        throw new Error(`--only names ${unknown.join(", ")}, which this tree's bench does not know`);
       if (unknown.length > 0) {
         process.stderr.write(
           `bench:compare: the ${this.which} tree's bench does not know ${unknown.join(", ")}: dropped from its runs (not measured on that side)\n`,
