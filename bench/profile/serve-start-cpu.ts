@@ -42,6 +42,9 @@ const Health = (
   }
 ).grpc.health.v1.Health;
 
+/** gRPC on a free loopback port; the registry and HTTP listeners off (as the serve_ready_ms figure). */
+const LISTENERS = ["--addr", "127.0.0.1:0", "--registry-addr", "off", "--http-addr", "off"];
+
 interface Start {
   listenMs: number;
   healthMs: number;
@@ -61,9 +64,7 @@ async function start(bin: string, dir: string): Promise<Start> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    ["--import", PRELOAD, ...flags, bin, "serve", "--data", dir, "--addr", "127.0.0.1:0"].concat(
-      ["--registry-addr", "off", "--http-addr", "off"],
-    ),
+    [...["--import", PRELOAD, ...flags, bin, "serve", "--data", dir], ...LISTENERS],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   try {
