@@ -123,14 +123,16 @@ const vendorExternals = (group) => ({
   },
 });
 
-/** The CommonJS source of a vendor group: `load(specifier)` is that module, evaluated once, on first use. */
-const vendorEntry = (specs) =>
-  `const loaders = {\n${[...specs]
-    .sort()
-    .map((s) => `  ${JSON.stringify(s)}: () => require(${JSON.stringify(s)}),`)
-    .join(
-      "\n",
-    )}\n};\nconst loaded = new Map();\nexports.load = (specifier) => {\n  if (!loaded.has(specifier)) loaded.set(specifier, loaders[specifier]());\n  return loaded.get(specifier);\n};\n`;
+/**
+ * The source of a vendor group: `load(specifier)` is that module's namespace. Imported as ES modules, so
+ * esbuild takes each package's ES build (as the host's bundle did), not its CommonJS one.
+ */
+function vendorEntry(specs) {
+  const sorted = [...specs].sort();
+  const imports = sorted.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join("\n");
+  const table = sorted.map((s, i) => `  ${JSON.stringify(s)}: m${i},`).join("\n");
+  return `${imports}\nconst modules = {\n${table}\n};\nexport const load = (specifier) => modules[specifier];\n`;
+}
 
 /** dist/bundle/vendor-GROUP.cjs: loads the group's code through the compile cache. */
 const vendorStub = (group) =>
@@ -169,7 +171,7 @@ async function buildVendor(build, specifiers) {
     const result = await build({
       write: false,
       absWorkingDir: ROOT,
-      stdin: { contents: vendorEntry(specs), resolveDir: ROOT, sourcefile: `vendor-${group}-entry.cjs` },
+      stdin: { contents: vendorEntry(specs), resolveDir: ROOT, sourcefile: `vendor-${group}-entry.mjs` },
       outfile: join(dir, `vendor-${group}.code.cjs`),
       bundle: true,
       format: "cjs",
