@@ -123,15 +123,65 @@ const vendorExternals = (group) => ({
   },
 });
 
+/** A specifier's whole namespace is needed (a namespace import, a re-export, a dynamic import). */
+const ALL = "*";
+
 /**
- * The source of a vendor group: `load(specifier)` is that module's namespace. Imported as ES modules, so
- * esbuild takes each package's ES build (as the host's bundle did), not its CommonJS one.
+ * The names each vendored specifier is imported by, read from the first pass's input files that import
+ * it (`used`: specifier → Set of names, or ALL). Anything but a plain `import { a, b as c } from "…"` or
+ * `export { a } from "…"` counts as ALL, so the vendor group can only ever hold more than the bundle asks for, never less (and
+ * a name missing from it fails the second pass's build: esbuild checks every import against the facade).
  */
-function vendorEntry(specs) {
+function collectUsedNames(metafile, used) {
+  const escapeRe = (t) => t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  for (const [input, info] of Object.entries(metafile.inputs)) {
+    const specs = info.imports.filter((i) => i.path.startsWith("vendor:")).map((i) => i.path.slice("vendor:".length));
+    if (specs.length === 0) continue;
+    const source = readFileSync(join(ROOT, input), "utf8");
+    for (const spec of specs) {
+      const names = used.get(spec) ?? new Set();
+      used.set(spec, names);
+      if (names === ALL) continue;
+      const from = `\\s*from\\s*["']${escapeRe(spec)}["']`;
+      const named = [...source.matchAll(new RegExp(`(?:import|export)\\s*\\{([^}]*)\\}${from}`, "g"))];
+      const all = new RegExp(
+        `import\\s*\\*\\s*as\\s+[\\w$]+${from}|import\\s+[\\w$]+\\s*(,[^;]*)?${from}|export\\s*\\*[^;]*${from}|(import|require)\\s*\\(\\s*["']${escapeRe(spec)}["']`,
+      );
+      if (named.length === 0 || all.test(source)) {
+        used.set(spec, ALL);
+        continue;
+      }
+      for (const m of named)
+        for (const part of m[1].split(",")) {
+          const name = part.trim().split(/\s+as\s+/)[0];
+          if (name) names.add(name);
+        }
+    }
+  }
+}
+
+/**
+ * The source of a vendor group: `load(specifier)` is that module's exports — the names the bundle
+ * imports (or its whole namespace). Imported as ES modules, so esbuild takes each package's ES build and
+ * drops what no name reaches (as the host's bundle did: protobuf-es's unused well-known types are never
+ * booted), not its CommonJS one.
+ */
+function vendorEntry(specs, used) {
   const sorted = [...specs].sort();
-  const imports = sorted.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join("\n");
-  const table = sorted.map((s, i) => `  ${JSON.stringify(s)}: m${i},`).join("\n");
-  return `${imports}\nconst modules = {\n${table}\n};\nexport const load = (specifier) => modules[specifier];\n`;
+  const lines = [];
+  const table = [];
+  for (const [i, s] of sorted.entries()) {
+    const names = used.get(s) ?? ALL;
+    if (names === ALL) {
+      lines.push(`import * as m${i} from ${JSON.stringify(s)};`);
+      table.push(`  ${JSON.stringify(s)}: m${i},`);
+    } else {
+      const list = [...names].sort();
+      lines.push(`import { ${list.map((n, j) => `${n} as m${i}_${j}`).join(", ")} } from ${JSON.stringify(s)};`);
+      table.push(`  ${JSON.stringify(s)}: { ${list.map((n, j) => `${JSON.stringify(n)}: m${i}_${j}`).join(", ")} },`);
+    }
+  }
+  return `${lines.join("\n")}\nconst modules = {\n${table.join("\n")}\n};\nexport const load = (specifier) => modules[specifier];\n`;
 }
 
 /** dist/bundle/vendor-GROUP.cjs: loads the group's code through the compile cache. */
@@ -159,7 +209,7 @@ function exportNamesOf(code, specs, into) {
  * Builds each vendor group; returns its output files, by the stub's path the inputs it holds, and the
  * export names of every specifier.
  */
-async function buildVendor(build, specifiers) {
+async function buildVendor(build, specifiers, used) {
   const files = [];
   const outputs = {};
   const names = new Map();
@@ -171,7 +221,7 @@ async function buildVendor(build, specifiers) {
     const result = await build({
       write: false,
       absWorkingDir: ROOT,
-      stdin: { contents: vendorEntry(specs), resolveDir: ROOT, sourcefile: `vendor-${group}-entry.mjs` },
+      stdin: { contents: vendorEntry(specs, used), resolveDir: ROOT, sourcefile: `vendor-${group}-entry.mjs` },
       outfile: join(dir, `vendor-${group}.code.cjs`),
       bundle: true,
       format: "cjs",
@@ -254,8 +304,10 @@ export async function bundle() {
     logLevel: "warning",
   };
   // First pass: which vendored modules are imported (and so which the vendor groups must hold).
-  await build({ ...options, plugins: [externals(specifiers)] });
-  const vendor = await buildVendor(build, specifiers);
+  const first = await build({ ...options, plugins: [externals(specifiers)], metafile: true });
+  const used = new Map();
+  collectUsedNames(first.metafile, used);
+  const vendor = await buildVendor(build, specifiers, used);
   const result = await build({
     ...options,
     plugins: [externals({}, vendor.names)],
