@@ -7,7 +7,9 @@
 // checks with `instanceof` (HostError and its kin) and of every module-level table; an entry's output
 // name and its source both come from package.json (the "import" path names the output, the "types"
 // path names the compiled module beside it), so the exports cannot point at a file this build does not
-// make. Only the packages in BUNDLED are bundled; the rest load from node_modules as before.
+// make. The packages in BUNDLED are bundled; those in VENDORED are built apart, one CommonJS file per
+// group that dist/bundle/vendor-GROUP.cjs loads through a V8 code cache (scripts/compile-cache.cjs), every
+// import of them going through that one copy; the rest load from node_modules as before.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
