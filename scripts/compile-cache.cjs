@@ -83,7 +83,12 @@ function writeEntry(dir, name, prefix, data) {
  */
 function loadCompiled(file, options = {}) {
   const source = fs.readFileSync(file, "utf8");
-  const dir = "dir" in options ? options.dir : cacheDir();
+  let dir;
+  try {
+    dir = "dir" in options ? options.dir : cacheDir();
+  } catch {
+    dir = undefined; // no home directory to find a cache in: compile as without one
+  }
   const prefix = `${path.basename(file)}-`;
   const name = `${prefix}${sha256(source).toString("hex").slice(0, 32)}-${process.version}-${process.arch}.v8`;
   const cachedData = dir === undefined ? undefined : readEntry(path.join(dir, name));
