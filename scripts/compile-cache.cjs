@@ -4,10 +4,11 @@
 // scripts/bundle.mjs copies this file to dist/bundle/compile-cache.cjs.
 // Invariants: the cache can only ever make loading faster, never change what runs or stop a start —
 // a cache entry is used only if it was made by this user for this exact source (its SHA-256 is in the
-// entry's name) on this Node version and architecture, its bytes match the SHA-256 stored with them,
-// and V8 accepts it (`cachedDataRejected` false); anything else (missing, stale, corrupt, foreign,
-// unreadable, unwritable) is ignored and the source is compiled as without a cache. An entry is written
-// whole (temporary file, then rename), once per process, only when the one read was not used.
+// entry's name) on this Node version and architecture with the same node flags, its bytes match the
+// SHA-256 stored with them, and V8 accepts it (`cachedDataRejected` false); anything else (missing,
+// stale, corrupt, foreign, unreadable, unwritable) is ignored and the source is compiled as without a
+// cache. An entry is written whole (temporary file, then rename), once per process, only when the one
+// read was not used.
 // HARNESSHOST_COMPILE_CACHE=off turns it off; =DIR puts it in DIR; the default is
 // $XDG_CACHE_HOME/harnesshost/compile-cache (~/.cache/… without XDG_CACHE_HOME).
 "use strict";
@@ -52,8 +53,8 @@ function readEntry(file) {
   }
 }
 
-/** Writes the entry whole (digest + data) and removes this bundle's entries for other sources or Node versions. */
-function writeEntry(dir, name, prefix, data) {
+/** Writes the entry whole (digest + data) and removes this file's entries for other sources or Node versions (`keep`: this one's prefix). */
+function writeEntry(dir, name, prefix, keep, data) {
   const file = path.join(dir, name);
   const staged = `${file}.tmp-${process.pid}`;
   try {
@@ -64,7 +65,7 @@ function writeEntry(dir, name, prefix, data) {
     fs.writeFileSync(staged, Buffer.concat([sha256(data), data]), { mode: 0o600, flag: "wx" });
     fs.renameSync(staged, file);
     for (const other of fs.readdirSync(dir))
-      if (other !== name && other.startsWith(prefix) && !other.includes(".tmp-"))
+      if (other.startsWith(prefix) && !other.startsWith(keep) && !other.includes(".tmp-"))
         fs.rmSync(path.join(dir, other), { force: true });
     return true;
   } catch {
@@ -90,7 +91,11 @@ function loadCompiled(file, options = {}) {
     dir = undefined; // no home directory to find a cache in: compile as without one
   }
   const prefix = `${path.basename(file)}-`;
-  const name = `${prefix}${sha256(source).toString("hex").slice(0, 32)}-${process.version}-${process.arch}.v8`;
+  // V8 refuses an entry made under other V8 flags; node's flags are in the name so that starts with
+  // different ones (a --max-old-space-size, a profiler) keep an entry each instead of replacing one.
+  const flags = sha256(process.execArgv.join("\0")).toString("hex").slice(0, 8);
+  const keep = `${prefix}${sha256(source).toString("hex").slice(0, 32)}-${process.version}-${process.arch}-`;
+  const name = `${keep}${flags}.v8`;
   const cachedData = dir === undefined ? undefined : readEntry(path.join(dir, name));
   const script = new vm.Script(Module.wrap(source), {
     filename: file,
@@ -108,7 +113,7 @@ function loadCompiled(file, options = {}) {
       written = true;
       process.off("exit", write);
       try {
-        if (writeEntry(dir, name, prefix, script.createCachedData())) report("written");
+        if (writeEntry(dir, name, prefix, keep, script.createCachedData())) report("written");
       } catch {
         // As above: no cache, no harm.
       }

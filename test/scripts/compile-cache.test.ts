@@ -33,14 +33,14 @@ function fixture(source: string): { file: string; dir: string } {
  * the cache on disk does); returns its exports' `value` and the cache states reported, the write's
  * (on the timer or at exit) included.
  */
-function load(file: string, dir: string | undefined): { value: unknown; states: CacheState[] } {
+function load(file: string, dir: string | undefined, flags: string[] = []): { value: unknown; states: CacheState[] } {
   const code = `
 const { writeSync } = require("node:fs");
 const states = [];
 const out = require(${JSON.stringify(LOADER)}).loadCompiled(${JSON.stringify(file)}, {
   dir: ${dir === undefined ? "undefined" : JSON.stringify(dir)}, writeAfterMs: 0, onCache: (s) => states.push(s) });
 process.on("exit", () => writeSync(1, JSON.stringify({ value: out.value, states })));`;
-  return JSON.parse(execFileSync(process.execPath, ["-e", code], { encoding: "utf8" })) as {
+  return JSON.parse(execFileSync(process.execPath, [...flags, "-e", code], { encoding: "utf8" })) as {
     value: unknown;
     states: CacheState[];
   };
@@ -69,6 +69,16 @@ describe("compile cache", () => {
     expect(changed.value).toBe(2);
     // The old source's entry is replaced, not kept beside it.
     expect(entries(dir)).toHaveLength(1);
+  });
+
+  it("startsWithOtherNodeFlagsKeepAnEntryEachInsteadOfReplacingOne", () => {
+    const { file, dir } = fixture(SOURCE);
+    const flags = ["--max-old-space-size=300"];
+    expect(load(file, dir).states).toEqual(["absent", "written"]);
+    expect(load(file, dir, flags).states).toEqual(["absent", "written"]);
+    expect(entries(dir)).toHaveLength(2);
+    expect(load(file, dir).states).toEqual(["used"]);
+    expect(load(file, dir, flags).states).toEqual(["used"]);
   });
 
   it("aCorruptEntryIsIgnoredAndRewritten", () => {
