@@ -3,9 +3,11 @@
 // no older than itself, and the bundle the bin and the package's exports run (dist/bundle/, made from
 // those .js files by scripts/bundle.mjs) is no older than any of them; otherwise the two steps of
 // `npm run build` that make them (`tsc -p tsconfig.build.json`, then the bundle) run once here. A fresh
-// `npm ci` has built both already, so CI pays nothing.
+// `npm ci` has built both already, so CI pays nothing. Runs started side by side (`npm test` starts the
+// projects as separate vitest processes) build one at a time: a build holds a lock directory, and a run
+// that finds it held waits, then looks again at what is stale — so no two builds write dist/ at once.
 import { execFileSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 const REPO = resolve(import.meta.dirname, "../..");
@@ -55,7 +57,46 @@ export function staleSource(): string | undefined {
   return undefined;
 }
 
-export default function setup(): void {
+/** The lock a build holds (under node_modules/.cache, which no package step cleans while tests run). */
+const LOCK = join(REPO, "node_modules/.cache/harnesshost/dist-build.lock");
+/** How long a run waits for another run's build (ms): a cold `tsc` plus the bundle on a busy machine. */
+const LOCK_WAIT_MS = 10 * 60_000;
+
+/** Whether the process that wrote the lock's owner file is gone (a build that died leaves its lock). */
+function ownerGone(): boolean {
+  try {
+    process.kill(Number(readFileSync(join(LOCK, "pid"), "utf8")), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "EPERM";
+  }
+}
+
+/** Runs `build` holding the lock; waits (polling, up to LOCK_WAIT_MS) while another live run holds it. */
+function whileLocked(build: () => void): void {
+  mkdirSync(join(LOCK, ".."), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    // A lock whose owner file is not written yet is young: only a lock with a dead owner is taken over.
+    if (ownerGone() && statSync(LOCK).mtimeMs < Date.now() - 5_000) rmSync(LOCK, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`dist/ build lock ${LOCK} held for over ${LOCK_WAIT_MS} ms`);
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+  try {
+    writeFileSync(join(LOCK, "pid"), String(process.pid));
+    build();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+function buildWhatIsStale(): void {
   const stale = staleSource();
   if (stale !== undefined) {
     process.stdout.write(`dist/ is older than ${stale}: building the CLI (tsc -p tsconfig.build.json)\n`);
@@ -67,4 +108,9 @@ export default function setup(): void {
   if (!staleBundle()) return;
   process.stdout.write("dist/bundle/ is older than dist/src: bundling (node scripts/bundle.mjs)\n");
   execFileSync(process.execPath, [join(REPO, "scripts/bundle.mjs")], { cwd: REPO, stdio: "inherit" });
+}
+
+export default function setup(): void {
+  if (staleSource() === undefined && !staleBundle()) return;
+  whileLocked(buildWhatIsStale);
 }
