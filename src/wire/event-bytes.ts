@@ -1,7 +1,5 @@
-// The encoded size of an event, the unit of the host caches' byte budgets. Invariants: the size is the
-// event's protobuf encoding length, computed at most once per event object; the encodings kept of the
-// newest appended events are the very bytes the journal stored for them, bounded (RECENT_EVENTS events,
-// RECENT_BYTES bytes, oldest dropped first), and an event whose encoding is not kept is encoded afresh.
+// The encoded size of an event, the unit of the host caches' byte budgets. Invariant: the size is the
+// event's protobuf encoding length, computed at most once per event object.
 import { toBinary } from "@bufbuild/protobuf";
 import { EventSchema, type Event } from "../gen/agentsessions/v1/common_pb.js";
 
@@ -28,43 +26,4 @@ export function knownEventBytes(event: Event): number | undefined {
 export function noteEventBytes(event: Event, bytes: Uint8Array): Uint8Array {
   sizes.set(event, bytes.byteLength);
   return bytes;
-}
-
-/** How many of the newest appended events keep their encoding for a stream to send (appendedEncoding). */
-export const RECENT_EVENTS = 64;
-/** The most bytes those encodings hold together; a larger event's encoding is not kept. */
-export const RECENT_BYTES = 1024 * 1024;
-
-const recent = new Map<Event, Uint8Array>();
-let recentBytes = 0;
-
-/**
- * Notes an event's encoding as a journal appends it (its length too, as noteEventBytes): an Exec
- * stream sending the record just committed takes these bytes instead of encoding the event again.
- */
-export function noteAppendedEncoding(event: Event, bytes: Uint8Array): Uint8Array {
-  noteEventBytes(event, bytes);
-  if (bytes.byteLength > RECENT_BYTES / 4 || recent.has(event)) return bytes;
-  recent.set(event, bytes);
-  recentBytes += bytes.byteLength;
-  for (const [old, kept] of recent) {
-    if (recent.size <= RECENT_EVENTS && recentBytes <= RECENT_BYTES) break;
-    recent.delete(old);
-    recentBytes -= kept.byteLength;
-  }
-  return bytes;
-}
-
-/** The event's encoding: the bytes its append stored when they are still kept (taken once), else encoded now. */
-export function appendedEncoding(event: Event): Uint8Array {
-  const kept = recent.get(event);
-  if (kept === undefined) return toBinary(EventSchema, event);
-  recent.delete(event);
-  recentBytes -= kept.byteLength;
-  return kept;
-}
-
-/** Encodings kept now (tests). */
-export function keptEncodings(): { readonly events: number; readonly bytes: number } {
-  return { events: recent.size, bytes: recentBytes };
 }

@@ -29,21 +29,8 @@ export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-const encodings = new WeakMap<object, Uint8Array>();
-
-/**
- * `message` with its encoding already made, which encodeMessage then sends as it is. The caller keeps
- * the invariant: `bytes` is exactly protobuf-es binary of `message` (test/wire/encoded-frames.test.ts).
- */
-export function withEncoding<T extends Message>(message: T, bytes: Uint8Array): T {
-  encodings.set(message, bytes);
-  return message;
-}
-
 /** Serializes a message or an init shape of `schema` (init shapes are completed with `create`). */
 export function encodeMessage(schema: DescMessage, value: unknown): Buffer {
-  const known = typeof value === "object" && value !== null ? encodings.get(value) : undefined;
-  if (known !== undefined) return Buffer.from(known.buffer, known.byteOffset, known.byteLength);
   const msg = create(schema, value as MessageInitShape<DescMessage>);
   const bytes = toBinary(schema, msg);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

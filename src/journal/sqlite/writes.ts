@@ -6,7 +6,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import type Database from "better-sqlite3";
 import { ErrorCode, HostError } from "../../errors/index.js";
 import { EventSchema, type Event } from "../../gen/agentsessions/v1/common_pb.js";
-import { noteAppendedEncoding } from "../../wire/event-bytes.js";
+import { noteEventBytes } from "../../wire/event-bytes.js";
 import { requireForkRange } from "../chain.js";
 import { sessionColumnsOf } from "../columns.js";
 import type { QueuedWrite, WriteOutcome } from "../commit-queue.js";
@@ -170,7 +170,7 @@ export class SqliteWrites {
         hashColumn(r.prevHash),
         hashColumn(r.contentHash),
         r.fence,
-        noteAppendedEncoding(r.event, toBinary(EventSchema, r.event)),
+        noteEventBytes(r.event, toBinary(EventSchema, r.event)),
       );
     }
     if (plan.records.length === 0) return;
