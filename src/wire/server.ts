@@ -203,12 +203,7 @@ function inRpcSpan<T>(method: DescMethod, ctx: CallContext, run: () => Promise<T
 }
 
 /** Runs a single-response handler and sends its result or error as the call's status. */
-function answerOnce(
-  handler: () => unknown,
-  ctx: CallContext,
-  end: CallEnd,
-  callback: sendUnaryData<unknown>,
-): void {
+function answerOnce(handler: () => unknown, ctx: CallContext, end: CallEnd, callback: sendUnaryData<unknown>): void {
   // Through an async function, so a handler that throws synchronously is answered like a rejection.
   void (async () => handler())().then(
     (res) => {
