@@ -2,13 +2,22 @@
 // Invariant: base and current run the same bench keys in one sitting, alternating which goes first
 // (base, current, then current, base, …), each from its own tree — the base from a temporary git
 // worktree at REF that is removed afterwards, whatever happens — and the verdict comes from
-// bench/lib/compare.ts on the medians of the runs. Exit 0: nothing flagged; 1: a figure is worse than
-// base by more than 10 %; 2: the comparison could not run.
+// bench/lib/compare.ts on the medians of the runs; a key one tree's bench does not know is dropped
+// from that tree's runs (said on stderr) and reported as not measured there. Exit 0: nothing flagged;
+// 1: a figure is worse than base by more than 10 %; 2: the comparison could not run or compared no key.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CompareFlags, type Comparison, compareRuns, comparisonTable, parseCompareFlags } from "./lib/compare.js";
+import {
+  type CompareFlags,
+  type Comparison,
+  compareRuns,
+  comparisonTable,
+  exitCodeOf,
+  parseCompareFlags,
+  unknownKeysOf,
+} from "./lib/compare.js";
 import type { BenchReport } from "./lib/types.js";
 
 const USAGE = `usage: npm run bench:compare -- --base REF [--only key1,key2] [--runs N] [--json] [--out FILE] [--quick]
@@ -75,42 +84,77 @@ function buildIfMissing(tree: string, label: string): void {
   if (r.status !== 0) throw new Error(`npm run build in ${tree} exited ${r.status}`);
 }
 
-/** One `bench/run.ts --out` run in `tree`; a run that wrote no report stands as a report of errors. */
-function runBench(tree: string, label: string, flags: CompareFlags, out: string): Promise<BenchReport> {
-  const args = ["bench/run.ts", "--out", out, ...(flags.quick ? ["--quick"] : [])];
-  if (flags.only !== undefined) args.push("--only", flags.only.join(","));
+/** A report of `figures` with no run behind it. */
+function reportOf(quick: boolean, figures: BenchReport["figures"]): BenchReport {
+  return { version: 1, quick, startedAt: "", durationMs: 0, node: "", platform: "", cpus: 0, figures };
+}
+
+/** One `bench/run.ts --out` run in `tree` over `only` (undefined: every key): its report, or its stderr. */
+function runBench(
+  tree: string,
+  label: string,
+  quick: boolean,
+  only: readonly string[] | undefined,
+  out: string,
+): Promise<{ report: BenchReport } | { code: number | null; stderr: string }> {
+  const args = ["bench/run.ts", "--out", out, ...(quick ? ["--quick"] : [])];
+  if (only !== undefined) args.push("--only", only.join(","));
   return new Promise((resolve) => {
     const child = spawn(join(tree, "node_modules", ".bin", "tsx"), args, {
       cwd: tree,
       stdio: ["ignore", "ignore", "pipe"],
     });
-    let tail = "";
+    let stderr = "";
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => {
-      tail = (tail + chunk).slice(-2000);
+      stderr = (stderr + chunk).slice(-200_000);
       for (const line of chunk.split("\n")) if (line !== "") process.stderr.write(`[${label}] ${line}\n`);
     });
     child.on("close", (code) => {
-      if (existsSync(out)) {
-        resolve(JSON.parse(readFileSync(out, "utf8")) as BenchReport);
-        return;
-      }
-      const error = `bench exited ${code}: ${tail.trim().split("\n").slice(-2).join(" | ")}`;
-      const figures = Object.fromEntries(
-        (flags.only ?? []).map((k) => [k, { status: "error" as const, title: k, error }]),
-      );
-      resolve({
-        version: 1,
-        quick: flags.quick,
-        startedAt: "",
-        durationMs: 0,
-        node: "",
-        platform: "",
-        cpus: 0,
-        figures,
-      });
+      if (existsSync(out)) resolve({ report: JSON.parse(readFileSync(out, "utf8")) as BenchReport });
+      else resolve({ code, stderr });
     });
   });
+}
+
+/**
+ * The keys each tree is asked for. A base whose bench refuses a key as unknown (a key newer than the
+ * base) has it dropped, said on stderr, and is run again without it: that key then reads as "not a key
+ * of this tree's bench" on that side instead of failing every other key of the run with it. A key the
+ * current tree does not know is a mistyped command: the comparison stops (exit 2).
+ */
+class TreeRuns {
+  private only: string[] | undefined;
+  constructor(
+    private readonly tree: string,
+    private readonly which: string,
+    private readonly flags: CompareFlags,
+  ) {
+    this.only = flags.only === undefined ? undefined : [...flags.only];
+  }
+
+  async run(label: string, out: string): Promise<BenchReport> {
+    for (;;) {
+      if (this.only !== undefined && this.only.length === 0) return reportOf(this.flags.quick, {});
+      const r = await runBench(this.tree, label, this.flags.quick, this.only, out);
+      if ("report" in r) return r.report;
+      const unknown = this.only === undefined ? [] : unknownKeysOf(r.stderr).filter((k) => this.only!.includes(k));
+      if (unknown.length > 0 && this.which === "current")
+        throw new Error(`--only names ${unknown.join(", ")}, which this tree's bench does not know`);
+      if (unknown.length > 0) {
+        process.stderr.write(
+          `bench:compare: the ${this.which} tree's bench does not know ${unknown.join(", ")}: dropped from its runs (not measured on that side)\n`,
+        );
+        this.only = this.only!.filter((k) => !unknown.includes(k));
+        continue;
+      }
+      const error = `bench exited ${r.code}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`;
+      return reportOf(
+        this.flags.quick,
+        Object.fromEntries((this.only ?? []).map((k) => [k, { status: "error" as const, title: k, error }])),
+      );
+    }
+  }
 }
 
 async function main(): Promise<number> {
@@ -133,12 +177,12 @@ async function main(): Promise<number> {
   try {
     const baseReports: BenchReport[] = [];
     const currentReports: BenchReport[] = [];
+    const trees = { base: new TreeRuns(base.dir, "base", flags), current: new TreeRuns(repo, "current", flags) };
     for (let run = 0; run < flags.runs; run++) {
       const order = run % 2 === 0 ? (["base", "current"] as const) : (["current", "base"] as const);
       for (const which of order) {
-        const tree = which === "base" ? base.dir : repo;
         const label = `${which} ${run + 1}/${flags.runs}`;
-        const report = await runBench(tree, label, flags, join(scratch, `${which}-${run}.json`));
+        const report = await trees[which].run(label, join(scratch, `${which}-${run}.json`));
         (which === "base" ? baseReports : currentReports).push(report);
       }
     }
@@ -158,7 +202,7 @@ async function main(): Promise<number> {
   const json = `${JSON.stringify(comparison, null, 2)}\n`;
   if (flags.out !== undefined) writeFileSync(flags.out, json);
   process.stdout.write(flags.json ? json : `${comparisonTable(comparison)}\n`);
-  return comparison.flagged.length > 0 ? 1 : 0;
+  return exitCodeOf(comparison);
 }
 
 main().then(

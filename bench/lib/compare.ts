@@ -45,6 +45,8 @@ export interface Comparison {
   readonly keys: KeyComparison[];
   /** Keys flagged worse than base by more than the threshold. */
   readonly flagged: string[];
+  /** Keys one side measured in no run, so nothing was compared. */
+  readonly notCompared: string[];
 }
 
 /**
@@ -114,7 +116,32 @@ export function compareRuns(
     threshold,
     keys: out,
     flagged: out.filter((k) => k.flagged).map((k) => k.key),
+    notCompared: out.filter((k) => k.base.values.length === 0 || k.current.values.length === 0).map((k) => k.key),
   };
+}
+
+/**
+ * bench:compare's exit code: 1 when a figure is flagged; 2 when not one key was compared (every base or
+ * every current run failed, or no key is known to both trees) — a comparison that compared nothing
+ * must not pass as "no figure flagged"; else 0.
+ */
+export function exitCodeOf(c: Comparison): 0 | 1 | 2 {
+  if (c.flagged.length > 0) return 1;
+  return c.keys.length > 0 && c.notCompared.length === c.keys.length ? 2 : 0;
+}
+
+/**
+ * The keys a bench run refused as unknown, read from its stderr (bench/run.ts: `--only: unknown figure
+ * key(s) a, b; known: …`); empty when the run failed for another reason.
+ */
+export function unknownKeysOf(stderr: string): string[] {
+  const m = /--only: unknown figure key\(s\) ([^;\n]+);/.exec(stderr);
+  return m
+    ? m[1]!
+        .split(",")
+        .map((k) => k.trim())
+        .filter((k) => k !== "")
+    : [];
 }
 
 function num(x: number): string {
@@ -152,6 +179,7 @@ export function comparisonTable(c: Comparison): string {
     );
   }
   lines.push("", c.flagged.length === 0 ? "no figure flagged" : `flagged: ${c.flagged.join(", ")}`);
+  if (c.notCompared.length > 0) lines.push(`not compared (a side measured it in no run): ${c.notCompared.join(", ")}`);
   return lines.join("\n");
 }
 

@@ -1,7 +1,9 @@
 // Profiles hosted turns of one framework adapter's example agent (bench/figures/adapters.ts's subject
 // side) for `node --cpu-prof`: `npx tsx --cpu-prof --cpu-prof-dir DIR bench/profile/adapter-turn.ts
-// ai-sdk|openai-agents [TURNS] [ram] [kit]` (kit: the same agent on the agent kit, bench/lib/kit-weather.ts). Invariant: read-only over a scratch data directory; prints the
-// median hosted turn so a profile and a figure can be matched.
+// ai-sdk|openai-agents [TURNS] [ram] [kit|uncompacted]` (kit: the same agent on the agent kit,
+// bench/lib/kit-weather.ts; uncompacted: the example with compaction off, its conversation growing every turn).
+// Invariant: read-only over a scratch data directory; prints the median hosted turn so a profile and a
+// figure can be matched.
 import "../lib/src-entry-points.js";
 import { aiSdkModelProvider } from "../../src/adapters/ai-sdk/index.js";
 import { textMessage } from "../../src/controller/events.js";
@@ -14,7 +16,9 @@ const which = process.argv[2] ?? "ai-sdk";
 const turns = Number(process.argv[3] ?? 200);
 const ram = process.argv.includes("ram");
 const kit = process.argv.includes("kit");
-const example = `../../docs/examples/${which === "ai-sdk" ? "ai-sdk-agent" : "openai-agents-agent"}.ts`;
+const uncompacted = process.argv.includes("uncompacted");
+const name = which === "ai-sdk" ? "ai-sdk-agent" : "openai-agents-agent";
+const example = uncompacted ? `../lib/${name}-uncompacted.ts` : `../../docs/examples/${name}.ts`;
 const file = new URL(kit ? `../lib/kit-weather-${which}.ts` : example, import.meta.url).pathname;
 const aiSdk = await import("../../docs/examples/ai-sdk-agent.js");
 const agents = await import("../../docs/examples/openai-agents-agent.js");

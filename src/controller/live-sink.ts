@@ -3,7 +3,8 @@
 // invoked and OUTPUT right after it (I0, I2: the completion message is stored verbatim); a mediated
 // TOOL_CALL is durable before the executor runs (I3); a REQUIRES_APPROVAL call commits TOOL_CALL and
 // the host-owned APPROVAL_REQUEST together, then parks the turn (sticky ApprovalParkedError); a
-// decided gate's receipt runs the executor at most once and never on a denial.
+// decided gate's receipt runs the executor at most once and never on a denial; a harness-reported
+// TOOL_RESULT rides the turn's next commit, so it is durable before the next effect the host makes.
 import { create } from "@bufbuild/protobuf";
 import {
   ModelCallSchema,
@@ -270,7 +271,10 @@ export class LiveEffects {
     ) {
       throw new HostError(ErrorCode.InvalidArgument, "a reported tool result cannot carry approval fields");
     }
-    await this.ctx.append(ev.toolResult(this.ctx.executionId, result));
+    // The tool already ran in the harness: its result has no effect outside the journal, so it rides
+    // the turn's next commit — at the latest the write-ahead of the next model call or host tool, the
+    // next harness text, or END/ERROR — and saves a sync per harness-local tool (§5.4).
+    this.ctx.defer(ev.toolResult(this.ctx.executionId, result));
   }
 
   async usage(usage: Usage): Promise<void> {

@@ -72,9 +72,11 @@ export class TurnContext {
 
   /**
    * Events whose durability may wait for the turn's next commit: they have no effect outside the
-   * journal (a model completion, whose text already streamed as deltas; usage). Committing them with the next append saves a
-   * sync per event; a crash before that commit costs what a crash before their own commit would — a
-   * trailing MODEL_CALL is re-invoked once on resume.
+   * journal (a model completion, whose text already streamed as deltas; usage; a harness-reported tool
+   * result, whose tool already ran). Committing them with the next append saves a sync per event; a
+   * crash before that commit costs what a crash before their own commit would — a trailing MODEL_CALL
+   * is re-invoked once on resume, a harness-local tool whose result was lost runs again unless the
+   * harness's applied store kept it.
    */
   private deferred: Event[] = [];
 

@@ -2,7 +2,15 @@
 // direction, flagged only past 10 % worse, and a key a side did not measure reported, never judged.
 // Hand-made reports; nothing here runs or times a benchmark.
 import { describe, expect, it } from "vitest";
-import { betterOf, compareRuns, comparisonTable, parseCompareFlags, worseBy } from "../../bench/lib/compare.js";
+import {
+  betterOf,
+  compareRuns,
+  comparisonTable,
+  exitCodeOf,
+  parseCompareFlags,
+  unknownKeysOf,
+  worseBy,
+} from "../../bench/lib/compare.js";
 import type { BenchReport, KeyReport } from "../../bench/lib/types.js";
 
 const IDS = { baseRef: "v1", baseCommit: "a".repeat(40), currentCommit: "b".repeat(40), currentDirty: false };
@@ -83,6 +91,30 @@ describe("bench:compare verdict", () => {
     expect(k?.current.missing).toEqual(["unavailable: no pg"]);
     expect(c.flagged).toEqual([]);
     expect(comparisonTable(c)).toContain("not measured (not a key of this tree's bench)");
+  });
+
+  it("aComparisonThatComparedNoKeyExitsTwoNotAsNothingFlagged", () => {
+    const failed = report({ k: { status: "error", title: "k", error: "bench exited 2" } });
+    const none = compareRuns(["k"], [failed, failed], runs("k", [1, 1], ">="), IDS);
+    expect(none.notCompared).toEqual(["k"]);
+    expect(exitCodeOf(none)).toBe(2);
+    expect(comparisonTable(none)).toContain("not compared (a side measured it in no run): k");
+    // A key new in the current tree beside one both measured: compared what can be, exit 0, said so.
+    const both = compareRuns(
+      ["old", "new"],
+      [report({ old: ok(1, ">=") }), report({ old: ok(1, ">=") })],
+      [report({ old: ok(1, ">="), new: ok(2, ">=") }), report({ old: ok(1, ">="), new: ok(2, ">=") })],
+      IDS,
+    );
+    expect(both.notCompared).toEqual(["new"]);
+    expect(exitCodeOf(both)).toBe(0);
+    expect(exitCodeOf(compareRuns(["a"], runs("a", [1, 1], ">="), runs("a", [0.5, 0.5], ">="), IDS))).toBe(1);
+  });
+
+  it("readsTheKeysABaseBenchRefusedAsUnknownFromItsStderr", () => {
+    const stderr = "bench: --only: unknown figure key(s) ai_sdk_turn_ratio, new_key; known: a, b, c\nusage: …";
+    expect(unknownKeysOf(stderr)).toEqual(["ai_sdk_turn_ratio", "new_key"]);
+    expect(unknownKeysOf("bench: some figure crashed\n")).toEqual([]);
   });
 
   it("theTableShowsEveryRunTheRatioTheMeasuredRateAndTheFlag", () => {

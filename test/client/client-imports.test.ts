@@ -4,28 +4,20 @@
 // pays for gRPC and the messages, nothing else — both as the package exports it (the bundled entry,
 // its files read as the modules they hold) and as the compiled modules.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { unbundled } from "../support/bundle-meta.js";
 import { REPO } from "../support/cli-entry.js";
 
-const dir = mkdtempSync(join(tmpdir(), "hh-client-imports-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const TRACE = pathToFileURL(join(REPO, "test/fixtures/module-trace.mjs")).href;
 
-/** Every file: URL the ESM loader loads while `code` runs in a fresh node. */
+/**
+ * Every file `code` loads in a fresh node: ES modules and CommonJS (test/fixtures/module-trace.mjs) —
+ * the bundle's vendor groups (zod, grpc-js, protobuf-es, pino) load by require().
+ */
 function loadedBy(code: string): string[] {
-  const hook = join(dir, "trace.mjs");
-  writeFileSync(
-    hook,
-    `import { register } from "node:module";
-register("data:text/javascript," + encodeURIComponent(
-  "export async function load(url, context, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, context); }"));
-`,
-  );
-  const res = spawnSync(process.execPath, ["--import", pathToFileURL(hook).href, "--input-type=module", "-e", code], {
+  const res = spawnSync(process.execPath, ["--import", TRACE, "--input-type=module", "-e", code], {
     cwd: REPO,
     encoding: "utf8",
   });

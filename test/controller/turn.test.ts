@@ -7,6 +7,7 @@ import {
   Mediation,
   MessageSchema,
   ToolCallSchema,
+  ToolResultSchema,
 } from "../../src/gen/agentsessions/v1/common_pb.js";
 import { execTurn, replaySession, resumeTurn, ModelCallCounter } from "../../src/controller/index.js";
 import type { ToolExecutor } from "../../src/controller/index.js";
@@ -27,6 +28,22 @@ async function setup() {
 
 function kinds(recs: readonly { event: { kind: EventKind } }[]): string[] {
   return recs.map((r) => EventKind[r.event.kind]);
+}
+
+/** The events of each commit the journal makes from now on, in order. */
+function watchCommits(journal: MemoryJournal): string[][] {
+  const commits: string[][] = [];
+  const batch = journal.appendBatch.bind(journal);
+  const append = journal.append.bind(journal);
+  journal.appendBatch = async (s, at, f, events) => {
+    commits.push(kinds(events.map((event) => ({ event }))));
+    return batch(s, at, f, events);
+  };
+  journal.append = async (s, at, f, event) => {
+    commits.push(kinds([{ event }]));
+    return append(s, at, f, event);
+  };
+  return commits;
 }
 
 describe("controller: one turn", () => {
@@ -94,6 +111,46 @@ describe("controller: one turn", () => {
       ["EVENT_OUTPUT", "EVENT_END"],
     ]);
     expect(seen).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  // docs/protocol.md §5.4 (commit grouping)
+  it("a harness-reported tool result rides the turn's next commit and is durable before the next model call", async () => {
+    const { journal, deps, fence } = await setup();
+    const commits = watchCommits(journal);
+    const atSecondCall: string[] = [];
+    const model = new CountingModel();
+    const invoke = model.invoke.bind(model);
+    model.invoke = async (req, opts) => {
+      if (model.calls === 1) atSecondCall.push(...kinds(await journal.readRange(S)));
+      return invoke(req, opts);
+    };
+    const h = harnessOf(async (_start, sink) => {
+      await sink.model({ model: "m", messages: [user("q")] });
+      await sink.report(create(ToolResultSchema, { id: "1.0:c1", output: { tempC: 12 } }));
+      await sink.model({ model: "m", messages: [user("q"), user("r")] });
+    });
+    await execTurn({ ...deps, model }, { session: S, binding: bind(h), fence, inputs: [user("q")], signal: signal() });
+    expect(commits).toEqual([
+      ["EVENT_EXECUTION_START", "EVENT_INPUT", "EVENT_MODEL_CALL"],
+      ["EVENT_OUTPUT", "EVENT_TOOL_RESULT", "EVENT_MODEL_CALL"],
+      ["EVENT_OUTPUT", "EVENT_END"],
+    ]);
+    expect(atSecondCall.slice(-3)).toEqual(["EVENT_OUTPUT", "EVENT_TOOL_RESULT", "EVENT_MODEL_CALL"]);
+    expect((await journal.verify(S)).ok).toBe(true);
+  });
+
+  it("a harness-reported tool result is committed with the turn's ERROR when the harness then fails", async () => {
+    const { journal, deps, fence } = await setup();
+    const commits = watchCommits(journal);
+    const h = harnessOf(async (_start, sink) => {
+      await sink.model({ model: "m", messages: [user("q")] });
+      await sink.report(create(ToolResultSchema, { id: "1.0:c1", output: { tempC: 12 } }));
+      throw new Error("boom after the tool");
+    });
+    await expect(
+      execTurn(deps, { session: S, binding: bind(h), fence, inputs: [user("q")], signal: signal() }),
+    ).rejects.toMatchObject({ code: ErrorCode.Internal });
+    expect(commits.at(-1)).toEqual(["EVENT_OUTPUT", "EVENT_TOOL_RESULT", "EVENT_ERROR"]);
   });
 
   // docs/protocol.md §5.4 (deltas)

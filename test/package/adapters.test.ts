@@ -71,6 +71,14 @@ function inProject(cmd: string, args: string[]): Promise<{ code: number; stdout:
 const TRACE = `import { register } from "node:module";
 register("data:text/javascript," + encodeURIComponent(
   "import { writeSync } from 'node:fs'; export async function load(url, context, next) { if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\\\n'); return next(url, context); }"));
+// and require(): the bundle's vendor groups (zod, grpc-js, protobuf-es, pino) load by require().
+import Module from "node:module";
+import { writeSync } from "node:fs";
+const load = Module._load;
+Module._load = function (request, parent, isMain, ...rest) {
+  try { const p = Module._resolveFilename(request, parent, isMain); if (p.startsWith("/")) writeSync(2, "LOADED " + p + "\\n"); } catch {}
+  return load.call(this, request, parent, isMain, ...rest);
+};
 `;
 
 const CONSUMER_TS = `import { generateText, stepCountIs, tool } from "ai";
