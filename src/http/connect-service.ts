@@ -52,6 +52,10 @@ function callContextOf(hctx: HandlerContext): { ctx: CallContext; flush(): void 
     sendHeader(md) {
       copy(md, hctx.responseHeader);
     },
+    // Connect sends its response headers with the first response already.
+    deferHeader(md) {
+      copy(md, hctx.responseHeader);
+    },
   };
   return { ctx, flush: () => copy(trailers, hctx.responseTrailer) };
 }

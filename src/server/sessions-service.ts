@@ -159,7 +159,8 @@ export function sessionsService(host: Host): ServiceImpl<SessionsMethods> {
       if (asked.kind === "reference") return execUpdates(host, req, ctx.signal, op, project);
       const echo = new Metadata();
       echo.set(EXEC_UPDATES_HEADER, asked.shape);
-      ctx.sendHeader(echo);
+      // With the Session frame that follows, in one write (a refusal sends it with the status).
+      ctx.deferHeader(echo);
       return execUpdates(host, req, ctx.signal, op, project, asked.shape);
     },
 

@@ -69,7 +69,9 @@ export interface DialOptions {
 /** Opens a connection usable by several typed clients (pass it as `channelOrAddress`). */
 export function dial(address: string, options: DialOptions = {}): Client {
   const target = parseAddress(address).target;
-  return new Client(target, options.credentials ?? grpcCredentials.createInsecure(), options.channelOptions ?? {});
+  // No channelz bookkeeping per call and message unless the caller asks for it: nothing here reads it.
+  const channelOptions = { "grpc.enable_channelz": 0, ...options.channelOptions };
+  return new Client(target, options.credentials ?? grpcCredentials.createInsecure(), channelOptions);
 }
 
 export function createClient<S extends GenServiceMethods>(

@@ -36,6 +36,11 @@ export interface CallContext {
   readonly peer: string;
   /** Sends response headers now (at most once, before the first response). */
   sendHeader(metadata: Metadata): void;
+  /**
+   * Response headers sent with the first response or the status, whichever goes first (at most once,
+   * like sendHeader): one HTTP/2 write instead of a HEADERS frame of its own.
+   */
+  deferHeader(metadata: Metadata): void;
   /** Trailing metadata sent with the final status (OK or error). */
   readonly trailers: Metadata;
 }
@@ -145,31 +150,31 @@ function decoded<T>(request: T): T {
 
 function unaryHandler(method: DescMethod, fn: UnaryFn): UntypedHandleCall {
   return (call: ServerUnaryCall<Message, unknown>, callback: sendUnaryData<unknown>) => {
-    const [ctx, finished] = callContext(call);
-    answerOnce(() => inRpcSpan(method, ctx, async () => fn(decoded(call.request), ctx)), ctx, finished, callback);
+    const [ctx, end] = callContext(call);
+    answerOnce(() => inRpcSpan(method, ctx, async () => fn(decoded(call.request), ctx)), ctx, end, callback);
   };
 }
 
 function serverStreamHandler(method: DescMethod, fn: ServerStreamFn): UntypedHandleCall {
   return (call: ServerWritableStream<Message, unknown>) => {
-    const [ctx, finished] = callContext(call);
-    void inRpcSpan(method, ctx, () => writeAll(call, ctx, finished, () => fn(decoded(call.request), ctx)));
+    const [ctx, end] = callContext(call);
+    void inRpcSpan(method, ctx, () => writeAll(call, ctx, end, () => fn(decoded(call.request), ctx)));
   };
 }
 
 function clientStreamHandler(method: DescMethod, fn: ClientStreamFn): UntypedHandleCall {
   return (call: ServerReadableStream<Message, unknown>, callback: sendUnaryData<unknown>) => {
-    const [ctx, finished] = callContext(call);
+    const [ctx, end] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    answerOnce(() => inRpcSpan(method, ctx, async () => fn(requests, ctx)), ctx, finished, callback);
+    answerOnce(() => inRpcSpan(method, ctx, async () => fn(requests, ctx)), ctx, end, callback);
   };
 }
 
 function bidiHandler(method: DescMethod, fn: BidiFn): UntypedHandleCall {
   return (call: ServerDuplexStream<Message, unknown>) => {
-    const [ctx, finished] = callContext(call);
+    const [ctx, end] = callContext(call);
     const requests = readStream<Message>(call, () => cancelledError(call));
-    void inRpcSpan(method, ctx, () => writeAll(call, ctx, finished, () => fn(requests, ctx)));
+    void inRpcSpan(method, ctx, () => writeAll(call, ctx, end, () => fn(requests, ctx)));
   };
 }
 
@@ -198,20 +203,15 @@ function inRpcSpan<T>(method: DescMethod, ctx: CallContext, run: () => Promise<T
 }
 
 /** Runs a single-response handler and sends its result or error as the call's status. */
-function answerOnce(
-  handler: () => unknown,
-  ctx: CallContext,
-  finished: () => void,
-  callback: sendUnaryData<unknown>,
-): void {
+function answerOnce(handler: () => unknown, ctx: CallContext, end: CallEnd, callback: sendUnaryData<unknown>): void {
   // Through an async function, so a handler that throws synchronously is answered like a rejection.
   void (async () => handler())().then(
     (res) => {
-      finished();
+      end.finished();
       callback(null, res, ctx.trailers);
     },
     (err: unknown) => {
-      finished();
+      end.finished();
       callback(statusOfError(err, ctx.trailers));
     },
   );
@@ -223,20 +223,21 @@ type StreamingCall = Writable & { end(metadata?: Metadata): unknown };
 async function writeAll(
   call: StreamingCall,
   ctx: CallContext,
-  finished: () => void,
+  end: CallEnd,
   responses: () => AsyncIterable<unknown>,
 ): Promise<void> {
   try {
     for await (const res of responses()) {
       if (ctx.signal.aborted) return;
+      end.flushHeader();
       await writeFlushed(call, res);
     }
     if (ctx.signal.aborted) return;
-    finished();
+    end.finished();
     call.end(ctx.trailers);
   } catch (err) {
     if (ctx.signal.aborted) return;
-    finished();
+    end.finished();
     // grpc-js turns an 'error' event on a server stream into the call's status.
     call.emit("error", statusOfError(err, ctx.trailers));
   }
@@ -304,20 +305,33 @@ interface AnyServerCall {
   on(event: "cancelled", listener: () => void): unknown;
 }
 
+/** What the adapter does around a call's responses: headers deferred to them, and its status. */
+interface CallEnd {
+  /** Sends a deferred header now, if one waits (before a response is written). */
+  flushHeader(): void;
+  /** Says the status is being sent (after any deferred header): a close from here on aborts nothing. */
+  finished(): void;
+}
+
 /**
  * The handler's view of a call, and `finished()` to say its status has been sent. grpc-js emits
  * 'cancelled' whenever the HTTP/2 stream closes — after a normal status too — so only a close before
- * `finished()` aborts the handler's signal (and builds the CANCELLED error).
+ * `finished()` aborts the handler's signal (and builds the CANCELLED error). A deferred header goes out
+ * just before the first response or the status.
  */
-function callContext(call: AnyServerCall): [CallContext, () => void] {
+function callContext(call: AnyServerCall): [CallContext, CallEnd] {
   const controller = new AbortController();
   let done = false;
   call.on("cancelled", () => {
     if (!done) controller.abort(cancelledError(call));
   });
   let headerSent = false;
-  const finished = (): void => {
-    done = true;
+  let deferred: Metadata | undefined;
+  const flushHeader = (): void => {
+    if (deferred === undefined) return;
+    const metadata = deferred;
+    deferred = undefined;
+    call.sendMetadata(metadata);
   };
   return [
     {
@@ -330,8 +344,19 @@ function callContext(call: AnyServerCall): [CallContext, () => void] {
         headerSent = true;
         call.sendMetadata(metadata);
       },
+      deferHeader(metadata: Metadata) {
+        if (headerSent) return;
+        headerSent = true;
+        deferred = metadata;
+      },
     },
-    finished,
+    {
+      flushHeader,
+      finished() {
+        flushHeader();
+        done = true;
+      },
+    },
   ];
 }
 

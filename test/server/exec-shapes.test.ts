@@ -80,6 +80,20 @@ describe("Exec update shapes", () => {
     expect(await f.host.journal.allSessionUids()).toEqual(before);
   });
 
+  it("theShapeEchoGoesWithTheStatusOfAnExecRefusedBeforeItsFirstFrame", async () => {
+    // The echo is deferred to the first frame; a call refused before one still carries it, with its status.
+    const headers: Metadata[] = [];
+    const { items, error } = await drain(
+      f.sessions.exec(
+        { session: "sess-nosuchsession", inputs: [userInput("hi")] },
+        { metadata: { [EXEC_UPDATES_HEADER]: "records" }, onHeader: (md) => void headers.push(md) },
+      ),
+    );
+    expect(items).toEqual([]);
+    expect(error?.grpcCode).toBe(status.NOT_FOUND);
+    expect(headers.flatMap((md) => md.get(EXEC_UPDATES_HEADER))).toEqual(["records"]);
+  });
+
   it("theClientReadsTheSessionAfterTheTurnFromTheClosingFrameWithoutGetSession", async () => {
     const client = connect({ address: f.server.addr });
     try {
