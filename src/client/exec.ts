@@ -2,13 +2,15 @@
 // (never both: it is consumed once); `result()` settles exactly once — with the turn's outcome after
 // the stream ended, or with the HarnessHostError that ended it (CANCELLED when the caller left the
 // loop early or aborted); the stream is cancelled whenever its consumer stops. The call negotiates an
-// update shape (docs/protocol.md §20): `records` when only result() consumes it (nobody sees the deltas),
-// `all` when it is iterated; when the host accepted the shape, the stream's closing Session frame is the
-// session after the turn and no GetSession follows; a host that did not (the Go reference) is asked.
+// update shape (docs/protocol.md §20): `final` when only result() consumes it (nobody sees the frames as
+// they come), `all` when it is iterated; when the host accepted the shape, the stream's closing Session
+// frame is the session after the turn and no GetSession follows; a host that did not (the Go reference)
+// is asked. A host that refused `final` as unknown (a harnesshost before it) refused it before reading
+// or writing anything, so the call is opened once more with `records`.
 import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import { messageText } from "../model/text.js";
-import type { ExecUpdateShape } from "../wire/exec-updates.js";
+import { EXEC_UPDATES_HEADER, type ExecUpdateShape } from "../wire/exec-updates.js";
 import { clientError, ErrorCode, HarnessHostError } from "./errors.js";
 import { type Session, withTurn } from "./turn.js";
 
@@ -74,6 +76,12 @@ export interface OpenedExec {
   accepted(): boolean;
 }
 
+/** An older harnesshost's refusal of a shape it does not know (§20 rule 4), sent before anything ran. */
+function refusedAsUnknownShape(err: unknown): boolean {
+  const e = clientError(err);
+  return e.code === ErrorCode.InvalidArgument && e.message.includes(`${EXEC_UPDATES_HEADER} "final" is not a known shape`);
+}
+
 export class ExecCall implements AsyncIterable<ExecEvent> {
   private consumed = false;
   private readonly outcome: Promise<ExecResult>;
@@ -98,7 +106,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   result(): Promise<ExecResult> {
     if (!this.consumed) {
       void (async () => {
-        for await (const _ of this.consume("records"));
+        for await (const _ of this.consume("final"));
       })().catch(() => undefined);
     }
     return this.outcome;
@@ -114,11 +122,23 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
     let closing: Session | undefined;
     let frames = 0;
     try {
-      const opened = this.open(shape);
-      for await (const update of opened.updates) {
+      let opened = this.open(shape);
+      const reopen = (s: ExecUpdateShape): OpenedExec => this.open(s);
+      const updates = async function* (): AsyncGenerator<ExecUpdate> {
+        try {
+          yield* opened.updates;
+        } catch (err) {
+          if (shape !== "final" || frames > 0 || !refusedAsUnknownShape(err)) throw err;
+          opened = reopen("records");
+          yield* opened.updates;
+        }
+      };
+      for await (const update of updates()) {
         const event = eventOf(update);
         if (event === undefined) continue;
-        closing = event.kind === "session" && frames > 0 ? event.session : undefined;
+        // `final` has no opening Session frame: its one Session frame is the closing one.
+        const opening = frames === 0 && !(shape === "final" && opened.accepted());
+        closing = event.kind === "session" && !opening ? event.session : undefined;
         frames++;
         if (event.kind === "session") uid = event.session.metadata?.uid ?? uid;
         else if (event.kind === "record") records.push(event.record);

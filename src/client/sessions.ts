@@ -12,7 +12,7 @@ import { textMessage } from "../model/text.js";
 import type { MethodsOf, ServiceClient } from "../wire/index.js";
 import { answerText, pendingTuple, pendingQuestion, type PendingTuple } from "./decisions.js";
 import { call, ErrorCode, HarnessHostError, stream } from "./errors.js";
-import { EXEC_UPDATES_HEADER } from "../wire/exec-updates.js";
+import { EXEC_UPDATES_HEADER, unpackFrames } from "../wire/exec-updates.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
 import { type Session, withTurn } from "./turn.js";
@@ -145,6 +145,8 @@ export class SessionsClient {
             onHeader: (md) => {
               accepted = md.get(EXEC_UPDATES_HEADER)[0] === shape;
             },
+            // Only a host that echoed `final` packs frames; anything else is decoded as it came.
+            ...(shape === "final" ? { unpackResponse: (bytes: Buffer) => (accepted ? unpackFrames(bytes) : undefined) } : {}),
           },
         );
         return { updates, accepted: () => accepted };

@@ -9,6 +9,9 @@
 // A negotiated update shape (§20) changes only what is added or left out: `records` drops the delta
 // frames, and either shape ends the stream with exactly one Session frame of the session after the turn
 // (the parked turn's final frame is that frame); without one the stream is the reference's, unchanged.
+// `final` sends neither the opening Session frame nor deltas: once the turn settled, its records and the
+// closing Session frame, each encoded exactly as the `records` shape would send it, packed into few
+// messages (wire/exec-updates.ts).
 import { followAbort } from "../abort.js";
 import { NO_CONTEXT, type OpContext } from "../obs/context.js";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -18,10 +21,12 @@ import { checkSessionHarness } from "../host/harness-rule.js";
 import { servedSession } from "../host/served-session.js";
 import { sessionProto, sessionView } from "../host/session-proto.js";
 import type { JournalRecord, SessionInfo } from "../journal/types.js";
-import { AsyncQueue } from "../wire/index.js";
+import { AsyncQueue, EncodedResponse } from "../wire/index.js";
 import { overLimit } from "../limits/index.js";
 import { eventBytes } from "../wire/event-bytes.js";
-import type { ExecUpdateShape } from "../wire/exec-updates.js";
+import { packFrames, type ExecUpdateShape } from "../wire/exec-updates.js";
+import { toBinary } from "@bufbuild/protobuf";
+import { ExecUpdateSchema } from "../gen/agentsessions/v1/session_pb.js";
 import { int64 } from "./checks.js";
 import { checkExecInputs, optionalId } from "./edge-limits.js";
 import { deltaUpdate, recordUpdate, sessionUpdate } from "./record-proto.js";
@@ -79,7 +84,7 @@ export async function* execUpdates(
   ctx: OpContext = NO_CONTEXT,
   project = "",
   shape?: ExecUpdateShape,
-): AsyncGenerator<ExecUpdate> {
+): AsyncGenerator<ExecUpdate | EncodedResponse> {
   const plan = planOf(host, req);
   const info = await targetSession(host, req, ctx, project);
   let completed = false;
@@ -101,8 +106,8 @@ async function* turnUpdates(
   callSignal: AbortSignal,
   ctx: OpContext,
   shape: ExecUpdateShape | undefined,
-): AsyncGenerator<ExecUpdate> {
-  yield sessionUpdate(sessionProto(info));
+): AsyncGenerator<ExecUpdate | EncodedResponse> {
+  if (shape !== "final") yield sessionUpdate(sessionProto(info));
 
   // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
   // settles), when deadline_unix passes, or when the stream closes before the turn ended.
@@ -148,6 +153,8 @@ async function* turnUpdates(
   };
   let lastStreamed = 0;
   let settled = false;
+  /** `final`: the frames to send packed once the turn settled (records, then the closing Session frame). */
+  let finalFrames: ExecUpdate[] | undefined;
   const observer = {
     onRecord(rec: JournalRecord) {
       lastStreamed = Math.max(lastStreamed, rec.seq);
@@ -158,9 +165,11 @@ async function* turnUpdates(
       offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
     },
   };
+  // `final` streams nothing while the turn runs: the turn's result is what it sends.
+  const watcher = shape === "final" ? undefined : observer;
   const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, info.uid));
   const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
-    ? host.placer.resume(info.uid, signal, observer, ctx, plan.expectedLastSeq).then((r) => ({
+    ? host.placer.resume(info.uid, signal, watcher, ctx, plan.expectedLastSeq).then((r) => ({
         records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
         ...(r.parked ? { parked: r.parked } : {}),
       }))
@@ -170,7 +179,7 @@ async function* turnUpdates(
         ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
         ...(req.config.length > 0 ? { config: req.config } : {}),
         ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
-        observer,
+        ...(watcher !== undefined ? { observer: watcher } : {}),
         signal,
         ctx,
       });
@@ -178,6 +187,17 @@ async function* turnUpdates(
     .then(
       async (result) => {
         settled = true; // the turn is over: closing the stream from here on must not abort anything
+        if (shape === "final") {
+          try {
+            const frames = result.records.filter((rec) => rec.seq > info.lastSeq).map(recordUpdate);
+            frames.push(sessionUpdate(await servedSession(host, info.uid)));
+            finalFrames = frames;
+            updates.end();
+          } catch (err) {
+            updates.fail(err);
+          }
+          return;
+        }
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) {
           if (rec.seq > lastStreamed && rec.seq > info.lastSeq)
@@ -210,6 +230,11 @@ async function* turnUpdates(
     for await (const update of updates) {
       share.release(sizes.shift() ?? 0);
       yield update;
+    }
+    // One packed message encoded at a time: the turn's result already holds the records.
+    if (finalFrames !== undefined && cut === undefined) {
+      const encoded = finalFrames.map((frame) => toBinary(ExecUpdateSchema, frame));
+      for (const bytes of packFrames(encoded)) yield new EncodedResponse(bytes);
     }
   } finally {
     share.close();

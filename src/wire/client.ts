@@ -10,7 +10,7 @@ import type {
   ClientReadableStream,
   StatusObject,
 } from "@grpc/grpc-js";
-import type { DescMethod, Message } from "@bufbuild/protobuf";
+import { fromBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress } from "./address.js";
@@ -33,6 +33,11 @@ export interface CallOptions {
   readonly onTrailer?: (metadata: Metadata) => void;
   /** The encoded size of each response message, as it arrives (before it is decoded). */
   readonly onResponseBytes?: (bytes: number) => void;
+  /**
+   * A streaming response message's frames when it packs several (docs/protocol.md §20), else
+   * undefined; each frame is decoded and delivered as a response of its own, in order.
+   */
+  readonly unpackResponse?: (bytes: Buffer) => readonly Uint8Array[] | undefined;
 }
 
 export interface BidiCall<Req, Res> extends AsyncIterable<Res> {
@@ -132,11 +137,19 @@ function setup(method: DescMethod, base: Readonly<Record<string, string>>, optio
     serialize: (value) => encodeMessage(method.input, value),
     deserialize: (bytes) => {
       options.onResponseBytes?.(bytes.length);
+      const frames = options.unpackResponse?.(bytes);
+      if (frames !== undefined)
+        return new PackedResponse(frames.map((f) => fromBinary(method.output, f))) as unknown as Message;
       return decodeMessage(method.output, bytes);
     },
     metadata,
     grpcOptions,
   };
+}
+
+/** The frames of one packed response message, delivered one by one (readResponses). */
+class PackedResponse {
+  constructor(readonly frames: readonly Message[]) {}
 }
 
 interface Observable {
@@ -314,7 +327,8 @@ function readResponses(
     else queue.fail(failure(options, status));
   };
   call.on("data", (msg: Message) => {
-    queue.offer(msg);
+    if (msg instanceof PackedResponse) for (const frame of msg.frames) queue.offer(frame);
+    else queue.offer(msg);
     if (queue.size >= HIGH_WATER) call.pause();
   });
   call.on("error", () => undefined); // the status event carries the same information

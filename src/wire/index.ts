@@ -2,7 +2,7 @@
 // status mapping. Invariant: every gRPC call harnesshost makes or serves goes through this module.
 export { parseAddress, withPort } from "./address.js";
 export type { Address } from "./address.js";
-export { serviceDefinition, methodDefinition, methodPath } from "./service.js";
+export { EncodedResponse, serviceDefinition, methodDefinition, methodPath } from "./service.js";
 export type {
   DecodeBound,
   MethodShape,

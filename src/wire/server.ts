@@ -23,7 +23,7 @@ import type { Readable, Writable } from "node:stream";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, withPort } from "./address.js";
 import { AsyncQueue } from "./queue.js";
-import { type DecodeBound, RefusedRequest, UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
+import { type DecodeBound, type EncodedResponse, RefusedRequest, UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
 import type { MethodShape, RequestOf, ResponseInit } from "./service.js";
 import { statusOfError } from "./status.js";
 
@@ -48,7 +48,7 @@ export interface CallContext {
 export type ServerHandler<M extends MethodShape> = M["methodKind"] extends "unary"
   ? (request: RequestOf<M>, ctx: CallContext) => Promise<ResponseInit<M>> | ResponseInit<M>
   : M["methodKind"] extends "server_streaming"
-    ? (request: RequestOf<M>, ctx: CallContext) => AsyncIterable<ResponseInit<M>>
+    ? (request: RequestOf<M>, ctx: CallContext) => AsyncIterable<ResponseInit<M> | EncodedResponse>
     : M["methodKind"] extends "client_streaming"
       ? (requests: AsyncIterable<RequestOf<M>>, ctx: CallContext) => Promise<ResponseInit<M>>
       : M["methodKind"] extends "bidi_streaming"

@@ -29,8 +29,20 @@ export function methodPath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-/** Serializes a message or an init shape of `schema` (init shapes are completed with `create`). */
+/**
+ * A response already encoded by its handler (a packed Exec message, docs/protocol.md §20): written as
+ * these bytes, which the handler vouches are a valid encoding of the method's response message.
+ */
+export class EncodedResponse {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/**
+ * Serializes a message or an init shape of `schema` (init shapes are completed with `create`); an
+ * EncodedResponse is its bytes.
+ */
 export function encodeMessage(schema: DescMessage, value: unknown): Buffer {
+  if (value instanceof EncodedResponse) return value.bytes;
   const msg = create(schema, value as MessageInitShape<DescMessage>);
   const bytes = toBinary(schema, msg);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

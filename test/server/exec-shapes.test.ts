@@ -70,12 +70,12 @@ describe("Exec update shapes", () => {
   it("anUnknownShapeIsRefusedAsInvalidArgumentBeforeAnythingIsWritten", async () => {
     const before = await f.host.journal.allSessionUids();
     const { items, error } = await drain(
-      f.sessions.exec({ harness: "echo", inputs: [userInput("hi")] }, { metadata: { [EXEC_UPDATES_HEADER]: "final" } }),
+      f.sessions.exec({ harness: "echo", inputs: [userInput("hi")] }, { metadata: { [EXEC_UPDATES_HEADER]: "everything" } }),
     );
     expect(items).toEqual([]);
     expect(error?.grpcCode).toBe(status.INVALID_ARGUMENT);
     expect(error?.message).toContain(
-      `${EXEC_UPDATES_HEADER} "final" is not a known shape; expected one of: all, records`,
+      `${EXEC_UPDATES_HEADER} "everything" is not a known shape; expected one of: all, records, final`,
     );
     expect(await f.host.journal.allSessionUids()).toEqual(before);
   });
