@@ -62,6 +62,31 @@ function planOf(host: Host, req: ExecRequest): ExecPlan {
   return { expectedLastSeq, resumeFromSeq, deadlineMs };
 }
 
+/** The session a turn runs on: its uid, and its row when the edge read it (Target). */
+interface Target {
+  readonly uid: string;
+  /** Read at the edge; absent for a `final` turn on an existing session that needs nothing from it. */
+  readonly info: SessionInfo | undefined;
+}
+
+/**
+ * The session the turn runs on. A `final` Exec with inputs on an existing session, naming no harness,
+ * reads nothing here: it sends no opening Session frame, and the turn's one read under the hold makes
+ * the same project check (NOT_FOUND) — so the row is read once per turn, not twice.
+ */
+async function target(
+  host: Host,
+  req: ExecRequest,
+  ctx: OpContext,
+  project: string,
+  shape: ExecUpdateShape | undefined,
+): Promise<Target> {
+  if (shape === "final" && req.session !== "" && req.harness === "" && req.inputs.length > 0)
+    return { uid: req.session, info: undefined };
+  const info = await targetSession(host, req, ctx, project);
+  return { uid: info.uid, info };
+}
+
 /**
  * The session the turn runs on: auto-created with `harness` when `session` is empty; otherwise the
  * existing one, whose harness a turn cannot change (checkSessionHarness).
@@ -86,15 +111,15 @@ export async function* execUpdates(
   shape?: ExecUpdateShape,
 ): AsyncGenerator<ExecUpdate | EncodedResponse> {
   const plan = planOf(host, req);
-  const info = await targetSession(host, req, ctx, project);
+  const on = await target(host, req, ctx, project, shape);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, info, callSignal, ctx, shape);
+    yield* turnUpdates(host, req, plan, on, callSignal, ctx, shape);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
     // first record is removed again: a refused Exec leaves no session behind.
-    if (req.session === "" && !completed) await host.discardEmptySession(info.uid).catch(() => false);
+    if (req.session === "" && !completed) await host.discardEmptySession(on.uid).catch(() => false);
   }
 }
 
@@ -102,12 +127,15 @@ async function* turnUpdates(
   host: Host,
   req: ExecRequest,
   plan: ExecPlan,
-  info: SessionInfo,
+  on: Target,
   callSignal: AbortSignal,
   ctx: OpContext,
   shape: ExecUpdateShape | undefined,
 ): AsyncGenerator<ExecUpdate | EncodedResponse> {
-  if (shape !== "final") yield sessionUpdate(sessionProto(info));
+  const { uid, info } = on;
+  /** The head before the turn (0 when the edge did not read it: then every record is the turn's own). */
+  const headBefore = info?.lastSeq ?? 0;
+  if (info !== undefined && shape !== "final") yield sessionUpdate(sessionProto(info));
 
   // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
   // settles), when deadline_unix passes, or when the stream closes before the turn ended.
@@ -167,14 +195,14 @@ async function* turnUpdates(
   };
   // `final` streams nothing while the turn runs: the turn's result is what it sends.
   const watcher = shape === "final" ? undefined : observer;
-  const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, info.uid));
+  const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, uid));
   const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
-    ? host.placer.resume(info.uid, signal, watcher, ctx, plan.expectedLastSeq).then((r) => ({
+    ? host.placer.resume(uid, signal, watcher, ctx, plan.expectedLastSeq).then((r) => ({
         records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
         ...(r.parked ? { parked: r.parked } : {}),
       }))
     : host.placer.exec({
-        session: info.uid,
+        session: uid,
         inputs: req.inputs,
         ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
         ...(req.config.length > 0 ? { config: req.config } : {}),
@@ -189,8 +217,8 @@ async function* turnUpdates(
         settled = true; // the turn is over: closing the stream from here on must not abort anything
         if (shape === "final") {
           try {
-            const frames = result.records.filter((rec) => rec.seq > info.lastSeq).map(recordUpdate);
-            frames.push(sessionUpdate(await servedSession(host, info.uid)));
+            const frames = result.records.filter((rec) => rec.seq > headBefore).map(recordUpdate);
+            frames.push(sessionUpdate(await servedSession(host, uid)));
             finalFrames = frames;
             updates.end();
           } catch (err) {
@@ -200,13 +228,13 @@ async function* turnUpdates(
         }
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) {
-          if (rec.seq > lastStreamed && rec.seq > info.lastSeq)
+          if (rec.seq > lastStreamed && rec.seq > headBefore)
             offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
         }
         try {
-          if (shape !== undefined) updates.offer(sessionUpdate(await servedSession(host, info.uid)));
+          if (shape !== undefined) updates.offer(sessionUpdate(await servedSession(host, uid)));
           else if (result.parked)
-            updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(info.uid))));
+            updates.offer(sessionUpdate(await sessionView(host.placer, await host.getSession(uid))));
           updates.end();
         } catch (err) {
           updates.fail(err);

@@ -3,6 +3,9 @@
 // as GetSession serves it after the turn); `records` also drops the delta frames; an unknown value is
 // refused before anything is written. harnesshost/client negotiates the shape and reads the session
 // after the turn from the closing frame, and asks GetSession only of a host that did not echo it.
+// `final` sends only the turn's records and the closing Session frame, packed into one message whose
+// frames are byte for byte the `records` shape's; the client asks for it from result() and falls back
+// to `records` when an older host refuses `final`.
 import { status, type Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/index.js";
@@ -11,6 +14,10 @@ import { Sessions as SessionsService } from "../../src/gen/agentsessions/v1/sess
 import { Server } from "@grpc/grpc-js";
 import { addService, createClient, listen, type MethodsOf, type ServiceImpl } from "../../src/wire/index.js";
 import { EXEC_UPDATES_HEADER } from "../../src/wire/exec-updates.js";
+import { unpackFrames } from "../../src/wire/exec-updates.js";
+import { ExecUpdateSchema } from "../../src/gen/agentsessions/v1/session_pb.js";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ErrorCode, HostError } from "../../src/errors/index.js";
 import { drain, startFixture, userInput, type Fixture } from "./helpers.js";
 
 let f: Fixture;
@@ -130,6 +137,140 @@ describe("Exec update shapes", () => {
       expect(result.outputs).toEqual(["echo:hi"]);
       expect(result.session.lastSeq).toBe(5n);
       expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets + 1);
+    } finally {
+      client.close();
+      upstream.close();
+      relay.forceShutdown();
+    }
+  });
+
+  it("theFinalShapeSendsTheTurnsRecordsAndTheClosingSessionPackedInOneMessage", async () => {
+    const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata?.uid ?? "";
+    const headers: Metadata[] = [];
+    const sizes: number[] = [];
+    const { items, error } = await drain(
+      f.sessions.exec(
+        { session: uid, inputs: [userInput("hi")] },
+        {
+          metadata: { [EXEC_UPDATES_HEADER]: "final" },
+          onHeader: (md) => void headers.push(md),
+          onResponseBytes: (n) => void sizes.push(n),
+          unpackResponse: (bytes) => unpackFrames(bytes),
+        },
+      ),
+    );
+    expect(error).toBeUndefined();
+    expect(headers.flatMap((md) => md.get(EXEC_UPDATES_HEADER))).toEqual(["final"]);
+    expect(sizes).toHaveLength(1);
+    expect(kinds(items)).toEqual(["record", "record", "record", "record", "record", "session"]);
+    // Each frame is what the records shape sends for the same record: the journal's record, as Replay
+    // serves it, in an ExecUpdate of its own.
+    const replayed = (await drain(f.sessions.replay({ session: uid }))).items;
+    expect(replayed.map((r) => r.seq)).toEqual([1n, 2n, 3n, 4n, 5n]);
+    const frames = items.map((u) => toBinary(ExecUpdateSchema, u));
+    const expected = replayed.map((r) =>
+      toBinary(ExecUpdateSchema, create(ExecUpdateSchema, { update: { case: "record", value: r } })),
+    );
+    expect(frames.slice(0, 5)).toEqual(expected);
+    expect(sizes[0]).toBe(frames.reduce((n, b) => n + b.byteLength, 0));
+    const closing = items.at(-1)?.update;
+    expect(closing?.case === "session" ? closing.value : undefined).toEqual(await f.sessions.getSession({ uid }));
+  });
+
+  it("aPlainDecoderReadsAPackedFinalMessageAsItsClosingSessionFrame", async () => {
+    const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata?.uid ?? "";
+    const { items, error } = await drain(
+      f.sessions.exec({ session: uid, inputs: [userInput("hi")] }, { metadata: { [EXEC_UPDATES_HEADER]: "final" } }),
+    );
+    expect(error).toBeUndefined();
+    expect(kinds(items)).toEqual(["session"]);
+    const only = items[0]?.update;
+    expect(only?.case === "session" ? only.value : undefined).toEqual(await f.sessions.getSession({ uid }));
+  });
+
+  it("aFinalExecThatFailsSendsNoFrameAndItsStatus", async () => {
+    const missing = await drain(
+      f.sessions.exec(
+        { session: "sess-nosuchsession", inputs: [userInput("hi")] },
+        { metadata: { [EXEC_UPDATES_HEADER]: "final" }, unpackResponse: (bytes) => unpackFrames(bytes) },
+      ),
+    );
+    expect(missing.items).toEqual([]);
+    expect(missing.error?.grpcCode).toBe(status.NOT_FOUND);
+    const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata?.uid ?? "";
+    const stale = await drain(
+      f.sessions.exec(
+        { session: uid, inputs: [userInput("hi")], expectedLastSeq: 7n },
+        { metadata: { [EXEC_UPDATES_HEADER]: "final" }, unpackResponse: (bytes) => unpackFrames(bytes) },
+      ),
+    );
+    expect(stale.items).toEqual([]);
+    expect(stale.error?.grpcCode).toBe(status.ABORTED);
+    expect((await f.sessions.getSession({ uid })).lastSeq).toBe(0n);
+    const otherHarness = await drain(
+      f.sessions.exec(
+        { session: uid, harness: "no-such-harness", inputs: [userInput("hi")] },
+        { metadata: { [EXEC_UPDATES_HEADER]: "final" } },
+      ),
+    );
+    expect(otherHarness.error?.grpcCode).toBe(status.FAILED_PRECONDITION);
+  });
+
+  it("theClientsResultGetsTheSameRecordsAndSessionFromTheFinalShape", async () => {
+    const client = connect({ address: f.server.addr });
+    try {
+      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+      const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
+      const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
+      expect(result.outputs).toEqual(["echo:hi"]);
+      expect(result.lastSeq).toBe(5n);
+      expect(result.records).toEqual((await drain(f.sessions.replay({ session: uid }))).items);
+      expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets);
+      expect(result.session).toEqual(await client.sessions.get(uid));
+      // A new session: its uid comes from the closing frame.
+      const fresh = await client.sessions.exec({ harness: "echo", input: "new" }).result();
+      expect(fresh.outputs).toEqual(["echo:new"]);
+      expect(fresh.session.metadata?.uid).toMatch(/^sess-/);
+      expect(fresh.session.lastSeq).toBe(5n);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("theClientOfAHostThatRefusesFinalAsUnknownRetriesWithRecords", async () => {
+    // An older harnesshost: knows `all` and `records`, refuses anything else before running anything.
+    const upstream = createClient(SessionsService, f.server.addr);
+    const asked: string[] = [];
+    const relayed = new Proxy({} as ServiceImpl<MethodsOf<typeof Sessions>>, {
+      get: (_t, name: string) =>
+        name === "exec"
+          ? (req: never, ctx: { metadata: Metadata; deferHeader(md: Metadata): void }) => {
+              const value = String(ctx.metadata.get(EXEC_UPDATES_HEADER)[0] ?? "");
+              asked.push(value);
+              if (value !== "records" && value !== "all")
+                throw new HostError(
+                  ErrorCode.InvalidArgument,
+                  `${EXEC_UPDATES_HEADER} ${JSON.stringify(value)} is not a known shape; expected one of: all, records`,
+                );
+              const echo = ctx.metadata.clone();
+              ctx.deferHeader(echo);
+              return upstream.exec(req, { metadata: { [EXEC_UPDATES_HEADER]: value } });
+            }
+          : (req: never) => (upstream as unknown as Record<string, (r: never) => unknown>)[name]?.(req),
+    });
+    const relay = new Server();
+    addService(relay, SessionsService, relayed);
+    const addr = await listen(relay, "127.0.0.1:0");
+    const client = connect({ address: addr });
+    try {
+      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+      const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
+      const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
+      expect(asked).toEqual(["final", "records"]);
+      expect(result.outputs).toEqual(["echo:hi"]);
+      expect(result.session.lastSeq).toBe(5n);
+      expect(result.records.map((r) => r.seq)).toEqual([1n, 2n, 3n, 4n, 5n]);
+      expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets);
     } finally {
       client.close();
       upstream.close();
