@@ -79,7 +79,9 @@ export interface OpenedExec {
 /** An older harnesshost's refusal of a shape it does not know (§20 rule 4), sent before anything ran. */
 function refusedAsUnknownShape(err: unknown): boolean {
   const e = clientError(err);
-  return e.code === ErrorCode.InvalidArgument && e.message.includes(`${EXEC_UPDATES_HEADER} "final" is not a known shape`);
+  return (
+    e.code === ErrorCode.InvalidArgument && e.message.includes(`${EXEC_UPDATES_HEADER} "final" is not a known shape`)
+  );
 }
 
 export class ExecCall implements AsyncIterable<ExecEvent> {

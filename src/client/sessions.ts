@@ -146,7 +146,9 @@ export class SessionsClient {
               accepted = md.get(EXEC_UPDATES_HEADER)[0] === shape;
             },
             // Only a host that echoed `final` packs frames; anything else is decoded as it came.
-            ...(shape === "final" ? { unpackResponse: (bytes: Buffer) => (accepted ? unpackFrames(bytes) : undefined) } : {}),
+            ...(shape === "final"
+              ? { unpackResponse: (bytes: Buffer) => (accepted ? unpackFrames(bytes) : undefined) }
+              : {}),
           },
         );
         return { updates, accepted: () => accepted };

@@ -23,7 +23,14 @@ import type { Readable, Writable } from "node:stream";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { parseAddress, withPort } from "./address.js";
 import { AsyncQueue } from "./queue.js";
-import { type DecodeBound, type EncodedResponse, RefusedRequest, UndecodableRequest, methodPath, serviceDefinition } from "./service.js";
+import {
+  type DecodeBound,
+  type EncodedResponse,
+  RefusedRequest,
+  UndecodableRequest,
+  methodPath,
+  serviceDefinition,
+} from "./service.js";
 import type { MethodShape, RequestOf, ResponseInit } from "./service.js";
 import { statusOfError } from "./status.js";
 

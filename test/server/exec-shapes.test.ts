@@ -77,7 +77,10 @@ describe("Exec update shapes", () => {
   it("anUnknownShapeIsRefusedAsInvalidArgumentBeforeAnythingIsWritten", async () => {
     const before = await f.host.journal.allSessionUids();
     const { items, error } = await drain(
-      f.sessions.exec({ harness: "echo", inputs: [userInput("hi")] }, { metadata: { [EXEC_UPDATES_HEADER]: "everything" } }),
+      f.sessions.exec(
+        { harness: "echo", inputs: [userInput("hi")] },
+        { metadata: { [EXEC_UPDATES_HEADER]: "everything" } },
+      ),
     );
     expect(items).toEqual([]);
     expect(error?.grpcCode).toBe(status.INVALID_ARGUMENT);
