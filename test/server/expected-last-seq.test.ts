@@ -74,7 +74,14 @@ describe("expected_last_seq", () => {
         signal: new AbortController().signal,
       });
     });
-    const err = await refusal(client.sessions.exec({ session, input: "two", expectedLastSeq: seen }).result());
+    // Iterated (the `all` shape), so the edge reads the session before the turn; result() alone asks
+    // for `final`, which reads it only under the hold (theFinalShapeReadsTheSessionOnlyUnderTheHold).
+    const iterated = client.sessions.exec({ session, input: "two", expectedLastSeq: seen });
+    const err = await refusal(
+      (async () => {
+        for await (const _ of iterated);
+      })(),
+    );
     expect(err.status).toBe("ABORTED");
     expect(err.code).toBe("conflict");
     const head = (await host.reads.head(session)).seq;
@@ -91,6 +98,35 @@ describe("expected_last_seq", () => {
     // The head read under the lock is the one that counts: naming it proceeds.
     const ok = await client.sessions.exec({ session, input: "two", expectedLastSeq: head }).result();
     expect(ok.outputs).toEqual(["echo:two"]);
+  });
+
+  it("theFinalShapeReadsTheSessionOnlyUnderTheHold", async () => {
+    journalDir = mkdtempSync(join(tmpdir(), "hh-els-"));
+    const reads: string[] = [];
+    const inner = await openJournal(join(journalDir, "journal.db"));
+    const counted = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === "getSession")
+          return async (uid: string) => {
+            reads.push(new Error().stack?.includes("withLockedSession") ? "hold" : "other");
+            return target.getSession(uid);
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    fx = await startFixture({ overrides: { journal: counted } });
+    client = connect({ address: fx.server.addr });
+    const session = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+    reads.length = 0;
+    const done = await client.sessions.exec({ session, input: "one", expectedLastSeq: 0 }).result();
+    expect(done.outputs).toEqual(["echo:one"]);
+    // One read under the hold (the expected_last_seq check), one for the closing Session frame.
+    expect(reads).toEqual(["hold", "other"]);
+    reads.length = 0;
+    const err = await refusal(client.sessions.exec({ session, input: "two", expectedLastSeq: 1 }).result());
+    expect(err.code).toBe("conflict");
+    expect(reads).toEqual(["hold"]);
   });
 
   it("aStaleExpectedLastSeqIsRefusedWhenExecRecoversADecidedTurn", async () => {
