@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_PROJECTS, type TestProjectName } from "./test/projects.js";
+import { LongestFirstSequencer } from "./test/support/longest-first.js";
 
 const src = (path: string): string => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
@@ -48,6 +49,8 @@ export default defineConfig({
     // Child-process tests run the compiled CLI (bin/harnesshost.js); this rebuilds dist/ first when stale.
     // …and test/package/tree-hash-setup.ts fixes which tree the packed-tarball tests share this run.
     globalSetup: ["./test/support/dist-current.ts", "./test/package/tree-hash-setup.ts"],
+    // The few files that take minutes start first (test/projects.ts, LONGEST_FIRST).
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/summary-reporter.ts"],

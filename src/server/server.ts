@@ -33,11 +33,6 @@ import { sessionsService } from "./sessions-service.js";
 
 export const SESSIONS_SERVICE = "agentsessions.v1.Sessions";
 export const DEFAULT_GRACE_MS = 5_000;
-/**
- * grpc-js keeps channelz statistics per call and per message unless told not to; nothing here serves
- * channelz, so the listeners do not pay for it (docs/performance.md "The wire turn").
- */
-const NO_CHANNELZ = { "grpc.enable_channelz": 0 } as const;
 
 export interface TlsFiles {
   /** PEM certificate chain. */
@@ -110,7 +105,8 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const sessions = new Server({
     interceptors: [policy("sessions")],
     "grpc.max_receive_message_length": host.limits.requestBytes,
-    ...NO_CHANNELZ,
+    // channelz stays on for the listeners: grpc-js 1.14 with "grpc.enable_channelz": 0 left a drained
+    // server's HTTP/2 sessions open, so `serve` did not exit after "stopped" (hostile-node-drain.test).
   });
   const health = new Health({ "": "SERVING", [SESSIONS_SERVICE]: "SERVING" });
   const journalHealth = new JournalHealth({
@@ -143,7 +139,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   health.addToServer(sessions);
   addLazyReflection(sessions);
 
-  const registry = listeners.registry ? new Server({ interceptors: [policy("registry")], ...NO_CHANNELZ }) : undefined;
+  const registry = listeners.registry ? new Server({ interceptors: [policy("registry")] }) : undefined;
   if (registry) {
     addService(registry, HarnessRegistry, registryImpl);
     addService(registry, HarnessVersions, harnessVersionsImpl);
