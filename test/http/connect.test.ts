@@ -107,6 +107,29 @@ describe("HTTP listener", () => {
     expect(outputs.join("")).toContain("echo:over http");
   });
 
+  it("theFinalShapeOverHttpIsOneMessagePerFrame: an Exec over Connect asking for `final` gets its records and the closing Session frame, each frame decoded whole", async () => {
+    const f = (fx = await startFixture({ httpAddr: "127.0.0.1:0" }));
+    const http = httpClients(f.server.httpUrl!);
+    const uid = (await f.sessions.createSession({ session: { harness: "echo" } })).metadata!.uid;
+    let echoed: string | null = null;
+    const updates = await collect(
+      http.sessions.exec(create(ExecRequestSchema, { session: uid, inputs: [userInput("packed over http")] }), {
+        headers: { "x-harnesshost-exec-updates": "final" },
+        onHeader: (headers) => {
+          echoed = headers.get("x-harnesshost-exec-updates");
+        },
+      }),
+    );
+    expect(echoed).toBe("final");
+    // No opening Session frame, no deltas: the turn's records, then exactly one closing Session frame.
+    expect(updates.map((u) => u.update.case)).toEqual([...updates.slice(0, -1).map(() => "record"), "session"]);
+    const streamed = updates.flatMap((u) => (u.update.case === "record" ? [u.update.value] : []));
+    expect(streamed.length).toBeGreaterThan(0);
+    expect(streamed).toEqual((await drain(f.sessions.replay({ session: uid }))).items);
+    const closing = updates.at(-1)?.update;
+    expect(closing?.case === "session" ? closing.value : undefined).toEqual(await f.sessions.getSession({ uid }));
+  });
+
   it("sameStatusCodesAsGrpc: not found, invalid argument and failed precondition are the same codes on both listeners", async () => {
     const f = (fx = await startFixture({ httpAddr: "127.0.0.1:0" }));
     const http = httpClients(f.server.httpUrl!);
