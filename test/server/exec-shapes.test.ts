@@ -44,6 +44,35 @@ async function echoTurn(metadata: Record<string, string>) {
 const rpcsLogged = (method: string): number =>
   f.logs.filter((l) => l.includes('"rpc finished"') && l.includes(`"method":"${method}"`)).length;
 
+/** What a relay serves for one method of Sessions, given the upstream client it forwards to. */
+type RelayMethod = (upstream: Record<string, (r: never, o?: unknown) => unknown>, name: string) => unknown;
+
+/**
+ * A Sessions server on loopback that forwards every call to the fixture without its metadata (as a
+ * host that ignores the header would), except where `method` answers otherwise; `run` gets a
+ * harnesshost/client of it and a fresh echo session on it. Everything it opened is closed after.
+ */
+async function throughRelay(
+  method: RelayMethod | undefined,
+  run: (client: ReturnType<typeof connect>, uid: string) => Promise<void>,
+): Promise<void> {
+  const upstream = createClient(SessionsService, f.server.addr);
+  const calls = upstream as unknown as Record<string, (r: never, o?: unknown) => unknown>;
+  const relayed = new Proxy({} as ServiceImpl<MethodsOf<typeof Sessions>>, {
+    get: (_t, name: string) => method?.(calls, name) ?? ((req: never) => calls[name]?.(req)),
+  });
+  const relay = new Server();
+  addService(relay, SessionsService, relayed);
+  const client = connect({ address: await listen(relay, "127.0.0.1:0") });
+  try {
+    await run(client, (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "");
+  } finally {
+    client.close();
+    upstream.close();
+    relay.forceShutdown();
+  }
+}
+
 describe("Exec update shapes", () => {
   it("aCallWithoutTheHeaderGetsTheReferenceStreamAndNoEcho", async () => {
     const { items, error, echoed } = await echoTurn({});
@@ -124,27 +153,13 @@ describe("Exec update shapes", () => {
 
   it("theClientOfAHostThatIgnoresTheHeaderAsksGetSessionAfterTheTurn", async () => {
     // A relay in front of the fixture forwards no metadata — as a host that ignores the header would.
-    const upstream = createClient(SessionsService, f.server.addr);
-    const relayed = new Proxy({} as ServiceImpl<MethodsOf<typeof Sessions>>, {
-      get: (_t, name: string) => (req: never) =>
-        (upstream as unknown as Record<string, (r: never) => unknown>)[name]?.(req),
-    });
-    const relay = new Server();
-    addService(relay, SessionsService, relayed);
-    const addr = await listen(relay, "127.0.0.1:0");
-    const client = connect({ address: addr });
-    try {
-      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+    await throughRelay(undefined, async (client, uid) => {
       const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
       const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
       expect(result.outputs).toEqual(["echo:hi"]);
       expect(result.session.lastSeq).toBe(5n);
       expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets + 1);
-    } finally {
-      client.close();
-      upstream.close();
-      relay.forceShutdown();
-    }
+    });
   });
 
   it("theFinalShapeSendsTheTurnsRecordsAndTheClosingSessionPackedInOneMessage", async () => {
@@ -242,31 +257,22 @@ describe("Exec update shapes", () => {
 
   it("theClientOfAHostThatRefusesFinalAsUnknownRetriesWithRecords", async () => {
     // An older harnesshost: knows `all` and `records`, refuses anything else before running anything.
-    const upstream = createClient(SessionsService, f.server.addr);
     const asked: string[] = [];
-    const relayed = new Proxy({} as ServiceImpl<MethodsOf<typeof Sessions>>, {
-      get: (_t, name: string) =>
-        name === "exec"
-          ? (req: never, ctx: { metadata: Metadata; deferHeader(md: Metadata): void }) => {
-              const value = String(ctx.metadata.get(EXEC_UPDATES_HEADER)[0] ?? "");
-              asked.push(value);
-              if (value !== "records" && value !== "all")
-                throw new HostError(
-                  ErrorCode.InvalidArgument,
-                  `${EXEC_UPDATES_HEADER} ${JSON.stringify(value)} is not a known shape; expected one of: all, records`,
-                );
-              const echo = ctx.metadata.clone();
-              ctx.deferHeader(echo);
-              return upstream.exec(req, { metadata: { [EXEC_UPDATES_HEADER]: value } });
-            }
-          : (req: never) => (upstream as unknown as Record<string, (r: never) => unknown>)[name]?.(req),
-    });
-    const relay = new Server();
-    addService(relay, SessionsService, relayed);
-    const addr = await listen(relay, "127.0.0.1:0");
-    const client = connect({ address: addr });
-    try {
-      const uid = (await client.sessions.create({ harness: "echo" })).metadata?.uid ?? "";
+    const olderHost: RelayMethod = (upstream, name) =>
+      name === "exec"
+        ? (req: never, ctx: { metadata: Metadata; deferHeader(md: Metadata): void }) => {
+            const value = String(ctx.metadata.get(EXEC_UPDATES_HEADER)[0] ?? "");
+            asked.push(value);
+            if (value !== "records" && value !== "all")
+              throw new HostError(
+                ErrorCode.InvalidArgument,
+                `${EXEC_UPDATES_HEADER} ${JSON.stringify(value)} is not a known shape; expected one of: all, records`,
+              );
+            ctx.deferHeader(ctx.metadata.clone());
+            return upstream["exec"]?.(req, { metadata: { [EXEC_UPDATES_HEADER]: value } });
+          }
+        : undefined;
+    await throughRelay(olderHost, async (client, uid) => {
       const gets = rpcsLogged("/agentsessions.v1.Sessions/GetSession");
       const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
       expect(asked).toEqual(["final", "records"]);
@@ -274,10 +280,6 @@ describe("Exec update shapes", () => {
       expect(result.session.lastSeq).toBe(5n);
       expect(result.records.map((r) => r.seq)).toEqual([1n, 2n, 3n, 4n, 5n]);
       expect(rpcsLogged("/agentsessions.v1.Sessions/GetSession")).toBe(gets);
-    } finally {
-      client.close();
-      upstream.close();
-      relay.forceShutdown();
-    }
+    });
   });
 });
