@@ -2,7 +2,7 @@
 // fresh directory or in one an earlier start made — a restart — registry and HTTP listeners off) to
 // its first gRPC Health answer SERVING, and the baseline of spawning `node -e 0` to its exit.
 // Invariant: every serve it starts is stopped, and a directory it made is removed, whatever happens.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -35,6 +35,28 @@ function healthClient(): HealthCtor {
   return health;
 }
 
+/** Resolves once `addr`'s gRPC Health answers SERVING for the whole server; rejects on anything else. */
+export async function healthServing(addr: string): Promise<void> {
+  const client = new (healthClient())(addr, grpc.credentials.createInsecure());
+  try {
+    await new Promise<void>((res, rej) =>
+      client.check({ service: "" }, (err, reply) =>
+        err ? rej(err) : reply?.status === "SERVING" ? res() : rej(new Error(`health ${reply?.status}`)),
+      ),
+    );
+  } finally {
+    client.close();
+  }
+}
+
+/** Stops a serve this module's caller started (SIGTERM), once it has exited; nothing if it already has. */
+export async function stopServe(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((res) => child.once("exit", res));
+  child.kill("SIGTERM");
+  await exited;
+}
+
 /**
  * One start of `bin serve`: ms to its listening line and to its first Health SERVING. On `dataDir` (a
  * restart: the caller's directory, kept) or, without one, on a fresh directory made and removed here.
@@ -43,7 +65,6 @@ export async function serveReadyMs(
   bin: string = PACKAGE_BIN,
   dataDir?: string,
 ): Promise<{ listeningMs: number; healthMs: number }> {
-  const Health = healthClient();
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), "hh-serve-ready-"));
   const t0 = performance.now();
   const child = spawn(
@@ -62,21 +83,10 @@ export async function serveReadyMs(
       child.on("exit", (code) => rej(new Error(`serve exited ${code} before listening`)));
     });
     const listeningMs = performance.now() - t0;
-    const client = new Health(addr, grpc.credentials.createInsecure());
-    await new Promise<void>((res, rej) =>
-      client.check({ service: "" }, (err, reply) =>
-        err ? rej(err) : reply?.status === "SERVING" ? res() : rej(new Error(`health ${reply?.status}`)),
-      ),
-    );
-    const healthMs = performance.now() - t0;
-    client.close();
-    return { listeningMs, healthMs };
+    await healthServing(addr);
+    return { listeningMs, healthMs: performance.now() - t0 };
   } finally {
-    if (child.exitCode === null) {
-      const exited = new Promise((res) => child.once("exit", res));
-      child.kill("SIGTERM");
-      await exited;
-    }
+    await stopServe(child);
     if (dataDir === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }

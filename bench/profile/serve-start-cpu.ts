@@ -5,14 +5,12 @@
 // answer — steadier than wall time on a shared machine. Invariant: it reports, it never judges; every
 // serve it starts is stopped, every directory it made removed.
 // Usage: npx tsx bench/profile/serve-start-cpu.ts RUNS BIN [BIN…]   (NODEFLAGS="--flag …" adds node flags)
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import * as grpc from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
-import { protoPath } from "grpc-health-check";
+import { healthServing, stopServe as stop } from "../lib/serve-ready.js";
 import { median } from "../lib/stats.js";
 
 const [runsArg, ...binArgs] = process.argv.slice(2);
@@ -33,15 +31,6 @@ process.on("SIGUSR2", () => write("CPU_HEALTH " + cpu() + "\\n"));
 `,
 );
 
-type Check = (req: object, cb: (err: grpc.ServiceError | null, res?: { status?: string }) => void) => void;
-const Health = (
-  grpc.loadPackageDefinition(loadSync(protoPath, { keepCase: true, enums: String })) as unknown as {
-    grpc: {
-      health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { check: Check } } };
-    };
-  }
-).grpc.health.v1.Health;
-
 /** gRPC on a free loopback port; the registry and HTTP listeners off (as the serve_ready_ms figure). */
 const LISTENERS = ["--addr", "127.0.0.1:0", "--registry-addr", "off", "--http-addr", "off"];
 
@@ -50,13 +39,6 @@ interface Start {
   healthMs: number;
   cpuListenMs: number;
   cpuHealthMs: number;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((res) => child.once("exit", res));
-  child.kill("SIGTERM");
-  await exited;
 }
 
 async function start(bin: string, dir: string): Promise<Start> {
@@ -83,14 +65,8 @@ async function start(bin: string, dir: string): Promise<Start> {
       child.once("exit", (code) => rej(new Error(`serve exited ${code} before listening`)));
     });
     const listenMs = performance.now() - t0;
-    const client = new Health(addr, grpc.credentials.createInsecure());
-    await new Promise<void>((res, rej) =>
-      client.check({ service: "" }, (err, reply) =>
-        err ? rej(err) : reply?.status === "SERVING" ? res() : rej(new Error(`health ${reply?.status}`)),
-      ),
-    );
+    await healthServing(addr);
     const healthMs = performance.now() - t0;
-    client.close();
     const cpuHealthMs = await new Promise<number>((res) => {
       onHealthCpu = res;
       child.kill("SIGUSR2");
