@@ -3,15 +3,14 @@
 // handler the gRPC listener calls — nothing about a method's meaning lives here; a failure leaves with
 // the status statusOfError assigns on the gRPC path (Connect codes are gRPC's numbers), its details
 // redacted and bounded the same way; the handler's AbortSignal is Connect's (client gone, deadline,
-// shutdown); a message a handler yields already encoded (the packed frames of an Exec's `final` shape,
-// docs/protocol.md §20 rule 6) leaves as one Connect message per frame, decoded by the method's schema.
+// shutdown); a response a handler yields already encoded (the packed frames of an Exec's `final` shape,
+// docs/protocol.md §20 rule 6) leaves as the messages it encodes, one Connect message each.
 import { Metadata } from "@grpc/grpc-js";
-import { type DescMethod, fromBinary, type Message } from "@bufbuild/protobuf";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import { type Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { ErrorCode, HostError } from "../errors/index.js";
 import { type CallContext, EncodedResponse, type ServiceImpl } from "../wire/index.js";
-import { unpackFrames } from "../wire/exec-updates.js";
 import { ERROR_CODE_TRAILER, statusOfError } from "../wire/status.js";
 import { bindCaller } from "../server/caller.js";
 import { CALLER_KEY } from "./caller-key.js";
@@ -96,7 +95,7 @@ export function routeService<S extends GenServiceMethods>(
         router.rpc(method, unary(bound as unknown as UnaryFn) as never);
         break;
       case "server_streaming":
-        router.rpc(method, serverStream(method, bound as unknown as StreamFn) as never);
+        router.rpc(method, serverStream(bound as unknown as StreamFn) as never);
         break;
       default:
         // Sessions and the registry have no client-streaming methods; none is routed over HTTP.
@@ -118,15 +117,15 @@ function unary(fn: UnaryFn) {
   };
 }
 
-function serverStream(method: DescMethod, fn: StreamFn) {
+function serverStream(fn: StreamFn) {
   return async function* (request: Message, hctx: HandlerContext): AsyncGenerator<unknown> {
     const { ctx, flush } = callContextOf(hctx);
     try {
       for await (const item of fn(request, ctx)) {
-        if (!(item instanceof EncodedResponse)) yield item;
         // Connect encodes what it is given: packed frames go as messages of one frame each (§20 rule 6
         // allows one or more whole frames per message).
-        else for (const frame of unpackFrames(item.bytes) ?? [item.bytes]) yield fromBinary(method.output, frame);
+        if (item instanceof EncodedResponse) yield* item.messages;
+        else yield item;
       }
     } catch (err) {
       throw connectErrorOf(err);

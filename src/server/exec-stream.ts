@@ -262,7 +262,11 @@ async function* turnUpdates(
     // One packed message encoded at a time: the turn's result already holds the records.
     if (finalFrames !== undefined && cut === undefined) {
       const encoded = finalFrames.map((frame) => toBinary(ExecUpdateSchema, frame));
-      for (const bytes of packFrames(encoded)) yield new EncodedResponse(bytes);
+      let at = 0;
+      for (const { bytes, frames } of packFrames(encoded)) {
+        yield new EncodedResponse(bytes, finalFrames.slice(at, at + frames));
+        at += frames;
+      }
     }
   } finally {
     share.close();

@@ -44,22 +44,25 @@ export const PACKED_MESSAGE_BYTES = 1 << 20;
 
 /**
  * Encoded frames grouped into messages: each message is its frames' bytes back to back, filled up to
- * `limit` bytes (a frame larger than that goes alone); order is kept.
+ * `limit` bytes (a frame larger than that goes alone), with how many frames it holds; order is kept.
  */
-export function packFrames(frames: readonly Uint8Array[], limit = PACKED_MESSAGE_BYTES): Buffer[] {
-  const messages: Buffer[] = [];
+export function packFrames(
+  frames: readonly Uint8Array[],
+  limit = PACKED_MESSAGE_BYTES,
+): { bytes: Buffer; frames: number }[] {
+  const messages: { bytes: Buffer; frames: number }[] = [];
   let group: Uint8Array[] = [];
   let bytes = 0;
   for (const frame of frames) {
     if (group.length > 0 && bytes + frame.byteLength > limit) {
-      messages.push(Buffer.concat(group, bytes));
+      messages.push({ bytes: Buffer.concat(group, bytes), frames: group.length });
       group = [];
       bytes = 0;
     }
     group.push(frame);
     bytes += frame.byteLength;
   }
-  if (group.length > 0) messages.push(Buffer.concat(group, bytes));
+  if (group.length > 0) messages.push({ bytes: Buffer.concat(group, bytes), frames: group.length });
   return messages;
 }
 

@@ -31,10 +31,15 @@ export function methodPath(method: DescMethod): string {
 
 /**
  * A response already encoded by its handler (a packed Exec message, docs/protocol.md §20): written as
- * these bytes, which the handler vouches are a valid encoding of the method's response message.
+ * these bytes, which the handler vouches are the encodings of `messages` back to back — a valid
+ * encoding of the method's response message. A transport that encodes its own messages (Connect)
+ * sends `messages` one by one instead.
  */
 export class EncodedResponse {
-  constructor(readonly bytes: Buffer) {}
+  constructor(
+    readonly bytes: Buffer,
+    readonly messages: readonly unknown[],
+  ) {}
 }
 
 /**
