@@ -75,6 +75,8 @@ interface Tally {
   liveOnVictim: Set<string> | undefined;
   /** Sessions refused as lost during the run. */
   readonly lost: Set<string>;
+  /** Fork calls made; those not acknowledged (t.ok) may still have committed their child. */
+  forksTried: number;
   done: number;
 }
 
@@ -153,6 +155,7 @@ async function worker(c: Cluster, t: Tally, sessions: string[], rnd: () => numbe
         t.lifecycle.push({ session, seq: Number(s.lastSeq), kind: Lifecycle_Kind.LIFECYCLE_RESUME });
       });
     } else if (sessions.length < MAX_SESSIONS) {
+      t.forksTried += 1;
       await attempt(t, `${what} fork`, "fork", session, host, async () => {
         for (const child of await host.api.fork({ session, atSeq: 0, count: 1 }))
           sessions.push(child.metadata?.uid ?? "");
@@ -177,6 +180,7 @@ describe("three hosts under random traffic", () => {
       busyOn: new Map(),
       liveOnVictim: undefined,
       lost: new Set(),
+      forksTried: 0,
       done: 0,
     };
     const sessions: string[] = [];
@@ -213,7 +217,12 @@ describe("three hosts under random traffic", () => {
 
     const j = await c.journal();
     const all = await j.allSessionUids();
-    expect(new Set(all)).toEqual(new Set(sessions));
+    // Every session a client was told of is there; any other is the child of a fork whose answer the
+    // client never got (its host was killed after the commit), at most one per such fork.
+    const stored = new Set(all);
+    expect(sessions.filter((s) => !stored.has(s))).toEqual([]);
+    const unknown = all.filter((s) => !sessions.includes(s));
+    expect(unknown.length).toBeLessThanOrEqual(t.forksTried - (t.ok.get("fork") ?? 0));
     await expectSound(j, all);
     for (const [uid, seqs] of t.acked) {
       const stored = new Map((await j.readRange(uid)).map((r) => [r.seq, r.contentHash]));
