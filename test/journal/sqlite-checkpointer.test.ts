@@ -2,15 +2,20 @@
 // frames into the database while appends keep committing, the writing connection restarts the WAL at
 // `resetPages` so it stays bounded (at most twice `resetPages` plus one transaction's frames, with or
 // without the worker), every acknowledged append is readable after reopening, and closing stops the
-// worker before the writing connection closes, so the WAL is folded in and removed as before.
+// worker before the writing connection closes, so the WAL is folded in and removed as before. The
+// bound is the journal's own: a read transaction of another connection pins the WAL until it ends,
+// and a checkpoint it stopped short is tried again, not counted as done.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { SqliteJournal } from "../../src/journal/sqlite/journal.js";
-import type { WalCheckpointOptions } from "../../src/journal/sqlite/checkpointer.js";
+import { type WalCheckpointOptions, WalCheckpointer } from "../../src/journal/sqlite/checkpointer.js";
+import { openWritable } from "../../src/journal/sqlite/open.js";
+import { openSqlite } from "../../src/journal/sqlite-driver.js";
 import { eventually } from "../fixtures/eventually.js";
 import { inputEvent, outputEvent } from "./events.js";
 import { created } from "./sessions.js";
@@ -131,6 +136,102 @@ describe("sqlite WAL checkpoints", () => {
     expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(32 + (2 * resetPages + maxGrowth) * frameBytes);
     await journal.close();
     await expectAllReadable(path, acked);
+  });
+
+  it("walStaysBoundedWhileTheWorkerStarts: a worker whose connection still holds its start-up read is waited for at twice resetPages, so the WAL restarts and holds at most twice resetPages plus one commit", async () => {
+    // The interleaving walStaysBounded failed on under CPU load (maxLog 174 > 163): the worker thread,
+    // slow to start, held the read snapshot of its first statement (the schema read) while the WAL
+    // reached twice resetPages; the writer's checkpoint copied only up to that snapshot, SQLite still
+    // said "not busy", and the WAL grew until the worker's read ended. Here the worker holds that read
+    // open until the writer waits for it (or 20 s, so a writer that never waits cannot hang the test).
+    const dir = mkdtempSync(join(tmpdir(), "hh-wal-start-"));
+    dirs.push(dir);
+    const path = join(dir, "journal.db");
+    const { db } = openWritable(path, 20_000);
+    const resetPages = 8;
+    const signal = new Int32Array(new SharedArrayBuffer(4));
+    const checkpointer = new WalCheckpointer(
+      db,
+      path,
+      20_000,
+      { backgroundPages: 4, resetPages },
+      {
+        signal: signal.buffer as SharedArrayBuffer,
+        maxMs: 20_000,
+      },
+    );
+    try {
+      db.exec("CREATE TABLE filler (b BLOB)");
+      const insert = db.prepare("INSERT INTO filler (b) VALUES (?)");
+      const commit = db.transaction(() => {
+        for (let i = 0; i < 3; i++) insert.run(randomBytes(3000));
+      });
+      let log = 0;
+      const commitTwice = () => {
+        commit();
+        checkpointer.afterCommit(2);
+        const next = checkpointer.walFrames().log;
+        const growth = next >= log ? next - log : next;
+        log = next;
+        return growth;
+      };
+      // Commits until backgroundPages frames wait for a checkpoint: the worker is asked for one (and
+      // starts), then holds its read.
+      const waiting = () => log - checkpointer.walFrames().checkpointed;
+      for (let i = 0; i < 10 && waiting() < 4; i++) commitTwice();
+      expect(waiting()).toBeGreaterThanOrEqual(4);
+      await eventually("the starting worker to hold a read snapshot", () => Atomics.load(signal, 0) === 1);
+      let maxLog = 0;
+      let maxGrowth = 0;
+      for (let i = 0; i < 16; i++) {
+        maxGrowth = Math.max(maxGrowth, commitTwice());
+        maxLog = Math.max(maxLog, log);
+      }
+      expect(maxGrowth).toBeGreaterThan(0);
+      // Without the wait the WAL held all 16 commits' frames, well past this.
+      expect(maxLog).toBeLessThanOrEqual(2 * resetPages + maxGrowth);
+      expect(checkpointer.stats).toMatchObject({ pinned: 0, lockBusy: 0 });
+      expect(checkpointer.stats.inline).toBeGreaterThan(0);
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
+  it("aCheckpointAnotherConnectionsReaderStopsShortIsTriedAgainNotCountedDone: the WAL cannot restart under a reader, so the checkpoint that copied up to its snapshot counts as pinned and a timer tries it again once the reader ends, with no commit to prompt it", async () => {
+    const resetPages = 16;
+    // No worker checkpoint (backgroundPages out of reach): the restart is the writing connection's own.
+    const { journal, path } = await openAt({ backgroundPages: 1_000_000, resetPages });
+    const before = await appendRounds(journal, 1);
+    const reader = openSqlite(path, { readonly: true, fileMustExist: true });
+    try {
+      reader.exec("BEGIN; SELECT count(*) FROM sqlite_schema;");
+      const inlineBefore = journal.walCheckpointStats.inline;
+      // Rounds past twice resetPages, where the writer checkpoints on every commit.
+      const during: Observed["acked"] = [];
+      let round = 1;
+      for (let extra = 2; extra > 0 && round < 100; round++) {
+        during.push(...(await appendRounds(journal, 1, round)).acked);
+        if (journal.walCheckpointStats.log >= 2 * resetPages) extra -= 1;
+      }
+      let stats = journal.walCheckpointStats;
+      expect(stats.pinned).toBeGreaterThanOrEqual(2);
+      expect(stats.inline).toBe(inlineBefore);
+      expect(stats.checkpointed).toBeLessThan(stats.log);
+      reader.exec("COMMIT");
+      await eventually("the pinned checkpoint to run once the reader ends", () => {
+        return journal.walCheckpointStats.inline > inlineBefore;
+      });
+      stats = journal.walCheckpointStats;
+      expect(stats.checkpointed).toBe(stats.log);
+      const after = await appendRounds(journal, 1, round);
+      // Restarted: the WAL now holds that one round only.
+      expect(journal.walCheckpointStats.log).toBeLessThan(stats.log);
+      await journal.close();
+      await expectAllReadable(path, [...before.acked, ...during, ...after.acked]);
+    } finally {
+      reader.close();
+    }
   });
 
   it("walStaysBoundedWithoutTheWorker: with no background checkpoint the inline one alone bounds the WAL", async () => {

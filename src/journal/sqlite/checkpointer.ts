@@ -1,8 +1,13 @@
 // WAL checkpoints, adapted to how the journal is written. Invariant: the writing connection never
 // sleeps on the event loop for a checkpoint lock — another connection's lock is never waited for (the
 // checkpoint it refused is tried again on the next commit or on a timer, until it has run) — and the
-// WAL stays bounded: past twice `resetPages` the writer waits for its own worker's checkpoint in
-// progress to end (woken by the worker the moment it does, not by polling), then copies what is left. Durability never depends on a
+// WAL stays bounded: past twice `resetPages` the writer waits for its own worker's use of the database
+// to end (woken by the worker the moment it does, not by polling), then copies what is left. The
+// worker's connection and the writer's inline checkpoint exclude each other through one shared word,
+// so the worker never holds a read snapshot (its start-up schema read included) nor the checkpoint
+// lock while that checkpoint runs. Only a reader on some other connection (a backup in another
+// process) can still pin the WAL: a checkpoint it stopped short is not counted as done but tried again,
+// and the WAL restarts once that reader ends (docs/operations.md, "WAL size"). Durability never depends on a
 // checkpoint: a write is durable at its COMMIT's fsync of the WAL; a checkpoint only moves committed
 // pages, and a crash in the middle of one is recovered by SQLite from the WAL on the next open.
 //
@@ -55,6 +60,14 @@ export const DEFAULT_LONE_COMMITS = 64;
 const RETRY_FIRST_MS = 5;
 const RETRY_MAX_MS = 250;
 
+/** Tests only: hold the worker's start-up read open (see `WalCheckpointer`'s constructor). */
+export interface WorkerStartHold {
+  /** The worker sets word 0 to 1 once its connection holds a read snapshot (and notifies). */
+  readonly signal: SharedArrayBuffer;
+  /** Longest hold (ms), so a writer that never waits cannot hang the worker. */
+  readonly maxMs: number;
+}
+
 interface CheckpointRow {
   busy: number;
   log: number;
@@ -62,14 +75,45 @@ interface CheckpointRow {
 }
 
 // The worker: one connection that only ever runs PASSIVE checkpoints (it never writes a page of its
-// own and holds no transaction between messages). \`flag[0]\` is 1 while a checkpoint runs, so the
-// writing connection can wait for it (Atomics.wait, woken by its end) instead of finding the lock busy.
+// own and holds no transaction between messages). \`flag[0]\` is the lock the worker and the writing
+// connection's inline checkpoint share: 0 free, 1 the worker's connection is using the database (its
+// start-up — opening and the schema read its first statement makes — or a checkpoint), 2 the writing
+// connection checkpoints. Each side waits for the other with Atomics.wait, woken by the release.
+// \`flag[1]\` is 1 while the writing connection waits (read by the tests' start-up hold only).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const flag = new Int32Array(workerData.flag);
-const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
-db.exec("PRAGMA synchronous = FULL");
+function acquire() {
+  for (;;) {
+    const was = Atomics.compareExchange(flag, 0, 0, 1);
+    if (was === 0) return;
+    Atomics.wait(flag, 0, was);
+  }
+}
+function release() {
+  Atomics.store(flag, 0, 0);
+  Atomics.notify(flag, 0);
+}
+// The start-up reads the schema (a read transaction): under the lock, like a checkpoint, so a writer
+// restarting the WAL waits for it instead of checkpointing short of its snapshot.
+let db;
+acquire();
+try {
+  db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
+  db.exec("PRAGMA synchronous = FULL");
+  if (workerData.hold) {
+    // Tests only: keep a read snapshot open until the writing connection waits for this worker.
+    const signal = new Int32Array(workerData.hold.signal);
+    db.exec("BEGIN; SELECT count(*) FROM sqlite_schema;");
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+    Atomics.wait(flag, 1, 0, workerData.hold.maxMs);
+    db.exec("COMMIT");
+  }
+} finally {
+  release();
+}
 // One statement for the worker's life: a statement left to the garbage collector can abort the
 // process on Node 24 (sqlite-driver.ts says why); this one and db are freed with the worker. It is
 // prepared at the first checkpoint, not at start: prepared at start, the worker's first checkpoint
@@ -81,17 +125,19 @@ parentPort.on("message", (m) => {
     parentPort.close();
     return;
   }
-  Atomics.store(flag, 0, 1);
+  let report;
+  acquire();
   try {
     passive ??= db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
     const row = passive.get();
-    parentPort.postMessage({ ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed });
+    report = { ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed };
   } catch (err) {
-    parentPort.postMessage({ ok: false, error: String((err && err.message) || err) });
+    report = { ok: false, error: String((err && err.message) || err) };
   } finally {
-    Atomics.store(flag, 0, 0);
-    Atomics.notify(flag, 0);
+    release();
   }
+  // Released first: the writer acting on this report finds the lock free.
+  parentPort.postMessage(report);
 });
 `;
 
@@ -103,14 +149,29 @@ export interface CheckpointStats {
   inline: number;
   /** Worker checkpoints that failed (the inline checkpoint still bounds the WAL). */
   failed: number;
-  /** Inline checkpoints that found the checkpoint lock held by another connection (tried again later). */
+  /**
+   * Inline checkpoints that did not run: the checkpoint lock was held by another connection, or (past
+   * twice `resetPages`) the worker kept the database longer than the busy timeout. Tried again later.
+   */
   lockBusy: number;
+  /**
+   * Inline checkpoints that stopped short of the WAL's end: another connection's read transaction still
+   * needs older frames, so the WAL cannot restart yet. Not counted in `inline`; tried again later.
+   */
+  pinned: number;
   /** Times the checkpointer entered concurrent mode. */
   concurrentSpells: number;
 }
 
 export class WalCheckpointer {
-  readonly stats: CheckpointStats = { background: 0, inline: 0, failed: 0, lockBusy: 0, concurrentSpells: 0 };
+  readonly stats: CheckpointStats = {
+    background: 0,
+    inline: 0,
+    failed: 0,
+    lockBusy: 0,
+    pinned: 0,
+    concurrentSpells: 0,
+  };
   private worker: Worker | undefined;
   /** Resolves when the worker thread has exited (set when it is spawned). */
   private exited: Promise<void> | undefined;
@@ -126,7 +187,8 @@ export class WalCheckpointer {
   private resetWanted = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryMs = RETRY_FIRST_MS;
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: the lock shared with the worker (WORKER_SOURCE says how); [1]: 1 while the writer waits for it. */
+  private readonly flag = new Int32Array(new SharedArrayBuffer(8));
   private readonly backgroundPages: number;
   private readonly resetPages: number;
   private readonly loneCommits: number;
@@ -137,9 +199,11 @@ export class WalCheckpointer {
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly path: string,
-    /** Longest wait for the worker's checkpoint in progress past twice `resetPages` (the busy timeout). */
+    /** Longest wait past twice `resetPages` for the worker's use of the database to end (the busy timeout). */
     private readonly waitMs: number,
     opts: WalCheckpointOptions = {},
+    /** Tests only: the worker keeps a read snapshot open at start-up until the writer waits for it. */
+    private readonly hold?: WorkerStartHold,
   ) {
     this.backgroundPages = opts.backgroundPages ?? DEFAULT_BACKGROUND_PAGES;
     this.resetPages = opts.resetPages ?? DEFAULT_RESET_PAGES;
@@ -211,25 +275,58 @@ export class WalCheckpointer {
   }
 
   /**
-   * One PASSIVE checkpoint on the writing connection, tried once. The worker's checkpoint in progress is
-   * waited for only when `waitForWorker` (the WAL is past twice `resetPages`), else its report tries
-   * again; a lock held by another connection is never waited for: a timer tries again.
+   * One PASSIVE checkpoint on the writing connection, tried once, holding the lock shared with the
+   * worker. The worker's use of the database (a checkpoint, or its start-up read) is waited for only
+   * when `waitForWorker` (the WAL is past twice `resetPages`), else its report tries again; a lock or a
+   * reader of another connection is never waited for: a timer tries again.
    */
   private checkpointInline(waitForWorker: boolean): void {
     if (this.closed || !this.db.open) return;
-    if (this.inFlight && Atomics.load(this.flag, 0) === 1) {
-      if (!waitForWorker) return;
-      Atomics.wait(this.flag, 0, 1, this.waitMs);
+    const locked = this.lockOutWorker(waitForWorker);
+    if (locked === "worker") return;
+    if (locked === "timeout") {
+      this.stats.lockBusy += 1;
+      return; // the worker's report tries again (it is in flight: only then does it hold the lock)
     }
-    const row = this.passive.get();
-    if (row !== undefined && row.busy === 0) {
+    let row: CheckpointRow | undefined;
+    try {
+      row = this.passive.get();
+    } finally {
+      Atomics.store(this.flag, 0, 0);
+      Atomics.notify(this.flag, 0);
+    }
+    if (row === undefined || row.busy !== 0) {
+      this.stats.lockBusy += 1;
+    } else if (row.checkpointed < row.log) {
+      // SQLite reports a PASSIVE checkpoint that a reader stopped short as not busy; the WAL restarts
+      // only once every frame is copied, so this one is not done.
+      this.stats.pinned += 1;
+    } else {
       this.stats.inline += 1;
       this.resetWanted = false;
       this.retryMs = RETRY_FIRST_MS;
       return;
     }
-    this.stats.lockBusy += 1;
     if (!this.inFlight) this.retryLater();
+  }
+
+  /**
+   * Takes the lock shared with the worker (flag[0] 0 → 2). When the worker holds it: "worker" at once,
+   * or with `wait`, waits up to the busy timeout (woken by the worker's release), then "timeout".
+   */
+  private lockOutWorker(wait: boolean): "locked" | "worker" | "timeout" {
+    const deadline = performance.now() + this.waitMs;
+    for (;;) {
+      const was = Atomics.compareExchange(this.flag, 0, 0, 2);
+      if (was === 0) return "locked";
+      if (!wait) return "worker";
+      const left = deadline - performance.now();
+      if (left <= 0) return "timeout";
+      Atomics.store(this.flag, 1, 1);
+      Atomics.notify(this.flag, 1);
+      Atomics.wait(this.flag, 0, was, left);
+      Atomics.store(this.flag, 1, 0);
+    }
   }
 
   /** Tries the wanted checkpoint again after a pause (doubling, at most RETRY_MAX_MS), off any commit. */
@@ -260,6 +357,7 @@ export class WalCheckpointer {
           driver: createRequire(import.meta.url).resolve("better-sqlite3"),
           path: this.path,
           flag: this.flag.buffer,
+          hold: this.hold,
         },
       });
       // The worker never keeps the process alive: a process that exits without closing the journal
@@ -274,7 +372,9 @@ export class WalCheckpointer {
         if (this.resetWanted && this.concurrent) this.checkpointInline(false);
       });
       const lose = () => {
-        // A lost worker: the inline checkpoint at `resetPages` keeps the WAL bounded without it.
+        // A lost worker: the inline checkpoint at `resetPages` keeps the WAL bounded without it. A
+        // thread that died holding the lock never releases it.
+        Atomics.compareExchange(this.flag, 0, 1, 0);
         this.inFlight = false;
         this.lost = true;
         this.worker = undefined;

@@ -95,6 +95,7 @@ export class SqliteJournal implements Journal {
       inline: 0,
       failed: 0,
       lockBusy: 0,
+      pinned: 0,
       concurrentSpells: 0,
     };
     const frames = this.checkpointer?.walFrames() ?? { log: 0, checkpointed: 0 };
