@@ -84,6 +84,12 @@ function refusedAsUnknownShape(err: unknown): boolean {
   );
 }
 
+/** The outcome of a turn whose stream gave `records`, with the session after it. */
+function resultOf(session: Session, records: LogRecord[]): ExecResult {
+  const last = records.at(-1);
+  return { session, outputs: outputsOf(records), records, lastSeq: last ? last.seq : session.lastSeq };
+}
+
 export class ExecCall implements AsyncIterable<ExecEvent> {
   private consumed = false;
   private readonly outcome: Promise<ExecResult>;
@@ -124,8 +130,13 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
     let closing: Session | undefined;
     let frames = 0;
     try {
+      /** The shape of the stream being read (`records` after an older host refused `final`). */
+      let asked = shape;
       let opened = this.open(shape);
-      const reopen = (s: ExecUpdateShape): OpenedExec => this.open(s);
+      const reopen = (s: ExecUpdateShape): OpenedExec => {
+        asked = s;
+        return this.open(s);
+      };
       const updates = async function* (): AsyncGenerator<ExecUpdate> {
         try {
           yield* opened.updates;
@@ -139,23 +150,25 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
         const event = eventOf(update);
         if (event === undefined) continue;
         // `final` has no opening Session frame: its one Session frame is the closing one.
-        const opening = frames === 0 && !(shape === "final" && opened.accepted());
+        const opening = frames === 0 && !(asked === "final" && opened.accepted());
         closing = event.kind === "session" && !opening ? event.session : undefined;
         frames++;
         if (event.kind === "session") uid = event.session.metadata?.uid ?? uid;
         else if (event.kind === "record") records.push(event.record);
+        // §20 rule 8: a `final` stream's Session frame is its last frame, sent once the turn settled and
+        // its records were committed; the outcome is whole here, so result() does not wait for the status
+        // (the stream is still read to its end).
+        if (asked === "final" && closing !== undefined && opened.accepted() && !finished) {
+          finished = true;
+          this.settle.resolve(resultOf(closing, records));
+        }
         yield event;
       }
+      if (finished) return;
       if (uid === "") throw new HarnessHostError(ErrorCode.Internal, "the Exec stream ended without a Session frame");
       const session = opened.accepted() && closing !== undefined ? closing : await this.sessionAfter(uid);
-      const last = records.at(-1);
       finished = true;
-      this.settle.resolve({
-        session,
-        outputs: outputsOf(records),
-        records,
-        lastSeq: last ? last.seq : session.lastSeq,
-      });
+      this.settle.resolve(resultOf(session, records));
     } catch (err) {
       const e = clientError(err);
       finished = true;

@@ -1,9 +1,10 @@
 // Typed grpc-js client calls over protobuf-es services. Invariant: every failure a caller sees is a
 // HostError — an RpcError carrying the gRPC status for server/transport failures, or the caller's own
 // abort reason — and a call whose caller stops listening is cancelled, never leaked.
-import { Client, Metadata, credentials as grpcCredentials } from "@grpc/grpc-js";
+import { Client, Metadata, status as Status, credentials as grpcCredentials } from "@grpc/grpc-js";
 import type {
   CallOptions as GrpcCallOptions,
+  ChannelInterface as Channel,
   ChannelCredentials,
   ChannelOptions,
   ClientDuplexStream,
@@ -212,18 +213,107 @@ function serverStreamCall(
 ): AsyncIterable<Message> {
   const s = setup(method, base, options);
   return {
-    [Symbol.asyncIterator]() {
-      const call = client.makeServerStreamRequest<unknown, Message>(
-        s.path,
-        s.serialize,
-        s.deserialize,
-        request,
-        s.metadata,
-        s.grpcOptions,
-      );
-      return readResponses(call, options);
-    },
+    [Symbol.asyncIterator]: () => streamResponses(client.getChannel(), s, request, options),
   };
+}
+
+/**
+ * A server-streaming call made on the channel's own call object, without grpc-js's Client surface (its
+ * interceptor layers and a Readable per call, which nothing here uses): the request is sent and
+ * half-closed at once, each response is read only while fewer than HIGH_WATER wait to be taken, and the
+ * status ends the queue after every response that came before it (an OK status comes only once every
+ * response was read). Failures to encode the request or decode a response end the call INTERNAL, as
+ * grpc-js's Client ends it.
+ */
+function streamResponses(channel: Channel, s: CallSetup, request: unknown, options: CallOptions): AsyncQueue<Message> {
+  const queue = new AsyncQueue<Message>();
+  const call = channel.createCall(
+    s.path,
+    s.grpcOptions.deadline ?? Number.POSITIVE_INFINITY,
+    undefined,
+    null,
+    undefined,
+  );
+  const cancel = (): void => call.cancelWithStatus(Status.CANCELLED, "Cancelled on client");
+  const detach = onAbort(options.signal, cancel);
+  let reading = false;
+  let settled = false;
+  let readError: StatusObject | undefined;
+  const read = (): void => {
+    if (reading || settled) return;
+    reading = true;
+    call.startRead();
+  };
+  call.start(s.metadata, {
+    onReceiveMetadata(metadata: Metadata) {
+      options.onHeader?.(metadata);
+    },
+    onReceiveMessage(bytes: Buffer) {
+      reading = false;
+      let msg: Message;
+      try {
+        msg = s.deserialize(bytes);
+      } catch (err) {
+        readError = parsingError(err);
+        call.cancelWithStatus(readError.code, readError.details);
+        return;
+      }
+      if (msg instanceof PackedResponse) for (const frame of msg.frames) queue.offer(frame);
+      else queue.offer(msg);
+      if (queue.size < HIGH_WATER) read();
+    },
+    onReceiveStatus(received: StatusObject) {
+      settled = true;
+      detach();
+      const st = readError ?? received;
+      options.onTrailer?.(st.metadata);
+      if (st.code === Status.OK) queue.end();
+      else queue.fail(failure(options, st));
+    },
+  });
+  let bytes: Buffer | undefined;
+  try {
+    bytes = s.serialize(request);
+  } catch (err) {
+    call.cancelWithStatus(Status.INTERNAL, `Request message serialization failure: ${messageOf(err)}`);
+  }
+  if (bytes !== undefined) {
+    call.sendMessageWithContext({}, bytes);
+    call.halfClose();
+  }
+  read();
+  queue.onTake = (remaining) => {
+    if (remaining <= LOW_WATER) read();
+  };
+  queue.onDiscard = () => {
+    detach();
+    if (!settled) cancel();
+  };
+  return queue;
+}
+
+/** The status grpc-js's Client ends a call with when a response cannot be decoded. */
+function parsingError(err: unknown): StatusObject {
+  return {
+    code: Status.INTERNAL,
+    details: `Response message parsing error: ${messageOf(err)}`,
+    metadata: new Metadata(),
+  };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs `fn` once when `signal` aborts (at once if it already has); returns a function that stops that. */
+function onAbort(signal: AbortSignal | undefined, fn: () => void): () => void {
+  if (signal === undefined) return () => undefined;
+  if (signal.aborted) {
+    fn();
+    return () => undefined;
+  }
+  signal.addEventListener("abort", fn, { once: true });
+  return () => signal.removeEventListener("abort", fn);
 }
 
 async function clientStreamCall(

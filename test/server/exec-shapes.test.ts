@@ -255,6 +255,41 @@ describe("Exec update shapes", () => {
     }
   });
 
+  it("theFinalShapesResultSettlesAtItsClosingFrameWithoutWaitingForTheStatus", async () => {
+    // A host that sends the turn's frames and the closing Session frame, then holds the stream open:
+    // result() has the whole outcome at the closing frame (§20 rule 8) and must not wait for the status.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let ended = false;
+    const holdsTheStatus: RelayMethod = (upstream, name) =>
+      name === "exec"
+        ? async function* (req: never, ctx: { metadata: Metadata; deferHeader(md: Metadata): void }) {
+            ctx.deferHeader(ctx.metadata.clone());
+            const frames = upstream["exec"]?.(req, {
+              metadata: { [EXEC_UPDATES_HEADER]: "final" },
+              unpackResponse: unpackFrames,
+            }) as AsyncIterable<ExecUpdate>;
+            for await (const frame of frames) yield frame;
+            await held;
+            ended = true;
+          }
+        : undefined;
+    await throughRelay(holdsTheStatus, async (client, uid) => {
+      const call = client.sessions.exec({ session: uid, input: "hi" });
+      try {
+        const result = await call.result();
+        expect(ended).toBe(false);
+        expect(result.outputs).toEqual(["echo:hi"]);
+        expect(result.records.map((r) => r.seq)).toEqual([1n, 2n, 3n, 4n, 5n]);
+        expect(result.session.lastSeq).toBe(5n);
+      } finally {
+        release();
+      }
+    });
+  });
+
   it("theClientOfAHostThatRefusesFinalAsUnknownRetriesWithRecords", async () => {
     // An older harnesshost: knows `all` and `records`, refuses anything else before running anything.
     const asked: string[] = [];
