@@ -120,8 +120,10 @@ describe("sqlite WAL checkpoints", () => {
     const stats = journal.walCheckpointStats;
     expect(stats.inline).toBe(0);
     expect(stats.failed).toBe(0);
-    // The worker copied frames this connection committed; none of its COMMITs checkpointed.
-    expect(stats.checkpointed).toBeGreaterThan(0);
+    // The worker copied frames this connection committed; none of its COMMITs checkpointed. (The WAL's
+    // copied prefix at the end is no measure: a worker checkpoint that copied it all lets the next
+    // commit restart the WAL, and the last round's frames may not be copied yet — it failed so.)
+    expect(stats.backgroundFrames).toBeGreaterThan(0);
     await journal.close();
     await expectAllReadable(path, acked);
   });

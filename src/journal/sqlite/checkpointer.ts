@@ -141,12 +141,25 @@ parentPort.on("message", (m) => {
 });
 `;
 
+/** Frames a worker checkpoint copied: its report against the WAL at its request; 0 after a restart. */
+function framesCopied(at: { log: number; checkpointed: number }, report: Partial<CheckpointRow>): number {
+  const { log, checkpointed } = report;
+  if (typeof log !== "number" || typeof checkpointed !== "number") return 0;
+  if (log < at.log || checkpointed < at.checkpointed) return 0;
+  return checkpointed - at.checkpointed;
+}
+
 /** Counters for tests and bench/ (never for correctness). */
 export interface CheckpointStats {
   /** Checkpoints the worker finished. */
   background: number;
   /** Checkpoints the writing connection ran in concurrent mode (the WAL reached `resetPages`). */
   inline: number;
+  /**
+   * WAL frames the worker's checkpoints copied: each report's copied prefix less the one at its request
+   * (none when the WAL restarted in between, so frames the writer copied are never counted).
+   */
+  backgroundFrames: number;
   /** Worker checkpoints that failed (the inline checkpoint still bounds the WAL). */
   failed: number;
   /**
@@ -167,6 +180,7 @@ export class WalCheckpointer {
   readonly stats: CheckpointStats = {
     background: 0,
     inline: 0,
+    backgroundFrames: 0,
     failed: 0,
     lockBusy: 0,
     pinned: 0,
@@ -176,6 +190,8 @@ export class WalCheckpointer {
   /** Resolves when the worker thread has exited (set when it is spawned). */
   private exited: Promise<void> | undefined;
   private inFlight = false;
+  /** The WAL when the worker's checkpoint in flight was asked for (for `stats.backgroundFrames`). */
+  private requestedAt = { log: 0, checkpointed: 0 };
   /** The worker died or failed to start: it is not started again (the inline checkpoint bounds the WAL). */
   private lost = false;
   private closed = false;
@@ -246,7 +262,7 @@ export class WalCheckpointer {
       return;
     }
     if (!this.inFlight && (left >= this.backgroundPages || (log >= this.resetPages && left > 0)))
-      this.startBackground();
+      this.startBackground(log, checkpointed);
   }
 
   /** Stops the worker (its connection closes first, so the writing connection closes last). */
@@ -341,11 +357,12 @@ export class WalCheckpointer {
     this.retryTimer.unref();
   }
 
-  private startBackground(): void {
+  private startBackground(log: number, checkpointed: number): void {
     if (this.lost) return;
     const worker = this.worker ?? this.spawn();
     if (worker === undefined) return;
     this.inFlight = true;
+    this.requestedAt = { log, checkpointed };
     worker.postMessage("checkpoint");
   }
 
@@ -366,8 +383,10 @@ export class WalCheckpointer {
       this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
       worker.on("message", (m: unknown) => {
         this.inFlight = false;
-        if (typeof m === "object" && m !== null && (m as { ok?: unknown }).ok === true) this.stats.background += 1;
-        else this.stats.failed += 1;
+        if (typeof m === "object" && m !== null && (m as { ok?: unknown }).ok === true) {
+          this.stats.background += 1;
+          this.stats.backgroundFrames += framesCopied(this.requestedAt, m as Partial<CheckpointRow>);
+        } else this.stats.failed += 1;
         // A restart that waited for this checkpoint: copy what is left now.
         if (this.resetWanted && this.concurrent) this.checkpointInline(false);
       });

@@ -93,6 +93,7 @@ export class SqliteJournal implements Journal {
     const counts = this.checkpointer?.stats ?? {
       background: 0,
       inline: 0,
+      backgroundFrames: 0,
       failed: 0,
       lockBusy: 0,
       pinned: 0,
