@@ -107,76 +107,126 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ExecEvent> {
-    return this.consume("all")[Symbol.asyncIterator]();
+    return this.consume()[Symbol.asyncIterator]();
   }
 
-  /** The turn's outcome; runs the call to its end when nobody iterates it. */
+  /** The turn's outcome; runs the call to its end (as `final`) when nobody iterates it. */
   result(): Promise<ExecResult> {
-    if (!this.consumed) {
-      void (async () => {
-        for await (const _ of this.consume("final"));
-      })().catch(() => undefined);
-    }
+    if (!this.consumed) void this.drain().catch(() => undefined);
     return this.outcome;
   }
 
-  private async *consume(shape: ExecUpdateShape): AsyncGenerator<ExecEvent, void, undefined> {
+  private claim(): void {
     if (this.consumed) throw new HarnessHostError(ErrorCode.FailedPrecondition, "an exec call is consumed once");
     this.consumed = true;
-    let uid = "";
-    const records: LogRecord[] = [];
-    let finished = false;
-    /** The last update when it was a Session frame after the first (the closing frame of a negotiated shape). */
-    let closing: Session | undefined;
-    let frames = 0;
+  }
+
+  /** Iterated: the `all` shape, each frame yielded as it comes. */
+  private async *consume(): AsyncGenerator<ExecEvent, void, undefined> {
+    this.claim();
+    const frames = new TurnFrames("all", this.open);
     try {
-      /** The shape of the stream being read (`records` after an older host refused `final`). */
-      let asked = shape;
-      let opened = this.open(shape);
-      const reopen = (s: ExecUpdateShape): OpenedExec => {
-        asked = s;
-        return this.open(s);
-      };
-      const updates = async function* (): AsyncGenerator<ExecUpdate> {
-        try {
-          yield* opened.updates;
-        } catch (err) {
-          if (shape !== "final" || frames > 0 || !refusedAsUnknownShape(err)) throw err;
-          opened = reopen("records");
-          yield* opened.updates;
-        }
-      };
-      for await (const update of updates()) {
-        const event = eventOf(update);
-        if (event === undefined) continue;
-        // `final` has no opening Session frame: its one Session frame is the closing one.
-        const opening = frames === 0 && !(asked === "final" && opened.accepted());
-        closing = event.kind === "session" && !opening ? event.session : undefined;
-        frames++;
-        if (event.kind === "session") uid = event.session.metadata?.uid ?? uid;
-        else if (event.kind === "record") records.push(event.record);
-        // §20 rule 8: a `final` stream's Session frame is its last frame, sent once the turn settled and
-        // its records were committed; the outcome is whole here, so result() does not wait for the status
-        // (the stream is still read to its end).
-        if (asked === "final" && closing !== undefined && opened.accepted() && !finished) {
-          finished = true;
-          this.settle.resolve(resultOf(closing, records));
-        }
-        yield event;
+      for await (const update of frames.opened.updates) {
+        const event = frames.take(update);
+        if (event !== undefined) yield event;
       }
-      if (finished) return;
-      if (uid === "") throw new HarnessHostError(ErrorCode.Internal, "the Exec stream ended without a Session frame");
-      const session = opened.accepted() && closing !== undefined ? closing : await this.sessionAfter(uid);
-      finished = true;
-      this.settle.resolve(resultOf(session, records));
+      await this.finish(frames);
     } catch (err) {
-      const e = clientError(err);
-      finished = true;
-      this.settle.reject(e);
-      throw e;
+      throw this.fail(err);
     } finally {
-      if (!finished)
-        this.settle.reject(new HarnessHostError(ErrorCode.Cancelled, "the exec call was left before its end"));
+      if (!frames.settled)
+        this.fail(new HarnessHostError(ErrorCode.Cancelled, "the exec call was left before its end"));
     }
+  }
+
+  /**
+   * Awaited alone: the `final` shape, read to the stream's end without yielding anything; the outcome
+   * settles at the closing frame (§20 rule 8). A host that refused `final` as unknown (before reading or
+   * writing anything) is asked again with `records`.
+   */
+  private async drain(): Promise<void> {
+    this.claim();
+    let frames = new TurnFrames("final", this.open);
+    try {
+      try {
+        await this.read(frames);
+      } catch (err) {
+        if (frames.count > 0 || !refusedAsUnknownShape(err)) throw err;
+        frames = new TurnFrames("records", this.open);
+        await this.read(frames);
+      }
+      await this.finish(frames);
+    } catch (err) {
+      throw this.fail(err);
+    }
+  }
+
+  /** Reads the stream to its end; resolves the outcome at an accepted `final` stream's closing frame. */
+  private async read(frames: TurnFrames): Promise<void> {
+    for await (const update of frames.opened.updates) {
+      frames.take(update);
+      if (frames.finalClosed && !frames.settled) this.succeed(frames, frames.closing);
+    }
+  }
+
+  /** After the stream's end: the outcome, with the session from the closing frame or GetSession. */
+  private async finish(frames: TurnFrames): Promise<void> {
+    if (frames.settled) return;
+    if (frames.uid === "")
+      throw new HarnessHostError(ErrorCode.Internal, "the Exec stream ended without a Session frame");
+    const closing = frames.opened.accepted() ? frames.closing : undefined;
+    this.succeed(frames, closing ?? (await this.sessionAfter(frames.uid)));
+  }
+
+  private succeed(frames: TurnFrames, session: Session | undefined): void {
+    if (session === undefined) return;
+    frames.settled = true;
+    this.settle.resolve(resultOf(session, frames.records));
+  }
+
+  /** Rejects the outcome with `err` (once settled, nothing changes) and returns it as the client's error. */
+  private fail(err: unknown): HarnessHostError {
+    const e = clientError(err);
+    this.settle.reject(e);
+    return e;
+  }
+}
+
+/**
+ * What the frames of one opened Exec stream add up to: the session uid, the records, and the closing
+ * Session frame of a negotiated shape (the last frame when it was a Session frame after the first —
+ * `final` has no opening Session frame, so its one Session frame is the closing one).
+ */
+class TurnFrames {
+  readonly opened: OpenedExec;
+  uid = "";
+  readonly records: LogRecord[] = [];
+  closing: Session | undefined;
+  count = 0;
+  /** The outcome was settled from these frames. */
+  settled = false;
+
+  constructor(
+    readonly shape: ExecUpdateShape,
+    open: (shape: ExecUpdateShape) => OpenedExec,
+  ) {
+    this.opened = open(shape);
+  }
+
+  /** An accepted `final` stream's closing frame has come: the outcome is whole (§20 rule 8). */
+  get finalClosed(): boolean {
+    return this.shape === "final" && this.closing !== undefined && this.opened.accepted();
+  }
+
+  /** The event of `update` (undefined for an empty frame), noting what it adds. */
+  take(update: ExecUpdate): ExecEvent | undefined {
+    const event = eventOf(update);
+    if (event === undefined) return undefined;
+    const opening = this.count === 0 && !(this.shape === "final" && this.opened.accepted());
+    this.closing = event.kind === "session" && !opening ? event.session : undefined;
+    this.count++;
+    if (event.kind === "session") this.uid = event.session.metadata?.uid ?? this.uid;
+    else if (event.kind === "record") this.records.push(event.record);
+    return event;
   }
 }

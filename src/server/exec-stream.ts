@@ -114,12 +114,127 @@ export async function* execUpdates(
   const on = await target(host, req, ctx, project, shape);
   let completed = false;
   try {
-    yield* turnUpdates(host, req, plan, on, callSignal, ctx, shape);
+    if (shape === "final") yield* finalUpdates(host, req, plan, on, callSignal, ctx);
+    else yield* turnUpdates(host, req, plan, on, callSignal, ctx, shape);
     completed = true;
   } finally {
     // A session this Exec created for a turn that was refused, failed or was cancelled before its
     // first record is removed again: a refused Exec leaves no session behind.
     if (req.session === "" && !completed) await host.discardEmptySession(on.uid).catch(() => false);
+  }
+}
+
+/** A turn started for an Exec stream: its outcome, and the signal plumbing to release once it settled. */
+interface StartedTurn {
+  readonly run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }>;
+  /** The turn's one signal (aborted when the call goes, when deadline_unix passes, or by `abort`). */
+  readonly signal: AbortSignal;
+  abort(reason: unknown): void;
+  /** The turn's failure as the stream reports it (DEADLINE_EXCEEDED once deadline_unix passed). */
+  failure(err: unknown): unknown;
+  /** Stops following the call and clears the deadline timer (call once the turn settled). */
+  release(): void;
+}
+
+/**
+ * Starts the turn (or, without inputs, the decided turn Resume would run). Its one signal is aborted
+ * when the call goes (a listener on callSignal, removed by `release`), when deadline_unix passes, or
+ * by `abort` (the stream closed before the turn ended).
+ */
+async function startTurn(
+  host: Host,
+  req: ExecRequest,
+  plan: ExecPlan,
+  uid: string,
+  callSignal: AbortSignal,
+  ctx: OpContext,
+  observer: TurnObserver | undefined,
+): Promise<StartedTurn> {
+  const local = new AbortController();
+  const signal = local.signal;
+  let deadlinePassed = false;
+  const unfollowCall = followAbort(callSignal, local);
+  const timer = armDeadline(plan.deadlineMs, () => {
+    deadlinePassed = true;
+    if (!signal.aborted) local.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded"));
+  });
+  const release = (): void => {
+    clearTimeout(timer);
+    unfollowCall();
+  };
+  let recovering: boolean;
+  try {
+    recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, uid));
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const run: StartedTurn["run"] = recovering
+    ? host.placer.resume(uid, signal, observer, ctx, plan.expectedLastSeq).then((r) => ({
+        records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
+        ...(r.parked ? { parked: r.parked } : {}),
+      }))
+    : host.placer.exec({
+        session: uid,
+        inputs: req.inputs,
+        ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
+        ...(req.config.length > 0 ? { config: req.config } : {}),
+        ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
+        ...(observer !== undefined ? { observer } : {}),
+        signal,
+        ctx,
+      });
+  return {
+    run,
+    signal,
+    abort(reason) {
+      if (!signal.aborted) local.abort(reason);
+    },
+    failure: (err) =>
+      deadlinePassed
+        ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err })
+        : err,
+    release,
+  };
+}
+
+interface TurnObserver {
+  onRecord(rec: JournalRecord): void;
+  onDelta(executionId: string, chunk: string, done: boolean): void;
+}
+
+/**
+ * `final` (§20 rules 2, 6, 8): nothing is sent while the turn runs; once it settled, its records and
+ * the closing Session frame, each encoded as the `records` shape would send it, packed. Nothing waits
+ * in a queue for the client meanwhile, so no stream buffer is held.
+ */
+async function* finalUpdates(
+  host: Host,
+  req: ExecRequest,
+  plan: ExecPlan,
+  on: Target,
+  callSignal: AbortSignal,
+  ctx: OpContext,
+): AsyncGenerator<EncodedResponse> {
+  const { uid, info } = on;
+  /** The head before the turn (0 when the edge did not read it: then every record is the turn's own). */
+  const headBefore = info?.lastSeq ?? 0;
+  const turn = await startTurn(host, req, plan, uid, callSignal, ctx, undefined);
+  let result: Awaited<StartedTurn["run"]>;
+  try {
+    result = await turn.run;
+  } catch (err) {
+    throw turn.failure(err);
+  } finally {
+    turn.release();
+  }
+  const frames = result.records.filter((rec) => rec.seq > headBefore).map(recordUpdate);
+  frames.push(sessionUpdate(await servedSession(host, uid)));
+  const encoded = frames.map((frame) => toBinary(ExecUpdateSchema, frame));
+  let at = 0;
+  for (const { bytes, frames: count } of packFrames(encoded)) {
+    yield new EncodedResponse(bytes, frames.slice(at, at + count));
+    at += count;
   }
 }
 
@@ -130,23 +245,13 @@ async function* turnUpdates(
   on: Target,
   callSignal: AbortSignal,
   ctx: OpContext,
-  shape: ExecUpdateShape | undefined,
-): AsyncGenerator<ExecUpdate | EncodedResponse> {
+  shape: "all" | "records" | undefined,
+): AsyncGenerator<ExecUpdate> {
   const { uid, info } = on;
   /** The head before the turn (0 when the edge did not read it: then every record is the turn's own). */
   const headBefore = info?.lastSeq ?? 0;
-  if (info !== undefined && shape !== "final") yield sessionUpdate(sessionProto(info));
+  if (info !== undefined) yield sessionUpdate(sessionProto(info));
 
-  // The turn's one signal: aborted when the call goes (a listener on callSignal, removed when the turn
-  // settles), when deadline_unix passes, or when the stream closes before the turn ended.
-  const local = new AbortController();
-  const signal = local.signal;
-  let deadlinePassed = false;
-  const unfollowCall = followAbort(callSignal, local);
-  const timer = armDeadline(plan.deadlineMs, () => {
-    deadlinePassed = true;
-    if (!signal.aborted) local.abort(new HostError(ErrorCode.DeadlineExceeded, "turn deadline exceeded"));
-  });
   const updates = new AsyncQueue<ExecUpdate>();
   // streamBufferBytes: what waits here for a client that is not reading. Past the limit the queue is
   // dropped and the stream ends RESOURCE_EXHAUSTED once the client reads again; the turn goes on and
@@ -181,9 +286,7 @@ async function* turnUpdates(
   };
   let lastStreamed = 0;
   let settled = false;
-  /** `final`: the frames to send packed once the turn settled (records, then the closing Session frame). */
-  let finalFrames: ExecUpdate[] | undefined;
-  const observer = {
+  const observer: TurnObserver = {
     onRecord(rec: JournalRecord) {
       lastStreamed = Math.max(lastStreamed, rec.seq);
       offer(recordUpdate(rec), RECORD_OVERHEAD + eventBytes(rec.event));
@@ -193,39 +296,17 @@ async function* turnUpdates(
       offer(deltaUpdate(executionId, chunk, done), RECORD_OVERHEAD + chunk.length * 3);
     },
   };
-  // `final` streams nothing while the turn runs: the turn's result is what it sends.
-  const watcher = shape === "final" ? undefined : observer;
-  const recovering = req.inputs.length === 0 && (await decidedTurnWaiting(host, uid));
-  const run: Promise<{ records: readonly JournalRecord[]; parked?: unknown }> = recovering
-    ? host.placer.resume(uid, signal, watcher, ctx, plan.expectedLastSeq).then((r) => ({
-        records: [...(r.turn?.records ?? []), r.record].sort((a, b) => a.seq - b.seq),
-        ...(r.parked ? { parked: r.parked } : {}),
-      }))
-    : host.placer.exec({
-        session: uid,
-        inputs: req.inputs,
-        ...(plan.expectedLastSeq !== undefined ? { expectedLastSeq: plan.expectedLastSeq } : {}),
-        ...(req.config.length > 0 ? { config: req.config } : {}),
-        ...(plan.resumeFromSeq > 0 ? { resumeFromSeq: plan.resumeFromSeq } : {}),
-        ...(watcher !== undefined ? { observer: watcher } : {}),
-        signal,
-        ctx,
-      });
-  const turn = run
+  let started: StartedTurn;
+  try {
+    started = await startTurn(host, req, plan, uid, callSignal, ctx, observer);
+  } catch (err) {
+    share.close();
+    throw err;
+  }
+  const turn = started.run
     .then(
       async (result) => {
         settled = true; // the turn is over: closing the stream from here on must not abort anything
-        if (shape === "final") {
-          try {
-            const frames = result.records.filter((rec) => rec.seq > headBefore).map(recordUpdate);
-            frames.push(sessionUpdate(await servedSession(host, uid)));
-            finalFrames = frames;
-            updates.end();
-          } catch (err) {
-            updates.fail(err);
-          }
-          return;
-        }
         // The journal stays authoritative: anything the observer did not report is sent now.
         for (const rec of result.records) {
           if (rec.seq > lastStreamed && rec.seq > headBefore)
@@ -242,36 +323,22 @@ async function* turnUpdates(
       },
       (err: unknown) => {
         settled = true;
-        updates.fail(
-          deadlinePassed
-            ? new HostError(ErrorCode.DeadlineExceeded, "turn deadline (deadline_unix) exceeded", { cause: err })
-            : err,
-        );
+        updates.fail(started.failure(err));
       },
     )
     .finally(() => {
       settled = true;
-      clearTimeout(timer);
-      unfollowCall();
+      started.release();
     });
   try {
     for await (const update of updates) {
       share.release(sizes.shift() ?? 0);
       yield update;
     }
-    // One packed message encoded at a time: the turn's result already holds the records.
-    if (finalFrames !== undefined && cut === undefined) {
-      const encoded = finalFrames.map((frame) => toBinary(ExecUpdateSchema, frame));
-      let at = 0;
-      for (const { bytes, frames } of packFrames(encoded)) {
-        yield new EncodedResponse(bytes, finalFrames.slice(at, at + frames));
-        at += frames;
-      }
-    }
   } finally {
     share.close();
-    if (!settled && cut === undefined && !signal.aborted)
-      local.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
+    if (!settled && cut === undefined && !started.signal.aborted)
+      started.abort(new HostError(ErrorCode.Cancelled, "Exec stream closed before the turn ended"));
     await turn;
   }
   if (cut !== undefined) throw cut;

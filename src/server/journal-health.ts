@@ -99,18 +99,30 @@ export function withJournalHealth<T extends object>(impl: T, onUnreadable: (err:
         throw mapped(err);
       }
       if (result instanceof Promise) return result.catch((err: unknown) => Promise.reject(mapped(err)));
-      if (isAsyncIterable(result)) {
-        const source = result;
-        return (async function* () {
-          try {
-            yield* source;
-          } catch (err) {
-            throw mapped(err);
-          }
-        })();
-      }
+      if (isAsyncIterable(result)) return mappingFailures(result, mapped);
       return result;
     };
   }
   return out as T;
+}
+
+/**
+ * The items of `source` as they come, a failure replaced by `mapped(failure)`; returning early returns
+ * the source. A plain iterator, not an async generator around `yield*`: every item of a stream passes
+ * through it (one promise per item, not a generator's resumptions).
+ */
+function mappingFailures<T>(source: AsyncIterable<T>, mapped: (err: unknown) => unknown): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<T> {
+      const it = source[Symbol.asyncIterator]();
+      const fail = (err: unknown): never => {
+        throw mapped(err);
+      };
+      return {
+        next: () => it.next().catch(fail),
+        return: (value?: unknown) =>
+          it.return !== undefined ? it.return(value).catch(fail) : Promise.resolve({ done: true, value: value as T }),
+      };
+    },
+  };
 }
