@@ -1,9 +1,12 @@
 // wire_turn_ratio: what the wire adds to a turn. One echo turn (the built-in `echo`, local runtime, SQLite
 // journal) as a user of `harnesshost/client` sees it — `sessions.exec(...).result()` over gRPC on
 // 127.0.0.1 to an in-process server (Host + startServer, the services and interceptors `serve` runs) —
-// against the same turn on the same host called in process (`Placer.exec`), alternating, after a
-// warm-up. Invariant: every turn, wire and in-process, must return its own echo, or the figure crashes
-// instead of reporting a number; the two sides run on the same host, journal and session kind.
+// against the same turn on the same host called in process (`Placer.exec`), in alternating blocks after
+// a warm-up. A block's first turn is not counted: it carries what the other side left running (a wire
+// call's end — its status, the server's bookkeeping — goes on after `result()` resolved), so neither side
+// is charged the other's work; a wire turn is charged its predecessor's end, as a client's next turn is.
+// Invariant: every turn, wire and in-process, must return its own echo, or the figure crashes instead
+// of reporting a number; the two sides run on the same host, journal and session kind.
 import { connect } from "../../src/client/index.js";
 import { Host } from "../../src/host/index.js";
 import { openJournal } from "../../src/journal/index.js";
@@ -18,6 +21,8 @@ import type { Figure, FigureResult } from "../lib/types.js";
 const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 /** A fresh session every this many turns of each side, so history length stays alike on both. */
 const TURNS_PER_SESSION = 50;
+/** Turns counted per block of one side; each block runs one turn more, its first, which is not counted. */
+const BLOCK = 10;
 
 export const wireTurn: Figure = {
   key: "wire_turn_ratio",
@@ -60,20 +65,22 @@ export const wireTurn: Figure = {
       };
       const wireMs: number[] = [];
       const localMs: number[] = [];
-      for (let i = 0; i < warmup + turns; i++) {
-        // Alternate which side goes first, so drift on a shared machine hits both alike.
-        let w: number;
-        let l: number;
-        if (i % 2 === 0) {
-          w = await wire(i);
-          l = await local(i);
-        } else {
-          l = await local(i);
-          w = await wire(i);
+      const block = Math.min(BLOCK, turns);
+      let wireTurns = 0;
+      let localTurns = 0;
+      /** One block of a side: `block + 1` turns, the first not counted (it carries the other side's end). */
+      const run = async (side: "wire" | "local", counted: boolean): Promise<void> => {
+        for (let k = 0; k <= block; k++) {
+          const ms = side === "wire" ? await wire(wireTurns++) : await local(localTurns++);
+          if (counted && k > 0) (side === "wire" ? wireMs : localMs).push(ms);
         }
-        if (i < warmup) continue;
-        wireMs.push(w);
-        localMs.push(l);
+      };
+      // Warm-up, then pairs of blocks; which side goes first alternates, so drift hits both alike.
+      for (let done = 0; done < warmup; done += block) await run(done % (2 * block) === 0 ? "wire" : "local", false);
+      for (let pair = 0; wireMs.length < turns; pair++) {
+        const first = pair % 2 === 0 ? "wire" : "local";
+        await run(first, true);
+        await run(first === "wire" ? "local" : "wire", true);
       }
       const ratio = median(wireMs) / median(localMs);
       return {
@@ -93,6 +100,7 @@ export const wireTurn: Figure = {
           client: "harnesshost/client sessions.exec(...).result()",
           harness: "echo (local runtime), SQLite journal",
           turns: wireMs.length,
+          block: `${block} counted turns per block of one side, alternating; each block's first turn not counted`,
           wireMinusLocalMs: round(median(wireMs) - median(localMs)),
         },
       };
