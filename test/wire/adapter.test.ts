@@ -312,4 +312,63 @@ describe.each([
     const reason = await await aborted;
     expect(isHostError(reason, ErrorCode.Cancelled)).toBe(true);
   });
+
+  it("aServerStreamWhoseConsumerStopsEarlyIsCancelled: leaving the loop cancels the call, the server's signal fires", async () => {
+    const aborted = observed.nextAbort();
+    for await (const c of actors.snapshotActor({ session: "wait-cancel" })) {
+      expect(c.chunk.case).toBe("data");
+      break;
+    }
+    const reason = await await aborted;
+    expect(isHostError(reason, ErrorCode.Cancelled)).toBe(true);
+  });
+
+  it("aServerStreamPastItsDeadlineEndsDeadlineExceeded on the client and fires the server's signal", async () => {
+    const aborted = observed.nextAbort();
+    const err = await rpcError(collect(actors.snapshotActor({ session: "wait-cancel" }, { timeoutMs: 100 })));
+    expect(err.grpcCode).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    const reason = await await aborted;
+    expect(isHostError(reason, ErrorCode.DeadlineExceeded)).toBe(true);
+  });
+
+  it("aServerStreamResponseThatCannotBeDecodedEndsTheCallInternal, after the responses before it", async () => {
+    // A server that answers SnapshotActor with one good chunk, then bytes that are no SnapshotChunk.
+    const identity = (b: Buffer): Buffer => b;
+    const raw = new Server();
+    raw.addService(
+      {
+        snapshotActor: {
+          path: "/harnesshost.v1.Actors/SnapshotActor",
+          requestStream: false,
+          responseStream: true,
+          requestSerialize: identity,
+          requestDeserialize: identity,
+          responseSerialize: identity,
+          responseDeserialize: identity,
+        },
+      },
+      {
+        snapshotActor: (call: { write(b: Buffer): void; end(): void }) => {
+          call.write(Buffer.from([0x0a, 0x01, 0x07])); // chunk.data = [7]
+          call.write(Buffer.from([0xff, 0xff, 0xff, 0xff]));
+          call.end();
+        },
+      },
+    );
+    const client = createClient(Actors, await listen(raw, "127.0.0.1:0"));
+    try {
+      const seen: string[] = [];
+      const err = await rpcError(
+        (async () => {
+          for await (const c of client.snapshotActor({ session: "s" })) seen.push(c.chunk.case ?? "none");
+        })(),
+      );
+      expect(err.grpcCode).toBe(GrpcStatus.INTERNAL);
+      expect(err.details).toMatch(/^Response message parsing error/);
+      expect(seen).toEqual(["data"]);
+    } finally {
+      client.close();
+      raw.forceShutdown();
+    }
+  });
 });
