@@ -46,7 +46,7 @@ export default function weatherAgent(): Harness {
     model: "mock-model",
     tools,
     hostTools: ["book"],
-    compact: { afterMessages: 12, keepTurns: 1 },
+    compact: { afterMessages: 24, keepTurns: 1 },
     run: ({ model, tools, messages, signal }) =>
       generateText({
         model,

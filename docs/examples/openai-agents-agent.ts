@@ -54,7 +54,7 @@ export default function agentsExample(): Harness {
     id: "agents-weather",
     agent: triage,
     hostTools: ["book"],
-    compact: { afterMessages: 12, keepTurns: 1 },
+    compact: { afterMessages: 24, keepTurns: 1 },
   });
 }
 
