@@ -87,7 +87,7 @@ function refusedAsUnknownShape(err: unknown): boolean {
 /** The outcome of a turn whose stream gave `records`, with the session after it. */
 function resultOf(session: Session, records: LogRecord[]): ExecResult {
   const last = records.at(-1);
-  return { session, outputs: outputsOf(records), records, lastSeq: last ? last.seq : session.lastSeq };
+  return { session, outputs: outputsOf(records), records: [...records], lastSeq: last ? last.seq : session.lastSeq };
 }
 
 export class ExecCall implements AsyncIterable<ExecEvent> {
@@ -164,8 +164,11 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   /** Reads the stream to its end; resolves the outcome at an accepted `final` stream's closing frame. */
   private async read(frames: TurnFrames): Promise<void> {
     for await (const update of frames.opened.updates) {
+      // After the outcome, the rest of the stream is read (to its status) but changes nothing: a host
+      // that sent frames after its closing one broke §20 rule 8, and the caller's result stays as given.
+      if (frames.settled) continue;
       frames.take(update);
-      if (frames.finalClosed && !frames.settled) this.succeed(frames, frames.closing);
+      if (frames.finalClosed) this.succeed(frames, frames.closing);
     }
   }
 

@@ -290,6 +290,38 @@ describe("Exec update shapes", () => {
     });
   });
 
+  it("framesAfterAFinalStreamsClosingFrameChangeNothing: the result stays as it was given", async () => {
+    // A host that breaks §20 rule 8: after the closing Session frame it sends one more record frame.
+    let ended: () => void = () => undefined;
+    const streamEnded = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const extraFrame: RelayMethod = (upstream, name) =>
+      name === "exec"
+        ? async function* (req: never, ctx: { metadata: Metadata; deferHeader(md: Metadata): void }) {
+            ctx.deferHeader(ctx.metadata.clone());
+            const frames: ExecUpdate[] = [];
+            const sent = upstream["exec"]?.(req, {
+              metadata: { [EXEC_UPDATES_HEADER]: "final" },
+              unpackResponse: unpackFrames,
+            }) as AsyncIterable<ExecUpdate>;
+            for await (const frame of sent) {
+              frames.push(frame);
+              yield frame;
+            }
+            yield frames[0] as ExecUpdate;
+            ended();
+          }
+        : undefined;
+    await throughRelay(extraFrame, async (client, uid) => {
+      const result = await client.sessions.exec({ session: uid, input: "hi" }).result();
+      await streamEnded;
+      await client.sessions.get(uid); // the extra frame has reached the client by the time this answers
+      expect(result.records.map((r) => r.seq)).toEqual([1n, 2n, 3n, 4n, 5n]);
+      expect(result.outputs).toEqual(["echo:hi"]);
+    });
+  });
+
   it("theClientOfAHostThatRefusesFinalAsUnknownRetriesWithRecords", async () => {
     // An older harnesshost: knows `all` and `records`, refuses anything else before running anything.
     const asked: string[] = [];
