@@ -176,16 +176,13 @@ export interface CheckpointStats {
   concurrentSpells: number;
 }
 
+/** Every counter at zero (a journal without a checkpointer reports these). */
+export function noCheckpoints(): CheckpointStats {
+  return { background: 0, inline: 0, backgroundFrames: 0, failed: 0, lockBusy: 0, pinned: 0, concurrentSpells: 0 };
+}
+
 export class WalCheckpointer {
-  readonly stats: CheckpointStats = {
-    background: 0,
-    inline: 0,
-    backgroundFrames: 0,
-    failed: 0,
-    lockBusy: 0,
-    pinned: 0,
-    concurrentSpells: 0,
-  };
+  readonly stats: CheckpointStats = noCheckpoints();
   private worker: Worker | undefined;
   /** Resolves when the worker thread has exited (set when it is spawned). */
   private exited: Promise<void> | undefined;

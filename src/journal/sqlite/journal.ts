@@ -38,7 +38,7 @@ import type {
   VerifiedRecordSink,
   VerifyResult,
 } from "../types.js";
-import { type CheckpointStats, WalCheckpointer } from "./checkpointer.js";
+import { type CheckpointStats, noCheckpoints, WalCheckpointer } from "./checkpointer.js";
 import { openReadOnly, openWritable, type SqliteJournalOptions } from "./open.js";
 import { eventRows, readEvents, readRange, verifySession } from "./reads.js";
 import { SqliteSessionList } from "./session-list.js";
@@ -90,15 +90,7 @@ export class SqliteJournal implements Journal {
     readonly checkpointed: number;
     readonly concurrent: boolean;
   } {
-    const counts = this.checkpointer?.stats ?? {
-      background: 0,
-      inline: 0,
-      backgroundFrames: 0,
-      failed: 0,
-      lockBusy: 0,
-      pinned: 0,
-      concurrentSpells: 0,
-    };
+    const counts = this.checkpointer?.stats ?? noCheckpoints();
     const frames = this.checkpointer?.walFrames() ?? { log: 0, checkpointed: 0 };
     return { ...counts, ...frames, concurrent: this.checkpointer?.isConcurrent ?? false };
   }
