@@ -3,6 +3,7 @@
 // the limit's own error (RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming it). What passes can be
 // journaled, read back, replayed and sent to a node: an input's nesting is measured with the protobuf
 // decoder itself, at nestingDepth, far below the decoders' own recursion limit of 100.
+import { messageDepth } from "../wire/message-depth.js";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Message, Part } from "../gen/agentsessions/v1/common_pb.js";
 import { MessageSchema } from "../gen/agentsessions/v1/common_pb.js";
@@ -63,6 +64,10 @@ export function checkExecInputs(limits: Limits, inputs: readonly Message[], conf
     encoded.push(b);
   }
   encoded.forEach((b, i) => {
+    // Counted on the decoded input as the decoder counts (wire/message-depth.ts): within the limit, its
+    // encoding provably decodes and is not decoded again; otherwise the decoder decides.
+    const input = inputs[i];
+    if (input !== undefined && messageDepth(MessageSchema, input, limits.nestingDepth) <= limits.nestingDepth) return;
     try {
       fromBinary(MessageSchema, b, { recursionLimit: limits.nestingDepth });
     } catch {
