@@ -63,36 +63,39 @@ const LOCK = join(REPO, "node_modules/.cache/harnesshost/dist-build.lock");
 const LOCK_WAIT_MS = 10 * 60_000;
 
 /** Whether the process that wrote the lock's owner file is gone (a build that died leaves its lock). */
-function ownerGone(): boolean {
+function ownerGone(lock: string): boolean {
   try {
-    process.kill(Number(readFileSync(join(LOCK, "pid"), "utf8")), 0);
+    process.kill(Number(readFileSync(join(lock, "pid"), "utf8")), 0);
     return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code !== "EPERM";
   }
 }
 
-/** Runs `build` holding the lock; waits (polling, up to LOCK_WAIT_MS) while another live run holds it. */
-function whileLocked(build: () => void): void {
-  mkdirSync(join(LOCK, ".."), { recursive: true });
-  const deadline = Date.now() + LOCK_WAIT_MS;
+/**
+ * Runs `build` holding the lock directory `lock`; waits (polling, up to `waitMs`) while another live
+ * run holds it, and takes over a lock whose owner is gone (test/scripts/dist-build-lock.test.ts).
+ */
+export function whileLocked(build: () => void, lock = LOCK, waitMs = LOCK_WAIT_MS): void {
+  mkdirSync(join(lock, ".."), { recursive: true });
+  const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      mkdirSync(LOCK);
+      mkdirSync(lock);
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     // A lock whose owner file is not written yet is young: only a lock with a dead owner is taken over.
-    if (ownerGone() && statSync(LOCK).mtimeMs < Date.now() - 5_000) rmSync(LOCK, { recursive: true, force: true });
-    else if (Date.now() > deadline) throw new Error(`dist/ build lock ${LOCK} held for over ${LOCK_WAIT_MS} ms`);
+    if (ownerGone(lock) && statSync(lock).mtimeMs < Date.now() - 5_000) rmSync(lock, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`dist/ build lock ${lock} held for over ${waitMs} ms`);
     else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
   }
   try {
-    writeFileSync(join(LOCK, "pid"), String(process.pid));
+    writeFileSync(join(lock, "pid"), String(process.pid));
     build();
   } finally {
-    rmSync(LOCK, { recursive: true, force: true });
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
