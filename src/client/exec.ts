@@ -124,8 +124,10 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   /** Iterated: the `all` shape, each frame yielded as it comes. */
   private async *consume(): AsyncGenerator<ExecEvent, void, undefined> {
     this.claim();
-    const frames = new TurnFrames("all", this.open);
+    let frames: TurnFrames | undefined;
     try {
+      // Opening may throw at once (metadata grpc-js refuses): that is the outcome too.
+      frames = new TurnFrames("all", this.open);
       for await (const update of frames.opened.updates) {
         const event = frames.take(update);
         if (event !== undefined) yield event;
@@ -134,7 +136,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
     } catch (err) {
       throw this.fail(err);
     } finally {
-      if (!frames.settled)
+      if (frames?.settled !== true)
         this.fail(new HarnessHostError(ErrorCode.Cancelled, "the exec call was left before its end"));
     }
   }
@@ -146,8 +148,9 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
    */
   private async drain(): Promise<void> {
     this.claim();
-    let frames = new TurnFrames("final", this.open);
     try {
+      // Opening may throw at once (metadata grpc-js refuses): that is the outcome too.
+      let frames = new TurnFrames("final", this.open);
       try {
         await this.read(frames);
       } catch (err) {

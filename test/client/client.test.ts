@@ -212,6 +212,25 @@ describe("harnesshost/client", () => {
     }
   });
 
+  it("aCallThatCannotBeOpenedSettlesItsResultWithTheError: result() and iteration both fail, neither hangs", async () => {
+    // A token grpc-js refuses as a header value: the call throws as it is opened, before any byte is sent.
+    const refused = connect({ address: server.addr, token: "bad\ntoken" });
+    try {
+      const viaResult = await failure(refused.sessions.exec({ harness: "echo", input: "x" }).result());
+      expect(viaResult.message).toMatch(/illegal characters/);
+      const call = refused.sessions.exec({ harness: "echo", input: "x" });
+      const viaIteration = await failure(
+        (async () => {
+          for await (const _ of call);
+        })(),
+      );
+      expect(viaIteration.message).toBe(viaResult.message);
+      expect((await failure(call.result())).message).toBe(viaResult.message);
+    } finally {
+      refused.close();
+    }
+  });
+
   it("an aborted signal is CANCELLED, an expired deadline DEADLINE_EXCEEDED, leaving the loop early CANCELLED", async () => {
     const aborted = await failure(
       client.sessions.get("sess-000000000000000000000000", { signal: AbortSignal.abort() }),
