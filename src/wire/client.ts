@@ -227,6 +227,11 @@ function serverStreamCall(
  */
 function streamResponses(channel: Channel, s: CallSetup, request: unknown, options: CallOptions): AsyncQueue<Message> {
   const queue = new AsyncQueue<Message>();
+  if (options.signal?.aborted === true) {
+    // Nothing is opened for a caller that has already given up.
+    queue.fail(abortError(options.signal));
+    return queue;
+  }
   const call = channel.createCall(
     s.path,
     s.grpcOptions.deadline ?? Number.POSITIVE_INFINITY,
@@ -235,7 +240,7 @@ function streamResponses(channel: Channel, s: CallSetup, request: unknown, optio
     undefined,
   );
   const cancel = (): void => call.cancelWithStatus(Status.CANCELLED, "Cancelled on client");
-  const detach = onAbort(options.signal, cancel);
+  let detach = (): void => undefined;
   let reading = false;
   let settled = false;
   let readError: StatusObject | undefined;
@@ -271,6 +276,8 @@ function streamResponses(channel: Channel, s: CallSetup, request: unknown, optio
       else queue.fail(failure(options, st));
     },
   });
+  // Only once started: a call cancelled before it has its listener would never report its status.
+  detach = onAbort(options.signal, cancel);
   let bytes: Buffer | undefined;
   try {
     bytes = s.serialize(request);

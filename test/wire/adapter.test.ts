@@ -313,6 +313,17 @@ describe.each([
     expect(isHostError(reason, ErrorCode.Cancelled)).toBe(true);
   });
 
+  it("aServerStreamWhoseSignalHasAlreadyAbortedFailsCancelled, and nothing reaches the server", async () => {
+    const before = observed.aborts.length;
+    const err = await collect(actors.snapshotActor({ session: "wait-cancel" }, { signal: AbortSignal.abort() })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isHostError(err, ErrorCode.Cancelled)).toBe(true);
+    await actors.nodeInfo({}); // answered after anything sent before it on this connection was dispatched
+    expect(observed.aborts.length).toBe(before);
+  });
+
   it("aServerStreamWhoseConsumerStopsEarlyIsCancelled: leaving the loop cancels the call, the server's signal fires", async () => {
     const aborted = observed.nextAbort();
     for await (const c of actors.snapshotActor({ session: "wait-cancel" })) {
