@@ -276,7 +276,7 @@ function streamResponses(channel: Channel, s: CallSetup, request: unknown, optio
       else queue.fail(failure(options, st));
     },
   });
-  // Only once started: a call cancelled before it has its listener would never report its status.
+  // Listened for once the call has started (it had not aborted when the call was opened).
   detach = onAbort(options.signal, cancel);
   let bytes: Buffer | undefined;
   try {
