@@ -24,7 +24,7 @@ export type ExecEvent =
   | { readonly kind: "delta"; readonly executionId: string; readonly chunk: string; readonly done: boolean };
 
 export interface ExecResult {
-  /** The session after the turn (read once the stream ended): its state, head, pending approval. */
+  /** The session after the turn (the stream's closing frame, or GetSession): its state, head, pending approval. */
   readonly session: Session;
   /** OUTPUT texts the turn committed, in order. */
   readonly outputs: readonly string[];
