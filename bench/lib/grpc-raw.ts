@@ -3,8 +3,28 @@
 // the resolved target is the one the server is really listening on (port 0 resolved).
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { ServerCredentials, type Server } from "@grpc/grpc-js";
+import { type MethodDefinition, ServerCredentials, type Server } from "@grpc/grpc-js";
 import { parseAddress, withPort } from "../../src/wire/index.js";
+
+/** Raw bytes in, the same bytes out: the (de)serializer of every raw method. */
+export const identity = (b: Buffer): Buffer => b;
+
+/** A gRPC method whose messages are raw bytes (no protobuf): what the raw baselines and floors serve. */
+export function bytesMethod(
+  path: string,
+  requestStream: boolean,
+  responseStream: boolean,
+): MethodDefinition<Buffer, Buffer> {
+  return {
+    path,
+    requestStream,
+    responseStream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
+}
 
 /** Binds `server` at `address` (unix://PATH or HOST:PORT, port 0 allowed); resolves to its parsed, bound address. */
 export async function bindInsecure(server: Server, address: string): Promise<ReturnType<typeof withPort>> {

@@ -9,29 +9,12 @@
 // before OUTPUT and END) as raw better-sqlite3 transactions: the floor including the disk, paid at the
 // moments the host pays it.
 import { Client, Server, credentials, type ServerWritableStream, type ServiceDefinition } from "@grpc/grpc-js";
-import { bindInsecure, forkSocketNode } from "./grpc-raw.js";
+import { bindInsecure, bytesMethod, forkSocketNode, identity } from "./grpc-raw.js";
 import { rawCommitter } from "./raw-commit.js";
 
-const identity = (b: Buffer): Buffer => b;
 export const RAW_TURN_SERVICE: ServiceDefinition = {
-  turn: {
-    path: "/bench.RawTurn/Turn",
-    requestStream: false,
-    responseStream: true,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
-  connect: {
-    path: "/bench.RawTurn/Connect",
-    requestStream: true,
-    responseStream: true,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
+  turn: bytesMethod("/bench.RawTurn/Turn", false, true),
+  connect: bytesMethod("/bench.RawTurn/Connect", true, true),
 };
 const CHILD = new URL("./raw-turn-node.ts", import.meta.url);
 

@@ -22,7 +22,7 @@ import { startServer } from "../../src/server/index.js";
 import { unpackFrames } from "../../src/wire/exec-updates.js";
 import { EncodedResponse } from "../../src/wire/index.js";
 import { promptText } from "../lib/echo-turns.js";
-import { bindInsecure } from "../lib/grpc-raw.js";
+import { bindInsecure, bytesMethod, identity } from "../lib/grpc-raw.js";
 import { median, round } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
 
@@ -30,7 +30,6 @@ const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const BLOCKS = Number(process.argv[2] ?? 60);
 const BLOCK = 10;
 const WARM_BLOCKS = 6;
-const identity = (b: Buffer): Buffer => b;
 
 const dir = scratchDir("turn-stream", "disk");
 const host = await Host.open({ dataDir: dir.path }, { journal: await openJournal(dir.file("journal.db")) });
@@ -40,17 +39,7 @@ const client = connect({ address: server.addr });
 // The turn stream: each request message runs one `final` Exec; its answer is the packed frames.
 const raw = new Server();
 raw.addService(
-  {
-    exec: {
-      path: "/bench.Turns/Exec",
-      requestStream: true,
-      responseStream: true,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  },
+  { exec: bytesMethod("/bench.Turns/Exec", true, true) },
   {
     exec: (call: ServerDuplexStream<Buffer, Buffer>) => {
       call.on("data", async (bytes: Buffer) => {

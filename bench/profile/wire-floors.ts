@@ -19,7 +19,7 @@ import type { TurnResult } from "../../src/controller/index.js";
 import type { ExecRequest } from "../../src/placement/index.js";
 import { textMessage } from "../../src/model/text.js";
 import { startServer } from "../../src/server/index.js";
-import { bindInsecure } from "../lib/grpc-raw.js";
+import { bindInsecure, bytesMethod, identity } from "../lib/grpc-raw.js";
 import { promptText } from "../lib/echo-turns.js";
 import { median, round } from "../lib/stats.js";
 import { scratchDir } from "../lib/tmp.js";
@@ -28,18 +28,7 @@ const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const turns = Number(process.argv[2] ?? 400);
 const BLOCK = 20;
 const MESSAGES = 7;
-const identity = (b: Buffer): Buffer => b;
-const STREAM: ServiceDefinition = {
-  stream: {
-    path: "/bench.Raw/Stream",
-    requestStream: false,
-    responseStream: true,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
-};
+const STREAM: ServiceDefinition = { stream: bytesMethod("/bench.Raw/Stream", false, true) };
 
 const dir = scratchDir("wire-floors", process.env.MEM === "0" ? "disk" : "memory");
 const host = await Host.open({ dataDir: dir.path }, { journal: await openJournal(dir.file("journal.db")) });

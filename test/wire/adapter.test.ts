@@ -13,6 +13,7 @@ import type { SnapshotChunk } from "../../src/gen/harnesshost/v1/actors_pb.js";
 import { ErrorCode, HostError, isHostError } from "../../src/errors/index.js";
 import { RpcError, addService, createClient, listen, parseAddress } from "../../src/wire/index.js";
 import type { CallContext, MethodsOf, ServiceClient, ServiceImpl } from "../../src/wire/index.js";
+import { bytesMethod } from "../../bench/lib/grpc-raw.js";
 
 const ERROR_SESSIONS: Record<string, ErrorCode> = {
   "fail-not-found": ErrorCode.NotFound,
@@ -344,20 +345,9 @@ describe.each([
 
   it("aServerStreamResponseThatCannotBeDecodedEndsTheCallInternal, after the responses before it", async () => {
     // A server that answers SnapshotActor with one good chunk, then bytes that are no SnapshotChunk.
-    const identity = (b: Buffer): Buffer => b;
     const raw = new Server();
     raw.addService(
-      {
-        snapshotActor: {
-          path: "/harnesshost.v1.Actors/SnapshotActor",
-          requestStream: false,
-          responseStream: true,
-          requestSerialize: identity,
-          requestDeserialize: identity,
-          responseSerialize: identity,
-          responseDeserialize: identity,
-        },
-      },
+      { snapshotActor: bytesMethod("/harnesshost.v1.Actors/SnapshotActor", false, true) },
       {
         snapshotActor: (call: { write(b: Buffer): void; end(): void }) => {
           call.write(Buffer.from([0x0a, 0x01, 0x07])); // chunk.data = [7]
