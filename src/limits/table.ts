@@ -231,6 +231,14 @@ export const LIMIT_TABLE = {
     why: "A client that never reads must not make the host hold its turn in memory or wedge its session; 8 MiB is above what an ordinary turn streams at once, and the server writes one message at a time, so this is most of what a stalled client can hold.",
     min: 64 * KiB,
   },
+  turnsPerStream: {
+    default: 64,
+    unit: "count",
+    scope: "client",
+    what: "Turns of one turn stream (harnesshost.v1.Turns/Exec, docs/protocol.md §21) in flight at once, counting a turn until its answer was taken for writing; more are answered RESOURCE_EXHAUSTED without running.",
+    why: "A turn stream multiplexes turns, so one client could otherwise start any number at once; and a client that stops reading holds at most this many answers in the host. 64 is far above what one client's sequential or fan-out use needs.",
+    min: 1,
+  },
   streamBufferTotalBytes: {
     default: 128 * MiB,
     unit: "bytes",

@@ -345,8 +345,8 @@ async function* turnUpdates(
 }
 
 const budgets = new WeakMap<Host, StreamBudget>();
-/** The host's one budget for bytes held for all its Exec streams (streamBufferTotalBytes). */
-function budgetOf(host: Host): StreamBudget {
+/** The host's one budget for bytes held for all its Exec and turn streams (streamBufferTotalBytes). */
+export function budgetOf(host: Host): StreamBudget {
   let budget = budgets.get(host);
   if (budget === undefined) {
     budget = new StreamBudget(host.limits.streamBufferTotalBytes);

@@ -68,6 +68,7 @@ export const METHOD_PERMISSIONS: Readonly<Record<string, Permission>> = {
   "harnesshost.v1.Console/ListHarnessOrigins": "harness.read",
   "harnesshost.v1.Console/WhoAmI": "self.read",
   "harnesshost.v1.SessionVersions/Upgrade": "session.upgrade",
+  "harnesshost.v1.Turns/Exec": "session.exec",
   "agentsessions.v1.HarnessRegistry/RegisterHarness": "harness.register",
   "agentsessions.v1.HarnessRegistry/GetHarness": "harness.read",
   "agentsessions.v1.HarnessRegistry/ListHarnesses": "harness.read",

@@ -21,6 +21,9 @@ import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { type LoadedCredentials, loadCredentials, watchCredentials } from "./credential-file.js";
 import { callPolicy, type ServerLogger } from "./call-policy.js";
+import { turnsService } from "./turns-service.js";
+import { budgetOf } from "./exec-stream.js";
+import { Turns } from "../gen/harnesshost/v1/turns_pb.js";
 import { HarnessCatalog, REGISTRATION_POLL_MS } from "../host/harness-catalog.js";
 import { Health } from "./health.js";
 import { JournalHealth, withJournalHealth } from "./journal-health.js";
@@ -136,6 +139,23 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
   const sessionVersionsImpl = sessionVersionsService(host);
   const harnessVersionsImpl = harnessVersionsService(catalog);
   addService(sessions, SessionVersions, sessionVersionsImpl, decodeBound);
+  // Many Exec turns over one stream (§21): each runs Sessions' own Exec handler.
+  const stopping = new AbortController();
+  addService(
+    sessions,
+    Turns,
+    turnsService({
+      exec: (req, ctx) => sessionsImpl.exec(req, ctx),
+      budget: budgetOf(host),
+      streamBufferBytes: host.limits.streamBufferBytes,
+      turnsPerStream: host.limits.turnsPerStream,
+      logger: opts.logger,
+      logFieldChars: host.limits.logFieldChars,
+      ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
+      stopping: stopping.signal,
+    }),
+    decodeBound,
+  );
   health.addToServer(sessions);
   addLazyReflection(sessions);
 
@@ -218,6 +238,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
       closing ??= (async () => {
         journalHealth.stop();
         watcher?.stop();
+        stopping.abort(); // turn streams take no new turn and end once theirs are answered
         health.setStatus("", "NOT_SERVING");
         health.setStatus(SESSIONS_SERVICE, "NOT_SERVING");
         await Promise.all([shutdown(sessions, graceMs), registry && shutdown(registry, graceMs), http?.close(graceMs)]);

@@ -13,11 +13,12 @@ import {
   ROLE_PERMISSIONS,
 } from "../../src/server/permissions.js";
 import { parseTokenFileText } from "../../src/server/token-file.js";
+import { Turns } from "../../src/gen/harnesshost/v1/turns_pb.js";
 import { sha256 } from "./principal-fixture.js";
 
 describe("permission table", () => {
   it("everyServedMethodHasAPermission", () => {
-    const served = [Sessions, Console, SessionVersions, HarnessRegistry, HarnessVersions].flatMap((s) =>
+    const served = [Sessions, Console, SessionVersions, HarnessRegistry, HarnessVersions, Turns].flatMap((s) =>
       s.methods.map((m) => `/${s.typeName}/${m.name}`),
     );
     for (const path of served) expect(permissionOf(path), path).toBeDefined();
