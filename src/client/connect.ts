@@ -12,6 +12,8 @@ import type { MethodsOf } from "../wire/service.js";
 import { ErrorCode, HarnessHostError } from "./errors.js";
 import { HarnessesClient } from "./harnesses.js";
 import type { CallOptions } from "./options.js";
+import { TurnStream } from "./turn-stream.js";
+import { Turns } from "../gen/harnesshost/v1/turns_pb.js";
 import { SessionsClient } from "./sessions.js";
 import { HarnessVersions, SessionVersions } from "../gen/harnesshost/v1/versions_pb.js";
 import { VersionsClient } from "./versions.js";
@@ -73,6 +75,8 @@ export function connect(options: ConnectOptions): HarnessHostClient {
   };
   const defaults: CallOptions = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {};
   const sessionsStub = createClient(Sessions, options.address, dial);
+  const turnsStub = createClient(Turns, options.address, dial);
+  const turns = new TurnStream(turnsStub);
   let registryStub: ServiceClient<MethodsOf<typeof HarnessRegistry>> | undefined;
   const registry = (): ServiceClient<MethodsOf<typeof HarnessRegistry>> => {
     if (options.registryAddress === undefined)
@@ -98,10 +102,12 @@ export function connect(options: ConnectOptions): HarnessHostClient {
     return versionsStub;
   };
   return {
-    sessions: new SessionsClient(sessionsStub, defaults, views),
+    sessions: new SessionsClient(sessionsStub, defaults, views, turns),
     harnesses: new HarnessesClient(registry, defaults),
     versions: new VersionsClient(upgrades, versions, defaults),
     close() {
+      turns.close();
+      turnsStub.close();
       sessionsStub.close();
       registryStub?.close();
       consoleStub?.close();

@@ -10,7 +10,10 @@
 import { EventKind, type LogRecord } from "../gen/agentsessions/v1/common_pb.js";
 import type { ExecUpdate } from "../gen/agentsessions/v1/session_pb.js";
 import { messageText } from "../model/text.js";
-import { EXEC_UPDATES_HEADER, type ExecUpdateShape } from "../wire/exec-updates.js";
+import { EXEC_UPDATES_HEADER, type ExecUpdateShape, unpackFrames } from "../wire/exec-updates.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { ExecUpdateSchema } from "../gen/agentsessions/v1/session_pb.js";
+import { NOT_SERVED } from "./turn-stream.js";
 import { clientError, ErrorCode, HarnessHostError } from "./errors.js";
 import { type Session, withTurn } from "./turn.js";
 
@@ -84,6 +87,12 @@ function refusedAsUnknownShape(err: unknown): boolean {
   );
 }
 
+/** A turn answered whole over the turn stream: no Exec stream to read, the `final` shape accepted. */
+const ANSWERED: OpenedExec = {
+  updates: { [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true, value: undefined }) }) },
+  accepted: () => true,
+};
+
 /** The outcome of a turn whose stream gave `records`, with the session after it. */
 function resultOf(session: Session, records: LogRecord[]): ExecResult {
   const last = records.at(-1);
@@ -99,6 +108,8 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   constructor(
     private readonly open: (shape: ExecUpdateShape) => OpenedExec,
     private readonly sessionAfter: (uid: string) => Promise<Session>,
+    /** The turn over the client's turn stream (§21), or undefined when this call may not use it. */
+    private readonly overStream?: () => Promise<Uint8Array[] | typeof NOT_SERVED> | undefined,
   ) {
     this.outcome = new Promise<ExecResult>((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -127,7 +138,7 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
     let frames: TurnFrames | undefined;
     try {
       // Opening may throw at once (metadata grpc-js refuses): that is the outcome too.
-      frames = new TurnFrames("all", this.open);
+      frames = new TurnFrames("all", this.open("all"));
       for await (const update of frames.opened.updates) {
         const event = frames.take(update);
         if (event !== undefined) yield event;
@@ -149,19 +160,38 @@ export class ExecCall implements AsyncIterable<ExecEvent> {
   private async drain(): Promise<void> {
     this.claim();
     try {
+      const streamed = this.overStream?.();
+      const packed = streamed === undefined ? NOT_SERVED : await streamed;
+      if (packed !== NOT_SERVED) {
+        this.settleFromStream(packed);
+        return;
+      }
       // Opening may throw at once (metadata grpc-js refuses): that is the outcome too.
-      let frames = new TurnFrames("final", this.open);
+      let frames = new TurnFrames("final", this.open("final"));
       try {
         await this.read(frames);
       } catch (err) {
         if (frames.count > 0 || !refusedAsUnknownShape(err)) throw err;
-        frames = new TurnFrames("records", this.open);
+        frames = new TurnFrames("records", this.open("records"));
         await this.read(frames);
       }
       await this.finish(frames);
     } catch (err) {
       throw this.fail(err);
     }
+  }
+
+  /** The outcome from a turn stream's answer: the `final` shape's frames, packed (§21). */
+  private settleFromStream(packed: readonly Uint8Array[]): void {
+    const frames = new TurnFrames("final", ANSWERED);
+    for (const bytes of packed)
+      for (const frame of unpackFrames(bytes) ?? [bytes]) {
+        frames.take(fromBinary(ExecUpdateSchema, frame));
+        if (frames.finalClosed) break;
+      }
+    if (!frames.finalClosed)
+      throw new HarnessHostError(ErrorCode.Internal, "the turn stream answered without a closing Session frame");
+    this.succeed(frames, frames.closing);
   }
 
   /** Reads the stream to its end; resolves the outcome at an accepted `final` stream's closing frame. */
@@ -214,9 +244,9 @@ class TurnFrames {
 
   constructor(
     readonly shape: ExecUpdateShape,
-    open: (shape: ExecUpdateShape) => OpenedExec,
+    opened: OpenedExec,
   ) {
-    this.opened = open(shape);
+    this.opened = opened;
   }
 
   /** An accepted `final` stream's closing frame has come: the outcome is whole (§20 rule 8). */

@@ -16,6 +16,9 @@ import { EXEC_UPDATES_HEADER, unpackFrames } from "../wire/exec-updates.js";
 import { ExecCall, outputsOf } from "./exec.js";
 import { wireOptions, type CallOptions } from "./options.js";
 import { type Session, withTurn } from "./turn.js";
+import type { TurnStream } from "./turn-stream.js";
+import { create } from "@bufbuild/protobuf";
+import { ExecRequestSchema } from "../gen/agentsessions/v1/session_pb.js";
 
 /**
  * A sequence number given to the client: a number or a bigint (a result's seq fed back as is). Every
@@ -115,6 +118,8 @@ export class SessionsClient {
     private readonly stub: Stub,
     private readonly defaults: CallOptions,
     private readonly views: () => ConsoleStub,
+    /** The client's turn stream (§21); without it every turn goes through Sessions/Exec. */
+    private readonly turns?: TurnStream,
   ) {}
 
   private opts(o: CallOptions | undefined) {
@@ -128,32 +133,38 @@ export class SessionsClient {
   exec(p: ExecOptions, options?: CallOptions): ExecCall {
     const inputs = (typeof p.input === "string" ? [p.input] : p.input).map((t) => textMessage("user", t));
     const o = this.opts(options);
+    const request = {
+      session: p.session ?? "",
+      harness: p.harness ?? "",
+      inputs,
+      ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: BigInt(p.expectedLastSeq) } : {}),
+      ...(p.config !== undefined ? { config: p.config } : {}),
+    };
+    // A turn awaited alone goes over the turn stream (§21) when the host serves it; a deadline is a
+    // call's, so a call with one goes through Sessions/Exec.
+    const turns = this.turns;
+    const overStream =
+      turns !== undefined && o.deadline === undefined && o.timeoutMs === undefined
+        ? () => (turns.served ? turns.turn(create(ExecRequestSchema, request), o.signal) : undefined)
+        : undefined;
     return new ExecCall(
       (shape) => {
         let accepted = false;
-        const updates = this.stub.exec(
-          {
-            session: p.session ?? "",
-            harness: p.harness ?? "",
-            inputs,
-            ...(p.expectedLastSeq !== undefined ? { expectedLastSeq: BigInt(p.expectedLastSeq) } : {}),
-            ...(p.config !== undefined ? { config: p.config } : {}),
+        const updates = this.stub.exec(request, {
+          ...o,
+          metadata: { [EXEC_UPDATES_HEADER]: shape },
+          onHeader: (md) => {
+            accepted = md.get(EXEC_UPDATES_HEADER)[0] === shape;
           },
-          {
-            ...o,
-            metadata: { [EXEC_UPDATES_HEADER]: shape },
-            onHeader: (md) => {
-              accepted = md.get(EXEC_UPDATES_HEADER)[0] === shape;
-            },
-            // Only a host that echoed `final` packs frames; anything else is decoded as it came.
-            ...(shape === "final"
-              ? { unpackResponse: (bytes: Buffer) => (accepted ? unpackFrames(bytes) : undefined) }
-              : {}),
-          },
-        );
+          // Only a host that echoed `final` packs frames; anything else is decoded as it came.
+          ...(shape === "final"
+            ? { unpackResponse: (bytes: Buffer) => (accepted ? unpackFrames(bytes) : undefined) }
+            : {}),
+        });
         return { updates, accepted: () => accepted };
       },
       (uid) => this.get(uid, options),
+      overStream,
     );
   }
 
