@@ -81,6 +81,7 @@ export class TurnStream {
     if (this.#call !== undefined) return this.#call;
     const call = this.stub.exec();
     this.#call = call;
+    this.#answered = false; // whether this stream answered: an UNIMPLEMENTED before that ran nothing
     void this.#read(call);
     return call;
   }

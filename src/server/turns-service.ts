@@ -5,7 +5,8 @@
 // a turn's failure never ends the stream; at most `turnsPerStream` turns of one stream are in flight
 // (answered or not yet written), more are refused RESOURCE_EXHAUSTED; a cancel, the stream's end or
 // its client going away aborts the turns in flight; when the host stops, the stream takes no new turn
-// and ends once its turns are answered; every turn gets one log line and its RPC metrics.
+// and ends once its turns are answered; every turn gets one log line, its RPC metrics and (while
+// tracing is on) a SERVER span, each as an Exec's.
 import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { ErrorCode, HostError } from "../errors/index.js";
@@ -18,13 +19,17 @@ import type { CallContext, MethodsOf, ServiceImpl } from "../wire/index.js";
 import { EXEC_UPDATES_HEADER } from "../wire/exec-updates.js";
 import { clipForLog, type ServerLogger } from "./call-policy.js";
 import { REQUEST_ID_HEADER } from "./request-id.js";
+import { contextFromHeaders, SpanKind, traced, tracingEnabled } from "../obs/trace.js";
 import type { StreamBudget, StreamShare } from "./stream-budget.js";
 
 /** Bytes an answer adds around its frames (id, flags, framing), for the stream buffer limits. */
 const ANSWER_OVERHEAD = 64;
 
-/** The method path turns are logged and counted under. */
-export const TURNS_METHOD = "/harnesshost.v1.Turns/Exec";
+/**
+ * The method path a turn is logged, counted and traced under: a turn is an Exec, whichever way it came
+ * (its `turn` field says it came over a turn stream), so dashboards and traces keyed on Exec see it.
+ */
+export const TURN_METHOD = "/agentsessions.v1.Sessions/Exec";
 
 /** The Exec handler a turn runs (Sessions' own, with its journal-health mapping). */
 type ExecHandler = (req: ExecRequest, ctx: CallContext) => AsyncIterable<unknown>;
@@ -138,12 +143,7 @@ class TurnStream {
     let code: number = GrpcStatus.OK;
     try {
       if (request === undefined) throw new HostError(ErrorCode.InvalidArgument, "a TurnRequest needs its request");
-      const frames: Uint8Array[] = [];
-      for await (const answer of this.opts.exec(request, this.#turnContext(turn.signal))) {
-        if (!(answer instanceof EncodedResponse))
-          throw new HostError(ErrorCode.Internal, "a turn answered with a frame the final shape does not send");
-        frames.push(answer.bytes);
-      }
+      const frames = await this.#traced(() => this.#framesOf(request, turn.signal));
       await this.#queue(create(TurnResponseSchema, { id: req.id, frames: Buffer.concat(frames), last: true }));
     } catch (err) {
       code = await this.#answer(req.id, err);
@@ -152,6 +152,40 @@ class TurnStream {
       this.#log(req, code, performance.now() - started);
       this.#endIfDone();
     }
+  }
+
+  /** The turn's packed frames, from the Exec handler's `final` answer. */
+  async #framesOf(request: ExecRequest, signal: AbortSignal): Promise<Uint8Array[]> {
+    const frames: Uint8Array[] = [];
+    for await (const answer of this.opts.exec(request, this.#turnContext(signal))) {
+      if (!(answer instanceof EncodedResponse))
+        throw new HostError(ErrorCode.Internal, "a turn answered with a frame the final shape does not send");
+      frames.push(answer.bytes);
+    }
+    return frames;
+  }
+
+  /** Runs a turn in a SERVER span named as an Exec's, continuing the stream's trace context, while tracing is on. */
+  #traced<T>(run: () => Promise<T>): Promise<T> {
+    if (!tracingEnabled()) return run();
+    const header = (key: string): string | undefined => {
+      const v = this.ctx.metadata.get(key)[0];
+      return typeof v === "string" ? v : undefined;
+    };
+    const requestId = header(REQUEST_ID_HEADER);
+    return traced(
+      TURN_METHOD.slice(1),
+      () => ({
+        "rpc.system": "grpc",
+        "rpc.service": "agentsessions.v1.Sessions",
+        "rpc.method": "Exec",
+        "harnesshost.turn_stream": true,
+        ...(requestId !== undefined ? { "harnesshost.request_id": requestId } : {}),
+      }),
+      run,
+      contextFromHeaders(header),
+      SpanKind.SERVER,
+    );
   }
 
   /** Queues a turn's error answer; resolves to its status code. */
@@ -238,21 +272,21 @@ class TurnStream {
 
   #log(req: TurnRequest, code: number, ms: number): void {
     const codeName = GrpcStatus[code] ?? String(code);
-    this.opts.metrics?.rpc("sessions", TURNS_METHOD, codeName, ms / 1000);
+    this.opts.metrics?.rpc("sessions", TURN_METHOD, codeName, ms / 1000);
     const [requestId] = this.ctx.metadata.get(REQUEST_ID_HEADER);
     const session = req.request?.session ?? "";
     const fields = {
       listener: "sessions",
-      method: TURNS_METHOD,
+      method: TURN_METHOD,
       turn: String(req.id),
       code: codeName,
       duration_ms: Math.round(ms * 1000) / 1000,
       request_id: typeof requestId === "string" ? requestId : "",
       ...(session ? { session: clipForLog(session, this.opts.logFieldChars) } : {}),
     };
-    if (code === GrpcStatus.OK) this.opts.logger.info(fields, "turn finished");
+    if (code === GrpcStatus.OK) this.opts.logger.info(fields, "rpc finished");
     else if (code === GrpcStatus.INTERNAL || code === GrpcStatus.DATA_LOSS || code === GrpcStatus.UNKNOWN)
-      this.opts.logger.error(fields, "turn finished");
-    else this.opts.logger.info(fields, "turn finished");
+      this.opts.logger.error(fields, "rpc finished");
+    else this.opts.logger.info(fields, "rpc finished");
   }
 }

@@ -13,6 +13,12 @@ import { eventually } from "../fixtures/eventually.js";
 import { drain, gatedEchoModel, startFixture, userInput, type Fixture, type FixtureOptions } from "./helpers.js";
 
 type TurnsClient = ServiceClient<MethodsOf<typeof Turns>>;
+
+/** A turn's log line: an Exec's, with the id it had on its stream. */
+const turnLine = (l: string): boolean =>
+  l.includes('"msg":"rpc finished"') &&
+  l.includes('"method":"/agentsessions.v1.Sessions/Exec"') &&
+  l.includes('"turn":"');
 type Stream = BidiCall<{ id: bigint; request?: object; cancel?: boolean }, TurnResponse>;
 
 let f: Fixture | undefined;
@@ -110,7 +116,7 @@ describe("the turn stream (§21)", () => {
     expect(answers.frames.get(1n) ?? []).toEqual([]);
     await stream.send({ id: 2n, request: { harness: "echo", inputs: [userInput("after")] } });
     expect((await answers.last(2n)).code).toBe(GrpcStatus.OK);
-    expect(f.logs.some((l) => l.includes('"turn finished"') && l.includes('"code":"NOT_FOUND"'))).toBe(true);
+    expect(f.logs.some((l) => turnLine(l) && l.includes('"turn":"1"') && l.includes('"code":"NOT_FOUND"'))).toBe(true);
     stream.end();
     await answers.ended;
   });
@@ -179,15 +185,13 @@ describe("the turn stream (§21)", () => {
     // 64 KiB of answers waiting in the host.
     for (let i = 0; i < turns; i++)
       await stream.send({ id: BigInt(i + 1), request: { session: uids[i], inputs: [userInput("x".repeat(20_000))] } });
-    await eventually("a turn answered into a full stream", () =>
-      f.logs.some((l) => l.includes('"msg":"turn finished"')),
-    );
+    await eventually("a turn answered into a full stream", () => f.logs.some(turnLine));
     const read = answers();
     const { error } = await read.ended;
     expect((error as { grpcCode?: number }).grpcCode).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(String((error as Error).message)).toContain("streamBufferBytes");
     // Every turn the host finished committed, those whose answers were dropped too.
-    const ran = f.logs.filter((l) => l.includes('"msg":"turn finished"') && l.includes('"code":"OK"')).length;
+    const ran = f.logs.filter((l) => turnLine(l) && l.includes('"code":"OK"')).length;
     const committed = (
       await Promise.all(uids.map(async (uid) => (await drain(f.sessions.replay({ session: uid }))).items.length))
     ).filter((n) => n > 0).length;
