@@ -1,10 +1,11 @@
-// What a long-lived turn stream would save (docs/performance.md, "The wire turn", fifth pass): an
-// experiment, not a product path. One process, SQLite journal on disk, the built-in echo:
-//   wire         the client-observed turn (harnesshost/client `exec(...).result()` to startServer);
+// The experiment behind the turn stream (docs/performance.md, "The wire turn", fifth pass; built since
+// as harnesshost.v1.Turns, docs/protocol.md §21). One process, SQLite journal on disk, the built-in echo:
+//   wire         the client-observed turn (harnesshost/client `exec(...).result()` to startServer — over
+//                the product's turn stream since the sixth pass);
 //   turn stream  the same `final` Exec path (execUpdates) run per message of one raw grpc-js bidi stream
 //                opened once: a turn is one request message and one answer holding the packed frames,
-//                which the caller unpacks and decodes — no call set-up, headers, trailers, interceptor
-//                or per-call signals per turn (and none of their auth, logging and metrics either);
+//                which the caller unpacks and decodes — no call set-up, headers, trailers, interceptor,
+//                per-call signals, per-turn log line, metrics or client bookkeeping (the floor);
 //   in process   Placer.exec of the same turn (wire_turn_ratio's baseline).
 // In blocks of 10 per kind (each block's first turn not counted, as the figure counts), a fresh
 // session every 50 turns of each kind. Invariant: it reports, never judges; every turn must answer
