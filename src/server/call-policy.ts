@@ -49,18 +49,7 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
     const finish = (code: number): void => {
       if (finished) return;
       finished = true;
-      const ms = performance.now() - started;
-      const codeName = GrpcStatus[code] ?? String(code);
-      opts.metrics?.rpc(opts.listener, path, codeName, ms / 1000);
-      const fields = {
-        listener: opts.listener,
-        method: path,
-        code: codeName,
-        duration_ms: Math.round(ms * 1000) / 1000,
-        request_id: requestId,
-        ...(session ? { session: clipForLog(session, opts.logFieldChars ?? DEFAULT_LIMITS.logFieldChars) } : {}),
-      };
-      levelOf(code, quiet, opts.logger)(fields, "rpc finished");
+      recordFinished(opts, { method: path, code, ms: performance.now() - started, requestId, session, quiet });
     };
     const call: ServerInterceptingCall = new ServerInterceptingCall(next, {
       start(startNext) {
@@ -111,6 +100,36 @@ export function callPolicy(opts: CallPolicyOptions): ServerInterceptor {
     });
     return call;
   };
+}
+
+/** One finished call (or turn of a turn stream) as the policy records it. */
+export interface FinishedCall {
+  readonly method: string;
+  readonly code: number;
+  readonly ms: number;
+  readonly requestId: string;
+  /** The session it named ("" none). */
+  readonly session: string;
+  /** Logged at debug when OK (health probes). */
+  readonly quiet?: boolean;
+  /** Fields added to the log line (a turn's id on its stream). */
+  readonly extra?: Readonly<Record<string, string>>;
+}
+
+/** Counts a finished call in the RPC metrics and writes its one bounded log line ("rpc finished"). */
+export function recordFinished(opts: CallPolicyOptions, call: FinishedCall): void {
+  const codeName = GrpcStatus[call.code] ?? String(call.code);
+  opts.metrics?.rpc(opts.listener, call.method, codeName, call.ms / 1000);
+  const fields = {
+    listener: opts.listener,
+    method: call.method,
+    ...call.extra,
+    code: codeName,
+    duration_ms: Math.round(call.ms * 1000) / 1000,
+    request_id: call.requestId,
+    ...(call.session ? { session: clipForLog(call.session, opts.logFieldChars ?? DEFAULT_LIMITS.logFieldChars) } : {}),
+  };
+  levelOf(call.code, call.quiet ?? false, opts.logger)(fields, "rpc finished");
 }
 
 type LogFn = (fields: object, message?: string) => void;

@@ -20,7 +20,7 @@ import { addService, type DecodeBound, listen } from "../wire/index.js";
 import { consoleService } from "./console-service.js";
 import { BearerAuth } from "./auth.js";
 import { type LoadedCredentials, loadCredentials, watchCredentials } from "./credential-file.js";
-import { callPolicy, type ServerLogger } from "./call-policy.js";
+import { callPolicy, type CallPolicyOptions, type ServerLogger } from "./call-policy.js";
 import { turnsService } from "./turns-service.js";
 import { budgetOf } from "./exec-stream.js";
 import { Turns } from "../gen/harnesshost/v1/turns_pb.js";
@@ -92,14 +92,14 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
     auth && loaded && opts.tokenFile !== undefined
       ? watchCredentials(opts.tokenFile, auth, opts.logger, loaded.keyFiles, opts.credentialPollMs)
       : undefined;
-  const policy = (listener: string) =>
-    callPolicy({
-      logger: opts.logger,
-      listener,
-      logFieldChars: host.limits.logFieldChars,
-      ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
-      ...(auth ? { auth } : {}),
-    });
+  const policyOptions = (listener: string): CallPolicyOptions => ({
+    logger: opts.logger,
+    listener,
+    logFieldChars: host.limits.logFieldChars,
+    ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
+    ...(auth ? { auth } : {}),
+  });
+  const policy = (listener: string) => callPolicy(policyOptions(listener));
 
   const catalog = new HarnessCatalog(host);
   await catalog.load();
@@ -149,9 +149,7 @@ export async function startServer(host: Host, opts: ServerOptions): Promise<Runn
       budget: budgetOf(host),
       streamBufferBytes: host.limits.streamBufferBytes,
       turnsPerStream: host.limits.turnsPerStream,
-      logger: opts.logger,
-      logFieldChars: host.limits.logFieldChars,
-      ...(host.hostMetrics ? { metrics: host.hostMetrics } : {}),
+      policy: policyOptions("sessions"),
       stopping: stopping.signal,
     }),
     decodeBound,

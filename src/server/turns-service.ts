@@ -13,11 +13,10 @@ import { ErrorCode, HostError } from "../errors/index.js";
 import type { ExecRequest } from "../gen/agentsessions/v1/session_pb.js";
 import { type TurnRequest, type TurnResponse, TurnResponseSchema, type Turns } from "../gen/harnesshost/v1/turns_pb.js";
 import { overLimit } from "../limits/index.js";
-import type { HostMetrics } from "../obs/metrics.js";
 import { AsyncQueue, EncodedResponse, statusOfError } from "../wire/index.js";
 import type { CallContext, MethodsOf, ServiceImpl } from "../wire/index.js";
 import { EXEC_UPDATES_HEADER } from "../wire/exec-updates.js";
-import { clipForLog, type ServerLogger } from "./call-policy.js";
+import { type CallPolicyOptions, recordFinished } from "./call-policy.js";
 import { REQUEST_ID_HEADER } from "./request-id.js";
 import { contextFromHeaders, SpanKind, traced, tracingEnabled } from "../obs/trace.js";
 import type { StreamBudget, StreamShare } from "./stream-budget.js";
@@ -44,9 +43,8 @@ export interface TurnsOptions {
   readonly streamBufferBytes: number;
   /** Turns of one stream in flight at once (limit turnsPerStream). */
   readonly turnsPerStream: number;
-  readonly logger: ServerLogger;
-  readonly logFieldChars: number;
-  readonly metrics?: HostMetrics;
+  /** Where each turn's log line and RPC metrics go: the Sessions listener's call policy. */
+  readonly policy: CallPolicyOptions;
   /** Aborts when the host stops: streams take no new turn and end once their turns are answered. */
   readonly stopping: AbortSignal;
 }
@@ -271,22 +269,14 @@ class TurnStream {
   }
 
   #log(req: TurnRequest, code: number, ms: number): void {
-    const codeName = GrpcStatus[code] ?? String(code);
-    this.opts.metrics?.rpc("sessions", TURN_METHOD, codeName, ms / 1000);
     const [requestId] = this.ctx.metadata.get(REQUEST_ID_HEADER);
-    const session = req.request?.session ?? "";
-    const fields = {
-      listener: "sessions",
+    recordFinished(this.opts.policy, {
       method: TURN_METHOD,
-      turn: String(req.id),
-      code: codeName,
-      duration_ms: Math.round(ms * 1000) / 1000,
-      request_id: typeof requestId === "string" ? requestId : "",
-      ...(session ? { session: clipForLog(session, this.opts.logFieldChars) } : {}),
-    };
-    if (code === GrpcStatus.OK) this.opts.logger.info(fields, "rpc finished");
-    else if (code === GrpcStatus.INTERNAL || code === GrpcStatus.DATA_LOSS || code === GrpcStatus.UNKNOWN)
-      this.opts.logger.error(fields, "rpc finished");
-    else this.opts.logger.info(fields, "rpc finished");
+      code,
+      ms,
+      requestId: typeof requestId === "string" ? requestId : "",
+      session: req.request?.session ?? "",
+      extra: { turn: String(req.id) },
+    });
   }
 }
