@@ -20,15 +20,25 @@ function scratch(): string {
   return dir;
 }
 
-/** A process that builds under `lock`: it logs its start and end, busy for `ms` in between. */
-function builder(lock: string, log: string, name: string, ms: number): Promise<number | null> {
+/**
+ * A process that builds under `lock`. It logs "want NAME" before it asks for the lock, then "start" and
+ * "end" around its build; the build waits until `other` has logged that it wants the lock (up to 30 s,
+ * else the process exits 3), so the two runs always contend for it.
+ */
+function builder(lock: string, log: string, name: string, other: string): Promise<number | null> {
   const script = `
-    import { appendFileSync } from "node:fs";
+    import { appendFileSync, readFileSync } from "node:fs";
     import { whileLocked } from ${JSON.stringify(new URL("../support/dist-current.ts", import.meta.url).pathname)};
+    const log = ${JSON.stringify(log)};
+    appendFileSync(log, "want ${name}\\n");
     whileLocked(() => {
-      appendFileSync(${JSON.stringify(log)}, "start ${name}\\n");
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${ms});
-      appendFileSync(${JSON.stringify(log)}, "end ${name}\\n");
+      appendFileSync(log, "start ${name}\\n");
+      const deadline = Date.now() + 30000;
+      while (!readFileSync(log, "utf8").includes("want ${other}\\n")) {
+        if (Date.now() > deadline) process.exit(3);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      }
+      appendFileSync(log, "end ${name}\\n");
     }, ${JSON.stringify(lock)}, 60000);
   `;
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: "inherit" });
@@ -41,13 +51,16 @@ describe("the dist/ build lock", () => {
     const lock = join(dir, "build.lock");
     const log = join(dir, "log");
     writeFileSync(log, "");
-    const codes = await Promise.all([builder(lock, log, "a", 600), builder(lock, log, "b", 600)]);
+    const codes = await Promise.all([builder(lock, log, "a", "b"), builder(lock, log, "b", "a")]);
     expect(codes).toEqual([0, 0]);
-    const lines = readFileSync(log, "utf8").trim().split("\n");
-    expect(lines).toHaveLength(4);
-    // Each build's start is followed by its own end.
-    expect(lines[1]).toBe(lines[0]?.replace("start", "end"));
-    expect(lines[3]).toBe(lines[2]?.replace("start", "end"));
+    // The first build held the lock until the other run was asking for it: their builds never overlap.
+    const builds = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("want "));
+    expect(builds).toHaveLength(4);
+    expect(builds[1]).toBe(builds[0]?.replace("start", "end"));
+    expect(builds[3]).toBe(builds[2]?.replace("start", "end"));
   });
 
   it("aLockLeftByARunThatDiedIsTakenOver", async () => {
